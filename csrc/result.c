@@ -1,0 +1,233 @@
+/* Value-set decoding shared by live RESULT PDUs and archive data records. */
+#include "result.h"
+#include "cursor.h"
+
+static float float_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static double double_from_bits(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* Smallest vlen (header included) a block of this type can have and still hold its value. */
+static uint32_t min_block_len(uint32_t vtype)
+{
+    switch (vtype) {
+    case PM_TYPE_32:
+    case PM_TYPE_U32:
+    case PM_TYPE_FLOAT:
+        return 8;
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+    case PM_TYPE_DOUBLE:
+        return 12;
+    default:
+        return 4;
+    }
+}
+
+/* Locate and check the value block that DPTR word `word` points at. On success the
+ * payload is [*payload_off, *payload_off + *payload_len) and lies after the value sets. */
+static int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                        size_t sets_end, int32_t word, uint32_t *vtype, size_t *payload_off,
+                        uint32_t *payload_len)
+{
+    if (word < 0)
+        return -1;
+    int64_t off = layout->block_base + 4 * (int64_t)word;
+    if (off < 0 || (uint64_t)off < sets_end || (uint64_t)off > len || len - (size_t)off < 4)
+        return -1;
+    uint32_t header = pcp_load_be32(buf + off);
+    uint32_t vlen = header & 0xffffffu;
+    *vtype = header >> 24;
+    if (vlen < 4 || vlen > len - (size_t)off || vlen < min_block_len(*vtype))
+        return -1;
+    *payload_off = (size_t)off + 4;
+    *payload_len = vlen - 4;
+    return 0;
+}
+
+/* Walk the value sets once. With out == NULL only validate and count; otherwise fill. */
+static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                          int bad, int32_t *nvalues_out, pcp_result *out)
+{
+    if (layout->numpmid < 0 || layout->sets_off > len)
+        return bad;
+    /* Each set takes at least 8 bytes: bound numpmid before trusting it. */
+    if ((size_t)layout->numpmid > (len - layout->sets_off) / 8)
+        return bad;
+
+    /* Pass 1: the set headers and value words, to find where the sets end. */
+    pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
+    int64_t total = 0;
+    for (int32_t i = 0; i < layout->numpmid; i++) {
+        pcp_skip(&c, 4); /* pmid */
+        int32_t numval = pcp_read_i32(&c);
+        if (c.bad)
+            return bad;
+        if (numval <= 0)
+            continue;
+        int32_t valfmt = pcp_read_i32(&c);
+        if (c.bad || valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
+            return bad;
+        if ((size_t)numval > pcp_cursor_left(&c) / 8)
+            return bad;
+        pcp_skip(&c, (size_t)numval * 8);
+        total += numval;
+    }
+    if (c.bad || total > INT32_MAX)
+        return bad;
+    size_t sets_end = c.pos;
+
+    /* Pass 2: every value, checking each block it points at. */
+    c = pcp_cursor_at(buf, len, layout->sets_off);
+    int32_t k = 0;
+    for (int32_t i = 0; i < layout->numpmid; i++) {
+        uint32_t pmid = pcp_read_u32(&c);
+        int32_t numval = pcp_read_i32(&c);
+        int32_t valfmt = -1;
+        if (numval > 0)
+            valfmt = pcp_read_i32(&c);
+        if (out) {
+            out->pmid[i] = pmid;
+            out->numval[i] = numval;
+            out->valfmt[i] = valfmt;
+            out->first[i] = k;
+        }
+        for (int32_t j = 0; j < numval; j++, k++) {
+            int32_t inst = pcp_read_i32(&c);
+            int32_t word = pcp_read_i32(&c);
+            if (c.bad)
+                return bad;
+            if (valfmt == PM_VAL_INSITU) {
+                if (out) {
+                    out->inst[k] = inst;
+                    out->vtype[k] = -1;
+                    out->ival[k] = word;
+                    out->dval[k] = 0.0;
+                    out->boff[k] = 0;
+                    out->blen[k] = 0;
+                }
+                continue;
+            }
+            uint32_t vtype, plen;
+            size_t poff;
+            if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
+                return bad;
+            if (!out)
+                continue;
+            /* Offsets are stored as 32 bits; buffers beyond 4 GiB are refused below. */
+            out->inst[k] = inst;
+            out->vtype[k] = (int32_t)vtype;
+            out->boff[k] = (uint32_t)poff;
+            out->blen[k] = plen;
+            out->ival[k] = 0;
+            out->dval[k] = 0.0;
+            const uint8_t *p = buf + poff;
+            switch (vtype) {
+            case PM_TYPE_32:
+                out->ival[k] = (int32_t)pcp_load_be32(p);
+                break;
+            case PM_TYPE_U32:
+                out->ival[k] = (int64_t)pcp_load_be32(p);
+                break;
+            case PM_TYPE_64:
+            case PM_TYPE_U64:
+                out->ival[k] = (int64_t)pcp_load_be64(p);
+                break;
+            case PM_TYPE_FLOAT:
+                out->dval[k] = (double)float_from_bits(pcp_load_be32(p));
+                break;
+            case PM_TYPE_DOUBLE:
+                out->dval[k] = double_from_bits(pcp_load_be64(p));
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    if (c.bad)
+        return bad;
+    if (nvalues_out)
+        *nvalues_out = (int32_t)total;
+    if (out) {
+        out->numpmid = layout->numpmid;
+        out->nvalues = (int32_t)total;
+    }
+    return 0;
+}
+
+int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                       int bad, int32_t *nvalues)
+{
+    if (len > UINT32_MAX)
+        return bad;
+    return walk_valuesets(buf, len, layout, bad, nvalues, NULL);
+}
+
+int pcp_decode_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                         int bad, pcp_result *out)
+{
+    if (len > UINT32_MAX || out == NULL)
+        return bad;
+    return walk_valuesets(buf, len, layout, bad, NULL, out);
+}
+
+/* Fixed part of RESULT / HIGHRES_RESULT: header already checked by the caller's framing,
+ * but re-checked here so the decoder stands alone (fuzzing, archives). */
+static int result_fixed_part(const uint8_t *buf, size_t len, int highres,
+                             pcp_sets_layout *layout, int64_t *sec, int64_t *nsec)
+{
+    pcp_cursor c = pcp_cursor_at(buf, len, 0);
+    int32_t plen = pcp_read_i32(&c);
+    int32_t type = pcp_read_i32(&c);
+    pcp_skip(&c, 4);
+    if (c.bad || plen < 0 || (size_t)plen != len)
+        return PM_ERR_IPC;
+    if (type != (highres ? PDU_HIGHRES_RESULT : PDU_RESULT))
+        return PM_ERR_IPC;
+    int32_t numpmid;
+    if (highres) {
+        numpmid = pcp_read_i32(&c);
+        *sec = pcp_read_i64(&c);
+        *nsec = pcp_read_i64(&c);
+    } else {
+        *sec = pcp_read_i32(&c);
+        *nsec = (int64_t)pcp_read_i32(&c) * 1000;
+        numpmid = pcp_read_i32(&c);
+    }
+    if (c.bad || numpmid < 0 || (size_t)numpmid > len)
+        return PM_ERR_IPC;
+    layout->sets_off = c.pos;
+    layout->numpmid = numpmid;
+    layout->block_base = 0;
+    return 0;
+}
+
+int pcp_scan_result_pdu(const uint8_t *buf, size_t len, int highres,
+                        int32_t *numpmid, int32_t *nvalues)
+{
+    pcp_sets_layout layout;
+    int64_t sec, nsec;
+    int sts = result_fixed_part(buf, len, highres, &layout, &sec, &nsec);
+    if (sts < 0)
+        return sts;
+    *numpmid = layout.numpmid;
+    return pcp_scan_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues);
+}
+
+int pcp_decode_result_pdu(const uint8_t *buf, size_t len, int highres, pcp_result *out)
+{
+    pcp_sets_layout layout;
+    int sts = result_fixed_part(buf, len, highres, &layout, &out->sec, &out->nsec);
+    if (sts < 0)
+        return sts;
+    return pcp_decode_valuesets(buf, len, &layout, PM_ERR_IPC, out);
+}

@@ -1,0 +1,49 @@
+/* Decoding of value sets (RESULT / HIGHRES_RESULT PDUs, and archive data records) into
+ * flat, caller-owned arrays: one value decoder for live and archived results. */
+#ifndef PCP_RESULT_H
+#define PCP_RESULT_H
+
+#include "pcp_core.h"
+
+/* One decoded result. Per-metric arrays have `numpmid` entries, per-value arrays
+ * `nvalues`; the caller allocates them with the sizes pcp_scan_* reported. */
+typedef struct {
+    int64_t sec;        /* timestamp, seconds */
+    int64_t nsec;       /* timestamp, nanoseconds (microseconds * 1000 for RESULT) */
+    int32_t numpmid;
+    int32_t nvalues;
+    uint32_t *pmid;     /* [numpmid] */
+    int32_t *numval;    /* [numpmid] >0 values, 0 none, <0 a PM_ERR_* for this metric */
+    int32_t *valfmt;    /* [numpmid] PM_VAL_*, or -1 when numval <= 0 */
+    int32_t *first;     /* [numpmid] index of the metric's first value */
+    int32_t *inst;      /* [nvalues] */
+    int32_t *vtype;     /* [nvalues] value block type, or -1 for an INSITU value */
+    int64_t *ival;      /* [nvalues] INSITU word (sign-extended) or the integer in a 32/64-bit block */
+    double *dval;       /* [nvalues] the number in a FLOAT or DOUBLE block, else 0 */
+    uint32_t *boff;     /* [nvalues] byte offset of the block payload in the buffer (0 for INSITU) */
+    uint32_t *blen;     /* [nvalues] payload length, i.e. vlen - 4 (0 for INSITU) */
+} pcp_result;
+
+/* Layout of the bytes that hold the value sets. */
+typedef struct {
+    size_t sets_off;    /* byte offset of the first value set */
+    int32_t numpmid;    /* number of value sets */
+    int64_t block_base; /* a DPTR word N points at byte block_base + 4*N of the buffer */
+} pcp_sets_layout;
+
+/* Validate the value sets and count values. Returns 0 or PM_ERR_IPC (live) / the
+ * `bad` code the caller chooses (archives use PM_ERR_LOGREC). */
+int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                       int bad, int32_t *nvalues);
+
+/* Fill `out` (arrays sized from a successful scan of the same bytes). */
+int pcp_decode_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                         int bad, pcp_result *out);
+
+/* RESULT (classic) and HIGHRES_RESULT PDUs: parse the fixed part, then scan/decode.
+ * `highres` selects the layout. Scan reports numpmid and nvalues. */
+int pcp_scan_result_pdu(const uint8_t *buf, size_t len, int highres,
+                        int32_t *numpmid, int32_t *nvalues);
+int pcp_decode_result_pdu(const uint8_t *buf, size_t len, int highres, pcp_result *out);
+
+#endif

@@ -1,0 +1,1 @@
+"""pcp-native: a libpcp-free, C-accelerated drop-in for the Performance Co-Pilot Python binding."""
