@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Run the pytest suite against a copy of pcp._native built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (PCP_NATIVE_SANITIZE=1, see csrc/build_ffi.py).
+#
+#   .ci/sanitize.sh [pytest args...]      e.g. .ci/sanitize.sh tests/test_native_decoders.py -q
+#
+# The sanitized extension is built in a temporary copy of the source tree, so the
+# normal build in the checkout (and any editable install pointing at it) is never
+# touched: there is nothing to restore afterwards, and an interrupted run cannot leave
+# a sanitized module behind. The copy is removed on exit (SANITIZE_KEEP=1 keeps it).
+#
+#   PYTHON   interpreter to use (default: $VIRTUAL_ENV/bin/python, else python3); it
+#            needs cffi, setuptools, pytest, hypothesis - if they are missing the
+#            script runs `pip install -e .[test]` once (works from a fresh clone).
+#
+# The interpreter is not sanitized, so the ASan runtime the extension was linked with
+# is LD_PRELOADed. Python's own allocations at exit are not freed, hence detect_leaks=0;
+# PYTHONMALLOC=malloc makes every bytes/cffi buffer its own malloc block so ASan sees
+# reads past the end of a PDU. Any ASan report or UBSan finding fails the run.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -n "${PYTHON:-}" ]; then
+    PY=$PYTHON
+elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
+    PY=$VIRTUAL_ENV/bin/python
+else
+    PY=python3
+fi
+
+if ! "$PY" -c "import cffi, setuptools, pytest, hypothesis" 2>/dev/null; then
+    echo "sanitize.sh: installing build/test dependencies (pip install -e .[test])"
+    "$PY" -m pip install -q -e "$ROOT[test]"
+fi
+
+COPY=$(mktemp -d "${TMPDIR:-/tmp}/pcp-native-asan.XXXXXX")
+cleanup() {
+    if [ "${SANITIZE_KEEP:-0}" = 1 ]; then
+        echo "sanitize.sh: kept $COPY"
+    else
+        rm -rf "$COPY"
+    fi
+}
+trap cleanup EXIT
+
+# Copy the sources: tracked and untracked-but-not-ignored files (so no built .so,
+# egg-info or caches come along); without git, everything except build products.
+if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
+        xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' |
+        tar --null -T - -cf -) | (cd "$COPY" && tar -xf -)
+else
+    (cd "$ROOT" && tar --exclude='*.so' --exclude='*.o' --exclude=build --exclude='*.egg-info' \
+        --exclude=.git --exclude=__pycache__ -cf - .) | (cd "$COPY" && tar -xf -)
+fi
+
+echo "sanitize.sh: building the sanitized extension in $COPY"
+(cd "$COPY" && PCP_NATIVE_SANITIZE=1 "$PY" setup.py -q build_ext --inplace) \
+    >"$COPY/build.log" 2>&1 || { cat "$COPY/build.log"; echo "sanitize.sh: build failed" >&2; exit 2; }
+
+SO=$(find "$COPY/pcp" -maxdepth 1 -name '_native*.so' | head -1)
+if [ -z "$SO" ] || ! nm -D "$SO" | grep -q '__asan_'; then
+    echo "sanitize.sh: $COPY/pcp/_native*.so missing or not instrumented" >&2
+    exit 2
+fi
+
+# The runtime the extension actually links against; fall back to the compiler's.
+ASAN_LIB=$(ldd "$SO" | awk '/libasan/ { print $3; exit }')
+if [ -z "$ASAN_LIB" ] || [ ! -e "$ASAN_LIB" ]; then
+    ASAN_LIB=$("${CC:-gcc}" -print-file-name=libasan.so)
+fi
+if [ ! -e "$ASAN_LIB" ]; then
+    echo "sanitize.sh: cannot find libasan (tried ldd and ${CC:-gcc} -print-file-name)" >&2
+    exit 2
+fi
+
+# Paths into the checkout are redirected to the copy; the default is the whole suite.
+args=()
+for a in "$@"; do
+    case "$a" in
+        "$ROOT"/*) args+=("$COPY/${a#"$ROOT"/}") ;;
+        *) args+=("$a") ;;
+    esac
+done
+
+export LD_PRELOAD="$ASAN_LIB${LD_PRELOAD:+:$LD_PRELOAD}"
+# pytest captures fd 2, and a sanitizer report ends the process before pytest can show
+# it, so reports go to files under $LOGDIR and are printed below.
+LOGDIR="$COPY/sanitizer-logs"
+mkdir -p "$LOGDIR"
+export ASAN_OPTIONS="log_path=$LOGDIR/asan:detect_leaks=0:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="log_path=$LOGDIR/ubsan:halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export PYTHONMALLOC=malloc
+export PYTHONPATH="$COPY${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+cd "$COPY"
+
+loaded=$("$PY" -c 'import pcp._native as m; print(m.__file__)')
+case "$loaded" in
+    "$COPY"/*) ;;
+    *) echo "sanitize.sh: pcp._native resolved to $loaded, not the sanitized copy" >&2; exit 2 ;;
+esac
+echo "sanitize.sh: LD_PRELOAD=$ASAN_LIB, module $loaded"
+
+set +e
+"$PY" -m pytest -p no:cacheprovider "${args[@]}"
+rc=$?
+set -e
+reports=$(find "$LOGDIR" -type f | sort)
+if [ -n "$reports" ]; then
+    for r in $reports; do
+        echo "==== sanitizer report: $(basename "$r") ===="
+        cat "$r"
+    done
+    [ $rc -eq 0 ] && rc=1
+fi
+echo "sanitize.sh: pytest exited with $rc"
+exit $rc

@@ -1,0 +1,211 @@
+/* libFuzzer harness for the value-set decoder (result.c).
+ *
+ * Each input is treated as
+ *   1. a RESULT and a HIGHRES_RESULT PDU exactly as received (highres = 0 and 1);
+ *   2. the same bytes with the length word patched to the input size and the type word
+ *      patched to the layout being tried, so mutations reach the value sets;
+ *   3. an archive-style data record: bytes 8.. of the input in their own allocation,
+ *      DPTR words relative to block_base -8, bad code PM_ERR_LOGREC. The sets start at
+ *      16 (classic record: len, sec, usec, numpmid) or 24 (HIGHRES type word: len,
+ *      numpmid, sec64, nsec64), or for any other type word at 4 * (byte 7 & 15).
+ * Output arrays are allocated with exactly the sizes the scan reported, so ASan
+ * reports any write past them; decoded offsets are checked against the buffer. */
+#include "fuzz_common.h"
+#include "result.h"
+
+static void alloc_result(pcp_result *r, int32_t numpmid, int32_t nvalues)
+{
+    size_t np = (size_t)numpmid, nv = (size_t)nvalues;
+    memset(r, 0, sizeof *r);
+    r->pmid = fz_alloc(np, sizeof *r->pmid);
+    r->numval = fz_alloc(np, sizeof *r->numval);
+    r->valfmt = fz_alloc(np, sizeof *r->valfmt);
+    r->first = fz_alloc(np, sizeof *r->first);
+    r->inst = fz_alloc(nv, sizeof *r->inst);
+    r->vtype = fz_alloc(nv, sizeof *r->vtype);
+    r->ival = fz_alloc(nv, sizeof *r->ival);
+    r->dval = fz_alloc(nv, sizeof *r->dval);
+    r->boff = fz_alloc(nv, sizeof *r->boff);
+    r->blen = fz_alloc(nv, sizeof *r->blen);
+    /* Sentinels: every entry must be overwritten by a successful decode. */
+    for (size_t i = 0; i < np; i++) {
+        r->valfmt[i] = -7;
+        r->first[i] = -7;
+    }
+    for (size_t k = 0; k < nv; k++)
+        r->vtype[k] = -7;
+}
+
+static void free_result(pcp_result *r)
+{
+    free(r->pmid);
+    free(r->numval);
+    free(r->valfmt);
+    free(r->first);
+    free(r->inst);
+    free(r->vtype);
+    free(r->ival);
+    free(r->dval);
+    free(r->boff);
+    free(r->blen);
+}
+
+/* Postconditions of a successful decode of `len` bytes. */
+static void check_decoded(const uint8_t *buf, size_t len, const pcp_result *r,
+                          int32_t numpmid, int32_t nvalues)
+{
+    CHECK(r->numpmid == numpmid);
+    CHECK(r->nvalues == nvalues);
+    int64_t k = 0;
+    for (int32_t i = 0; i < numpmid; i++) {
+        CHECK(r->first[i] == k);
+        if (r->numval[i] <= 0) {
+            CHECK(r->valfmt[i] == -1);
+            continue;
+        }
+        CHECK(r->valfmt[i] >= PM_VAL_INSITU && r->valfmt[i] <= PM_VAL_SPTR);
+        for (int32_t j = 0; j < r->numval[i]; j++, k++) {
+            CHECK(k < nvalues);
+            if (r->valfmt[i] == PM_VAL_INSITU) {
+                CHECK(r->vtype[k] == -1);
+                CHECK(r->boff[k] == 0 && r->blen[k] == 0);
+                CHECK(r->ival[k] >= INT32_MIN && r->ival[k] <= INT32_MAX);
+                continue;
+            }
+            CHECK(r->vtype[k] >= 0 && r->vtype[k] <= 255);
+            /* The payload, and the 4-byte header before it, lie inside the buffer. */
+            CHECK(r->boff[k] >= 4);
+            CHECK((size_t)r->boff[k] <= len);
+            CHECK((size_t)r->blen[k] <= len - r->boff[k]);
+            const uint8_t *p = buf + r->boff[k];
+            uint32_t hdr = fz_be32(p - 4);
+            CHECK((hdr >> 24) == (uint32_t)r->vtype[k]);
+            CHECK((hdr & 0xffffffu) == r->blen[k] + 4);
+            switch (r->vtype[k]) {
+            case PM_TYPE_32:
+                CHECK(r->blen[k] >= 4);
+                CHECK(r->ival[k] == (int32_t)fz_be32(p));
+                break;
+            case PM_TYPE_U32:
+                CHECK(r->blen[k] >= 4);
+                CHECK(r->ival[k] == (int64_t)fz_be32(p));
+                break;
+            case PM_TYPE_64:
+            case PM_TYPE_U64:
+                CHECK(r->blen[k] >= 8);
+                CHECK((uint64_t)r->ival[k] ==
+                      (((uint64_t)fz_be32(p) << 32) | (uint64_t)fz_be32(p + 4)));
+                break;
+            case PM_TYPE_FLOAT: {
+                CHECK(r->blen[k] >= 4);
+                uint32_t bits = fz_be32(p);
+                float f;
+                memcpy(&f, &bits, 4);
+                CHECK(r->dval[k] == (double)f || (f != f && r->dval[k] != r->dval[k]));
+                break;
+            }
+            case PM_TYPE_DOUBLE: {
+                CHECK(r->blen[k] >= 8);
+                uint64_t bits = ((uint64_t)fz_be32(p) << 32) | fz_be32(p + 4);
+                uint64_t got;
+                memcpy(&got, &r->dval[k], 8);
+                CHECK(got == bits);
+                break;
+            }
+            default:
+                CHECK(r->ival[k] == 0 && r->dval[k] == 0.0);
+                break;
+            }
+        }
+    }
+    CHECK(k == nvalues);
+}
+
+static void try_pdu(const uint8_t *buf, size_t len, int highres)
+{
+    int32_t numpmid = -1, nvalues = -1;
+    int sts = pcp_scan_result_pdu(buf, len, highres, &numpmid, &nvalues);
+    if (sts < 0) {
+        CHECK(sts == PM_ERR_IPC);
+        return;
+    }
+    CHECK(sts == 0);
+    CHECK(numpmid >= 0 && (size_t)numpmid <= len / 8);
+    CHECK(nvalues >= 0 && (size_t)nvalues <= len / 8);
+    pcp_result r;
+    alloc_result(&r, numpmid, nvalues);
+    sts = pcp_decode_result_pdu(buf, len, highres, &r);
+    CHECK(sts == 0);
+    if (highres) {
+        CHECK(r.sec == (int64_t)(((uint64_t)fz_be32(buf + 16) << 32) | fz_be32(buf + 20)));
+    } else {
+        CHECK(r.sec == (int32_t)fz_be32(buf + 12));
+        CHECK(r.nsec == (int64_t)(int32_t)fz_be32(buf + 16) * 1000);
+    }
+    check_decoded(buf, len, &r, numpmid, nvalues);
+    free_result(&r);
+}
+
+static void try_archive(const uint8_t *rec, size_t len, size_t sets_off, int32_t numpmid)
+{
+    pcp_sets_layout layout;
+    layout.sets_off = sets_off;
+    layout.numpmid = numpmid;
+    layout.block_base = -8;
+    int32_t nvalues = -1;
+    int sts = pcp_scan_valuesets(rec, len, &layout, PM_ERR_LOGREC, &nvalues);
+    if (sts < 0) {
+        CHECK(sts == PM_ERR_LOGREC);
+        return;
+    }
+    CHECK(sts == 0);
+    CHECK(nvalues >= 0 && (size_t)nvalues <= len / 8);
+    pcp_result r;
+    alloc_result(&r, numpmid, nvalues);
+    sts = pcp_decode_valuesets(rec, len, &layout, PM_ERR_LOGREC, &r);
+    CHECK(sts == 0);
+    check_decoded(rec, len, &r, numpmid, nvalues);
+    free_result(&r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* 1. as received */
+    try_pdu(data, size, 0);
+    try_pdu(data, size, 1);
+
+    if (size < 12)
+        return 0;
+
+    /* 2. framing patched to match, for each layout */
+    for (int highres = 0; highres <= 1; highres++) {
+        uint8_t *copy = fz_dup(data, size);
+        fz_put_be32(copy, (uint32_t)size);
+        fz_put_be32(copy + 4, highres ? PDU_HIGHRES_RESULT : PDU_RESULT);
+        try_pdu(copy, size, highres);
+        free(copy);
+    }
+
+    /* 3. archive record: the bytes after the PDU's type word, in their own block */
+    size_t rlen = size - 8;
+    uint8_t *rec = fz_dup(data + 8, rlen);
+    uint32_t type = fz_be32(data + 4);
+    size_t sets_off;
+    int32_t numpmid;
+    if (type == PDU_RESULT) {
+        sets_off = 16;
+    } else if (type == PDU_HIGHRES_RESULT) {
+        sets_off = 24;
+    } else {
+        sets_off = 4 * (size_t)(data[7] & 15);
+    }
+    if (type == PDU_HIGHRES_RESULT)
+        numpmid = rlen >= 8 ? (int32_t)fz_be32(rec + 4) : 0;
+    else if (sets_off >= 4 && sets_off <= rlen)
+        numpmid = (int32_t)fz_be32(rec + sets_off - 4);
+    else
+        numpmid = data[6];
+    try_archive(rec, rlen, sets_off, numpmid);
+    free(rec);
+    return 0;
+}

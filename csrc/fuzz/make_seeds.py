@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Write the libFuzzer seed corpora under csrc/fuzz/seeds/<harness>/.
+
+The PDUs are the live hex dumps of docs/protocol.md section 11 (plus a few PDUs built
+from the layouts of sections 5 and 6 where section 11 has no dump). The output is
+committed; rerun this script after changing it:  python3 csrc/fuzz/make_seeds.py
+"""
+import pathlib
+import struct
+
+HERE = pathlib.Path(__file__).resolve().parent
+SEEDS = HERE / "seeds"
+
+
+def h(text: str) -> bytes:
+    """Hex words separated by spaces / '|' -> bytes."""
+    return bytes.fromhex(text.replace("|", " ").replace(" ", "").replace("\n", ""))
+
+
+def be(*words: int) -> bytes:
+    return b"".join(struct.pack(">I", w & 0xFFFFFFFF) for w in words)
+
+
+def pdu(ptype: int, body: bytes, from_: int = 0) -> bytes:
+    return be(12 + len(body), ptype, from_) + body
+
+
+# ---- RESULT family (11.3, 11.4, 11.6) ---------------------------------------------
+HIGHRES_STRING = h(
+    "00000048 00007015 00000000 00000001 00000000 6b0101dd 00000000 2309e47a"
+    "0740001f 00000001 00000001 ffffffff 0000000d 06000011 68756c6c 6f20776f"
+    "726c6421 007e7e7e")
+RESULT_STRING_COLOUR = h(
+    "00000064 00007001 00000000 6b01024b 0002cb1d 00000002 0740001f 00000001"
+    "00000001 ffffffff 00000014 07400005 00000003 00000000 00000000 00000069"
+    "00000001 000000ce 00000002 00000133 06000011 68756c6c 6f20776f 726c6421"
+    "007e7e7e")
+RESULT_ERRORS = h(
+    "00000044 00007001 00000000 6b010205 0002ba89 00000004 0740000a 00000001"
+    "00000000 ffffffff 00000001 0740ffff 00000000 0c800001 ffffcf9e ffffffff"
+    "ffffcf9e")
+STORE_INSITU = h(
+    "0000002c 00007001 00000000 6b0101e8 00015ad0 00000001 07400024 00000001"
+    "00000000 ffffffff 0000002a")
+STORE_DOUBLE = h(
+    "00000038 00007001 00000000 00000000 00000000 00000001 0740001d 00000001"
+    "00000001 ffffffff 0000000b 0500000c 400c0000 00000000")
+
+
+def highres_types() -> bytes:
+    """HIGHRES_RESULT with the value blocks listed in 11.3 (one DPTR value each) plus
+    the INSITU ulong, a numval 0 set and two per-metric errors."""
+    blocks = [
+        h("0200000c 00000000 00000001"),                      # 64: 1
+        h("0500000c 3ff00000 00000000"),                      # DOUBLE 1.0
+        h("04000008 3f800000"),                               # FLOAT 1.0
+        h("07000010") + b"hullo world!",                      # AGGREGATE
+        h("06000005 007e7e7e"),                               # STRING ""
+        h("07000004"),                                        # AGGREGATE empty
+    ]
+    nsets = len(blocks) + 4
+    sets_len = len(blocks) * 20 + 20 + 8 * 3
+    off = 32 + sets_len
+    sets = b""
+    for i, b in enumerate(blocks):
+        sets += be(0x07400010 + i, 1, 1, 0xFFFFFFFF, off // 4)
+        off += len(b)
+    sets += h("0740005d 00000001 00000000 ffffffff 00000001")
+    sets += be(0x07400070, 0) + be(0x07400071, 0xFFFFCFBA) + be(0x07400072, 0xFFFFCFC2)
+    body = be(nsets, 0, 0x6B0101DD, 0, 0x2309E47A) + sets + b"".join(blocks)
+    return be(12 + len(body), 0x7015, 0) + body
+
+
+# ---- small replies (11.1, 11.2, 11.4, 11.5 and section 5 layouts) -------------------
+GREETING = h("00000014 00007000 00000000 00000000 02010e44")
+ERROR_NAME = h("00000010 00007000 00000000 ffffcfbb")
+STORE_OK = h("00000010 00007000 00000000 00000000")
+PMNS_IDS_ONE = h("00000018 0000700d 00000000 00000001 00000001 0740001f")
+PMNS_IDS_PARTIAL = h(
+    "00000020 0000700d 00000000 00000002 00000003 0740000a ffffffff 07400019")
+ATTR_SASL = h(
+    "00000029 00007011 00000000 00000000 504c4149 4e204c4f 47494e20 53435241"
+    "4d2d5348 412d3235 36")
+# 11.5 elides the middle of the JSON; the machineid below is a stand-in with the
+# right length (32 hex digits), so every offset and the 159-byte length are the live ones.
+LABEL_JSON = (b'{"domainname":"localdomain","hostname":"vm",'
+              b'"machineid":"3d120123456789abcdef01234567fda4"}')
+assert len(LABEL_JSON) == 91
+LABEL_CONTEXT = h(
+    "0000009f 00007013 00000000 ffffffff 00000001 00000000 00000001 ffffffff"
+    "00000003 00000044 0000005b 00020a01 000e000d 001d0801 00270004 002d0901"
+    "00380022") + LABEL_JSON
+assert len(LABEL_CONTEXT) == 159
+
+
+def descs_partial() -> bytes:
+    """DESCS for [29.0.10, 50.0.1, 29.0.5]: the middle one failed (PM_ID_NULL, zeros)."""
+    d1 = be(0x0740000A, 1, 0xFFFFFFFF, 3, 0x00000000)
+    d2 = be(0xFFFFFFFF, 0, 0, 0, 0)
+    d3 = be(0x07400005, 0, 0x07400001, 3, 0x00000000)
+    return pdu(0x7017, be(3) + d1 + d2 + d3)
+
+
+def desc() -> bytes:
+    return pdu(0x7005, be(0x0740001F, 6, 0xFFFFFFFF, 4, 0))
+
+
+def instance() -> bytes:
+    body = be(0x07400001, 3)
+    for i, name in enumerate([b"red", b"green", b"blue"]):
+        body += be(i, len(name)) + name + b"\0" * (-len(name) % 4)
+    return pdu(0x7007, body)
+
+
+def text() -> bytes:
+    t = b"Hello world metric"
+    return pdu(0x7009, bytes.fromhex("05004007") + be(len(t)) + t + b"\0" * (-len(t) % 4))
+
+
+def pmns_names(status: bool) -> bytes:
+    names = [b"sample.long.one", b"sample.long.ten", b"sample.long.hundred"]
+    body = be(sum(len(n) + 1 for n in names), len(names) if status else 0, len(names))
+    for i, n in enumerate(names):
+        if status:
+            body += be(i & 1)
+        body += be(len(n)) + n + b"~" * (-len(n) % 4)
+    return pdu(0x700E, body)
+
+
+# ---- encoder harness inputs: op byte, then the bytes the harness consumes ---------
+def encode_seeds() -> dict:
+    seeds = {}
+    # op 0 CREDS, 1 ATTR, 2 PROFILE, 3 FETCH, 4 HIGHRES_FETCH, 5 DESC_REQ, 6 IDS,
+    # 7 INSTANCE_REQ, 8 TEXT_REQ, 9 PMNS_NAMES, 10 PMNS_NODE, 11 LABEL_REQ, 12 STORE
+    seeds["creds"] = bytes([0]) + be(0x335F, 0x40)
+    seeds["attr"] = bytes([1]) + be(0, 15) + bytes([3]) + b"foo"
+    seeds["profile"] = bytes([2]) + be(0, 0, 0) + bytes([1]) + be(0x07400001, 1) + \
+        bytes([2]) + be(0, 2)
+    seeds["fetch"] = bytes([3]) + be(0, 0) + bytes([2]) + be(0x0740001F, 0x07400005)
+    seeds["pmns_names"] = bytes([9]) + be(0) + bytes([3, 15, 14, 17]) + \
+        b"sample.long.one" + b"no.such.metric" + b"sample.double.one"
+    seeds["label_req"] = bytes([11]) + be(0, 0xFFFFFFFF, 1)
+    # STORE: numpmid, then per set numval/valfmt/pmid, per value inst/lval/vtype/plen,
+    # then the payload; see fuzz_encode.c:fuzz_store.
+    seeds["store_insitu"] = bytes([12]) + be(0, 0x6B0101E8, 0x15AD0) + bytes([1]) + \
+        bytes([1, 0]) + be(0x07400024) + be(0xFFFFFFFF, 42) + bytes([0, 0])
+    seeds["store_double"] = bytes([12]) + be(0, 0, 0) + bytes([1]) + bytes([1, 1]) + \
+        be(0x0740001D) + be(0xFFFFFFFF, 0) + bytes([5, 8]) + struct.pack("<d", 3.5)
+    seeds["store_mixed"] = bytes([12]) + be(0, 1, 2) + bytes([2]) + bytes([2, 1]) + \
+        be(0x07400010) + be(0, 0) + bytes([6, 6]) + be(1, 0) + bytes([3, 8]) + \
+        bytes([1, 0]) + be(0x07400005) + be(5, 7) + bytes([0, 0]) + \
+        b"hullo\0" + struct.pack("<Q", 1 << 40) + b"xx"
+    return seeds
+
+
+def main() -> None:
+    corpora = {
+        "fuzz_result": {
+            "highres_string": HIGHRES_STRING,
+            "result_string_colour": RESULT_STRING_COLOUR,
+            "result_errors": RESULT_ERRORS,
+            "store_insitu": STORE_INSITU,
+            "store_double": STORE_DOUBLE,
+            "highres_types": highres_types(),
+        },
+        "fuzz_pdu": {
+            "greeting": GREETING,
+            "error_name": ERROR_NAME,
+            "store_ok": STORE_OK,
+            "pmns_ids_one": PMNS_IDS_ONE,
+            "pmns_ids_partial": PMNS_IDS_PARTIAL,
+            "attr_sasl": ATTR_SASL,
+            "label_context": LABEL_CONTEXT,
+            "descs_partial": descs_partial(),
+            "desc": desc(),
+            "instance": instance(),
+            "text": text(),
+            "pmns_names": pmns_names(False),
+            "pmns_names_status": pmns_names(True),
+        },
+        "fuzz_encode": encode_seeds(),
+    }
+    for harness, files in corpora.items():
+        d = SEEDS / harness
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.iterdir():
+            old.unlink()
+        for name, data in files.items():
+            (d / (name + ".seed")).write_bytes(data)
+    print("wrote", sum(len(f) for f in corpora.values()), "seeds under", SEEDS)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,404 @@
+"""Decoded results: flat C arrays filled by one decoder call, and the lazy drop-in
+pmResult / pmValueSet / pmValue objects that read from them on demand."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from pcp._errors import pmErr
+from pcp._native import ffi, lib
+
+PM_VAL_INSITU = 0
+
+
+class FlatResult:
+    """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
+
+    The C arrays live in one allocation; Python lists of the per-value columns are made
+    on first use (one C-level unpack per column), so the drop-in accessors index lists
+    and the bulk API can copy the C arrays straight into numpy."""
+
+    __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
+                 "pmid", "numval", "valfmt", "first", "_inst", "_vtype", "_ival", "_dval",
+                 "_overrides")
+
+    def __init__(self, pdu: bytes, highres: bool) -> None:
+        counts = ffi.new("int32_t[2]")
+        sts = lib.pcp_scan_result_pdu(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
+        if sts < 0:
+            raise pmErr(sts)
+        numpmid, nvalues = counts[0], counts[1]
+        np_, nv = max(numpmid, 1), max(nvalues, 1)
+        # 8-byte columns first so every column is naturally aligned.
+        mem = ffi.new("char[]", nv * 16 + nv * 16 + np_ * 16)
+        c = ffi.new("pcp_result *")
+        c.ival = ffi.cast("int64_t *", mem)
+        c.dval = ffi.cast("double *", mem + nv * 8)
+        c.inst = ffi.cast("int32_t *", mem + nv * 16)
+        c.vtype = ffi.cast("int32_t *", mem + nv * 20)
+        c.boff = ffi.cast("uint32_t *", mem + nv * 24)
+        c.blen = ffi.cast("uint32_t *", mem + nv * 28)
+        base = nv * 32
+        c.pmid = ffi.cast("uint32_t *", mem + base)
+        c.numval = ffi.cast("int32_t *", mem + base + np_ * 4)
+        c.valfmt = ffi.cast("int32_t *", mem + base + np_ * 8)
+        c.first = ffi.cast("int32_t *", mem + base + np_ * 12)
+        sts = lib.pcp_decode_result_pdu(pdu, len(pdu), 1 if highres else 0, c)
+        if sts < 0:
+            raise pmErr(sts)
+        self.pdu = pdu
+        self.c = c
+        self._mem = mem
+        self.sec = c.sec
+        self.nsec = c.nsec
+        self.numpmid = numpmid
+        self.nvalues = nvalues
+        self.pmid = ffi.unpack(c.pmid, numpmid)
+        self.numval = ffi.unpack(c.numval, numpmid)
+        self.valfmt = ffi.unpack(c.valfmt, numpmid)
+        self.first = ffi.unpack(c.first, numpmid)
+        self._inst = None
+        self._vtype = None
+        self._ival = None
+        self._dval = None
+        self._overrides = None
+
+    # Per-value columns as Python lists, unpacked once on first use.
+    @property
+    def inst(self) -> List[int]:
+        if self._inst is None:
+            self._inst = ffi.unpack(self.c.inst, self.nvalues)
+        return self._inst
+
+    @property
+    def vtype(self) -> List[int]:
+        if self._vtype is None:
+            self._vtype = ffi.unpack(self.c.vtype, self.nvalues)
+        return self._vtype
+
+    @property
+    def ival(self) -> List[int]:
+        if self._ival is None:
+            self._ival = ffi.unpack(self.c.ival, self.nvalues)
+        return self._ival
+
+    @property
+    def dval(self) -> List[float]:
+        if self._dval is None:
+            self._dval = ffi.unpack(self.c.dval, self.nvalues)
+        return self._dval
+
+    def payload(self, k: int) -> bytes:
+        """The value block payload of value k, as on the wire (big-endian numbers)."""
+        if self._overrides is not None and k in self._overrides:
+            return self._overrides[k][1]
+        off = self.c.boff[k]
+        return self.pdu[off:off + self.c.blen[k]]
+
+    def block_type(self, k: int) -> int:
+        if self._overrides is not None and k in self._overrides:
+            return self._overrides[k][0]
+        return self.vtype[k]
+
+    def set_block(self, k: int, vtype: int, payload: bytes) -> None:
+        """Replace value k's block (a caller preparing a pmStore)."""
+        if self._overrides is None:
+            self._overrides = {}
+        self._overrides[k] = (vtype, payload)
+
+
+_new = object.__new__
+
+
+class valueDref:
+    """The pmValue.value union: `lval` for INSITU values, `pval` for value blocks."""
+
+    __slots__ = ("_r", "_k")
+
+    @property
+    def lval(self) -> int:
+        r = self._r
+        if r.vtype[self._k] < 0:
+            return r.ival[self._k]
+        # libpcp would show the block pointer; give the block's word offset instead.
+        return (r.c.boff[self._k] - 4) // 4
+
+    @lval.setter
+    def lval(self, value: int) -> None:
+        r = self._r
+        r.ival[self._k] = _to_int32(value)
+
+    @property
+    def pval(self) -> "pmValueBlockView":
+        return pmValueBlockView(self._r, self._k)
+
+    @pval.setter
+    def pval(self, block: Any) -> None:
+        # Accept a ctypes POINTER(pmValueBlock) or a pmValueBlockView.
+        vtype, payload = _block_from_user(block)
+        self._r.set_block(self._k, vtype, payload)
+
+    def __str__(self) -> str:
+        return "value=%#lx" % (self.lval)
+
+
+def _to_int32(value: int) -> int:
+    value = int(value) & 0xFFFFFFFF
+    return value - 0x100000000 if value & 0x80000000 else value
+
+
+class pmValueBlockView:
+    """Read-only view of one value block, shaped like POINTER(pmValueBlock)."""
+
+    __slots__ = ("vtype", "vlen", "vbuf")
+
+    def __init__(self, r: FlatResult, k: int) -> None:
+        payload = r.payload(k)
+        self.vtype = r.block_type(k)
+        self.vlen = len(payload) + 4
+        self.vbuf = payload
+
+    @property
+    def contents(self) -> "pmValueBlockView":
+        return self
+
+
+def _block_from_user(block: Any) -> Tuple[int, bytes]:
+    import ctypes
+
+    if isinstance(block, pmValueBlockView):
+        return block.vtype, block.vbuf
+    contents = block.contents
+    vlen = contents.vlen
+    data = ctypes.string_at(ctypes.addressof(contents) + 4, max(vlen - 4, 0))
+    return contents.vtype, data
+
+
+class pmValue:
+    """One value of a result: `inst` and the `value` union, read from the flat arrays."""
+
+    __slots__ = ("_r", "_k")
+
+    @property
+    def inst(self) -> int:
+        return self._r.inst[self._k]
+
+    @inst.setter
+    def inst(self, value: int) -> None:
+        self._r.inst[self._k] = _to_int32(value)
+
+    @property
+    def value(self) -> valueDref:
+        v = _new(valueDref)
+        v._r = self._r
+        v._k = self._k
+        return v
+
+    def __str__(self) -> str:
+        return "pmValue inst=%d %s" % (self.inst, self.value)
+
+
+def _make_value(r: FlatResult, k: int) -> pmValue:
+    v = _new(pmValue)
+    v._r = r
+    v._k = k
+    return v
+
+
+class _ValueList:
+    """vset.vlist: indexable like the C array (no bounds beyond numval)."""
+
+    __slots__ = ("_r", "_first", "_n")
+
+    def __init__(self, r: FlatResult, i: int) -> None:
+        self._r = r
+        self._first = r.first[i]
+        self._n = max(r.numval[i], 0)
+
+    def __getitem__(self, j: int) -> pmValue:
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError("invalid index")
+        return _make_value(self._r, self._first + j)
+
+    def __len__(self) -> int:
+        return self._n
+
+
+class pmValueSet:
+    """One metric's values; `.contents` returns itself so POINTER-style code works."""
+
+    __slots__ = ("_r", "_i")
+
+    def __init__(self, r: FlatResult, i: int) -> None:
+        self._r = r
+        self._i = i
+
+    @property
+    def contents(self) -> "pmValueSet":
+        return self
+
+    @property
+    def pmid(self) -> int:
+        return self._r.pmid[self._i]
+
+    @pmid.setter
+    def pmid(self, value: int) -> None:
+        self._r.pmid[self._i] = int(value) & 0xFFFFFFFF
+
+    @property
+    def numval(self) -> int:
+        return self._r.numval[self._i]
+
+    @property
+    def valfmt(self) -> int:
+        fmt = self._r.valfmt[self._i]
+        return fmt if fmt >= 0 else 0
+
+    @property
+    def vlist(self) -> _ValueList:
+        return _ValueList(self._r, self._i)
+
+    def __str__(self) -> str:
+        if self.valfmt != 0:
+            return ""
+        vals = [" %s" % str(self.vlist[j]) for j in range(max(self.numval, 0))]
+        return "pmValueSet id=%#lx numval=%d valfmt=%d" % (self.pmid, self.numval, self.valfmt) + str(vals)
+
+
+class _VsetArray:
+    __slots__ = ("_r",)
+
+    def __init__(self, r: FlatResult) -> None:
+        self._r = r
+
+    def __getitem__(self, i: int) -> pmValueSet:
+        n = self._r.numpmid
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("invalid index")
+        return pmValueSet(self._r, i)
+
+    def __len__(self) -> int:
+        return self._r.numpmid
+
+
+class _ResultBase:
+    """Shared accessors of pmResult and pmHighResResult (same names as the official)."""
+
+    __slots__ = ("_r", "numpmid", "changes", "__weakref__")
+
+    def __init__(self, r: FlatResult, numpmid: Optional[int] = None, changes: int = 0) -> None:
+        self._r = r
+        self.numpmid = r.numpmid if numpmid is None else numpmid
+        self.changes = changes
+
+    @property
+    def contents(self):
+        return self
+
+    @property
+    def vset(self) -> _VsetArray:
+        return _VsetArray(self._r)
+
+    def get_pmid(self, vset_idx: int) -> int:
+        return self._r.pmid[vset_idx]
+
+    def get_valfmt(self, vset_idx: int) -> int:
+        fmt = self._r.valfmt[vset_idx]
+        return fmt if fmt >= 0 else 0
+
+    def get_numval(self, vset_idx: int) -> int:
+        return self._r.numval[vset_idx]
+
+    def get_vset(self, vset_idx: int) -> pmValueSet:
+        if not 0 <= vset_idx < self.numpmid:
+            raise IndexError("invalid index")
+        return pmValueSet(self._r, vset_idx)
+
+    def get_vlist(self, vset_idx: int, vlist_idx: int) -> pmValue:
+        r = self._r
+        if not 0 <= vlist_idx < r.numval[vset_idx]:
+            raise IndexError("invalid index")
+        v = _new(pmValue)
+        v._r = r
+        v._k = r.first[vset_idx] + vlist_idx
+        return v
+
+    def get_inst(self, vset_idx: int, vlist_idx: int) -> int:
+        r = self._r
+        if not 0 <= vlist_idx < r.numval[vset_idx]:
+            raise IndexError("invalid index")
+        return r.inst[r.first[vset_idx] + vlist_idx]
+
+    def __str__(self) -> str:
+        vstr = str([" %s" % str(self.vset[i]) for i in range(self.numpmid)])
+        return "%s id#=%d " % (type(self).__name__, self.numpmid) + vstr
+
+
+class pmResult(_ResultBase):
+    """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
+
+    __slots__ = ()
+
+    @property
+    def timestamp(self):
+        from pcp._types import timeval
+
+        return timeval(self._r.sec, self._r.nsec // 1000)
+
+
+class pmHighResResult(_ResultBase):
+    """What pmFetchHighRes returns, with a timespec timestamp."""
+
+    __slots__ = ()
+
+    @property
+    def timestamp(self):
+        from pcp._types import timespec
+
+        return timespec(self._r.sec, self._r.nsec)
+
+
+def flat_of(result: Any) -> Optional[FlatResult]:
+    """The FlatResult behind a drop-in result object, or None for foreign objects."""
+    r = getattr(result, "_r", None)
+    return r if isinstance(r, FlatResult) else None
+
+
+def store_arrays(r: FlatResult, numpmid: int) -> Dict[str, Any]:
+    """Flatten a (possibly modified) result into the arrays pcp_encode_store packs."""
+    import struct
+
+    pmids, numvals, valfmts = [], [], []
+    insts, lvals, vtypes, poffs, plens = [], [], [], [], []
+    payload = bytearray()
+    for i in range(numpmid):
+        numval = r.numval[i]
+        pmids.append(r.pmid[i])
+        numvals.append(numval)
+        valfmts.append(r.valfmt[i] if r.valfmt[i] >= 0 else 0)
+        first = r.first[i]
+        for k in range(first, first + max(numval, 0)):
+            insts.append(r.inst[k])
+            if r.valfmt[i] == PM_VAL_INSITU:
+                lvals.append(r.ival[k])
+                vtypes.append(0)
+                poffs.append(0)
+                plens.append(0)
+                continue
+            vtype = r.block_type(k)
+            data = r.payload(k)
+            # The encoder wants numbers in host order; the wire bytes are big-endian.
+            if vtype in (0, 1, 4) and len(data) >= 4:
+                data = struct.pack("=I", struct.unpack(">I", data[:4])[0])
+            elif vtype in (2, 3, 5) and len(data) >= 8:
+                data = struct.pack("=Q", struct.unpack(">Q", data[:8])[0])
+            lvals.append(0)
+            vtypes.append(vtype)
+            poffs.append(len(payload))
+            plens.append(len(data))
+            payload += data
+    return dict(pmids=pmids, numvals=numvals, valfmts=valfmts, insts=insts, lvals=lvals,
+                vtypes=vtypes, poffs=poffs, plens=plens, payload=bytes(payload))

@@ -1,0 +1,742 @@
+"""Drop-in replacement for the official `pcp.pmapi` module, with no libpcp underneath.
+
+Names, signatures, return shapes, exception types and error codes follow the official
+binding; the work is done by pcp-native's own protocol session and C codec.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno as _errno
+import json
+import os
+import sys
+import threading
+from ctypes import c_char_p, c_int, c_uint
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import cpmapi as c_api
+from pcp import _values
+from pcp._context import HostContext
+from pcp import _errors
+from pcp._errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
+from pcp._result import (FlatResult, pmHighResResult, pmResult, pmValue, pmValueSet,
+                         store_arrays, flat_of)
+from pcp._types import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel,
+                        pmID, pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits,
+                        pmValueBlock, timespec, timeval, tm)
+
+__all__ = [
+    "pmErr", "pmUsageErr", "pmContext", "pmResult", "pmHighResResult", "pmValueSet",
+    "pmValue", "pmValueBlock", "pmAtomValue", "pmUnits", "pmDesc", "pmDescPtr", "pmID",
+    "pmInDom", "pmLabel", "pmLabelSet", "pmLogLabel", "pmHighResLogLabel", "timeval",
+    "timespec", "tm", "get_indom",
+]
+
+integer_types = (int,)
+text_type = str
+
+_PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
+_PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
+_U32_MASK = 0xFFFFFFFF
+_U64_MASK = 0xFFFFFFFFFFFFFFFF
+
+
+def _not_supported(what: str) -> pmErr:
+    return pmErr(c_api.PM_ERR_NYI, "%s is not supported by pcp-native yet" % what)
+
+
+class _Registry:
+    """Context handles as libpcp numbers them (0, 1, 2, ... never reused) and the
+    "current context" that pmWhichContext reports."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.next_handle = 0
+        self.contexts: Dict[int, HostContext] = {}
+        self.current = -1
+
+    def allocate(self) -> int:
+        with self.lock:
+            handle = self.next_handle
+            self.next_handle += 1
+            return handle
+
+
+_registry = _Registry()
+
+
+def _as_bytes(name: Union[str, bytes]) -> bytes:
+    return name if isinstance(name, bytes) else name.encode("utf-8")
+
+
+def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
+    if isinstance(pmidA, int):
+        return (pmidA,)
+    return tuple(pmidA)
+
+
+class pmContext(object):
+    """A source of metrics: pmContext(c_api.PM_CONTEXT_HOST, "local:")."""
+
+    # ---- properties and lifetime -------------------------------------------------
+
+    type = property(lambda self: self._type, None, None, None)
+    target = property(lambda self: self._target, None, None, None)
+    ctx = property(lambda self: self._ctx, None, None, None)
+
+    def __init__(self, typed: int = c_api.PM_CONTEXT_HOST, target: Any = "local:") -> None:
+        self._type = typed
+        self._target = target
+        self._ctx = c_api.PM_ERR_NOCONTEXT
+        self._host: Optional[HostContext] = None
+        kind = typed & 0xFF
+        if kind == c_api.PM_CONTEXT_ARCHIVE:
+            raise _not_supported("PM_CONTEXT_ARCHIVE")
+        if kind == c_api.PM_CONTEXT_LOCAL:
+            raise _not_supported("PM_CONTEXT_LOCAL")
+        if kind != c_api.PM_CONTEXT_HOST:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
+        spec = target.decode("utf-8") if isinstance(target, bytes) else target
+        if not spec:
+            # libpcp refuses a host context without a host name.
+            raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
+        handle = _registry.allocate()
+        try:
+            self._host = HostContext(handle, spec, typed & ~0xFF)
+        except pmErr as e:
+            raise pmErr(e.code, [target])
+        self._ctx = handle
+        _registry.contexts[handle] = self._host
+        _registry.current = handle
+
+    def __del__(self) -> None:
+        self._destroy()
+
+    def _destroy(self) -> None:
+        host = getattr(self, "_host", None)
+        if host is not None:
+            host.close()
+            _registry.contexts.pop(host.handle, None)
+            if _registry.current == host.handle:
+                _registry.current = -1
+            self._host = None
+
+    def __enter__(self) -> "pmContext":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._destroy()
+
+    def _use(self) -> HostContext:
+        host = self._host
+        if host is None:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT)
+        _registry.current = host.handle
+        return host
+
+    @classmethod
+    def fromOptions(cls, options: Any, argv: Any, typed: int = 0, index: int = 0) -> "pmContext":
+        raise _not_supported("pmContext.fromOptions (pmOptions)")
+
+    # ---- PMNS ------------------------------------------------------------------------
+
+    def pmGetChildren(self, name: Union[str, bytes]) -> Optional[List[str]]:
+        names, _ = self._use().children(_as_bytes(name), False)
+        if not names:
+            return None
+        return [n.decode() for n in names]
+
+    def pmGetChildrenStatus(self, name: Union[str, bytes]):
+        names, status = self._use().children(_as_bytes(name), True)
+        if not names:
+            return None, None
+        return [n.decode() for n in names], list(status or [0] * len(names))
+
+    def pmGetPMNSLocation(self) -> int:
+        self._use()
+        return c_api.PMNS_REMOTE
+
+    def pmLoadNameSpace(self, filename: Any) -> int:
+        raise _not_supported("pmLoadNameSpace")
+
+    def pmUnLoadNameSpace(self) -> int:
+        raise _not_supported("pmUnLoadNameSpace")
+
+    def pmLookupName(self, nameA: Any, relaxed: int = 0):
+        host = self._use()
+        if isinstance(nameA, (str, bytes)):
+            nameA = [nameA]
+        names = [_as_bytes(n) for n in nameA]
+        n = len(names)
+        pmidA = (c_uint * n)()
+        try:
+            if n == 0:
+                raise pmErr(c_api.PM_ERR_TOOSMALL)
+            resolved, pmids = host.lookup_names(names)
+        except pmErr as e:
+            raise pmErr(e.code, pmidA)
+        for i, p in enumerate(pmids):
+            pmidA[i] = p
+        if n == 1 and resolved == 0:
+            raise pmErr(c_api.PM_ERR_NAME, pmidA)
+        if relaxed == 0 and resolved != n:
+            bad = [name for (name, pmid) in zip(nameA, pmidA) if pmid == c_api.PM_ID_NULL]
+            raise pmErr(c_api.PM_ERR_NAME, bad)
+        return pmidA
+
+    def pmNameAll(self, pmid: int) -> List[str]:
+        return [n.decode() for n in self._use().name_all(pmid)]
+
+    def pmNameID(self, pmid: int) -> str:
+        names = self._use().name_all(pmid)
+        return names[0].decode()
+
+    def pmTraversePMNS(self, name: Union[str, bytes], callback: Callable[[str], Any]) -> None:
+        host = self._use()
+        try:
+            names = host.traverse(_as_bytes(name))
+        except pmErr as e:
+            if e.code != c_api.PM_ERR_NAME:
+                raise
+            names = []
+        if not names:
+            raise pmErr(c_api.PM_ERR_NAME)
+        for n in names:
+            callback(n.decode())
+
+    def pmRegisterDerived(self, name: str, expr: str) -> None:
+        raise _not_supported("derived metrics")
+
+    def pmLoadDerivedConfig(self, fname: str) -> None:
+        raise _not_supported("derived metrics")
+
+    @staticmethod
+    def pmDerivedErrStr() -> str:
+        return ""
+
+    # ---- descriptors -----------------------------------------------------------------
+
+    def pmLookupDesc(self, pmid_p: int):
+        t = self._use().desc(int(pmid_p))
+        descbuf = ctypes.create_string_buffer(ctypes.sizeof(pmDesc))
+        desc = ctypes.cast(descbuf, ctypes.POINTER(pmDesc))
+        _fill_desc(desc.contents, t)
+        return desc
+
+    def pmLookupDescs(self, pmids_p: Any):
+        host = self._use()
+        pmids = _pmid_list(pmids_p)
+        if not pmids:
+            raise pmErr(c_api.PM_ERR_TOOSMALL)
+        if len(pmids) == 1 and host.features & 0x0800:
+            tuples = [host.desc(pmids[0])]
+        else:
+            tuples = host.descs(pmids)
+        desclist = (pmDesc * len(pmids))()
+        for i, t in enumerate(tuples):
+            _fill_desc(desclist[i], t)
+        descs = (ctypes.POINTER(pmDesc) * len(pmids))()
+        for i in range(len(pmids)):
+            descs[i] = ctypes.pointer(desclist[i])
+        return descs
+
+    # ---- text ------------------------------------------------------------------------
+
+    def pmLookupInDomText(self, pmdesc: Any, kind: int = c_api.PM_TEXT_ONELINE) -> str:
+        text = self._use().text(get_indom(pmdesc), kind, True)
+        return str(text.decode())
+
+    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> bytes:
+        return self._use().text(pmid, kind, False)
+
+    # ---- instance domains ------------------------------------------------------------
+
+    def pmGetInDom(self, pmdescp: Any = None, indom: Optional[int] = None):
+        if pmdescp is None and indom is None:
+            raise pmErr(c_api.PM_ERR_GENERIC, "invalid arguments")
+        host = self._use()
+        if indom is None:
+            indom = get_indom(pmdescp)
+        insts, names = host.instances(indom)
+        if not insts:
+            return None, None
+        return [int(i) for i in insts], [n.decode("ascii", "ignore") for n in names]
+
+    def pmGetInDomDict(self, indom: int) -> Dict[int, str]:
+        instL, nameL = self.pmGetInDom(indom=indom)
+        if instL is None or nameL is None:
+            return {}
+        return dict(zip(instL, nameL))
+
+    def pmLookupInDom(self, pmdesc: Any, name: Union[str, bytes]) -> int:
+        insts, _ = self._use().instances(get_indom(pmdesc), c_api.PM_IN_NULL, _as_bytes(name))
+        if len(insts) != 1:
+            raise pmErr(c_api.PM_ERR_INST)
+        return insts[0]
+
+    def pmNameInDom(self, pmdesc: Any, instval: int) -> str:
+        if instval == c_api.PM_IN_NULL:
+            return "PM_IN_NULL"
+        _, names = self._use().instances(get_indom(pmdesc), int(instval))
+        if len(names) != 1:
+            raise pmErr(c_api.PM_ERR_INST)
+        return str(names[0].decode("ascii", "ignore"))
+
+    # ---- contexts --------------------------------------------------------------------
+
+    def pmNewContext(self, typed: int, name: Any) -> None:
+        """No-op, as in the official binding: the constructor makes the context."""
+
+    def pmDestroyContext(self, handle: int) -> None:
+        """No-op, as in the official binding: the context dies with the object."""
+
+    def pmDupContext(self) -> int:
+        host = self._use()
+        handle = _registry.allocate()
+        dup = host.duplicate(handle)
+        _registry.contexts[handle] = dup
+        _registry.current = handle
+        return handle
+
+    def pmUseContext(self, handle: int) -> None:
+        """No-op, as in the official binding."""
+
+    @staticmethod
+    def pmWhichContext() -> int:
+        if _registry.current < 0:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT)
+        return _registry.current
+
+    def pmAddProfile(self, pmdesc: Any, instL: Any) -> int:
+        if isinstance(instL, int):
+            insts: List[int] = [instL]
+        elif instL is None or not instL:
+            insts = []
+        else:
+            insts = [int(i) for i in instL]
+        host = self._use()
+        host.profile.add(get_indom(pmdesc), insts)
+        return 0
+
+    def pmDelProfile(self, pmdesc: Any, instL: Any) -> int:
+        if instL is None or not instL:
+            insts: List[int] = []
+        else:
+            insts = [int(i) for i in instL]
+        host = self._use()
+        host.profile.delete(get_indom(pmdesc), insts)
+        return 0
+
+    def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:
+        self._use()
+        if (mode & 0xFFFF) != c_api.PM_MODE_LIVE:
+            raise pmErr(c_api.PM_ERR_MODE)
+        return 0
+
+    def pmSetMode(self, mode: int, timeVal: Any, delta: Any) -> int:
+        self._use()
+        if (mode & 0xFFFF) != c_api.PM_MODE_LIVE:
+            raise pmErr(c_api.PM_ERR_MODE)
+        return 0
+
+    def pmReconnectContext(self) -> int:
+        host = self._host
+        if host is None:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT)
+        return host.reconnect()
+
+    def pmGetContextHostName(self) -> str:
+        host = self._host
+        if host is None:
+            return ""
+        return host.host_name()
+
+    # ---- timezones (time services arrive with a later issue) -------------------------
+
+    def pmNewContextZone(self) -> int:
+        raise _not_supported("pmNewContextZone")
+
+    @staticmethod
+    def pmNewZone(tz: str) -> int:
+        raise _not_supported("pmNewZone")
+
+    @staticmethod
+    def pmUseZone(tz_handle: int) -> int:
+        raise _not_supported("pmUseZone")
+
+    @staticmethod
+    def pmWhichZone() -> str:
+        raise _not_supported("pmWhichZone")
+
+    def pmLocaltime(self, seconds: int):
+        raise _not_supported("pmLocaltime")
+
+    def pmCtime(self, seconds: int) -> str:
+        raise _not_supported("pmCtime")
+
+    # ---- fetch and store -------------------------------------------------------------
+
+    def pmFetch(self, pmidA: Any) -> pmResult:
+        host = self._use()
+        pmids = _pmid_list(pmidA)
+        flat, changes = host.fetch(pmids, False)
+        return pmResult(flat, len(pmids), changes)
+
+    def pmFetchHighRes(self, pmidA: Any) -> pmHighResResult:
+        host = self._use()
+        pmids = _pmid_list(pmidA)
+        flat, changes = host.fetch(pmids, True)
+        return pmHighResResult(flat, len(pmids), changes)
+
+    def pmHighResFetch(self, pmidA: Any) -> pmHighResResult:
+        return self.pmFetchHighRes(pmidA)
+
+    @staticmethod
+    def pmFreeResult(result_p: Any) -> None:
+        """Nothing to free: results are ordinary Python objects."""
+
+    @staticmethod
+    def pmFreeHighResResult(result_p: Any) -> None:
+        """Nothing to free: results are ordinary Python objects."""
+
+    def _store(self, result: Any) -> Any:
+        host = self._use()
+        flat = flat_of(result)
+        if flat is None:
+            raise pmErr(c_api.PM_ERR_GENERIC, "pmStore needs a result made by pmFetch")
+        numpmid = result.numpmid
+        if numpmid < 1:
+            raise pmErr(c_api.PM_ERR_TOOSMALL)
+        arrays = store_arrays(flat, numpmid)
+        host.store(arrays, flat.sec, flat.nsec // 1000)
+        return result
+
+    def pmStore(self, result: Any) -> Any:
+        return self._store(result)
+
+    def pmStoreHighRes(self, result: Any) -> Any:
+        return self._store(result)
+
+    # ---- archives (a later issue): host contexts answer as libpcp does ---------------
+
+    def pmGetArchiveLabel(self):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmGetHighResArchiveLabel(self):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmGetArchiveEnd(self):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmGetHighResArchiveEnd(self):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmGetInDomArchive(self, pmdescp: Any):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmLookupInDomArchive(self, pmdesc: Any, name: Any) -> int:
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmNameInDomArchive(self, pmdesc: Any, inst: int) -> str:
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmFetchArchive(self):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    def pmFetchHighResArchive(self):
+        self._use()
+        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+
+    # ---- labels ------------------------------------------------------------------------
+
+    def pmlabelset_to_dict(self, lset: Any, flags: int = 0xFF) -> dict:
+        if lset is None:
+            return {}
+        text = getattr(lset, "json", None)
+        if not text:
+            return {}
+        return json.loads(text.decode() if isinstance(text, bytes) else text)
+
+    def _label_dict(self, ident: int, type_: int) -> dict:
+        sets = self._use().labels(ident, type_)
+        if not sets or sets[0].nlabels <= 0:
+            return {}
+        return json.loads(sets[0].json.decode())
+
+    def pmLookupLabels(self, pmid: int) -> dict:
+        ret = {}
+        desc = self.pmLookupDesc(pmid)
+        lset = self.pmGetContextLabels()
+        if lset:
+            ret[c_api.PM_LABEL_CONTEXT] = lset
+        lset = self.pmGetDomainLabels(self.pmID_domain(pmid))
+        if lset:
+            ret[c_api.PM_LABEL_DOMAIN] = lset
+        if desc.contents.indom != c_api.PM_INDOM_NULL:
+            lset = self.pmGetInDomLabels(desc.contents.indom)
+            if lset:
+                ret[c_api.PM_LABEL_INDOM] = lset
+        lset = self.pmGetClusterLabels(pmid)
+        if lset:
+            ret[c_api.PM_LABEL_CLUSTER] = lset
+        lset = self.pmGetItemLabels(pmid)
+        if lset:
+            ret[c_api.PM_LABEL_ITEM] = lset
+        return ret
+
+    def pmGetInstancesLabels(self, indom: int) -> dict:
+        host = self._use()
+        if indom == c_api.PM_INDOM_NULL:
+            return {}
+        out = {}
+        for s in host.labels(indom, c_api.PM_LABEL_INSTANCES):
+            if s.nlabels > 0:
+                out[s.inst & 0xFFFFFFFF] = json.loads(s.json.decode())
+        return out
+
+    def pmGetItemLabels(self, pmid: int) -> dict:
+        return self._label_dict(pmid, c_api.PM_LABEL_ITEM)
+
+    def pmGetClusterLabels(self, pmid: int) -> dict:
+        return self._label_dict(pmid, c_api.PM_LABEL_CLUSTER)
+
+    def pmGetInDomLabels(self, indom: int) -> dict:
+        self._use()
+        if indom == c_api.PM_INDOM_NULL:
+            return {}
+        return self._label_dict(indom, c_api.PM_LABEL_INDOM)
+
+    def pmGetDomainLabels(self, domain: int) -> dict:
+        return self._label_dict(domain, c_api.PM_LABEL_DOMAIN)
+
+    def pmGetContextLabels(self) -> dict:
+        return self._label_dict(c_api.PM_IN_NULL, c_api.PM_LABEL_CONTEXT)
+
+    @staticmethod
+    def pmMergeLabels(labels: Any) -> str:
+        from pcp import _labels
+
+        labelsL = labels if isinstance(labels, list) else [labels]
+        return _labels.merge_labels(labelsL)
+
+    @staticmethod
+    def pmMergeLabelSets(labelSets: Any, callback: Any = None, arg: Any = None) -> str:
+        from pcp import _labels
+
+        return _labels.merge_label_sets(labelSets, callback, arg)
+
+    @staticmethod
+    def pmFreeLabelSets(labelSets: Any, nsets: int = 1) -> None:
+        """Nothing to free: label sets are ordinary Python objects."""
+
+    # ---- ancillary services ------------------------------------------------------------
+
+    @staticmethod
+    def pmGetConfig(variable: Union[str, bytes]) -> Optional[str]:
+        from pcp import _config
+
+        if isinstance(variable, bytes):
+            variable = variable.decode()
+        return _config.pmGetConfig(variable)
+
+    @staticmethod
+    def pmErrStr(code: int) -> str:
+        return _pmErrStr(code)
+
+    @staticmethod
+    def pmExtractValue(valfmt: int, vlist: Any, intype: int, outtype: int) -> pmAtomValue:
+        if type(vlist) is pmValue:
+            r = vlist._r
+            k = vlist._k
+            vt = r.vtype[k]
+            if intype == outtype and r._overrides is None:
+                # Fast paths for the common "extract as its own type" calls.
+                if vt < 0:
+                    if intype == _PM_TYPE_32:
+                        atom = pmAtomValue()
+                        atom.l = r.ival[k]
+                        return atom
+                    if intype == _PM_TYPE_U32:
+                        atom = pmAtomValue()
+                        atom.ul = r.ival[k] & _U32_MASK
+                        return atom
+                elif vt == intype:
+                    atom = pmAtomValue()
+                    if intype == _PM_TYPE_64:
+                        atom.ll = r.ival[k]
+                        return atom
+                    if intype == _PM_TYPE_U64:
+                        atom.ull = r.ival[k] & _U64_MASK
+                        return atom
+                    if intype == _PM_TYPE_DOUBLE:
+                        atom.d = r.dval[k]
+                        return atom
+                    if intype == _PM_TYPE_FLOAT:
+                        atom.f = r.dval[k]
+                        return atom
+            if vt < 0:
+                return _values.extract_value(valfmt, intype, outtype, r.ival[k], 0, b"")
+            return _values.extract_value(valfmt, intype, outtype, 0, r.block_type(k), r.payload(k))
+        # A pmValue the caller built with ctypes (official-binding style).
+        if valfmt == c_api.PM_VAL_INSITU:
+            return _values.extract_value(valfmt, intype, outtype, vlist.value.lval, 0, b"")
+        block = vlist.value.pval.contents
+        payload = ctypes.string_at(ctypes.addressof(block) + 4, max(block.vlen - 4, 0))
+        # Blocks built in this process hold numbers in host order, not wire order.
+        return _values.extract_value(valfmt, intype, outtype, 0, block.vtype, payload,
+                                     host_order=True)
+
+    @staticmethod
+    def pmConvScale(inType: int, inAtom: Any, desc: Any, metric_idx: int, outUnits: Any) -> pmAtomValue:
+        if isinstance(outUnits, int):
+            pmunits = pmUnits()
+            pmunits.dimSpace = 1
+            pmunits.scaleSpace = outUnits
+        else:
+            pmunits = outUnits
+        return _values.pmConvScale(inType, inAtom, desc[metric_idx].contents.units, pmunits)
+
+    @staticmethod
+    def pmUnitsStr(units: Any) -> str:
+        return _values.pmUnitsStr(units)
+
+    @staticmethod
+    def pmNumberStr(value: float) -> str:
+        return _values.pmNumberStr(value)
+
+    @staticmethod
+    def pmID_build(d: int, c: int, i: int) -> int:
+        return _values.pmID_build(d, c, i)
+
+    @staticmethod
+    def pmID_domain(pmid: int) -> int:
+        return _values.pmID_domain(pmid)
+
+    @staticmethod
+    def pmID_cluster(pmid: int) -> int:
+        return _values.pmID_cluster(pmid)
+
+    @staticmethod
+    def pmID_item(pmid: int) -> int:
+        return _values.pmID_item(pmid)
+
+    @staticmethod
+    def pmIDStr(pmid: int) -> str:
+        return _values.pmIDStr(pmid)
+
+    @staticmethod
+    def pmInDom_build(d: int, s: int) -> int:
+        return _values.pmInDom_build(d, s)
+
+    @staticmethod
+    def pmInDom_domain(indom: int) -> int:
+        return _values.pmInDom_domain(indom)
+
+    @staticmethod
+    def pmInDom_serial(indom: int) -> int:
+        return _values.pmInDom_serial(indom)
+
+    @staticmethod
+    def pmInDomStr(pmdescp: Any) -> str:
+        return _values.pmInDomStr(get_indom(pmdescp))
+
+    @staticmethod
+    def pmTypeStr(typed: int) -> str:
+        return _values.pmTypeStr(typed)
+
+    @staticmethod
+    def pmAtomStr(atom: Any, typed: int) -> str:
+        return _values.pmAtomStr(atom, typed)
+
+    @staticmethod
+    def pmSemStr(sem: int) -> str:
+        return _values.pmSemStr(sem)
+
+    @staticmethod
+    def pmPrintValue(fileObj: Any, result: Any, ptype: int, vset_idx: int, vlist_idx: int,
+                     min_width: int) -> None:
+        raise _not_supported("pmPrintValue")
+
+    @staticmethod
+    def pmflush() -> int:
+        return _errors.pmflush()
+
+    @staticmethod
+    def pmprintf(fmt: Any, *args: Any) -> None:
+        if isinstance(fmt, bytes):
+            fmt = fmt.decode()
+        _errors.pmprintf(fmt % args if args else fmt)
+
+    @staticmethod
+    def pmSortHighResInstances(result_p: Any) -> None:
+        _sort_instances(result_p)
+
+    @staticmethod
+    def pmSortInstances(result_p: Any) -> None:
+        _sort_instances(result_p)
+
+    @staticmethod
+    def pmParseHighResInterval(interval: Any):
+        raise _not_supported("pmParseHighResInterval")
+
+    @staticmethod
+    def pmParseInterval(interval: Any):
+        raise _not_supported("pmParseInterval")
+
+    @staticmethod
+    def pmParseMetricSpec(string: Any, isarch: int = 0, source: str = ""):
+        raise _not_supported("pmParseMetricSpec")
+
+    @staticmethod
+    def pmParseUnitsStr(string: Any):
+        return _values.pmParseUnitsStr(string)
+
+    @staticmethod
+    def pmtimespecSleep(spec: Any) -> None:
+        return spec.sleep()
+
+    @staticmethod
+    def pmtimevalSleep(tvp: Any) -> None:
+        return tvp.sleep()
+
+    @staticmethod
+    def pmProgname() -> str:
+        return _errors.pmGetProgname()
+
+    @staticmethod
+    def pmDebug(flags: int) -> bool:
+        return False
+
+
+def _fill_desc(desc: pmDesc, t: Tuple[int, int, int, int, int]) -> None:
+    desc.pmid, desc.type, desc.indom, desc.sem = t[0], t[1], t[2], t[3]
+    # pmUnits is a 32-bit bitfield struct whose in-memory word equals the wire word.
+    ctypes.memmove(ctypes.addressof(desc.units), ctypes.byref(ctypes.c_uint32(t[4])), 4)
+
+
+def _sort_instances(result: Any) -> None:
+    """Order each value set by instance id, as pmSortInstances does."""
+    flat = flat_of(result)
+    if flat is None:
+        return
+    inst, vtype, ival, dval = flat.inst, flat.vtype, flat.ival, flat.dval
+    for i in range(flat.numpmid):
+        n, first = flat.numval[i], flat.first[i]
+        if n <= 1:
+            continue
+        order = sorted(range(first, first + n), key=lambda k: inst[k])
+        for column in (inst, vtype, ival, dval):
+            column[first:first + n] = [column[k] for k in order]
+        boff, blen = flat.c.boff, flat.c.blen
+        offs = [(boff[k], blen[k]) for k in order]
+        for j, (o, ln) in enumerate(offs):
+            boff[first + j] = o
+            blen[first + j] = ln

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite: unit, differential (against the official binding on the live
+# pmcd), hostile-server and decoder tests; then the same suite with the C core built
+# with AddressSanitizer/UBSan; then every fuzz target for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ]; then
+    bash scripts/setup.sh --no-example
+fi
+
+status=0
+.venv/bin/python -m pytest -q -p no:cacheprovider tests "$@" || status=$?
+
+if [ "${SKIP_SANITIZE:-}" != 1 ] && [ -x .ci/sanitize.sh ]; then
+    bash .ci/sanitize.sh -q -p no:cacheprovider tests || status=$?
+fi
+if [ "${SKIP_FUZZ:-}" != 1 ] && [ -x .ci/fuzz.sh ]; then
+    bash .ci/fuzz.sh || status=$?
+fi
+exit $status

@@ -1,0 +1,117 @@
+"""Shared pytest configuration for pcp-native.
+
+* ``pmcd`` (session fixture): a pmcd with the sample PMDA must be reachable.
+  Missing pmcd -> skip locally, but FAIL when the ``CI`` env var is set.
+  Applied automatically to every test marked ``pmcd``.
+* Tests marked ``reference`` need the official binding importable by
+  /usr/bin/python3; missing -> skip locally, FAIL under CI.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import difftest  # noqa: E402
+
+PMCD_UNIX_SOCKETS = ("/run/pcp/pmcd.socket", "/var/run/pcp/pmcd.socket")
+PMCD_TCP = ("127.0.0.1", int(os.environ.get("PMCD_PORT", "44321").split(",")[0]))
+
+
+def _in_ci():
+    return bool(os.environ.get("CI"))
+
+
+def _unavailable(why):
+    if _in_ci():
+        pytest.fail("%s (CI is set: this is a failure, not a skip)" % why,
+                    pytrace=False)
+    pytest.skip(why)
+
+
+def _socket_ok():
+    for path in PMCD_UNIX_SOCKETS:
+        if os.path.exists(path):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(3)
+            try:
+                s.connect(path)
+                return True
+            except OSError:
+                pass
+            finally:
+                s.close()
+    try:
+        s = socket.create_connection(PMCD_TCP, timeout=3)
+        s.close()
+        return True
+    except OSError:
+        return False
+
+
+def _pmcd_status():
+    """Return None when pmcd + sample PMDA answer, else a reason string."""
+    if not _socket_ok():
+        return "pmcd is not reachable (unix socket %s or tcp %s:%d)" % (
+            PMCD_UNIX_SOCKETS[0], PMCD_TCP[0], PMCD_TCP[1])
+    pmprobe = shutil.which("pmprobe")
+    if pmprobe:
+        try:
+            p = subprocess.run([pmprobe, "-h", "local:", "sample.long.one"],
+                               capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return "pmprobe failed: %s" % e
+        fields = p.stdout.split()
+        if p.returncode != 0 or len(fields) < 2 or fields[1] != "1":
+            return "pmcd is up but the sample PMDA does not answer: %r %r" % (
+                p.stdout.strip(), p.stderr.strip())
+    return None
+
+
+_PMCD = {}
+_REF = {}
+
+
+@pytest.fixture(scope="session")
+def pmcd():
+    if "status" not in _PMCD:
+        _PMCD["status"] = _pmcd_status()
+    if _PMCD["status"] is not None:
+        _unavailable(_PMCD["status"])
+    return "local:"
+
+
+def _reference_status():
+    try:
+        p = subprocess.run([difftest.REF_PYTHON, "-c", "from pcp import pmapi"],
+                           capture_output=True, text=True, timeout=60,
+                           cwd=difftest._cwd(), env=difftest._env(False))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "cannot run %s: %s" % (difftest.REF_PYTHON, e)
+    if p.returncode != 0:
+        return "official binding not importable by %s: %s" % (
+            difftest.REF_PYTHON, p.stderr.strip()[-500:])
+    return None
+
+
+@pytest.fixture(scope="session")
+def reference_binding():
+    if "status" not in _REF:
+        _REF["status"] = _reference_status()
+    if _REF["status"] is not None:
+        _unavailable(_REF["status"])
+    return difftest.REF_PYTHON
+
+
+@pytest.fixture(autouse=True)
+def _apply_markers(request):
+    """Marker-driven requirements (pmcd, reference) for every test."""
+    if request.node.get_closest_marker("reference") is not None:
+        request.getfixturevalue("reference_binding")
+    if request.node.get_closest_marker("pmcd") is not None:
+        request.getfixturevalue("pmcd")
