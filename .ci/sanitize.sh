@@ -47,7 +47,7 @@ trap cleanup EXIT
 # egg-info or caches come along); without git, everything except build products.
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
-        xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' |
+        while IFS= read -r -d '' f; do if [ -e "$f" ]; then printf '%s\0' "$f"; fi; done |
         tar --null -T - -cf -) | (cd "$COPY" && tar -xf -)
 else
     (cd "$ROOT" && tar --exclude='*.so' --exclude='*.o' --exclude=build --exclude='*.egg-info' \

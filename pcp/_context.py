@@ -8,6 +8,7 @@ import socket
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from pcp import _anon
 from pcp import _codec as codec
 from pcp._errors import pmErr
 from pcp._result import FlatResult
@@ -101,6 +102,21 @@ class Profile:
     def encode(self, from_: int) -> bytes:
         entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]
         return codec.encode_profile(from_, _CTXID, self.g_state, entries)
+
+
+def _int32(value: int) -> int:
+    """Instance ids and label idents travel as int32; callers pass them either way."""
+    value = int(value) & 0xFFFFFFFF
+    return value - 0x100000000 if value & 0x80000000 else value
+
+
+def _fix_client_side_sets(flat: FlatResult) -> None:
+    """libpcp's post-fetch rewrite: pmcd answers PM_ERR_NOAGENT for the anonymous
+    metrics, which libpcp reports as having no values (numval 0). libpcp 6.0.3 leaves
+    PM_ERR_NOAGENT alone for PM_ID_NULL (protocol.md 9.3 step 7 describes 7.x)."""
+    for i, pmid in enumerate(flat.pmid):
+        if flat.numval[i] == PM_ERR_NOAGENT and pmid in _anon.BY_PMID:
+            flat.numval[i] = flat.c.numval[i] = 0
 
 
 def _reconnect_backoff() -> List[float]:
@@ -200,6 +216,15 @@ class HostContext:
         """Returns (number resolved, pmids with PM_ID_NULL for failures)."""
         if len(names) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
+        # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
+        local = [_anon.ANON[n][0] if n in _anon.ANON else None for n in names]
+        remote = [n for n, p in zip(names, local) if p is None]
+        resolved, ids = self._lookup_remote(remote) if remote else (0, [])
+        it = iter(ids)
+        pmids = [p if p is not None else next(it) for p in local]
+        return resolved + sum(1 for p in local if p is not None), pmids
+
+    def _lookup_remote(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
         batches: List[Sequence[bytes]] = []
         if len(names) < _NAMES_BATCH_THRESHOLD:
             batches.append(names)
@@ -225,22 +250,47 @@ class HostContext:
         return resolved, pmids
 
     def name_all(self, pmid: int) -> List[bytes]:
+        if pmid in _anon.BY_PMID:
+            return [_anon.BY_PMID[pmid]]
         req = codec.encode_ids(self.handle, codec.PDU_PMNS_IDS, 0, [pmid])
         names, _ = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
         return names
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
+        extra = _anon.children(name)
         req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_CHILD, 1 if with_status else 0, name)
-        return codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
+        try:
+            names, status = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
+        except pmErr as e:
+            if e.code != PM_ERR_NAME or not extra:
+                raise
+            names, status = [], ([] if with_status else None)
+        for child, st in extra:
+            if child not in names:
+                names.append(child)
+                if status is not None:
+                    status.append(st)
+        if with_status and status is None:
+            status = [0] * len(names)
+        return names, status
 
     def traverse(self, name: bytes) -> List[bytes]:
+        extra = _anon.leaves(name)
         req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_TRAVERSE, 0, name)
-        names, _ = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
-        return names
+        try:
+            names, _ = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
+        except pmErr as e:
+            if e.code != PM_ERR_NAME or not extra:
+                raise
+            names = []
+        return names + [n for n in extra if n not in names]
 
     # ---- descriptors, instances, text ------------------------------------------------
 
     def desc(self, pmid: int) -> codec.DescTuple:
+        local = _anon.desc(pmid)
+        if local is not None:
+            return local
         return codec.decode_desc(self._exchange(codec.encode_desc_req(self.handle, pmid), codec.PDU_DESC))
 
     def descs(self, pmids: Sequence[int]) -> List[codec.DescTuple]:
@@ -252,7 +302,8 @@ class HostContext:
                 # pmcd answers a single failed DESC_IDS with ERROR: report that code.
                 pass
             req = codec.encode_ids(self.handle, codec.PDU_DESC_IDS, -1, pmids)
-            return codec.decode_descs(self._exchange(req, codec.PDU_DESCS), len(pmids))
+            descs = codec.decode_descs(self._exchange(req, codec.PDU_DESCS), len(pmids))
+            return [_anon.desc(p) or d for p, d in zip(pmids, descs)]
         out = []
         for pmid in pmids:
             try:
@@ -266,11 +317,16 @@ class HostContext:
     def instances(self, indom: int, inst: int = PM_IN_NULL, name: bytes = b"") -> Tuple[List[int], List[bytes]]:
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
+        inst = _int32(inst)
         req = codec.encode_instance_req(self.handle, indom, inst, name)
         _, insts, names = codec.decode_instance(self._exchange(req, codec.PDU_INSTANCE))
         return insts, names
 
     def text(self, ident: int, level: int, indom: bool) -> bytes:
+        if not indom:
+            local = _anon.text(ident, bool(level & PM_TEXT_HELP))
+            if local is not None:
+                return local
         kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
         req = codec.encode_text_req(self.handle, ident, kind)
         try:
@@ -329,6 +385,7 @@ class HostContext:
         except pmErr:
             self.close()
             raise
+        _fix_client_side_sets(flat)
         return flat, changes
 
     def store(self, arrays: dict, sec: int, usec: int) -> int:
@@ -367,6 +424,7 @@ class HostContext:
         if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
             self._live().send(self.profile.encode(self.handle))
             self.profile.sent = True
+        ident = _int32(ident)
         req = codec.encode_label_req(self.handle, ident, type_)
         pdu = self._exchange(req, codec.PDU_LABEL)
         rident, rtype, sets = codec.decode_labels(pdu)

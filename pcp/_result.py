@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+import ctypes
+import sys
+
 from pcp._errors import pmErr
 from pcp._native import ffi, lib
 
@@ -19,7 +22,7 @@ class FlatResult:
 
     __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
                  "pmid", "numval", "valfmt", "first", "_inst", "_vtype", "_ival", "_dval",
-                 "_overrides")
+                 "_blocks")
 
     def __init__(self, pdu: bytes, highres: bool) -> None:
         counts = ffi.new("int32_t[2]")
@@ -60,7 +63,7 @@ class FlatResult:
         self._vtype = None
         self._ival = None
         self._dval = None
-        self._overrides = None
+        self._blocks: Optional[Dict[int, Any]] = None
 
     # Per-value columns as Python lists, unpacked once on first use.
     @property
@@ -88,22 +91,58 @@ class FlatResult:
         return self._dval
 
     def payload(self, k: int) -> bytes:
-        """The value block payload of value k, as on the wire (big-endian numbers)."""
-        if self._overrides is not None and k in self._overrides:
-            return self._overrides[k][1]
+        """The value block payload of value k exactly as received (big-endian numbers).
+        Only meaningful while the block has not been materialised by `pval`."""
         off = self.c.boff[k]
         return self.pdu[off:off + self.c.blen[k]]
 
-    def block_type(self, k: int) -> int:
-        if self._overrides is not None and k in self._overrides:
-            return self._overrides[k][0]
-        return self.vtype[k]
+    def has_block(self, k: int) -> bool:
+        return self._blocks is not None and k in self._blocks
 
-    def set_block(self, k: int, vtype: int, payload: bytes) -> None:
-        """Replace value k's block (a caller preparing a pmStore)."""
-        if self._overrides is None:
-            self._overrides = {}
-        self._overrides[k] = (vtype, payload)
+    def block_pointer(self, k: int) -> Any:
+        """A ctypes POINTER(pmValueBlock) to a native-layout copy of value k's block,
+        made once: client code may read or edit it in place, as with libpcp memory."""
+        if self._blocks is None:
+            self._blocks = {}
+        ptr = self._blocks.get(k)
+        if ptr is None:
+            ptr = _native_block(self.vtype[k], self.payload(k))
+            self._blocks[k] = ptr
+        return ptr
+
+    def set_block_pointer(self, k: int, ptr: Any) -> None:
+        """Point value k at a caller-made block (a caller preparing a pmStore)."""
+        if self._blocks is None:
+            self._blocks = {}
+        self._blocks[k] = ptr
+
+    def block_contents(self, k: int) -> Tuple[int, bytes]:
+        """(vtype, payload with numbers in host order) of a materialised block."""
+        blk = self._blocks[k].contents
+        return blk.vtype, ctypes.string_at(ctypes.addressof(blk) + 4, max(blk.vlen - 4, 0))
+
+
+_NUMERIC_WIDTH = {0: 4, 1: 4, 4: 4, 2: 8, 3: 8, 5: 8}
+
+
+def _wire_to_host(vtype: int, payload: bytes) -> bytes:
+    width = _NUMERIC_WIDTH.get(vtype)
+    if width and len(payload) >= width:
+        return payload[:width][::-1] + payload[width:] if sys.byteorder == "little" else payload
+    return payload
+
+
+def _native_block(vtype: int, payload: bytes) -> Any:
+    from pcp._types import pmValueBlock
+
+    data = _wire_to_host(vtype, payload)
+    size = 4 + len(data)
+    buf = ctypes.create_string_buffer((size + 7) & ~7)
+    ptr = ctypes.cast(buf, ctypes.POINTER(pmValueBlock))
+    ptr.contents.vtype = vtype
+    ptr.contents.vlen = size
+    ctypes.memmove(ctypes.addressof(buf) + 4, data, len(data))
+    return ptr
 
 
 _new = object.__new__
@@ -113,29 +152,27 @@ class valueDref:
     """The pmValue.value union: `lval` for INSITU values, `pval` for value blocks."""
 
     __slots__ = ("_r", "_k")
+    _fields_ = (("pval", None), ("lval", None))  # the official union's members
 
     @property
     def lval(self) -> int:
         r = self._r
         if r.vtype[self._k] < 0:
             return r.ival[self._k]
-        # libpcp would show the block pointer; give the block's word offset instead.
-        return (r.c.boff[self._k] - 4) // 4
+        # In libpcp this word would be the block's address, as in the union.
+        return ctypes.cast(r.block_pointer(self._k), ctypes.c_void_p).value & 0xFFFFFFFF
 
     @lval.setter
     def lval(self, value: int) -> None:
-        r = self._r
-        r.ival[self._k] = _to_int32(value)
+        self._r.ival[self._k] = _to_int32(value)
 
     @property
-    def pval(self) -> "pmValueBlockView":
-        return pmValueBlockView(self._r, self._k)
+    def pval(self) -> Any:
+        return self._r.block_pointer(self._k)
 
     @pval.setter
     def pval(self, block: Any) -> None:
-        # Accept a ctypes POINTER(pmValueBlock) or a pmValueBlockView.
-        vtype, payload = _block_from_user(block)
-        self._r.set_block(self._k, vtype, payload)
+        self._r.set_block_pointer(self._k, block)
 
     def __str__(self) -> str:
         return "value=%#lx" % (self.lval)
@@ -146,37 +183,11 @@ def _to_int32(value: int) -> int:
     return value - 0x100000000 if value & 0x80000000 else value
 
 
-class pmValueBlockView:
-    """Read-only view of one value block, shaped like POINTER(pmValueBlock)."""
-
-    __slots__ = ("vtype", "vlen", "vbuf")
-
-    def __init__(self, r: FlatResult, k: int) -> None:
-        payload = r.payload(k)
-        self.vtype = r.block_type(k)
-        self.vlen = len(payload) + 4
-        self.vbuf = payload
-
-    @property
-    def contents(self) -> "pmValueBlockView":
-        return self
-
-
-def _block_from_user(block: Any) -> Tuple[int, bytes]:
-    import ctypes
-
-    if isinstance(block, pmValueBlockView):
-        return block.vtype, block.vbuf
-    contents = block.contents
-    vlen = contents.vlen
-    data = ctypes.string_at(ctypes.addressof(contents) + 4, max(vlen - 4, 0))
-    return contents.vtype, data
-
-
 class pmValue:
     """One value of a result: `inst` and the `value` union, read from the flat arrays."""
 
     __slots__ = ("_r", "_k")
+    _fields_ = (("inst", None), ("value", None))
 
     @property
     def inst(self) -> int:
@@ -194,7 +205,7 @@ class pmValue:
         return v
 
     def __str__(self) -> str:
-        return "pmValue inst=%d %s" % (self.inst, self.value)
+        return "pmValue@%#lx inst=%d %s" % (id(self), self.inst, self.value)
 
 
 def _make_value(r: FlatResult, k: int) -> pmValue:
@@ -229,6 +240,7 @@ class pmValueSet:
     """One metric's values; `.contents` returns itself so POINTER-style code works."""
 
     __slots__ = ("_r", "_i")
+    _fields_ = (("pmid", None), ("numval", None), ("valfmt", None), ("vlist", None))
 
     def __init__(self, r: FlatResult, i: int) -> None:
         self._r = r
@@ -263,7 +275,8 @@ class pmValueSet:
         if self.valfmt != 0:
             return ""
         vals = [" %s" % str(self.vlist[j]) for j in range(max(self.numval, 0))]
-        return "pmValueSet id=%#lx numval=%d valfmt=%d" % (self.pmid, self.numval, self.valfmt) + str(vals)
+        return "pmValueSet@%#lx id=%#lx numval=%d valfmt=%d" % (
+            id(self), self.pmid, self.numval, self.valfmt) + str(vals)
 
 
 class _VsetArray:
@@ -288,6 +301,7 @@ class _ResultBase:
     """Shared accessors of pmResult and pmHighResResult (same names as the official)."""
 
     __slots__ = ("_r", "numpmid", "changes", "__weakref__")
+    _fields_ = (("timestamp", None), ("numpmid", None), ("vset", None))
 
     def __init__(self, r: FlatResult, numpmid: Optional[int] = None, changes: int = 0) -> None:
         self._r = r
@@ -334,7 +348,7 @@ class _ResultBase:
 
     def __str__(self) -> str:
         vstr = str([" %s" % str(self.vset[i]) for i in range(self.numpmid)])
-        return "%s id#=%d " % (type(self).__name__, self.numpmid) + vstr
+        return "%s@%#lx id#=%d " % (type(self).__name__, id(self), self.numpmid) + vstr
 
 
 class pmResult(_ResultBase):
@@ -369,8 +383,6 @@ def flat_of(result: Any) -> Optional[FlatResult]:
 
 def store_arrays(r: FlatResult, numpmid: int) -> Dict[str, Any]:
     """Flatten a (possibly modified) result into the arrays pcp_encode_store packs."""
-    import struct
-
     pmids, numvals, valfmts = [], [], []
     insts, lvals, vtypes, poffs, plens = [], [], [], [], []
     payload = bytearray()
@@ -388,13 +400,12 @@ def store_arrays(r: FlatResult, numpmid: int) -> Dict[str, Any]:
                 poffs.append(0)
                 plens.append(0)
                 continue
-            vtype = r.block_type(k)
-            data = r.payload(k)
-            # The encoder wants numbers in host order; the wire bytes are big-endian.
-            if vtype in (0, 1, 4) and len(data) >= 4:
-                data = struct.pack("=I", struct.unpack(">I", data[:4])[0])
-            elif vtype in (2, 3, 5) and len(data) >= 8:
-                data = struct.pack("=Q", struct.unpack(">Q", data[:8])[0])
+            if r.has_block(k):
+                vtype, data = r.block_contents(k)
+            else:
+                vtype = r.vtype[k]
+                # The encoder wants numbers in host order; the wire bytes are big-endian.
+                data = _wire_to_host(vtype, r.payload(k))
             lvals.append(0)
             vtypes.append(vtype)
             poffs.append(len(payload))

@@ -91,6 +91,9 @@ class pmContext(object):
         self._host: Optional[HostContext] = None
         kind = typed & 0xFF
         if kind == c_api.PM_CONTEXT_ARCHIVE:
+            name = target.decode() if isinstance(target, bytes) else str(target)
+            if not _archive_exists(name):
+                raise pmErr(-_errno.ENOENT, [target])
             raise _not_supported("PM_CONTEXT_ARCHIVE")
         if kind == c_api.PM_CONTEXT_LOCAL:
             raise _not_supported("PM_CONTEXT_LOCAL")
@@ -185,10 +188,10 @@ class pmContext(object):
         return pmidA
 
     def pmNameAll(self, pmid: int) -> List[str]:
-        return [n.decode() for n in self._use().name_all(pmid)]
+        return [n.decode() for n in self._use().name_all(_uint_arg(pmid))]
 
     def pmNameID(self, pmid: int) -> str:
-        names = self._use().name_all(pmid)
+        names = self._use().name_all(_uint_arg(pmid))
         return names[0].decode()
 
     def pmTraversePMNS(self, name: Union[str, bytes], callback: Callable[[str], Any]) -> None:
@@ -322,6 +325,7 @@ class pmContext(object):
         if instL is None or not instL:
             insts: List[int] = []
         else:
+            len(instL)  # the official binding needs a sized list here (an int is a TypeError)
             insts = [int(i) for i in instL]
         host = self._use()
         host.profile.delete(get_indom(pmdesc), insts)
@@ -557,7 +561,8 @@ class pmContext(object):
             r = vlist._r
             k = vlist._k
             vt = r.vtype[k]
-            if intype == outtype and r._overrides is None:
+            blocks = r._blocks
+            if intype == outtype and (blocks is None or k not in blocks):
                 # Fast paths for the common "extract as its own type" calls.
                 if vt < 0:
                     if intype == _PM_TYPE_32:
@@ -584,7 +589,11 @@ class pmContext(object):
                         return atom
             if vt < 0:
                 return _values.extract_value(valfmt, intype, outtype, r.ival[k], 0, b"")
-            return _values.extract_value(valfmt, intype, outtype, 0, r.block_type(k), r.payload(k))
+            if blocks is not None and k in blocks:
+                btype, payload = r.block_contents(k)
+                return _values.extract_value(valfmt, intype, outtype, 0, btype, payload,
+                                             host_order=True)
+            return _values.extract_value(valfmt, intype, outtype, 0, vt, r.payload(k))
         # A pmValue the caller built with ctypes (official-binding style).
         if valfmt == c_api.PM_VAL_INSITU:
             return _values.extract_value(valfmt, intype, outtype, vlist.value.lval, 0, b"")
@@ -714,6 +723,53 @@ class pmContext(object):
     @staticmethod
     def pmDebug(flags: int) -> bool:
         return False
+
+
+def _uint_arg(value: Any) -> int:
+    """Argument check of the official binding's ctypes calls (c_uint parameters)."""
+    if not isinstance(value, int):
+        raise ctypes.ArgumentError("argument 1: TypeError: wrong type")
+    return value & 0xFFFFFFFF
+
+
+def _archive_exists(name: str) -> bool:
+    """Whether any file of an archive (or the named file) is there, for libpcp's ENOENT."""
+    import glob
+
+    if os.path.exists(name):
+        return True
+    return bool(glob.glob(glob.escape(name) + ".*"))
+
+
+# Names the official module defines that pcp-native does not provide yet; they exist
+# so that imports work, and say clearly what is missing when used.
+class pmOptions(object):
+    """Command-line option handling (pmGetOptions) arrives with a later issue."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise _not_supported("pmOptions")
+
+
+class fetchgroup(object):
+    """The fetchgroup API arrives with a later issue."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise _not_supported("fetchgroup")
+
+
+class pmMetricSpec(ctypes.Structure):
+    """Metric specification (pmParseMetricSpec arrives with a later issue)."""
+
+    _fields_ = [("isarch", c_int), ("source", c_char_p), ("metric", c_char_p),
+                ("ninst", c_int), ("inst", ctypes.POINTER(c_char_p))]
+
+    @classmethod
+    def fromString(cls, string: Any, isarch: int = 0, source: str = "") -> Any:
+        raise _not_supported("pmParseMetricSpec")
+
+
+pmValueSetPtr = pmValueSet
+from pcp._result import valueDref  # noqa: E402  (re-exported like the official module)
 
 
 def _fill_desc(desc: pmDesc, t: Tuple[int, int, int, int, int]) -> None:

@@ -57,7 +57,11 @@ def norm(s):
     return _ADDR.sub("0xADDR", s)
 
 def tname(x):
-    return type(x).__name__
+    # Deliberate difference: the official binding hands out ctypes pointers
+    # (LP_pmResult, LP_pmValueSet, ...) where pcp-native hands out objects whose
+    # .contents is themselves; client code sees the same attributes either way.
+    name = type(x).__name__
+    return name[3:] if name.startswith("LP_") else name
 
 def jsonable(x, _depth=0):
     if _depth > 50:

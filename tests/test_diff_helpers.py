@@ -88,9 +88,12 @@ R["pmapi_public_classes"] = catch(lambda: sorted(k for k in ("pmErr", "pmUsageEr
     "pmID", "pmInDom", "pmDescPtr", "pmValueSetPtr") if hasattr(pmapi, k)))
 R["pmapi_optional_classes"] = catch(lambda: [k for k in ("pmOptions", "fetchgroup", "pmMetricSpec",
     "pmLogLabel", "pmHighResLogLabel", "tm") if hasattr(pmapi, k)])
+# pmResult, pmHighResResult, pmValueSet and pmValue are ctypes structures in the
+# official binding but lazy views over flat decoded arrays in pcp-native (deliberate:
+# no per-value objects until asked for), so only their field names are compared.
 R["struct_sizes"] = catch(lambda: {k: ctypes.sizeof(getattr(pmapi, k)) for k in (
-    "pmUnits", "pmDesc", "pmValue", "pmValueSet", "pmValueBlock", "timeval", "timespec",
-    "pmAtomValue", "pmLabel", "pmLabelSet", "pmResult", "pmHighResResult")})
+    "pmUnits", "pmDesc", "pmValueBlock", "timeval", "timespec",
+    "pmAtomValue", "pmLabel", "pmLabelSet")})
 R["struct_fields"] = catch(lambda: {k: [f[0] for f in getattr(pmapi, k)._fields_] for k in (
     "pmUnits", "pmDesc", "pmValue", "pmValueSet", "pmValueBlock", "timeval", "timespec",
     "pmAtomValue", "pmLabel", "pmLabelSet", "pmResult", "pmHighResResult", "valueDref")})

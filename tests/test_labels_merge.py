@@ -42,7 +42,8 @@ MERGE_CASES = [
     ("array_plain", ['{"a":[1,2,3]}']),
     ("array_strings", ['{"a":["x","y"]}']),
     ("array_empty", ['{"a":[]}']),
-    ("Q5_array_in_array", ['{"a":[[1]]}']),
+    # Q5 ({"a":[[1]]}) is not compared: libpcp reads uninitialised memory there, so the
+    # reference's output varies from run to run; the fixed-value test below pins ours.
     ("Q6_object_in_array", ['{"a":[1,{"b":2}]}']),
     ("Q7_shrinking", ['{"a":"long string"}', '{"a":1}', '{"b":2}']),
     ("Q7_growing", ['{"a":1}', '{"a":"long string"}', '{"b":2}']),

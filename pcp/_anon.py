@@ -1,0 +1,56 @@
+"""The anonymous metrics libpcp defines in every context (event.flags, event.missed):
+they resolve, describe and fetch locally, exactly as libpcp answers for them."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+DYNAMIC_DOMAIN = 511
+PM_ID_NULL = 0xFFFFFFFF
+
+_HELP = ("An anonymous derived metric that is used to encode the event {what}\n"
+         "associated with event records.   See pmUnpackEventRecords(3).")
+
+# name -> (pmid, oneline, help); both are U32, singular, discrete, dimensionless.
+ANON: Dict[bytes, Tuple[int, bytes, bytes]] = {
+    b"event.flags": ((DYNAMIC_DOMAIN << 22) | 1, b"Flags for event records",
+                     _HELP.format(what="flags").encode()),
+    b"event.missed": ((DYNAMIC_DOMAIN << 22) | 2, b"Count of missed records",
+                      _HELP.format(what="missed record counts").encode()),
+}
+BY_PMID: Dict[int, bytes] = {v[0]: k for k, v in ANON.items()}
+DESC = (1, PM_ID_NULL, 4, 0)  # type U32, indom NULL, sem DISCRETE, units none
+
+
+def desc(pmid: int) -> Optional[Tuple[int, int, int, int, int]]:
+    if pmid in BY_PMID:
+        return (pmid,) + DESC
+    return None
+
+
+def is_derived(pmid: int) -> bool:
+    return pmid != PM_ID_NULL and (pmid >> 22) & 0x1FF == DYNAMIC_DOMAIN and (pmid & 0x3FF) != 0
+
+
+def children(name: bytes) -> List[Tuple[bytes, int]]:
+    """(child, status) pairs this table adds below a PMNS node (status 1 = non-leaf)."""
+    prefix = name + b"." if name else b""
+    seen: Dict[bytes, int] = {}
+    for full in ANON:
+        if full.startswith(prefix):
+            rest = full[len(prefix):]
+            head, _, tail = rest.partition(b".")
+            seen.setdefault(head, 1 if tail else 0)
+    return list(seen.items())
+
+
+def leaves(name: bytes) -> List[bytes]:
+    if not name:
+        return list(ANON)
+    return [full for full in ANON if full == name or full.startswith(name + b".")]
+
+
+def text(pmid: int, help_text: bool) -> Optional[bytes]:
+    name = BY_PMID.get(pmid)
+    if name is None:
+        return None
+    return ANON[name][2] if help_text else ANON[name][1]
