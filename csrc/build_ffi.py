@@ -35,6 +35,8 @@ typedef struct {
     int64_t block_base;
 } pcp_sets_layout;
 
+size_t pcp_result_mem_size(int32_t numpmid, int32_t nvalues);
+void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalues);
 int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
                        int bad, int32_t *nvalues);
 int pcp_decode_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,

@@ -164,6 +164,31 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     return 0;
 }
 
+size_t pcp_result_mem_size(int32_t numpmid, int32_t nvalues)
+{
+    size_t np = numpmid > 0 ? (size_t)numpmid : 1;
+    size_t nv = nvalues > 0 ? (size_t)nvalues : 1;
+    return nv * 32 + np * 16;
+}
+
+void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalues)
+{
+    size_t np = numpmid > 0 ? (size_t)numpmid : 1;
+    size_t nv = nvalues > 0 ? (size_t)nvalues : 1;
+    uint8_t *m = mem;
+    out->ival = (int64_t *)(void *)m;
+    out->dval = (double *)(void *)(m + nv * 8);
+    out->inst = (int32_t *)(void *)(m + nv * 16);
+    out->vtype = (int32_t *)(void *)(m + nv * 20);
+    out->boff = (uint32_t *)(void *)(m + nv * 24);
+    out->blen = (uint32_t *)(void *)(m + nv * 28);
+    m += nv * 32;
+    out->pmid = (uint32_t *)(void *)m;
+    out->numval = (int32_t *)(void *)(m + np * 4);
+    out->valfmt = (int32_t *)(void *)(m + np * 8);
+    out->first = (int32_t *)(void *)(m + np * 12);
+}
+
 int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
                        int bad, int32_t *nvalues)
 {

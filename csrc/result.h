@@ -31,6 +31,12 @@ typedef struct {
     int64_t block_base; /* a DPTR word N points at byte block_base + 4*N of the buffer */
 } pcp_sets_layout;
 
+/* Bytes one allocation needs to hold every array of a result of this size, and the call
+ * that points the arrays of `out` into such an allocation (8-byte columns first, so every
+ * column is aligned when `mem` is). */
+size_t pcp_result_mem_size(int32_t numpmid, int32_t nvalues);
+void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalues);
+
 /* Validate the value sets and count values. Returns 0 or PM_ERR_IPC (live) / the
  * `bad` code the caller chooses (archives use PM_ERR_LOGREC). */
 int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,

@@ -30,21 +30,9 @@ class FlatResult:
         if sts < 0:
             raise pmErr(sts)
         numpmid, nvalues = counts[0], counts[1]
-        np_, nv = max(numpmid, 1), max(nvalues, 1)
-        # 8-byte columns first so every column is naturally aligned.
-        mem = ffi.new("char[]", nv * 16 + nv * 16 + np_ * 16)
+        mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
         c = ffi.new("pcp_result *")
-        c.ival = ffi.cast("int64_t *", mem)
-        c.dval = ffi.cast("double *", mem + nv * 8)
-        c.inst = ffi.cast("int32_t *", mem + nv * 16)
-        c.vtype = ffi.cast("int32_t *", mem + nv * 20)
-        c.boff = ffi.cast("uint32_t *", mem + nv * 24)
-        c.blen = ffi.cast("uint32_t *", mem + nv * 28)
-        base = nv * 32
-        c.pmid = ffi.cast("uint32_t *", mem + base)
-        c.numval = ffi.cast("int32_t *", mem + base + np_ * 4)
-        c.valfmt = ffi.cast("int32_t *", mem + base + np_ * 8)
-        c.first = ffi.cast("int32_t *", mem + base + np_ * 12)
+        lib.pcp_result_bind(c, mem, numpmid, nvalues)
         sts = lib.pcp_decode_result_pdu(pdu, len(pdu), 1 if highres else 0, c)
         if sts < 0:
             raise pmErr(sts)
@@ -375,8 +363,29 @@ class pmHighResResult(_ResultBase):
         return timespec(self._r.sec, self._r.nsec)
 
 
+class LP_pmResult:
+    """What pmFetch returns: like the official binding's POINTER(pmResult), a handle
+    whose `.contents` is the result (a plain slot, the cheapest attribute to read)."""
+
+    __slots__ = ("contents", "__weakref__")
+
+    def __init__(self, contents: "pmResult") -> None:
+        self.contents = contents
+
+    def __bool__(self) -> bool:
+        return True
+
+
+class LP_pmHighResResult(LP_pmResult):
+    """What pmFetchHighRes returns: POINTER(pmHighResResult)'s counterpart."""
+
+    __slots__ = ()
+
+
 def flat_of(result: Any) -> Optional[FlatResult]:
     """The FlatResult behind a drop-in result object, or None for foreign objects."""
+    if isinstance(result, LP_pmResult):
+        result = result.contents
     r = getattr(result, "_r", None)
     return r if isinstance(r, FlatResult) else None
 

@@ -19,8 +19,8 @@ from pcp import _values
 from pcp._context import HostContext
 from pcp import _errors
 from pcp._errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
-from pcp._result import (FlatResult, pmHighResResult, pmResult, pmValue, pmValueSet,
-                         store_arrays, flat_of)
+from pcp._result import (LP_pmHighResResult, LP_pmResult, pmHighResResult, pmResult,
+                         pmValue, pmValueSet, store_arrays, flat_of)
 from pcp._types import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel,
                         pmID, pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits,
                         pmValueBlock, timespec, timeval, tm)
@@ -380,19 +380,19 @@ class pmContext(object):
 
     # ---- fetch and store -------------------------------------------------------------
 
-    def pmFetch(self, pmidA: Any) -> pmResult:
+    def pmFetch(self, pmidA: Any) -> LP_pmResult:
         host = self._use()
         pmids = _pmid_list(pmidA)
         flat, changes = host.fetch(pmids, False)
-        return pmResult(flat, len(pmids), changes)
+        return LP_pmResult(pmResult(flat, len(pmids), changes))
 
-    def pmFetchHighRes(self, pmidA: Any) -> pmHighResResult:
+    def pmFetchHighRes(self, pmidA: Any) -> LP_pmHighResResult:
         host = self._use()
         pmids = _pmid_list(pmidA)
         flat, changes = host.fetch(pmids, True)
-        return pmHighResResult(flat, len(pmids), changes)
+        return LP_pmHighResResult(pmHighResResult(flat, len(pmids), changes))
 
-    def pmHighResFetch(self, pmidA: Any) -> pmHighResResult:
+    def pmHighResFetch(self, pmidA: Any) -> LP_pmHighResResult:
         return self.pmFetchHighRes(pmidA)
 
     @staticmethod
@@ -408,7 +408,7 @@ class pmContext(object):
         flat = flat_of(result)
         if flat is None:
             raise pmErr(c_api.PM_ERR_GENERIC, "pmStore needs a result made by pmFetch")
-        numpmid = result.numpmid
+        numpmid = flat_of_numpmid(result)
         if numpmid < 1:
             raise pmErr(c_api.PM_ERR_TOOSMALL)
         arrays = store_arrays(flat, numpmid)
@@ -560,7 +560,8 @@ class pmContext(object):
         if type(vlist) is pmValue:
             r = vlist._r
             k = vlist._k
-            vt = r.vtype[k]
+            column = r._vtype
+            vt = (column if column is not None else r.vtype)[k]
             blocks = r._blocks
             if intype == outtype and (blocks is None or k not in blocks):
                 # Fast paths for the common "extract as its own type" calls.
@@ -723,6 +724,11 @@ class pmContext(object):
     @staticmethod
     def pmDebug(flags: int) -> bool:
         return False
+
+
+def flat_of_numpmid(result: Any) -> int:
+    contents = result.contents if isinstance(result, LP_pmResult) else result
+    return contents.numpmid
 
 
 def _uint_arg(value: Any) -> int:

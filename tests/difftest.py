@@ -57,11 +57,14 @@ def norm(s):
     return _ADDR.sub("0xADDR", s)
 
 def tname(x):
-    # Deliberate difference: the official binding hands out ctypes pointers
-    # (LP_pmResult, LP_pmValueSet, ...) where pcp-native hands out objects whose
-    # .contents is themselves; client code sees the same attributes either way.
+    # Deliberate difference: the official binding hands out ctypes pointers for value
+    # sets and blocks (LP_pmValueSet) where pcp-native hands out objects whose .contents
+    # is themselves; client code sees the same attributes either way. Results keep the
+    # official LP_pmResult name.
     name = type(x).__name__
-    return name[3:] if name.startswith("LP_") else name
+    if name in ("LP_pmValueSet",):
+        return name[3:]
+    return name
 
 def jsonable(x, _depth=0):
     if _depth > 50:

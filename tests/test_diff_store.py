@@ -191,8 +191,7 @@ def test_store_string_new_value_block(pair):
 
 def test_store_returns_the_result(pair):
     ref = pair.check("write_me_32")
-    # tname() folds the official LP_pmResult pointer type onto pcp-native's pmResult
-    assert ref["store_returns"] == "pmResult" and ref["store_returns_same_object"]
+    assert ref["store_returns"] == "LP_pmResult" and ref["store_returns_same_object"]
 
 
 def test_store_readonly_metric_permission_error(pair):
