@@ -46,6 +46,7 @@ for h in $HARNESSES; do
     # -timeout: one input may take at most 10 s; -rss_limit_mb bounds memory;
     # -max_len 65536 covers every PDU a client can be sent that we fuzz.
     args=(-max_total_time="$SECONDS_PER" -max_len=65536 -timeout=10 -rss_limit_mb=2048
+          -use_value_profile=1
           -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus" "$seeds")
     if [ "$JOBS" -gt 1 ]; then
         args=(-fork="$JOBS" -ignore_crashes=0 "${args[@]}")

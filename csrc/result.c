@@ -92,7 +92,7 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     for (int32_t i = 0; i < layout->numpmid; i++) {
         uint32_t pmid = pcp_read_u32(&c);
         int32_t numval = pcp_read_i32(&c);
-        int32_t valfmt = -1;
+        int32_t valfmt = PM_VAL_INSITU; /* libpcp leaves it unset when there are no values */
         if (numval > 0)
             valfmt = pcp_read_i32(&c);
         if (out) {

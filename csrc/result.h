@@ -14,7 +14,7 @@ typedef struct {
     int32_t nvalues;
     uint32_t *pmid;     /* [numpmid] */
     int32_t *numval;    /* [numpmid] >0 values, 0 none, <0 a PM_ERR_* for this metric */
-    int32_t *valfmt;    /* [numpmid] PM_VAL_*, or -1 when numval <= 0 */
+    int32_t *valfmt;    /* [numpmid] PM_VAL_*, 0 when numval <= 0 (no valfmt on the wire) */
     int32_t *first;     /* [numpmid] index of the metric's first value */
     int32_t *inst;      /* [nvalues] */
     int32_t *vtype;     /* [nvalues] value block type, or -1 for an INSITU value */

@@ -190,6 +190,17 @@ class HostContext:
             raise pmErr(PM_ERR_IPC)
         return self.conn
 
+    def _request(self, request: bytes, expect: int, decode: Callable):
+        """_exchange, then decode the reply; a reply that does not decode means the
+        stream can no longer be trusted, so the connection is closed as for PM_ERR_IPC."""
+        pdu = self._exchange(request, expect)
+        try:
+            return decode(pdu)
+        except pmErr as e:
+            if e.code == PM_ERR_IPC:
+                self.close()
+            raise
+
     def _exchange(self, request: bytes, expect: int) -> bytes:
         """Send one request and read its reply PDU; an ERROR reply raises its code."""
         conn = self._live()
@@ -204,7 +215,11 @@ class HostContext:
         if ptype == expect:
             return pdu
         if ptype == codec.PDU_ERROR:
-            code = codec.decode_error(pdu)
+            try:
+                code = codec.decode_error(pdu)
+            except pmErr:
+                self.close()
+                raise
             if code < 0:
                 raise pmErr(code)
         self.close()
@@ -217,7 +232,10 @@ class HostContext:
         if len(names) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
         # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
-        local = [_anon.ANON[n][0] if n in _anon.ANON else None for n in names]
+        anon = _anon.ANON
+        if not any(n in anon for n in names):
+            return self._lookup_remote(names)
+        local = [anon[n][0] if n in anon else None for n in names]
         remote = [n for n, p in zip(names, local) if p is None]
         resolved, ids = self._lookup_remote(remote) if remote else (0, [])
         it = iter(ids)
@@ -240,27 +258,27 @@ class HostContext:
         pmids: List[int] = []
         resolved = 0
         for batch in batches:
-            pdu = self._exchange(codec.encode_pmns_names(self.handle, batch), codec.PDU_PMNS_IDS)
-            sts, ids = codec.decode_pmns_ids(pdu)
+            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch), codec.PDU_PMNS_IDS,
+                                     codec.decode_pmns_ids)
             if len(ids) != len(batch):
                 self.close()
                 raise pmErr(PM_ERR_IPC)
             pmids.extend(ids)
-            resolved += sum(1 for p in ids if p != PM_ID_NULL)
+            resolved += len(ids) - ids.count(PM_ID_NULL)
         return resolved, pmids
 
     def name_all(self, pmid: int) -> List[bytes]:
         if pmid in _anon.BY_PMID:
             return [_anon.BY_PMID[pmid]]
         req = codec.encode_ids(self.handle, codec.PDU_PMNS_IDS, 0, [pmid])
-        names, _ = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
+        names, _ = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
         return names
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         extra = _anon.children(name)
         req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_CHILD, 1 if with_status else 0, name)
         try:
-            names, status = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
+            names, status = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -278,7 +296,7 @@ class HostContext:
         extra = _anon.leaves(name)
         req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_TRAVERSE, 0, name)
         try:
-            names, _ = codec.decode_pmns_names(self._exchange(req, codec.PDU_PMNS_NAMES))
+            names, _ = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -291,7 +309,7 @@ class HostContext:
         local = _anon.desc(pmid)
         if local is not None:
             return local
-        return codec.decode_desc(self._exchange(codec.encode_desc_req(self.handle, pmid), codec.PDU_DESC))
+        return self._request(codec.encode_desc_req(self.handle, pmid), codec.PDU_DESC, codec.decode_desc)
 
     def descs(self, pmids: Sequence[int]) -> List[codec.DescTuple]:
         """One descriptor per pmid; failed ones come back with pmid PM_ID_NULL."""
@@ -302,7 +320,7 @@ class HostContext:
                 # pmcd answers a single failed DESC_IDS with ERROR: report that code.
                 pass
             req = codec.encode_ids(self.handle, codec.PDU_DESC_IDS, -1, pmids)
-            descs = codec.decode_descs(self._exchange(req, codec.PDU_DESCS), len(pmids))
+            descs = self._request(req, codec.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
             return [_anon.desc(p) or d for p, d in zip(pmids, descs)]
         out = []
         for pmid in pmids:
@@ -319,7 +337,7 @@ class HostContext:
             raise pmErr(PM_ERR_INDOM)
         inst = _int32(inst)
         req = codec.encode_instance_req(self.handle, indom, inst, name)
-        _, insts, names = codec.decode_instance(self._exchange(req, codec.PDU_INSTANCE))
+        _, insts, names = self._request(req, codec.PDU_INSTANCE, codec.decode_instance)
         return insts, names
 
     def text(self, ident: int, level: int, indom: bool) -> bytes:
@@ -330,7 +348,7 @@ class HostContext:
         kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
         req = codec.encode_text_req(self.handle, ident, kind)
         try:
-            text = codec.decode_text(self._exchange(req, codec.PDU_TEXT))
+            text = self._request(req, codec.PDU_TEXT, codec.decode_text)
         except pmErr as e:
             if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 raise
@@ -339,7 +357,7 @@ class HostContext:
             # libpcp falls back to the one-line text when there is no help text.
             kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
             req = codec.encode_text_req(self.handle, ident, kind)
-            text = codec.decode_text(self._exchange(req, codec.PDU_TEXT))
+            text = self._request(req, codec.PDU_TEXT, codec.decode_text)
         return text
 
     # ---- fetch and store -------------------------------------------------------------
@@ -410,8 +428,7 @@ class HostContext:
             arrays["payload"], len(arrays["payload"]),
         )
         request = codec._encode(lib.pcp_encode_store, *args)
-        pdu = self._exchange(request, codec.PDU_ERROR)
-        code = codec.decode_error(pdu)
+        code = self._request(request, codec.PDU_ERROR, codec.decode_error)
         if code < 0:
             raise pmErr(code)
         return code
@@ -426,8 +443,7 @@ class HostContext:
             self.profile.sent = True
         ident = _int32(ident)
         req = codec.encode_label_req(self.handle, ident, type_)
-        pdu = self._exchange(req, codec.PDU_LABEL)
-        rident, rtype, sets = codec.decode_labels(pdu)
+        rident, rtype, sets = self._request(req, codec.PDU_LABEL, codec.decode_labels)
         if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
             self.close()
             raise pmErr(PM_ERR_IPC)

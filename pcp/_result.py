@@ -252,8 +252,7 @@ class pmValueSet:
 
     @property
     def valfmt(self) -> int:
-        fmt = self._r.valfmt[self._i]
-        return fmt if fmt >= 0 else 0
+        return self._r.valfmt[self._i]
 
     @property
     def vlist(self) -> _ValueList:
@@ -308,8 +307,7 @@ class _ResultBase:
         return self._r.pmid[vset_idx]
 
     def get_valfmt(self, vset_idx: int) -> int:
-        fmt = self._r.valfmt[vset_idx]
-        return fmt if fmt >= 0 else 0
+        return self._r.valfmt[vset_idx]
 
     def get_numval(self, vset_idx: int) -> int:
         return self._r.numval[vset_idx]
@@ -399,7 +397,7 @@ def store_arrays(r: FlatResult, numpmid: int) -> Dict[str, Any]:
         numval = r.numval[i]
         pmids.append(r.pmid[i])
         numvals.append(numval)
-        valfmts.append(r.valfmt[i] if r.valfmt[i] >= 0 else 0)
+        valfmts.append(r.valfmt[i])
         first = r.first[i]
         for k in range(first, first + max(numval, 0)):
             insts.append(r.inst[k])

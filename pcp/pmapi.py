@@ -169,17 +169,15 @@ class pmContext(object):
         host = self._use()
         if isinstance(nameA, (str, bytes)):
             nameA = [nameA]
-        names = [_as_bytes(n) for n in nameA]
+        names = [n if type(n) is bytes else n.encode("utf-8") for n in nameA]
         n = len(names)
-        pmidA = (c_uint * n)()
         try:
             if n == 0:
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
             resolved, pmids = host.lookup_names(names)
         except pmErr as e:
-            raise pmErr(e.code, pmidA)
-        for i, p in enumerate(pmids):
-            pmidA[i] = p
+            raise pmErr(e.code, (c_uint * n)())
+        pmidA = (c_uint * n)(*pmids)
         if n == 1 and resolved == 0:
             raise pmErr(c_api.PM_ERR_NAME, pmidA)
         if relaxed == 0 and resolved != n:

@@ -135,7 +135,7 @@ def result(vsets: Sequence[VSet], highres: bool = False, sec: int = 1700000000,
                 block = struct.pack(">I", ((vtype & 0xFF) << 24) | (4 + len(payload))) + payload
                 pending.append((len(sets) + 4, _pad4(block, b"\0")))
                 sets += struct.pack(">ii", inst, 0)
-    pos = 12 + fixed + len(sets)
+    pos = fixed + len(sets)           # fixed part includes the 12-byte header
     for where, block in pending:
         struct.pack_into(">i", sets, where, pos // 4)
         blocks += block
@@ -385,7 +385,7 @@ Script = Dict[Union[int, str], List[Action]]
 class FakePmcd:
     def __init__(self, scripts: Optional[Sequence[Script]] = None,
                  features: int = FEATURES_DEFAULT, greeting_pdu: Optional[bytes] = None,
-                 lifetime: float = 30.0) -> None:
+                 lifetime: float = 30.0, port: int = 0) -> None:
         self.scripts = [{k: list(v) for k, v in s.items()} for s in (scripts or [])]
         self.features = features
         self.greeting_pdu = bytes(greeting_pdu) if greeting_pdu is not None else bytes(
@@ -401,7 +401,7 @@ class FakePmcd:
         self._threads: List[threading.Thread] = []
         self._lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._lsock.bind(("127.0.0.1", 0))
+        self._lsock.bind(("127.0.0.1", port))
         self._lsock.listen(16)
         self._lsock.settimeout(0.05)
         self.port = self._lsock.getsockname()[1]
@@ -524,8 +524,8 @@ class FakePmcd:
                 with self._lock:
                     self.requests.append((index, ptype, data))
                 self._perform(self._next_action(script, ptype), Request(sock, ptype, data, self, index))
-        except Hangup:
-            pass
+        except (Hangup, ConnectionResetError, BrokenPipeError):
+            pass            # scripted hang-up, or the client went away (abortive close)
         except OSError as e:            # the client went away: fine
             with self._lock:
                 self.errors.append("conn %d: %r" % (index, e))

@@ -24,6 +24,8 @@ PM_ERR_CONV = -12362
 PM_ERR_TYPE = -12397
 PM_ID_NULL = 0xFFFFFFFF
 PM_IN_NULL = -1
+# result.h: the valfmt reported for a set with numval <= 0 (none on the wire)
+NO_VALFMT = 0
 PDU_MAX_LEN = 0x7FFFFFFF - 1024
 
 PDU = {
@@ -228,7 +230,7 @@ def check_result_sane(res: Result):
     for i in range(res.numpmid):
         assert res.first[i] == k
         if res.numval[i] <= 0:
-            assert res.valfmt[i] == -1
+            assert res.valfmt[i] == NO_VALFMT
             continue
         assert res.valfmt[i] in (0, 1, 2)
         for _ in range(res.numval[i]):
@@ -447,6 +449,25 @@ def test_highres_result_string():
     assert r.payload(0) == b"hullo world!\0"
 
 
+def test_result_decode_into_bound_block():
+    """pcp_result_bind: one pcp_result_mem_size() block, as the Python layer uses it."""
+    for data, highres in ((RESULT, 0), (HIGHRES_TYPES, 1), (RESULT_ERRORS, 0)):
+        ref = decode_result(data, highres)
+        size = lib.pcp_result_mem_size(ref.numpmid, ref.nvalues)
+        assert size >= 32 * ref.nvalues + 16 * ref.numpmid
+        mem = ffi.new("uint8_t[]", size)
+        out = ffi.new("pcp_result *")
+        lib.pcp_result_bind(out, mem, ref.numpmid, ref.nvalues)
+        assert lib.pcp_decode_result_pdu(cbuf(data), len(data), highres, out) == 0
+        np_, nv = ref.numpmid, ref.nvalues
+        assert list(out.pmid[0:np_]) == ref.pmid and list(out.numval[0:np_]) == ref.numval
+        assert list(out.first[0:np_]) == ref.first and list(out.valfmt[0:np_]) == ref.valfmt
+        assert list(out.inst[0:nv]) == ref.inst and list(out.vtype[0:nv]) == ref.vtype
+        assert list(out.ival[0:nv]) == ref.ival and list(out.boff[0:nv]) == ref.boff
+        assert list(out.blen[0:nv]) == ref.blen
+        assert [x for x in out.dval[0:nv]] == ref.dval
+
+
 def test_result_layouts_are_not_interchangeable():
     assert decode_result(RESULT, 1) == PM_ERR_IPC
     assert decode_result(HIGHRES_RESULT, 0) == PM_ERR_IPC
@@ -456,7 +477,7 @@ def test_highres_result_all_types():
     r = decode_result(HIGHRES_TYPES, 1)
     assert (r.numpmid, r.nvalues) == (10, 7)
     assert r.numval == [1] * 7 + [0, PM_ERR_PMID, PM_ERR_APPVERSION]
-    assert r.valfmt == [1] * 6 + [0, -1, -1, -1]
+    assert r.valfmt == [1] * 6 + [0] + [NO_VALFMT] * 3
     assert r.vtype == [2, 5, 4, 7, 6, 7, -1]
     assert r.ival[0] == 1 and r.dval[1] == 1.0 and r.dval[2] == 1.0
     assert r.payload(3) == b"hullo world!" and r.blen[3] == 12
@@ -472,7 +493,7 @@ def test_result_per_metric_errors():
     assert (r.sec, r.nsec) == (0x6B010205, 0x2BA89 * 1000)
     assert r.pmid == [0x0740000A, 0x0740FFFF, 0x0C800001, PM_ID_NULL]
     assert r.numval == [1, 0, PM_ERR_NOAGENT, PM_ERR_NOAGENT]
-    assert r.valfmt == [0, -1, -1, -1]
+    assert r.valfmt == [0] + [NO_VALFMT] * 3
     assert r.nvalues == 1 and r.inst == [PM_IN_NULL] and r.ival == [1]
     assert r.first == [0, 1, 1, 1]
 

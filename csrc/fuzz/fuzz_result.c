@@ -9,7 +9,10 @@
  *      16 (classic record: len, sec, usec, numpmid) or 24 (HIGHRES type word: len,
  *      numpmid, sec64, nsec64), or for any other type word at 4 * (byte 7 & 15).
  * Output arrays are allocated with exactly the sizes the scan reported, so ASan
- * reports any write past them; decoded offsets are checked against the buffer. */
+ * reports any write past them; decoded offsets are checked against the buffer. A
+ * successful PDU decode is repeated into one pcp_result_mem_size() block laid out by
+ * pcp_result_bind() (how the Python layer allocates): columns must be in bounds,
+ * aligned and disjoint, and the values identical. */
 #include "fuzz_common.h"
 #include "result.h"
 
@@ -60,7 +63,8 @@ static void check_decoded(const uint8_t *buf, size_t len, const pcp_result *r,
     for (int32_t i = 0; i < numpmid; i++) {
         CHECK(r->first[i] == k);
         if (r->numval[i] <= 0) {
-            CHECK(r->valfmt[i] == -1);
+            /* result.h: valfmt is 0 when numval <= 0 (no valfmt on the wire) */
+            CHECK(r->valfmt[i] == PM_VAL_INSITU);
             continue;
         }
         CHECK(r->valfmt[i] >= PM_VAL_INSITU && r->valfmt[i] <= PM_VAL_SPTR);
@@ -121,6 +125,60 @@ static void check_decoded(const uint8_t *buf, size_t len, const pcp_result *r,
     CHECK(k == nvalues);
 }
 
+/* pcp_result_bind: every column inside the one allocation, aligned, and disjoint. */
+static void check_bind(const pcp_result *r, const void *mem, size_t size, int32_t numpmid,
+                       int32_t nvalues)
+{
+    size_t np = (size_t)numpmid, nv = (size_t)nvalues;
+    const struct {
+        const void *p;
+        size_t n, align;
+    } col[] = {
+        {r->pmid, np * 4, 4},  {r->numval, np * 4, 4}, {r->valfmt, np * 4, 4},
+        {r->first, np * 4, 4}, {r->inst, nv * 4, 4},   {r->vtype, nv * 4, 4},
+        {r->ival, nv * 8, 8},  {r->dval, nv * 8, 8},   {r->boff, nv * 4, 4},
+        {r->blen, nv * 4, 4},
+    };
+    const size_t ncol = sizeof col / sizeof col[0];
+    uintptr_t lo = (uintptr_t)mem, hi = lo + size;
+    for (size_t i = 0; i < ncol; i++) {
+        uintptr_t a = (uintptr_t)col[i].p;
+        CHECK(a >= lo && a <= hi && col[i].n <= hi - a);
+        CHECK(a % col[i].align == 0);
+        for (size_t j = 0; j < i; j++) {
+            uintptr_t b = (uintptr_t)col[j].p;
+            CHECK(a + col[i].n <= b || b + col[j].n <= a);
+        }
+    }
+}
+
+/* Decode again into one pcp_result_mem_size() block bound with pcp_result_bind(), the
+ * way the Python layer allocates, and compare with the separate-array decode. */
+static void try_bound(const uint8_t *buf, size_t len, int highres, const pcp_result *ref)
+{
+    int32_t np = ref->numpmid, nv = ref->nvalues;
+    size_t size = pcp_result_mem_size(np, nv);
+    CHECK(size >= (size_t)nv * 32 + (size_t)np * 16);
+    void *mem = fz_alloc(size, 1);
+    pcp_result r;
+    memset(&r, 0, sizeof r);
+    pcp_result_bind(&r, mem, np, nv);
+    check_bind(&r, mem, size, np, nv);
+    CHECK(pcp_decode_result_pdu(buf, len, highres, &r) == 0);
+    CHECK(r.numpmid == np && r.nvalues == nv && r.sec == ref->sec && r.nsec == ref->nsec);
+    CHECK(memcmp(r.pmid, ref->pmid, (size_t)np * 4) == 0);
+    CHECK(memcmp(r.numval, ref->numval, (size_t)np * 4) == 0);
+    CHECK(memcmp(r.valfmt, ref->valfmt, (size_t)np * 4) == 0);
+    CHECK(memcmp(r.first, ref->first, (size_t)np * 4) == 0);
+    CHECK(memcmp(r.inst, ref->inst, (size_t)nv * 4) == 0);
+    CHECK(memcmp(r.vtype, ref->vtype, (size_t)nv * 4) == 0);
+    CHECK(memcmp(r.ival, ref->ival, (size_t)nv * 8) == 0);
+    CHECK(memcmp(r.dval, ref->dval, (size_t)nv * 8) == 0);
+    CHECK(memcmp(r.boff, ref->boff, (size_t)nv * 4) == 0);
+    CHECK(memcmp(r.blen, ref->blen, (size_t)nv * 4) == 0);
+    free(mem);
+}
+
 static void try_pdu(const uint8_t *buf, size_t len, int highres)
 {
     int32_t numpmid = -1, nvalues = -1;
@@ -143,6 +201,7 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
         CHECK(r.nsec == (int64_t)(int32_t)fz_be32(buf + 16) * 1000);
     }
     check_decoded(buf, len, &r, numpmid, nvalues);
+    try_bound(buf, len, highres, &r);
     free_result(&r);
 }
 
