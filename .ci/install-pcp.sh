@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install PCP 6.0.3 from Debian (pmcd, the reference python3-pcp binding, libpcp headers),
-# start pmcd without systemd and install the sample PMDA. Idempotent; needs root.
+# Install what the tests need from Debian: PCP 6.0.3 (pmcd, the reference python3-pcp
+# binding, libpcp headers for the benchmark's C clients), gcc, and clang with its
+# libFuzzer runtime for the fuzz targets; start pmcd without systemd and install the
+# sample PMDA. Idempotent; needs root.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -9,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-packages="pcp python3-pcp libpcp3-dev libpcp-pmda3-dev make gcc"
+packages="pcp python3-pcp libpcp3-dev libpcp-pmda3-dev make gcc clang libclang-rt-14-dev binutils"
 missing=""
 for p in $packages; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -12,6 +12,20 @@ fi
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider tests "$@" || status=$?
 
+# The package must also install as a normal (non-editable) wheel into a fresh venv.
+if [ "${SKIP_WHEEL:-}" != 1 ]; then
+    tmp=$(mktemp -d)
+    python3 -m venv "$tmp/venv"
+    if "$tmp/venv/bin/pip" install -q . >"$tmp/pip.log" 2>&1 &&
+       (cd "$tmp" && "$tmp/venv/bin/python" -c \
+        'from pcp import pmapi; import cpmapi; c = pmapi.pmContext(); print("wheel install: ok,", c.pmGetContextHostName())'); then
+        :
+    else
+        cat "$tmp/pip.log"; echo "wheel install: FAILED"; status=1
+    fi
+    rm -rf "$tmp"
+fi
+
 if [ "${SKIP_SANITIZE:-}" != 1 ] && [ -x .ci/sanitize.sh ]; then
     bash .ci/sanitize.sh -q -p no:cacheprovider tests || status=$?
 fi
