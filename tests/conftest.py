@@ -17,6 +17,13 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# Under .ci/sanitize.sh this interpreter runs with the ASan runtime preloaded (it is
+# already loaded by now). Subprocesses must not inherit it: the system Python running
+# the official binding aborts with it ("munmap_chunk(): invalid pointer"), and our own
+# subprocesses import the normal build, which does not need it.
+if "libasan" in os.environ.get("LD_PRELOAD", ""):
+    os.environ.pop("LD_PRELOAD")
+
 import difftest  # noqa: E402
 
 PMCD_UNIX_SOCKETS = ("/run/pcp/pmcd.socket", "/var/run/pcp/pmcd.socket")
