@@ -18,11 +18,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Under .ci/sanitize.sh this interpreter runs with the ASan runtime preloaded (it is
-# already loaded by now). Subprocesses must not inherit it: the system Python running
-# the official binding aborts with it ("munmap_chunk(): invalid pointer"), and our own
-# subprocesses import the normal build, which does not need it.
+# already loaded by now). The system Python running the official binding must not
+# inherit it (it aborts: "munmap_chunk(): invalid pointer"); difftest gives it back to
+# the subprocesses that run our (sanitized) extension.
 if "libasan" in os.environ.get("LD_PRELOAD", ""):
-    os.environ.pop("LD_PRELOAD")
+    os.environ["PCP_TEST_ASAN_PRELOAD"] = os.environ.pop("LD_PRELOAD")
 
 import difftest  # noqa: E402
 

@@ -222,9 +222,15 @@ def build_program(snippet):
 
 def _env(ours):
     env = dict(os.environ)
-    for k in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP",
-              "PYTHONSAFEPATH"):
+    for k in ("PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONSAFEPATH"):
         env.pop(k, None)
+    if ours:
+        # Our side keeps PYTHONPATH (.ci/sanitize.sh points it at the sanitized build)
+        # and gets back the ASan runtime that conftest took out of the environment.
+        if os.environ.get("PCP_TEST_ASAN_PRELOAD"):
+            env["LD_PRELOAD"] = os.environ["PCP_TEST_ASAN_PRELOAD"]
+    else:
+        env.pop("PYTHONPATH", None)
     env["PYTHONNOUSERSITE"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["LC_ALL"] = "C.UTF-8"
