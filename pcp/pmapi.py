@@ -9,12 +9,12 @@ import ctypes
 import errno as _errno
 import json
 import os
-import sys
 import threading
 from ctypes import c_char_p, c_int, c_uint
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
+from pcp import _result as _result_module
 from pcp import _values
 from pcp._context import HostContext
 from pcp import _errors
@@ -773,7 +773,7 @@ class pmMetricSpec(ctypes.Structure):
 
 
 pmValueSetPtr = pmValueSet
-from pcp._result import valueDref  # noqa: E402  (re-exported like the official module)
+valueDref = _result_module.valueDref  # re-exported, as the official module defines it
 
 
 def _fill_desc(desc: pmDesc, t: Tuple[int, int, int, int, int]) -> None:
