@@ -316,9 +316,6 @@ class HostContext:
         if len(pmids) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.features & FEATURE_DESCS:
-            if len(pmids) == 1:
-                # pmcd answers a single failed DESC_IDS with ERROR: report that code.
-                pass
             req = codec.encode_ids(self.handle, codec.PDU_DESC_IDS, -1, pmids)
             descs = self._request(req, codec.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
             return [_anon.desc(p) or d for p, d in zip(pmids, descs)]

@@ -985,7 +985,6 @@ def merge_label_sets(labelSets: Any, callback: Optional[Callable[[Any, Any, Any]
     keep = ctypes.c_char_p(arg)                 # TypeError for str, like ref
     carg = ctypes.cast(keep, ctypes.c_void_p).value
 
-    filt = None
     if callback is not None:
         def filt(label: Any, json: bytes) -> int:
             nul = json.find(b"\0")

@@ -21,30 +21,13 @@ from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p,
 from typing import Any, Tuple, Union as _TUnion
 
 # --------------------------------------------------------------------------
-# Constants this module needs (kept local on purpose: cpmapi is written in
-# parallel and must not become an import-time dependency of the structures).
-
-PM_TYPE_NOSUPPORT = -1
-PM_TYPE_32 = 0
-PM_TYPE_U32 = 1
-PM_TYPE_64 = 2
-PM_TYPE_U64 = 3
-PM_TYPE_FLOAT = 4
-PM_TYPE_DOUBLE = 5
-PM_TYPE_STRING = 6
-PM_TYPE_AGGREGATE = 7
-PM_TYPE_AGGREGATE_STATIC = 8
-PM_TYPE_EVENT = 9
-PM_TYPE_HIGHRES_EVENT = 10
-PM_TYPE_UNKNOWN = 255
-
-# Sizes of the character arrays in the log label records (values of the
-# reference's cpmapi on Linux).
-PM_LOG_MAXHOSTLEN = 64
-PM_TZ_MAXLEN = 40
-PM_MAX_HOSTNAMELEN = 256
-PM_MAX_TIMEZONELEN = 256
-PM_MAX_ZONEINFOLEN = 256
+# Constants come from cpmapi, the one table of PMAPI values.
+from cpmapi import (PM_TYPE_NOSUPPORT, PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64,  # noqa: E402
+                    PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING,
+                    PM_TYPE_AGGREGATE, PM_TYPE_AGGREGATE_STATIC, PM_TYPE_EVENT,
+                    PM_TYPE_HIGHRES_EVENT, PM_TYPE_UNKNOWN, PM_LOG_MAXHOSTLEN,
+                    PM_TZ_MAXLEN, PM_MAX_HOSTNAMELEN, PM_MAX_TIMEZONELEN,
+                    PM_MAX_ZONEINFOLEN)
 
 # The C bitfields are declared in opposite orders on the two byte orders so
 # that the 32-bit word looks the same; ctypes follows the host compiler's

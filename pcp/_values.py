@@ -30,31 +30,17 @@ from pcp._types import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_AGGREGATE,
                         pmUnits, units_from_int)
 
 # ---------------------------------------------------------------------------
-# Local constants (deliberately not imported from cpmapi, see pcp._types).
+# Constants come from cpmapi, the one table of PMAPI values.
+from cpmapi import (PM_ERR_UNIT, PM_ERR_CONV, PM_ERR_TRUNC, PM_ERR_SIGN,  # noqa: E402
+                    PM_VAL_INSITU, PM_VAL_DPTR, PM_VAL_SPTR, PM_ID_NULL, PM_INDOM_NULL,
+                    PM_SEM_COUNTER, PM_SEM_INSTANT, PM_SEM_DISCRETE,
+                    PM_SPACE_BYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_GBYTE,
+                    PM_SPACE_TBYTE, PM_SPACE_PBYTE, PM_SPACE_EBYTE,
+                    PM_TIME_NSEC, PM_TIME_USEC, PM_TIME_MSEC, PM_TIME_SEC,
+                    PM_TIME_MIN, PM_TIME_HOUR)
 
-PM_ERR_UNIT = -12361
-PM_ERR_CONV = -12362
-PM_ERR_TRUNC = -12363
-PM_ERR_SIGN = -12364
-PM_ERR_TYPE = -12397
-
-PM_VAL_INSITU = 0
-PM_VAL_DPTR = 1
-PM_VAL_SPTR = 2
-PM_VAL_HDR_SIZE = 4
-
-PM_ID_NULL = 0xFFFFFFFF
-PM_INDOM_NULL = 0xFFFFFFFF
-DYNAMIC_PMID = 511
-
-PM_SEM_COUNTER = 1
-PM_SEM_INSTANT = 3
-PM_SEM_DISCRETE = 4
-
-PM_SPACE_BYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_GBYTE = 0, 1, 2, 3
-PM_SPACE_TBYTE, PM_SPACE_PBYTE, PM_SPACE_EBYTE = 4, 5, 6
-PM_TIME_NSEC, PM_TIME_USEC, PM_TIME_MSEC, PM_TIME_SEC = 0, 1, 2, 3
-PM_TIME_MIN, PM_TIME_HOUR = 4, 5
+PM_VAL_HDR_SIZE = 4   # the value block header word (not in cpmapi)
+DYNAMIC_PMID = 511    # reserved domain of dynamic/derived pmIDs (not in cpmapi)
 
 _M32 = 0xFFFFFFFF
 _M64 = 0xFFFFFFFFFFFFFFFF

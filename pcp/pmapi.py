@@ -788,6 +788,8 @@ def _sort_instances(result: Any) -> None:
     if flat is None:
         return
     inst, vtype, ival, dval = flat.inst, flat.vtype, flat.ival, flat.dval
+    boff, blen = flat.c.boff, flat.c.blen
+    blocks = flat._blocks
     for i in range(flat.numpmid):
         n, first = flat.numval[i], flat.first[i]
         if n <= 1:
@@ -795,8 +797,11 @@ def _sort_instances(result: Any) -> None:
         order = sorted(range(first, first + n), key=lambda k: inst[k])
         for column in (inst, vtype, ival, dval):
             column[first:first + n] = [column[k] for k in order]
-        boff, blen = flat.c.boff, flat.c.blen
         offs = [(boff[k], blen[k]) for k in order]
         for j, (o, ln) in enumerate(offs):
             boff[first + j] = o
             blen[first + j] = ln
+        if blocks:
+            # Edited or materialised value blocks move with their values.
+            moved = {first + j: blocks.pop(k) for j, k in enumerate(order) if k in blocks}
+            blocks.update(moved)

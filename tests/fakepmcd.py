@@ -35,7 +35,7 @@ import socket
 import struct
 import threading
 import time
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 # ---- constants (protocol.md 2.4, 12) ---------------------------------------------------
 
