@@ -13,6 +13,15 @@ from pcp._native import ffi, lib
 PM_VAL_INSITU = 0
 
 
+def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+    mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
+    c = ffi.new("pcp_result *")
+    lib.pcp_result_bind(c, mem, numpmid, nvalues)
+    c.numpmid = numpmid
+    c.nvalues = nvalues
+    return c, mem
+
+
 class FlatResult:
     """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
 
@@ -29,18 +38,35 @@ class FlatResult:
         sts = lib.pcp_scan_result_pdu(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
         if sts < 0:
             raise pmErr(sts)
-        numpmid, nvalues = counts[0], counts[1]
-        mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
-        c = ffi.new("pcp_result *")
-        lib.pcp_result_bind(c, mem, numpmid, nvalues)
+        c, mem = _allocate(counts[0], counts[1])
         sts = lib.pcp_decode_result_pdu(pdu, len(pdu), 1 if highres else 0, c)
         if sts < 0:
             raise pmErr(sts)
+        self._setup(pdu, c, mem)
+
+    @classmethod
+    def from_log_record(cls, record: bytes, version: int) -> "FlatResult":
+        """An archive data record (length words included), decoded by the same value
+        decoder as a RESULT PDU; its blocks are addressed within `record`."""
+        counts = ffi.new("int32_t[2]")
+        sts = lib.pcp_log_record_scan(record, len(record), version, counts, counts + 1)
+        if sts < 0:
+            raise pmErr(sts)
+        c, mem = _allocate(counts[0], counts[1])
+        sts = lib.pcp_log_record_decode(record, len(record), version, c)
+        if sts < 0:
+            raise pmErr(sts)
+        self = object.__new__(cls)
+        self._setup(record, c, mem)
+        return self
+
+    def _setup(self, pdu: bytes, c: Any, mem: Any) -> None:
         self.pdu = pdu
         self.c = c
         self._mem = mem
         self.sec = c.sec
         self.nsec = c.nsec
+        numpmid, nvalues = c.numpmid, c.nvalues
         self.numpmid = numpmid
         self.nvalues = nvalues
         self.pmid = ffi.unpack(c.pmid, numpmid)
@@ -52,6 +78,56 @@ class FlatResult:
         self._ival = None
         self._dval = None
         self._blocks: Optional[Dict[int, Any]] = None
+
+    def rearranged(self, sets: List[Tuple[int, int, Optional[List[int]]]]) -> "FlatResult":
+        """A result whose value sets are picked from this one: for each output set
+        (pmid, index of the source set or -1 for "no values", indices of the source
+        set's values to keep or None for all). Blocks stay in this result's bytes."""
+        picks: List[int] = []
+        meta = []
+        for pmid, src, keep in sets:
+            if src < 0:
+                meta.append((pmid, 0, 0, len(picks)))
+                continue
+            numval = self.numval[src]
+            first = len(picks)
+            if numval > 0:
+                base = self.first[src]
+                chosen = range(numval) if keep is None else keep
+                picks.extend(base + j for j in chosen)
+                numval = len(picks) - first
+            meta.append((pmid, numval, self.valfmt[src], first))
+        c, mem = _allocate(len(sets), len(picks))
+        src_c = self.c
+        for i, (pmid, numval, valfmt, first) in enumerate(meta):
+            c.pmid[i] = pmid
+            c.numval[i] = numval
+            c.valfmt[i] = valfmt if numval > 0 else 0
+            c.first[i] = first
+        for k, s in enumerate(picks):
+            c.inst[k] = src_c.inst[s]
+            c.vtype[k] = src_c.vtype[s]
+            c.ival[k] = src_c.ival[s]
+            c.dval[k] = src_c.dval[s]
+            c.boff[k] = src_c.boff[s]
+            c.blen[k] = src_c.blen[s]
+        c.sec = self.sec
+        c.nsec = self.nsec
+        c.numpmid = len(sets)
+        c.nvalues = len(picks)
+        out = object.__new__(FlatResult)
+        out._setup(self.pdu, c, mem)
+        return out
+
+    @classmethod
+    def empty(cls, sec: int, nsec: int) -> "FlatResult":
+        """A result with no value sets: an archive <mark> record made up by the reader."""
+        c, mem = _allocate(0, 0)
+        c.sec = sec
+        c.nsec = nsec
+        self = object.__new__(cls)
+        self._setup(b"", c, mem)
+        return self
 
     # Per-value columns as Python lists, unpacked once on first use.
     @property
