@@ -2,7 +2,7 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import ctypes
 import sys
@@ -11,6 +11,26 @@ from pcp._errors import pmErr
 from pcp._native import ffi, lib
 
 PM_VAL_INSITU = 0
+
+
+class ResultArrays(NamedTuple):
+    """A result's columns (pcp_result in csrc/result.h): per value set `pmid`, `numval`
+    (< 0 an error code), `valfmt` and `first` (index of its first value); per value
+    `inst`, `vtype` (-1 for a 32-bit INSITU value), `ival` (integers), `dval` (FLOAT and
+    DOUBLE), and `boff`/`blen` locating other payloads (strings...) in `data`. Arrays are
+    read-only views that keep the result's memory alive."""
+
+    pmid: Any
+    numval: Any
+    valfmt: Any
+    first: Any
+    inst: Any
+    vtype: Any
+    ival: Any
+    dval: Any
+    boff: Any
+    blen: Any
+    data: bytes
 
 
 def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
@@ -128,6 +148,26 @@ class FlatResult:
         self = object.__new__(cls)
         self._setup(b"", c, mem)
         return self
+
+    def arrays(self) -> "ResultArrays":
+        import numpy as np
+
+        nv = max(self.nvalues, 1)
+        np_ = max(self.numpmid, 1)
+        mem = ffi.buffer(self._mem)
+        n, m = self.nvalues, self.numpmid
+
+        def col(offset: int, dtype: Any, count: int) -> Any:
+            return np.frombuffer(mem, dtype=dtype, count=count, offset=offset)
+
+        base = nv * 32
+        return ResultArrays(
+            pmid=col(base, np.uint32, m), numval=col(base + np_ * 4, np.int32, m),
+            valfmt=col(base + np_ * 8, np.int32, m), first=col(base + np_ * 12, np.int32, m),
+            inst=col(nv * 16, np.int32, n), vtype=col(nv * 20, np.int32, n),
+            ival=col(0, np.int64, n), dval=col(nv * 8, np.float64, n),
+            boff=col(nv * 24, np.uint32, n), blen=col(nv * 28, np.uint32, n),
+            data=self.pdu)
 
     # Per-value columns as Python lists, unpacked once on first use.
     @property
@@ -378,6 +418,11 @@ class _ResultBase:
     @property
     def vset(self) -> _VsetArray:
         return _VsetArray(self._r)
+
+    def as_arrays(self) -> "ResultArrays":
+        """Beyond the official binding: every value of this result as numpy arrays,
+        viewing the decoded columns without a copy or a Python object per value."""
+        return self._r.arrays()
 
     def get_pmid(self, vset_idx: int) -> int:
         return self._r.pmid[vset_idx]
