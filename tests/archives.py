@@ -120,7 +120,7 @@ def _pmlogger(dirpath, base, config, extra=(), samples=36):
                             stderr=subprocess.PIPE, text=True)
 
 
-def _wait(p, what):
+def _wait(p, what, logfile=None):
     try:
         out, err = p.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -128,7 +128,11 @@ def _wait(p, what):
         p.communicate()
         raise CorpusError("pmlogger %s timed out" % what)
     if p.returncode != 0:
-        raise CorpusError("pmlogger %s failed (%s): %s %s" % (what, p.returncode, out, err))
+        log = ""
+        if logfile and os.path.exists(logfile):
+            with open(logfile) as f:
+                log = f.read()[-3000:]
+        raise CorpusError("pmlogger %s failed (%s): %s %s\n%s" % (what, p.returncode, out, err, log))
 
 
 def _files(base):
@@ -219,7 +223,7 @@ def build(root):
                 time.sleep(delay)
             _pmstore("sample.many.count", value)
         for name, p in procs:
-            _wait(p, name)
+            _wait(p, name, os.path.join(rec, name + ".log"))
     finally:
         _pmstore("sample.many.count", old_many)
         for name, p in procs:
@@ -232,7 +236,7 @@ def build(root):
              ("otherhost", _pmlogger(rec, "otherhost", SMALL_CONFIG,
                                      ["-V", "2", "-H", "otherhost.example"], samples=4))]
     for name, p in procs:
-        _wait(p, name)
+        _wait(p, name, os.path.join(rec, name + ".log"))
     for name in ("v2", "v3native", "mv", "next", "small", "small3", "otherhost"):
         c["rec_" + name] = os.path.join(rec, name)
 
@@ -313,17 +317,23 @@ def get_corpus():
             return _CORPUS["corpus"]
         if "error" in _CORPUS:
             raise _CORPUS["error"]
-        root = tempfile.mkdtemp(prefix="pcp-archtests-")
-        if not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
-            atexit.register(shutil.rmtree, root, True)
-        try:
-            _CORPUS["corpus"] = build(root)
-        except (CorpusError, OSError, subprocess.SubprocessError) as e:
-            _CORPUS["error"] = CorpusError("cannot build the archive corpus in %s: %s"
-                                           % (root, e))
-            raise _CORPUS["error"]
-        _CORPUS["corpus"]["root"] = root
-        return _CORPUS["corpus"]
+        errors = []
+        # one retry: pmlogger fails now and then when pmcd is busy (or was
+        # just restarted by another test run)
+        for attempt in range(2):
+            root = tempfile.mkdtemp(prefix="pcp-archtests-")
+            if not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
+                atexit.register(shutil.rmtree, root, True)
+            try:
+                _CORPUS["corpus"] = build(root)
+                _CORPUS["corpus"]["root"] = root
+                _CORPUS["corpus"]["build_errors"] = errors
+                return _CORPUS["corpus"]
+            except (CorpusError, OSError, subprocess.SubprocessError) as e:
+                errors.append("%s: %s" % (root, e))
+                time.sleep(2)
+        _CORPUS["error"] = CorpusError("cannot build the archive corpus: %s" % errors)
+        raise _CORPUS["error"]
 
 
 # Variants with one archive, for the parametrised tests
@@ -367,6 +377,18 @@ try:
 except pmapi.pmErr:
     pass
 R["names"] = names
+indoms = set()
+R["name_pmids"] = {}
+for n in names:
+    try:
+        pmid = ctx.pmLookupName(n)[0]
+        R["name_pmids"][n] = int(pmid)
+        d = ctx.pmLookupDesc(pmid)
+    except pmapi.pmErr:
+        continue
+    if d.contents.indom != c_api.PM_INDOM_NULL:
+        indoms.add(int(d.contents.indom))
+R["indoms"] = sorted(indoms)
 RESULT = R
 '''
 
@@ -375,7 +397,7 @@ _FACTS = {}
 
 def ref_facts(name):
     """{"start", "end", "records": [{"ts": [sec, nsec], "numpmid", "pmids"}],
-    "names"} of archive `name`, computed with the official binding."""
+    "names", "name_pmids", "indoms"} of archive `name`, computed with the official binding."""
     with _LOCK:
         if name not in _FACTS:
             import difftest
@@ -384,6 +406,19 @@ def ref_facts(name):
                 raise CorpusError("reference cannot read %s: %r" % (name, res))
             _FACTS[name] = res
         return _FACTS[name]
+
+
+DERIVED_DOMAIN = 511
+
+
+def archive_names(facts):
+    """Names of the archive's own metrics (not global derived metrics)."""
+    return [n for n in facts["names"]
+            if (facts["name_pmids"].get(n, -1) >> 22) & 0x1ff != DERIVED_DOMAIN]
+
+
+def derived_names(facts):
+    return [n for n in facts["names"] if n not in set(archive_names(facts))]
 
 
 def data_times(facts):

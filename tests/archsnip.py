@@ -23,6 +23,21 @@ def desc_type(ctx, pmid):
             _DESC_TYPE[key] = None
     return _DESC_TYPE[key]
 
+def cc(fn, *args):
+    """Compact catch: the value, or just the error code / exception type."""
+    try:
+        return jsonable(fn(*args))
+    except pmapi.pmErr as e:
+        return {"err": e.code}
+    except Exception as e:
+        return {"exc": tname(e)}
+
+def fake_desc(indom, pmid=0, type=0):
+    """A pmDesc pointer built by hand (for calls taking a pmDesc)."""
+    d = pmapi.pmDesc()
+    d.pmid, d.type, d.indom = pmid, type, indom
+    return ctypes.pointer(d)
+
 def ts_pair(ts, highres):
     return [ts.tv_sec, ts.tv_nsec if highres else ts.tv_usec]
 
