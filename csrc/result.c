@@ -85,6 +85,8 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     if (c.bad || total > INT32_MAX)
         return bad;
     size_t sets_end = c.pos;
+    uint64_t blocks_bytes = 0;           /* strict layout: sum of pad4(vlen) */
+    size_t lowest_block = len;           /* strict layout: the first block's offset */
 
     /* Pass 2: every value, checking each block it points at. */
     c = pcp_cursor_at(buf, len, layout->sets_off);
@@ -121,6 +123,11 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             size_t poff;
             if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
                 return bad;
+            if (layout->strict) {
+                blocks_bytes += pcp_pad4((size_t)plen + 4);
+                if (poff - 4 < lowest_block)
+                    lowest_block = poff - 4;
+            }
             if (!out)
                 continue;
             /* Offsets are stored as 32 bits; buffers beyond 4 GiB are refused below. */
@@ -154,6 +161,11 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
         }
     }
     if (c.bad)
+        return bad;
+    /* libpcp accepts a record only if its blocks start right after the value sets and
+     * their padded sizes add up to the rest of the record: no gaps, no sharing. */
+    if (layout->strict &&
+        (sets_end + blocks_bytes != len || (blocks_bytes > 0 && lowest_block != sets_end)))
         return bad;
     if (nvalues_out)
         *nvalues_out = (int32_t)total;
@@ -233,6 +245,7 @@ static int result_fixed_part(const uint8_t *buf, size_t len, int highres,
     layout->sets_off = c.pos;
     layout->numpmid = numpmid;
     layout->block_base = 0;
+    layout->strict = 0;
     return 0;
 }
 

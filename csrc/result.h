@@ -29,6 +29,9 @@ typedef struct {
     size_t sets_off;    /* byte offset of the first value set */
     int32_t numpmid;    /* number of value sets */
     int64_t block_base; /* a DPTR word N points at byte block_base + 4*N of the buffer */
+    int32_t strict;     /* archives: blocks must tile the bytes after the value sets exactly,
+                           each DPTR value owning one block, as libpcp's record decoder
+                           demands; 0 only bounds-checks each block (live PDUs) */
 } pcp_sets_layout;
 
 /* Bytes one allocation needs to hold every array of a result of this size, and the call

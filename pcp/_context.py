@@ -99,6 +99,15 @@ class Profile:
     def delete(self, indom: int, insts: Optional[Sequence[int]]) -> None:
         self._change(indom, insts, False)
 
+    def includes(self, indom: int, inst: int) -> bool:
+        """Whether an instance passes the profile (archives filter values locally)."""
+        entry = self.entries.get(indom)
+        if entry is None:
+            return self.g_state == PM_PROFILE_INCLUDE
+        state, listed = entry
+        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
+        return (inst in listed) == (state == PM_PROFILE_EXCLUDE)
+
     def encode(self, from_: int) -> bytes:
         entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]
         return codec.encode_profile(from_, _CTXID, self.g_state, entries)

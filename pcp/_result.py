@@ -2,7 +2,7 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import ctypes
 import sys
@@ -11,6 +11,35 @@ from pcp._errors import pmErr
 from pcp._native import ffi, lib
 
 PM_VAL_INSITU = 0
+
+
+class ResultArrays(NamedTuple):
+    """A result's columns (pcp_result in csrc/result.h): per value set `pmid`, `numval`
+    (< 0 an error code), `valfmt` and `first` (index of its first value); per value
+    `inst`, `vtype` (-1 for a 32-bit INSITU value), `ival` (integers), `dval` (FLOAT and
+    DOUBLE), and `boff`/`blen` locating other payloads (strings...) in `data`. Arrays are
+    read-only views that keep the result's memory alive."""
+
+    pmid: Any
+    numval: Any
+    valfmt: Any
+    first: Any
+    inst: Any
+    vtype: Any
+    ival: Any
+    dval: Any
+    boff: Any
+    blen: Any
+    data: bytes
+
+
+def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+    mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
+    c = ffi.new("pcp_result *")
+    lib.pcp_result_bind(c, mem, numpmid, nvalues)
+    c.numpmid = numpmid
+    c.nvalues = nvalues
+    return c, mem
 
 
 class FlatResult:
@@ -29,18 +58,35 @@ class FlatResult:
         sts = lib.pcp_scan_result_pdu(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
         if sts < 0:
             raise pmErr(sts)
-        numpmid, nvalues = counts[0], counts[1]
-        mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
-        c = ffi.new("pcp_result *")
-        lib.pcp_result_bind(c, mem, numpmid, nvalues)
+        c, mem = _allocate(counts[0], counts[1])
         sts = lib.pcp_decode_result_pdu(pdu, len(pdu), 1 if highres else 0, c)
         if sts < 0:
             raise pmErr(sts)
+        self._setup(pdu, c, mem)
+
+    @classmethod
+    def from_log_record(cls, record: bytes, version: int) -> "FlatResult":
+        """An archive data record (length words included), decoded by the same value
+        decoder as a RESULT PDU; its blocks are addressed within `record`."""
+        counts = ffi.new("int32_t[2]")
+        sts = lib.pcp_log_record_scan(record, len(record), version, counts, counts + 1)
+        if sts < 0:
+            raise pmErr(sts)
+        c, mem = _allocate(counts[0], counts[1])
+        sts = lib.pcp_log_record_decode(record, len(record), version, c)
+        if sts < 0:
+            raise pmErr(sts)
+        self = object.__new__(cls)
+        self._setup(record, c, mem)
+        return self
+
+    def _setup(self, pdu: bytes, c: Any, mem: Any) -> None:
         self.pdu = pdu
         self.c = c
         self._mem = mem
         self.sec = c.sec
         self.nsec = c.nsec
+        numpmid, nvalues = c.numpmid, c.nvalues
         self.numpmid = numpmid
         self.nvalues = nvalues
         self.pmid = ffi.unpack(c.pmid, numpmid)
@@ -52,6 +98,76 @@ class FlatResult:
         self._ival = None
         self._dval = None
         self._blocks: Optional[Dict[int, Any]] = None
+
+    def rearranged(self, sets: List[Tuple[int, int, Optional[List[int]]]]) -> "FlatResult":
+        """A result whose value sets are picked from this one: for each output set
+        (pmid, index of the source set or -1 for "no values", indices of the source
+        set's values to keep or None for all). Blocks stay in this result's bytes."""
+        picks: List[int] = []
+        meta = []
+        for pmid, src, keep in sets:
+            if src < 0:
+                meta.append((pmid, 0, 0, len(picks)))
+                continue
+            numval = self.numval[src]
+            first = len(picks)
+            if numval > 0:
+                base = self.first[src]
+                chosen = range(numval) if keep is None else keep
+                picks.extend(base + j for j in chosen)
+                numval = len(picks) - first
+            meta.append((pmid, numval, self.valfmt[src], first))
+        c, mem = _allocate(len(sets), len(picks))
+        src_c = self.c
+        for i, (pmid, numval, valfmt, first) in enumerate(meta):
+            c.pmid[i] = pmid
+            c.numval[i] = numval
+            c.valfmt[i] = valfmt if numval > 0 else 0
+            c.first[i] = first
+        for k, s in enumerate(picks):
+            c.inst[k] = src_c.inst[s]
+            c.vtype[k] = src_c.vtype[s]
+            c.ival[k] = src_c.ival[s]
+            c.dval[k] = src_c.dval[s]
+            c.boff[k] = src_c.boff[s]
+            c.blen[k] = src_c.blen[s]
+        c.sec = self.sec
+        c.nsec = self.nsec
+        c.numpmid = len(sets)
+        c.nvalues = len(picks)
+        out = object.__new__(FlatResult)
+        out._setup(self.pdu, c, mem)
+        return out
+
+    @classmethod
+    def empty(cls, sec: int, nsec: int) -> "FlatResult":
+        """A result with no value sets: an archive <mark> record made up by the reader."""
+        c, mem = _allocate(0, 0)
+        c.sec = sec
+        c.nsec = nsec
+        self = object.__new__(cls)
+        self._setup(b"", c, mem)
+        return self
+
+    def arrays(self) -> "ResultArrays":
+        import numpy as np
+
+        nv = max(self.nvalues, 1)
+        np_ = max(self.numpmid, 1)
+        mem = ffi.buffer(self._mem)
+        n, m = self.nvalues, self.numpmid
+
+        def col(offset: int, dtype: Any, count: int) -> Any:
+            return np.frombuffer(mem, dtype=dtype, count=count, offset=offset)
+
+        base = nv * 32
+        return ResultArrays(
+            pmid=col(base, np.uint32, m), numval=col(base + np_ * 4, np.int32, m),
+            valfmt=col(base + np_ * 8, np.int32, m), first=col(base + np_ * 12, np.int32, m),
+            inst=col(nv * 16, np.int32, n), vtype=col(nv * 20, np.int32, n),
+            ival=col(0, np.int64, n), dval=col(nv * 8, np.float64, n),
+            boff=col(nv * 24, np.uint32, n), blen=col(nv * 28, np.uint32, n),
+            data=self.pdu)
 
     # Per-value columns as Python lists, unpacked once on first use.
     @property
@@ -302,6 +418,11 @@ class _ResultBase:
     @property
     def vset(self) -> _VsetArray:
         return _VsetArray(self._r)
+
+    def as_arrays(self) -> "ResultArrays":
+        """Beyond the official binding: every value of this result as numpy arrays,
+        viewing the decoded columns without a copy or a Python object per value."""
+        return self._r.arrays()
 
     def get_pmid(self, vset_idx: int) -> int:
         return self._r.pmid[vset_idx]

@@ -6,9 +6,7 @@ binding; the work is done by pcp-native's own protocol session and C codec.
 from __future__ import annotations
 
 import ctypes
-import errno as _errno
 import json
-import os
 import threading
 from ctypes import c_char_p, c_int, c_uint
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
@@ -16,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import cpmapi as c_api
 from pcp import _result as _result_module
 from pcp import _values
+from pcp._archive import ArchiveContext
 from pcp._context import HostContext
 from pcp import _errors
 from pcp._errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
@@ -88,13 +87,11 @@ class pmContext(object):
         self._type = typed
         self._target = target
         self._ctx = c_api.PM_ERR_NOCONTEXT
-        self._host: Optional[HostContext] = None
+        self._host: Optional[Union[HostContext, ArchiveContext]] = None
         kind = typed & 0xFF
         if kind == c_api.PM_CONTEXT_ARCHIVE:
-            name = target.decode() if isinstance(target, bytes) else str(target)
-            if not _archive_exists(name):
-                raise pmErr(-_errno.ENOENT, [target])
-            raise _not_supported("PM_CONTEXT_ARCHIVE")
+            self._open_archive(typed, target)
+            return
         if kind == c_api.PM_CONTEXT_LOCAL:
             raise _not_supported("PM_CONTEXT_LOCAL")
         if kind != c_api.PM_CONTEXT_HOST:
@@ -106,6 +103,19 @@ class pmContext(object):
         handle = _registry.allocate()
         try:
             self._host = HostContext(handle, spec, typed & ~0xFF)
+        except pmErr as e:
+            raise pmErr(e.code, [target])
+        self._ctx = handle
+        _registry.contexts[handle] = self._host
+        _registry.current = handle
+
+    def _open_archive(self, typed: int, target: Any) -> None:
+        if target is None:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
+        name = target.decode("utf-8", "surrogateescape") if isinstance(target, bytes) else str(target)
+        handle = _registry.allocate()
+        try:
+            self._host = ArchiveContext(handle, name, typed & ~0xFF)
         except pmErr as e:
             raise pmErr(e.code, [target])
         self._ctx = handle
@@ -130,11 +140,17 @@ class pmContext(object):
     def __exit__(self, *exc: Any) -> None:
         self._destroy()
 
-    def _use(self) -> HostContext:
+    def _use(self) -> Any:
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         _registry.current = host.handle
+        return host
+
+    def _archive(self) -> ArchiveContext:
+        host = self._use()
+        if not isinstance(host, ArchiveContext):
+            raise pmErr(c_api.PM_ERR_NOTARCHIVE)
         return host
 
     @classmethod
@@ -156,7 +172,8 @@ class pmContext(object):
         return [n.decode() for n in names], list(status or [0] * len(names))
 
     def pmGetPMNSLocation(self) -> int:
-        self._use()
+        if isinstance(self._use(), ArchiveContext):
+            return c_api.PMNS_ARCHIVE
         return c_api.PMNS_REMOTE
 
     def pmLoadNameSpace(self, filename: Any) -> int:
@@ -330,21 +347,50 @@ class pmContext(object):
         return 0
 
     def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:
-        self._use()
-        if (mode & 0xFFFF) != c_api.PM_MODE_LIVE:
-            raise pmErr(c_api.PM_ERR_MODE)
-        return 0
+        host = self._use()
+        when = None
+        if origin is not None:
+            ctypes.pointer(origin)      # the official binding passes pointer(origin)
+            when = (int(origin.tv_sec), int(origin.tv_nsec))
+        delta = (0, 0)
+        direction = 0
+        if interval is not None and interval != 0:
+            ctypes.pointer(interval)
+            delta = (int(interval.tv_sec), int(interval.tv_nsec))
+            if delta[0] < 0 or delta[1] < 0:
+                direction = -1
+            elif delta != (0, 0):
+                direction = 1
+        return self._set_mode(host, mode, when, delta, direction)
 
     def pmSetMode(self, mode: int, timeVal: Any, delta: Any) -> int:
-        self._use()
-        if (mode & 0xFFFF) != c_api.PM_MODE_LIVE:
-            raise pmErr(c_api.PM_ERR_MODE)
+        host = self._use()
+        when = None
+        if timeVal is not None:
+            ctypes.pointer(timeVal)     # the official binding passes pointer(timeVal)
+            when = (int(timeVal.tv_sec), int(timeVal.tv_usec) * 1000)
+        msec = c_int(delta).value       # a C int argument, as in the official binding
+        return self._set_mode(host, mode, when, _xtb_delta(mode, msec),
+                              (msec > 0) - (msec < 0))
+
+    @staticmethod
+    def _set_mode(host: Any, mode: int, when: Any, delta: Tuple[int, int], direction: int) -> int:
+        lmode = mode & 0xFFFF
+        if not isinstance(host, ArchiveContext):
+            if lmode != c_api.PM_MODE_LIVE:
+                raise pmErr(c_api.PM_ERR_MODE)
+            return 0
+        if lmode == c_api.PM_MODE_INTERP:
+            raise _not_supported("PM_MODE_INTERP (interpolated archive fetches)")
+        host.set_mode(mode, when, delta, direction)
         return 0
 
     def pmReconnectContext(self) -> int:
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
+        if isinstance(host, ArchiveContext):
+            return host.handle
         return host.reconnect()
 
     def pmGetContextHostName(self) -> str:
@@ -403,6 +449,8 @@ class pmContext(object):
 
     def _store(self, result: Any) -> Any:
         host = self._use()
+        if isinstance(host, ArchiveContext):
+            raise pmErr(c_api.PM_ERR_NOTHOST)
         flat = flat_of(result)
         if flat is None:
             raise pmErr(c_api.PM_ERR_GENERIC, "pmStore needs a result made by pmFetch")
@@ -419,43 +467,69 @@ class pmContext(object):
     def pmStoreHighRes(self, result: Any) -> Any:
         return self._store(result)
 
-    # ---- archives (a later issue): host contexts answer as libpcp does ---------------
+    # ---- archives ----------------------------------------------------------------------
 
     def pmGetArchiveLabel(self):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        label = self._archive().archive_label()
+        out = pmLogLabel()
+        out.magic = label.magic
+        out.pid_t = label.pid
+        out.start.tv_sec = label.stamp[0]
+        out.start.tv_usec = label.stamp[1] // 1000
+        out.hostname = label.hostname[:c_api.PM_LOG_MAXHOSTLEN - 1]
+        out.tz = label.timezone[:c_api.PM_TZ_MAXLEN - 1]
+        return out
 
     def pmGetHighResArchiveLabel(self):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        label = self._archive().archive_label()
+        out = pmHighResLogLabel()
+        out.magic = label.magic
+        out.pid_t = label.pid
+        out.start.tv_sec = label.stamp[0]
+        out.start.tv_nsec = label.stamp[1]
+        out.hostname = label.hostname[:c_api.PM_MAX_HOSTNAMELEN - 1]
+        out.timezone = label.timezone[:c_api.PM_MAX_TIMEZONELEN - 1]
+        out.zoneinfo = label.zoneinfo[:c_api.PM_MAX_ZONEINFOLEN - 1]
+        return out
 
     def pmGetArchiveEnd(self):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        sec, nsec = self._archive().archive_end()
+        tv = timeval()
+        tv.tv_sec = sec
+        tv.tv_usec = nsec // 1000
+        return tv
 
     def pmGetHighResArchiveEnd(self):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        sec, nsec = self._archive().archive_end()
+        ts = timespec()
+        ts.tv_sec = sec
+        ts.tv_nsec = nsec
+        return ts
 
     def pmGetInDomArchive(self, pmdescp: Any):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        insts, names = self._archive().instances_archive(get_indom(pmdescp))
+        if not insts:
+            return None, None
+        return [int(i) for i in insts], [str(n.decode("ascii", "ignore")) for n in names]
 
     def pmLookupInDomArchive(self, pmdesc: Any, name: Any) -> int:
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        arch = self._archive()
+        if not isinstance(name, bytes):
+            name = name.encode("utf-8")
+        return arch.lookup_instance_archive(get_indom(pmdesc), name)
 
     def pmNameInDomArchive(self, pmdesc: Any, inst: int) -> str:
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        arch = self._archive()
+        name = arch.name_instance_archive(get_indom(pmdesc), c_int(inst).value)
+        return str(name.decode("ascii", "ignore"))
 
     def pmFetchArchive(self):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        flat = self._archive().fetch_archive()
+        return LP_pmResult(pmResult(flat, flat.numpmid, 0))
 
     def pmFetchHighResArchive(self):
-        self._use()
-        raise pmErr(c_api.PM_ERR_NOTARCHIVE)
+        flat = self._archive().fetch_archive()
+        return LP_pmHighResResult(pmHighResResult(flat, flat.numpmid, 0))
 
     # ---- labels ------------------------------------------------------------------------
 
@@ -736,13 +810,18 @@ def _uint_arg(value: Any) -> int:
     return value & 0xFFFFFFFF
 
 
-def _archive_exists(name: str) -> bool:
-    """Whether any file of an archive (or the named file) is there, for libpcp's ENOENT."""
-    import glob
-
-    if os.path.exists(name):
-        return True
-    return bool(glob.glob(glob.escape(name) + ".*"))
+def _xtb_delta(mode: int, delta: int) -> Tuple[int, int]:
+    """pmSetMode's int delta as (sec, nsec): milliseconds, or the unit an extended time
+    base (PM_XTB_SET) names, with libpcp 6.0.3's 360-second hour."""
+    if mode & c_api.PM_XTB_FLAG:
+        unit = (mode >> 16) & 0xFF
+        nsec_per = {0: 1, 1: 1000, 2: 1000000, 3: 1000000000, 4: 60 * 1000000000,
+                    5: 360 * 1000000000}.get(unit, 1000000)
+    else:
+        nsec_per = 1000000
+    total = delta * nsec_per
+    sec = int(total / 1000000000)
+    return sec, total - sec * 1000000000
 
 
 # Names the official module defines that pcp-native does not provide yet; they exist

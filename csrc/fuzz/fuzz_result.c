@@ -211,6 +211,7 @@ static void try_archive(const uint8_t *rec, size_t len, size_t sets_off, int32_t
     layout.sets_off = sets_off;
     layout.numpmid = numpmid;
     layout.block_base = -8;
+    layout.strict = (int32_t)(len & 1);
     int32_t nvalues = -1;
     int sts = pcp_scan_valuesets(rec, len, &layout, PM_ERR_LOGREC, &nvalues);
     if (sts < 0) {
