@@ -171,3 +171,44 @@ def fetch_ts_seq(ctx, pmids, n=400, highres=False):
 def snippet(body, **consts):
     head = "".join("%s = %r\n" % (k, v) for k, v in sorted(consts.items()))
     return head + HELPERS + body
+
+
+# ---------------------------------------------------------------------------
+# test-side comparison with a focused diff: archive sections are large (full
+# walks), and a unified diff of megabytes of JSON is both slow and unreadable.
+
+def _focus(ours, ref, path):
+    """Descend to the smallest element that differs; return (path, ours, ref,
+    note)."""
+    import difftest
+    if difftest.same(ours, ref):
+        return None
+    if isinstance(ours, list) and isinstance(ref, list):
+        for i, (a, b) in enumerate(zip(ours, ref)):
+            if not difftest.same(a, b):
+                return _focus(a, b, "%s[%d]" % (path, i))
+        n = min(len(ours), len(ref))
+        return (path, ours[n:n + 3], ref[n:n + 3],
+                "length %d (ours) != %d (reference); first extra elements shown"
+                % (len(ours), len(ref)))
+    if isinstance(ours, dict) and isinstance(ref, dict) and set(ours) == set(ref):
+        for k in sorted(ours):
+            if not difftest.same(ours[k], ref[k]):
+                return _focus(ours[k], ref[k], "%s.%s" % (path, k))
+    return (path, ours, ref, "")
+
+
+def check(pair, key):
+    """Like Pair.check(key), but on a difference shows only the smallest
+    differing element (with its path), not the whole section."""
+    import difftest
+    ref = pair.ref_section(key)
+    ours = pair.ours_section(key)
+    if difftest.same(ours, ref):
+        return ref
+    if isinstance(ours, dict) and "__crash__" in ours:
+        difftest.assert_equal(ours, ref, key)
+    path, o, r, note = _focus(ours, ref, key)
+    raise AssertionError("%s: ours differs from the reference at %s %s\nfirst difference: %s\n%s"
+                         % (key, path, note, difftest._first_diff(o, r),
+                            difftest.diff_text(o, r, limit=120)))

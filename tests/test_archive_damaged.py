@@ -34,7 +34,7 @@ import pytest
 
 import archives
 from archives import LABEL_LEN, meta_records, patch, records, truncate, version_of
-from archsnip import snippet
+from archsnip import check, snippet
 from difftest import Pair, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -733,14 +733,14 @@ def pair(request, pmcd, reference_binding):
 
 
 def test_open(pair):
-    pair.check("open")
+    check(pair, "open")
 
 
 @pytest.mark.parametrize("section", SECTIONS)
 def test_damaged(pair, section):
     if pair.ref.get("open") != "ok":
         pytest.skip("the reference refuses to open this archive (see test_open)")
-    pair.check(section)
+    check(pair, section)
 
 
 @pytest.mark.parametrize("case", sorted(REF_CRASHES))

@@ -17,7 +17,7 @@
 import pytest
 
 import archives
-from archsnip import snippet
+from archsnip import check, snippet
 from difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -87,7 +87,7 @@ def open_pair(pmcd, reference_binding):
                          ["None", "bytes_name", "absolute", "absolute_meta", "dot_slash",
                           "dotdot"])
 def test_open(open_pair, name):
-    open_pair.check(name)
+    check(open_pair, name)
 
 
 CALLS_BODY = r'''
@@ -195,4 +195,4 @@ def calls_pair(request, pmcd, reference_binding):
 
 @pytest.mark.parametrize("section", CALL_SECTIONS)
 def test_context_calls(calls_pair, section):
-    calls_pair.check(section)
+    check(calls_pair, section)

@@ -11,7 +11,7 @@ The probe times are taken from the reference's view of each archive
 import pytest
 
 import archives
-from archsnip import snippet
+from archsnip import check, snippet
 from difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -189,92 +189,92 @@ def pair(request, pmcd, reference_binding):
 
 
 def test_pmids(pair):
-    pair.check("pmids")
+    check(pair, "pmids")
 
 
 def test_fetch_forw(pair):
-    pair.check("forw")
-    pair.check("forw_after_eol")
+    check(pair, "forw")
+    check(pair, "forw_after_eol")
 
 
 def test_fetch_back(pair):
-    pair.check("set_back")
-    pair.check("back")
+    check(pair, "set_back")
+    check(pair, "back")
 
 
 def test_fetch_highres_forw(pair):
-    pair.check("forw_highres")
+    check(pair, "forw_highres")
 
 
 def test_fetch_highres_back(pair):
-    pair.check("set_back_highres")
-    pair.check("back_highres")
+    check(pair, "set_back_highres")
+    check(pair, "back_highres")
 
 
 def test_fetch_deprecated_highres(pair):
-    pair.check("forw_deprecated_highres")
+    check(pair, "forw_deprecated_highres")
 
 
 def test_fetch_slow_group_only(pair):
-    pair.check("slow_only")
-    pair.check("slow_only_back")
+    check(pair, "slow_only")
+    check(pair, "slow_only_back")
 
 
 def test_fetch_never_logged_pmid_is_eol(pair):
-    ref = pair.check("never_logged")
+    ref = check(pair, "never_logged")
     assert ref[0].get("error") == -12370
-    pair.check("never_logged_back")
+    check(pair, "never_logged_back")
 
 
 def test_fetch_pm_id_null_only(pair):
-    pair.check("null_only")
+    check(pair, "null_only")
 
 
 def test_fetch_null_and_unknown_mixed(pair):
-    pair.check("null_and_unknown_mixed")
+    check(pair, "null_and_unknown_mixed")
 
 
 def test_fetch_duplicate_pmids(pair):
-    pair.check("duplicates")
+    check(pair, "duplicates")
 
 
 def test_fetch_empty_and_python_list(pair):
-    pair.check("empty_list")
-    pair.check("python_list")
+    check(pair, "empty_list")
+    check(pair, "python_list")
 
 
 def test_fetch_skips_marks(pair):
-    pair.check("seconds_ts_forw")
-    pair.check("seconds_ts_back")
+    check(pair, "seconds_ts_forw")
+    check(pair, "seconds_ts_back")
 
 
 def test_instance_profiles(pair):
-    pair.check("profiles")
+    check(pair, "profiles")
 
 
 def test_setmode_positions_usec(pair):
-    pair.check("positions_usec")
+    check(pair, "positions_usec")
 
 
 def test_setmode_positions_nsec(pair):
-    pair.check("positions_nsec")
+    check(pair, "positions_nsec")
 
 
 def test_setmode_positions_fresh_context(pair):
-    pair.check("positions_fresh")
+    check(pair, "positions_fresh")
 
 
 def test_setmode_xtb_flags(pair):
-    pair.check("positions_xtb")
+    check(pair, "positions_xtb")
 
 
 def test_setmode_delta_ignored_in_forw_back(pair):
-    pair.check("positions_big_delta")
+    check(pair, "positions_big_delta")
 
 
 def test_setmode_when_none(pair):
-    pair.check("when_none")
+    check(pair, "when_none")
 
 
 def test_setmode_bad_modes(pair):
-    pair.check("bad_modes")
+    check(pair, "bad_modes")

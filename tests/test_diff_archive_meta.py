@@ -18,7 +18,7 @@
 import pytest
 
 import archives
-from archsnip import snippet
+from archsnip import check, snippet
 from difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -277,159 +277,159 @@ def pair(request, pmcd, reference_binding):
 
 # ---- PMNS
 def test_traverse_archive_names(pair):
-    pair.check("traverse_root_archive_names")
+    check(pair, "traverse_root_archive_names")
 
 
 def test_traverse_derived_names(pair):
     # libpcp adds globally registered derived metrics (event.flags,
     # event.missed, $PCP_VAR_DIR/config/derived/*) to every context's PMNS
-    pair.check("traverse_root_derived_names")
+    check(pair, "traverse_root_derived_names")
 
 
 def test_traverse_root(pair):
-    pair.check("traverse_root_sorted")
+    check(pair, "traverse_root_sorted")
 
 
 def test_traverse_subtrees(pair):
-    pair.check("traverse_subtrees")
+    check(pair, "traverse_subtrees")
 
 
 def test_children(pair):
-    pair.check("children")
+    check(pair, "children")
 
 
 def test_children_status(pair):
-    pair.check("children_status")
+    check(pair, "children_status")
 
 
 def test_children_types(pair):
-    pair.check("children_types")
+    check(pair, "children_types")
 
 
 def test_lookup_name_all(pair):
-    pair.check("lookup_all")
+    check(pair, "lookup_all")
 
 
 def test_lookup_name_relaxed(pair):
-    pair.check("lookup_relaxed_mixed")
+    check(pair, "lookup_relaxed_mixed")
 
 
 def test_lookup_name_derived(pair):
-    pair.check("lookup_derived")
+    check(pair, "lookup_derived")
 
 
 def test_lookup_name_errors(pair):
-    pair.check("lookup_errors")
+    check(pair, "lookup_errors")
 
 
 def test_name_id(pair):
-    pair.check("name_id")
+    check(pair, "name_id")
 
 
 def test_name_all_sorted(pair):
-    pair.check("name_all_sorted")
+    check(pair, "name_all_sorted")
 
 
 def test_name_all_order(pair):
-    pair.check("name_all")
+    check(pair, "name_all")
 
 
 def test_name_errors(pair):
-    pair.check("name_errors")
+    check(pair, "name_errors")
 
 
 # ---- descriptors and text
 def test_descs(pair):
-    pair.check("descs")
+    check(pair, "descs")
 
 
 def test_descs_batch(pair):
-    pair.check("descs_batch")
+    check(pair, "descs_batch")
 
 
 def test_desc_errors(pair):
-    pair.check("desc_errors")
+    check(pair, "desc_errors")
 
 
 def test_text_oneline(pair):
-    pair.check("text_oneline")
+    check(pair, "text_oneline")
 
 
 def test_text_help(pair):
-    pair.check("text_help")
+    check(pair, "text_help")
 
 
 def test_text_errors(pair):
-    pair.check("text_errors")
+    check(pair, "text_errors")
 
 
 def test_indoms_seen(pair):
-    pair.check("indoms_seen")
+    check(pair, "indoms_seen")
 
 
 def test_indom_text(pair):
-    pair.check("indom_text")
-    pair.check("indom_text_raw_indom")
-    pair.check("indom_text_fake_desc")
+    check(pair, "indom_text")
+    check(pair, "indom_text_raw_indom")
+    check(pair, "indom_text_fake_desc")
 
 
 def test_indom_text_errors(pair):
-    pair.check("indom_text_errors")
+    check(pair, "indom_text_errors")
 
 
 # ---- instance domains
 def test_indom_initial(pair):
-    pair.check("indom_initial")
+    check(pair, "indom_initial")
 
 
 def test_indom_at_times(pair):
-    pair.check("indom_at_times")
+    check(pair, "indom_at_times")
 
 
 def test_indom_errors(pair):
-    pair.check("indom_errors")
+    check(pair, "indom_errors")
 
 
 def test_lookup_in_dom_at_times(pair):
-    pair.check("lookup_in_dom_at_times")
+    check(pair, "lookup_in_dom_at_times")
 
 
 def test_name_in_dom_at_times(pair):
-    pair.check("name_in_dom_at_times")
+    check(pair, "name_in_dom_at_times")
 
 
 def test_get_indom_archive(pair):
-    pair.check("indom_archive")
+    check(pair, "indom_archive")
 
 
 def test_get_indom_archive_raw_indom(pair):
-    pair.check("indom_archive_raw")
-    pair.check("indom_archive_fake_desc")
+    check(pair, "indom_archive_raw")
+    check(pair, "indom_archive_fake_desc")
 
 
 def test_get_indom_archive_errors(pair):
-    pair.check("indom_archive_errors")
+    check(pair, "indom_archive_errors")
 
 
 def test_lookup_in_dom_archive(pair):
-    pair.check("lookup_in_dom_archive")
+    check(pair, "lookup_in_dom_archive")
 
 
 def test_name_in_dom_archive(pair):
-    pair.check("name_in_dom_archive")
+    check(pair, "name_in_dom_archive")
 
 
 def test_in_dom_archive_errors(pair):
-    pair.check("in_dom_archive_errors")
+    check(pair, "in_dom_archive_errors")
 
 
 # ---- labels
 def test_labels_initial(pair):
-    pair.check("labels_initial")
+    check(pair, "labels_initial")
 
 
 def test_labels_at_times(pair):
-    pair.check("labels_at_times")
+    check(pair, "labels_at_times")
 
 
 # structural: the recording really changed indoms over time (reference only)
