@@ -222,7 +222,9 @@ def test_fetch_slow_group_only(pair):
 
 def test_fetch_never_logged_pmid_is_eol(pair):
     ref = check(pair, "never_logged")
-    assert ref[0].get("error") == -12370
+    # PM_ERR_EOL; in the overlap pair the scan first crosses the boundary
+    # (PM_ERR_LOGOVERLAP)
+    assert ref[0].get("error") in (-12370, -12401)
     check(pair, "never_logged_back")
 
 
@@ -238,9 +240,18 @@ def test_fetch_duplicate_pmids(pair):
     check(pair, "duplicates")
 
 
-def test_fetch_empty_and_python_list(pair):
+def test_fetch_empty_list(pair):
     check(pair, "empty_list")
-    check(pair, "python_list")
+
+
+def test_fetch_python_list(pair):
+    """Reference quirk (as in test_diff_fetch): pmFetch() hands the list
+    straight to ctypes, so a plain Python list raises ctypes.ArgumentError.
+    The project's policy: ours may mirror that or accept lists."""
+    ref = pair.ref_section("python_list")
+    ours = pair.ours_section("python_list")
+    assert ref["exception"] == "ArgumentError"
+    assert ours == ref or ours == 1, ours
 
 
 def test_fetch_skips_marks(pair):
