@@ -21,7 +21,7 @@ static void record_head(const uint8_t *rec, int version, int64_t *sec, int64_t *
         *numpmid = (int32_t)pcp_load_be32(rec + 16);
     } else {
         *sec = (int32_t)pcp_load_be32(rec + 4);
-        *nsec = (int64_t)(int32_t)pcp_load_be32(rec + 8) * 1000;
+        *nsec = pcp_usec_to_nsec(pcp_load_be32(rec + 8));
         *numpmid = (int32_t)pcp_load_be32(rec + 12);
     }
 }
