@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from pcp import _anon
 from pcp._archive_files import ArchiveFiles, MappedFile, expand_names, find_archive
 from pcp._archive_meta import Metadata, Stamp
-from pcp._context import Profile
+from pcp._context import Profile, _int32
 from pcp._errors import pmErr
 from pcp._native import ffi, lib
 from pcp._result import FlatResult
@@ -372,25 +372,40 @@ class ArchiveContext:
     features = 0
 
     def _open_all(self, spec: str) -> None:
+        """initarchive: open each named archive, keep them sorted by start time, and
+        refuse archives of another host or two archives that start together."""
         if spec == "":
             raise pmErr(PM_ERR_LOGFILE)
-        names = expand_names(spec)
-        seen = set()
-        for name in names:
+        names: Dict[int, str] = {}
+        for name in expand_names(spec):
             arch = Archive(name, self.ctx_flags)
-            if arch.name in seen:
-                continue        # the same archive named twice is opened once
-            seen.add(arch.name)
-            self.archives.append(arch)
-            arch.open(self.meta)
-            if self.archives[0].label.hostname != arch.label.hostname:
-                raise pmErr(PM_ERR_LOGHOST)
-            arch.load_meta(self.meta)
+            try:
+                arch.open(self.meta)
+                if self.archives and self.archives[0].label.hostname != arch.label.hostname:
+                    raise pmErr(PM_ERR_LOGHOST)
+                arch.load_meta(self.meta)
+            except BaseException:
+                arch.close()
+                raise
+            at = len(self.archives)
+            duplicate = False
+            for i, other in enumerate(self.archives):
+                tdiff = _tsub(arch.label.stamp, other.label.stamp)
+                if tdiff < 0:
+                    at = i
+                    break
+                if tdiff == 0:
+                    if names[id(other)] == name:
+                        duplicate = True        # the same name twice: opened once
+                        break
+                    arch.close()
+                    raise pmErr(PM_ERR_LOGOVERLAP)
+            if duplicate:
+                arch.close()
+                continue
+            names[id(arch)] = name
+            self.archives.insert(at, arch)
         self.meta.finish()
-        starts = [a.label.stamp for a in self.archives]
-        if len(set(starts)) != len(starts):
-            raise pmErr(PM_ERR_LOGOVERLAP)
-        self.archives.sort(key=lambda a: a.label.stamp)
 
     def close(self) -> None:
         for arch in self.archives:
@@ -780,8 +795,8 @@ class ArchiveContext:
                 pmid = _anon.ANON[name][0]
             pmids.append(PM_ID_NULL if pmid is None else pmid)
         resolved = len(pmids) - pmids.count(PM_ID_NULL)
-        if len(names) == 1 and resolved == 0 and self._is_nonleaf(names[0]):
-            raise pmErr(PM_ERR_NONLEAF)
+        if len(names) == 1 and resolved == 0 and names[0] and self._is_nonleaf(names[0]):
+            raise pmErr(PM_ERR_NONLEAF, pmids)
         return resolved, pmids
 
     def _node(self, name: bytes):
@@ -869,6 +884,7 @@ class ArchiveContext:
         """Instances in force at the current time; with `inst` or `name` one match."""
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
+        inst = _int32(inst)
         snap = self.meta.indom_at(indom, self.origin)
         if snap is None:
             raise pmErr(PM_ERR_INDOM_LOG)

@@ -186,8 +186,10 @@ class ArchiveFiles:
 
 def find_archive(name: str) -> ArchiveFiles:
     """Resolve a user-supplied archive name to its files (archive-format.md 2.2)."""
-    directory = os.path.dirname(name) or "."
-    base = os.path.basename(name)
+    # POSIX dirname/basename: trailing slashes do not make an empty base name
+    trimmed = name.rstrip("/") or name
+    directory = os.path.dirname(trimmed) or "."
+    base = os.path.basename(trimmed)
     if existing_file(name) is not None:
         stripped = strip_archive_suffix(base)
         if stripped is not None:
@@ -234,7 +236,10 @@ def _prefer_plain(current: Optional[str], candidate: str) -> str:
 def expand_names(spec: str) -> List[str]:
     """A comma-separated list whose directory elements stand for every archive in them."""
     names: List[str] = []
-    for element in spec.split(","):
+    elements = spec.split(",")
+    if elements and elements[-1] == "":
+        elements.pop()          # libpcp stops at the string's end: a trailing comma adds nothing
+    for element in elements:
         if os.path.isdir(element):
             for entry in sorted(os.listdir(element)):
                 suffix = compression_suffix(entry)

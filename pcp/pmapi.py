@@ -88,6 +88,9 @@ class pmContext(object):
         self._target = target
         self._ctx = c_api.PM_ERR_NOCONTEXT
         self._host: Optional[Union[HostContext, ArchiveContext]] = None
+        if isinstance(target, str) and not target:
+            # the official binding hands "" to ctypes as a str, which ctypes refuses
+            raise ctypes.ArgumentError("argument 2: TypeError: wrong type")
         kind = typed & 0xFF
         if kind == c_api.PM_CONTEXT_ARCHIVE:
             self._open_archive(typed, target)
@@ -96,10 +99,12 @@ class pmContext(object):
             raise _not_supported("PM_CONTEXT_LOCAL")
         if kind != c_api.PM_CONTEXT_HOST:
             raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
+        if target is None:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
         spec = target.decode("utf-8") if isinstance(target, bytes) else target
         if not spec:
-            # libpcp refuses a host context without a host name.
-            raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
+            # libpcp refuses a host context with an empty host name.
+            raise pmErr(c_api.PM_ERR_NOTHOST, [target])
         handle = _registry.allocate()
         try:
             self._host = HostContext(handle, spec, typed & ~0xFF)
@@ -193,7 +198,9 @@ class pmContext(object):
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
             resolved, pmids = host.lookup_names(names)
         except pmErr as e:
-            raise pmErr(e.code, (c_uint * n)())
+            # an archive's non-leaf name comes with PM_ID_NULL filled in, as libpcp does
+            filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else ()
+            raise pmErr(e.code, (c_uint * n)(*filled))
         pmidA = (c_uint * n)(*pmids)
         if n == 1 and resolved == 0:
             raise pmErr(c_api.PM_ERR_NAME, pmidA)
