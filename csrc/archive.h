@@ -40,6 +40,7 @@ typedef struct {
     uint64_t off;       /* where the record starts (its leading length word) */
     uint32_t len;       /* whole record length, both length words included */
     int32_t numpmid;    /* 0 for a mark record */
+    int32_t nvalues;    /* values in all its value sets (sizes a decode) */
     int64_t sec;
     int64_t nsec;
 } pcp_log_record;

@@ -96,6 +96,7 @@ static int finish_record(const uint8_t *buf, uint64_t rec_off, uint32_t rec_len,
         return PM_ERR_LOGREC;
     rec->off = rec_off;
     rec->len = rec_len;
+    rec->nvalues = nvalues;
     record_head(r, version, &rec->sec, &rec->nsec, &rec->numpmid);
     return 0;
 }

@@ -107,12 +107,13 @@ class IndexEntry:
 class Record:
     """What one read produced: a record in a volume, or a <mark> made up between archives."""
 
-    __slots__ = ("stamp", "numpmid", "mapped", "version", "off", "length")
+    __slots__ = ("stamp", "numpmid", "nvalues", "mapped", "version", "off", "length")
 
     def __init__(self, stamp: Stamp, numpmid: int, mapped: Optional[MappedFile] = None,
-                 version: int = 2, off: int = 0, length: int = 0) -> None:
+                 version: int = 2, off: int = 0, length: int = 0, nvalues: int = 0) -> None:
         self.stamp = stamp
         self.numpmid = numpmid
+        self.nvalues = nvalues
         self.mapped = mapped
         self.version = version
         self.off = off
@@ -121,8 +122,9 @@ class Record:
     def decode(self) -> FlatResult:
         if self.mapped is None:
             return FlatResult.empty(self.stamp[0], self.stamp[1])
+        # a copy: results outlive the mapping, which may be closed or released
         raw = self.mapped.slice(self.off, self.off + self.length)
-        return FlatResult.from_log_record(raw, self.version)
+        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
 
 
 class Archive:
@@ -264,8 +266,9 @@ class Archive:
         sts = lib.pcp_log_read(mapped.ptr, mapped.size, self.label.length, self.version,
                                1 if backward else 0, 1 if paranoid else 0, pos, newpos, rec)
         if sts == 0:
+            mapped.release_behind(newpos[0], backward)
             return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
-                                        self.version, rec.off, rec.len)
+                                        self.version, rec.off, rec.len, rec.nvalues)
         return sts, newpos[0], None
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
@@ -880,7 +883,8 @@ class ArchiveContext:
                 out.append((PM_ID_NULL, 0, 0, 0, 0))
         return out
 
-    def instances(self, indom: int, inst: int = -1, name: bytes = b"") -> Tuple[List[int], List[bytes]]:
+    def instances(self, indom: int, inst: int = -1,
+                  name: Optional[bytes] = None) -> Tuple[List[int], List[bytes]]:
         """Instances in force at the current time; with `inst` or `name` one match."""
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
@@ -893,7 +897,7 @@ class ArchiveContext:
                 if i == inst:
                     return [i], [n or b""]
             raise pmErr(PM_ERR_INST_LOG)
-        if name:
+        if name is not None:
             hit = _match_name([(snap.insts, snap.names)], name)
             if hit is None:
                 raise pmErr(PM_ERR_INST_LOG)

@@ -85,7 +85,12 @@ class MappedFile:
 
     ``ptr`` is a cffi pointer for the C decoders, ``data`` the buffer for slicing."""
 
-    __slots__ = ("path", "size", "data", "ptr", "_mmap", "_tmp")
+    __slots__ = ("path", "size", "data", "ptr", "_mmap", "_tmp", "_kept_lo", "_kept_hi")
+
+    # Pages further than this behind a sequential reader are handed back to the kernel,
+    # so reading a large archive does not grow the resident set (RSS counts mapped
+    # pages). Pages fault back in from the file if they are needed again.
+    RELEASE_SLACK = 8 << 20
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -107,6 +112,8 @@ class MappedFile:
         finally:
             f.close()
         self.ptr = ffi.from_buffer("uint8_t[]", self.data)
+        self._kept_lo = 0
+        self._kept_hi = self.size
 
     @staticmethod
     def _decompress(path: str, suffix: str) -> BinaryIO:
@@ -136,6 +143,17 @@ class MappedFile:
         stop = stop // page * page
         if stop > start:
             m.madvise(mmap.MADV_DONTNEED, start, stop - start)
+
+    def release_behind(self, pos: int, backward: bool) -> None:
+        """A reader is at `pos` going forwards (or backwards): release what it left."""
+        slack = self.RELEASE_SLACK
+        if not backward:
+            if pos - self._kept_lo > 2 * slack:
+                self.release_pages(self._kept_lo, pos - slack)
+                self._kept_lo = pos - slack
+        elif self._kept_hi - pos > 2 * slack:
+            self.release_pages(pos + slack, self._kept_hi)
+            self._kept_hi = pos + slack
 
     def close(self) -> None:
         if self.ptr is not None:

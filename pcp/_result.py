@@ -38,8 +38,13 @@ def usec_of(nsec: int) -> int:
     return -((-nsec) // 1000) if nsec < 0 else nsec // 1000
 
 
+# Column memory is written in full by the decoder before anything reads it: skip the
+# zero-fill ffi.new would do (it is a measurable part of decoding a large record).
+_raw_alloc = ffi.new_allocator(should_clear_after_alloc=False)
+
+
 def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
-    mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
+    mem = _raw_alloc("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
     c = ffi.new("pcp_result *")
     lib.pcp_result_bind(c, mem, numpmid, nvalues)
     c.numpmid = numpmid
@@ -70,14 +75,18 @@ class FlatResult:
         self._setup(pdu, c, mem)
 
     @classmethod
-    def from_log_record(cls, record: bytes, version: int) -> "FlatResult":
+    def from_log_record(cls, record: bytes, version: int,
+                        sizes: Optional[Tuple[int, int]] = None) -> "FlatResult":
         """An archive data record (length words included), decoded by the same value
-        decoder as a RESULT PDU; its blocks are addressed within `record`."""
-        counts = ffi.new("int32_t[2]")
-        sts = lib.pcp_log_record_scan(record, len(record), version, counts, counts + 1)
-        if sts < 0:
-            raise pmErr(sts)
-        c, mem = _allocate(counts[0], counts[1])
+        decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
+        (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
+        if sizes is None:
+            counts = ffi.new("int32_t[2]")
+            sts = lib.pcp_log_record_scan(record, len(record), version, counts, counts + 1)
+            if sts < 0:
+                raise pmErr(sts)
+            sizes = (counts[0], counts[1])
+        c, mem = _allocate(sizes[0], sizes[1])
         sts = lib.pcp_log_record_decode(record, len(record), version, c)
         if sts < 0:
             raise pmErr(sts)
