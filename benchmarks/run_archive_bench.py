@@ -50,8 +50,12 @@ C_SOURCE = BENCH_DIR / "c" / "archive_scan.c"
 REF_PYTHON = os.environ.get("PCP_BENCH_REF_PYTHON", "/usr/bin/python3")
 OURS_PYTHON = os.environ.get("PCP_BENCH_OURS_PYTHON", sys.executable)
 CC = os.environ.get("CC", "cc")
-RESULTS_PATH = BENCH_DIR / "archive_results.json"
+RESULTS_PATH = Path(os.environ.get("PCP_BENCH_ARCHIVE_RESULTS",
+                                   BENCH_DIR / "archive_results.json"))
 TIMEOUT = 1800
+
+# Rows made during a pytest session (test_bench_archive.py); conftest.py prints them.
+SESSION_ROWS = []
 
 SIDES = ("reference", "c", "ours-dropin", "ours-arrays", "ours-bulk")
 SIDE_TITLES = {
@@ -341,6 +345,20 @@ def as_json(rows, args=None):
                   "process's VmHWM (max over runs); scan_growth_kb = VmHWM (reset after context creation) - VmRSS then",
         "archives": rows,
     }
+
+
+def session_summary(write_line):
+    """For conftest.py: print the rows of this pytest session and save them."""
+    if not SESSION_ROWS:
+        return
+    write_line(markdown(SESSION_ROWS))
+    write_line("")
+    write_line("values/s: fetch loop only, one subprocess run per side; (a) scans a prefix; "
+               "details in %s" % RESULTS_PATH)
+    try:
+        RESULTS_PATH.write_text(json.dumps(as_json(SESSION_ROWS), indent=2) + "\n")
+    except OSError as exc:
+        write_line("could not write %s: %s" % (RESULTS_PATH, exc))
 
 
 def main(argv=None):
