@@ -22,16 +22,16 @@ Every method folds every value into the same checksum as benchmarks/c/archive_sc
     float_sum  sum of every FLOAT/DOUBLE value (equal up to rounding order)
     strings    number of STRING values; str_bytes their total length
 
-Reported: values, records, sets, open_s (context creation), scan_s (the loop),
-values_per_s = values / scan_s, and memory from /proc/self/status: rss_base_kb
-(VmRSS after imports and context creation), hwm_open_kb (VmHWM at that point: the
-peak of start-up), scan_hwm_kb (VmHWM of the scan alone:
-the peak is reset through /proc/self/clear_refs first), max_rss_anon_kb and
-max_rss_file_kb (largest RssAnon / RssFile sampled every 64 records and at the end;
-mapped archive pages count as RssFile).  The process's peak RSS is the larger of
-hwm_open_kb and scan_hwm_kb (VmHWM belongs to the process image, so unlike the
-ru_maxrss a parent gets from wait4 it does not include the RSS of the forked
-parent before exec).
+Reported: values, records, sets, open_s (context creation), scan_s (the loop,
+elapsed), cpu_s (its CPU time, user + system), values_per_s = values / scan_s, and
+memory from /proc/self/status: rss_base_kb (VmRSS after imports and context
+creation), hwm_open_kb (VmHWM at that point: the peak of start-up), scan_hwm_kb
+(VmHWM of the scan alone: the peak is reset through /proc/self/clear_refs first),
+max_rss_anon_kb and max_rss_file_kb (largest RssAnon / RssFile sampled every 64
+records and at the end; mapped archive pages count as RssFile).  The process's peak
+RSS is the larger of hwm_open_kb and scan_hwm_kb (VmHWM belongs to the process
+image, so unlike the ru_maxrss a parent gets from wait4 it does not include the RSS
+of the forked parent before exec).
 
 Nothing imports pcp at module level, so importing this file does not decide which
 pcp package is used (see ref_live.py).
@@ -138,9 +138,9 @@ def desc_type(ctx, pmapi, pmid):
 
 
 def finish(out, values, records, marks, sets, skipped, isum, fsum, strings, str_bytes,
-           open_s, scan_s, limited, mem):
+           open_s, scan_s, cpu_s, limited, mem):
     out.update(values=values, records=records, marks=marks, sets=sets, skipped=skipped,
-               open_s=round(open_s, 6), scan_s=round(scan_s, 6),
+               open_s=round(open_s, 6), scan_s=round(scan_s, 6), cpu_s=round(cpu_s, 6),
                values_per_s=values / scan_s if scan_s > 0 else 0.0,
                int_sum=isum % U64 if isum is not None else None,
                float_sum=fsum, strings=strings, str_bytes=str_bytes, limited=limited)
@@ -166,6 +166,7 @@ def scan_dropin(archive, max_records=0):
     isum = strings = str_bytes = 0
     fsum = 0.0
     limited = False
+    c0 = time.process_time()
     t0 = time.perf_counter()
     while True:
         if max_records and records >= max_records:
@@ -212,10 +213,11 @@ def scan_dropin(archive, max_records=0):
         if records % MEM_EVERY == 0:
             mem.sample()
     scan_s = time.perf_counter() - t0
+    cpu_s = time.process_time() - c0
     out = {"impl": impl_label(pmapi), "path": "dropin: pmFetchArchive + pmExtractValue",
            "pmapi_file": pmapi.__file__, "descs": len(meta)}
     return finish(out, values, records, marks, sets, skipped, isum, fsum, strings,
-                  str_bytes, open_s, scan_s, limited, mem)
+                  str_bytes, open_s, scan_s, cpu_s, limited, mem)
 
 
 # --------------------------------------------------------------------------
@@ -320,6 +322,7 @@ def scan_arrays(archive, max_records=0):
     fold = folder.fold
     records = marks = 0
     limited = False
+    c0 = time.process_time()
     t0 = time.perf_counter()
     while True:
         if max_records and records >= max_records:
@@ -339,11 +342,12 @@ def scan_arrays(archive, max_records=0):
         if records % MEM_EVERY == 0:
             mem.sample()
     scan_s = time.perf_counter() - t0
+    cpu_s = time.process_time() - c0
     out = {"impl": "pcp-native", "path": "arrays: pmFetchArchive + as_arrays()",
            "pmapi_file": pmapi.__file__, "descs": len(folder.table.types)}
     return finish(out, folder.values, records, marks, folder.sets, 0, folder.isum,
                   folder.fsum, folder.strings, folder.str_bytes if folder.strings else 0,
-                  open_s, scan_s, limited, mem)
+                  open_s, scan_s, cpu_s, limited, mem)
 
 
 # --------------------------------------------------------------------------
@@ -391,6 +395,7 @@ def scan_bulk(archive, max_records=0):
     records = chunks = 0
     marks = None
     limited = False
+    c0 = time.process_time()
     t0 = time.perf_counter()
     for chunk in scanner:
         chunks += 1
@@ -422,12 +427,13 @@ def scan_bulk(archive, max_records=0):
         records += nrec
         mem.sample()
     scan_s = time.perf_counter() - t0
+    cpu_s = time.process_time() - c0
     out = {"impl": "pcp-native", "path": "bulk: pcp.bulk.scan_archive",
            "pmapi_file": pmapi.__file__, "bulk_file": bulk.__file__, "chunks": chunks,
            "descs": len(folder.table.types)}
     return finish(out, folder.values, records, marks, folder.sets, 0, folder.isum,
                   folder.fsum, folder.strings, folder.str_bytes if folder.strings else 0,
-                  open_s, scan_s, limited, mem)
+                  open_s, scan_s, cpu_s, limited, mem)
 
 
 SCANNERS = {"dropin": scan_dropin, "arrays": scan_arrays, "bulk": scan_bulk}

@@ -16,8 +16,8 @@
  * -n stops after that many records (marks included), for prefix runs.
  *
  * Prints one JSON object: values, records (marks included), marks, sets,
- * open_s (pmNewContext), scan_s (the fetch loop), values_per_s = values /
- * scan_s, the checksum, and memory: rss_base_kb (VmRSS before the scan),
+ * open_s (pmNewContext), scan_s (the fetch loop, elapsed), cpu_s (its CPU
+ * time, user + system), values_per_s = values / scan_s, the checksum, and memory: rss_base_kb (VmRSS before the scan),
  * hwm_open_kb (VmHWM then: the peak of start-up and pmNewContext),
  * scan_hwm_kb (VmHWM of the scan alone: the peak is reset through
  * /proc/self/clear_refs before it starts), max_rss_anon_kb / max_rss_file_kb
@@ -33,12 +33,15 @@
 #include <unistd.h>
 
 static double
-now(void)
+clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+#define now()     clock_s(CLOCK_MONOTONIC)
+#define cpu_now() clock_s(CLOCK_PROCESS_CPUTIME_ID)
 
 static void
 die(const char *what, int sts)
@@ -157,7 +160,7 @@ main(int argc, char **argv)
     long maxrecords = 0, records = 0, marks = 0, sets = 0, values = 0, skipped = 0;
     long strings = 0, str_bytes = 0;
     uint64_t int_sum = 0;
-    double float_sum = 0.0, t0, t1, t2, open_s;
+    double float_sum = 0.0, t0, t1, t2, c1, c2, open_s;
     mem_t base, m;
     long max_anon, max_file;
     int c, sts, i, j, hwm_reset;
@@ -187,6 +190,7 @@ main(int argc, char **argv)
     max_anon = base.anon;
     max_file = base.file;
 
+    c1 = cpu_now();
     t1 = now();
     while (maxrecords == 0 || records < maxrecords) {
         if ((sts = pmFetchArchive(&rp)) < 0) {
@@ -235,18 +239,20 @@ main(int argc, char **argv)
         }
     }
     t2 = now();
+    c2 = cpu_now();
     read_mem(&m);
     if (m.anon > max_anon) max_anon = m.anon;
     if (m.file > max_file) max_file = m.file;
 
     printf("{\"impl\": \"libpcp-c\", \"path\": \"pmFetchArchive+pmExtractValue\", "
            "\"values\": %ld, \"records\": %ld, \"marks\": %ld, \"sets\": %ld, "
-           "\"skipped\": %ld, \"open_s\": %.6f, \"scan_s\": %.6f, \"values_per_s\": %.1f, "
+           "\"skipped\": %ld, \"open_s\": %.6f, \"scan_s\": %.6f, \"cpu_s\": %.6f, "
+           "\"values_per_s\": %.1f, "
            "\"int_sum\": %" PRIu64 ", \"float_sum\": %.17g, \"strings\": %ld, "
            "\"str_bytes\": %ld, \"rss_base_kb\": %ld, \"hwm_open_kb\": %ld, \"scan_hwm_kb\": %ld, "
            "\"hwm_reset\": %s, \"rss_end_kb\": %ld, \"max_rss_anon_kb\": %ld, "
            "\"max_rss_file_kb\": %ld, \"descs\": %u, \"limited\": %s}\n",
-           values, records, marks, sets, skipped, open_s, t2 - t1,
+           values, records, marks, sets, skipped, open_s, t2 - t1, c2 - c1,
            t2 > t1 ? values / (t2 - t1) : 0.0,
            int_sum, float_sum, strings, str_bytes, base.rss, base.hwm, m.hwm,
            hwm_reset ? "true" : "false", m.rss, max_anon, max_file, nused,
