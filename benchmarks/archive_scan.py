@@ -288,7 +288,9 @@ class Folder:
             starts = np.cumsum(counts) - counts
             has = counts > 0
             if int(counts.sum()) != n or not np.array_equal(first[has], starts[has]):
-                raise AssertionError("values are not laid out in value-set order")
+                raise AssertionError(
+                    "first[] does not index the value arrays in value-set order (expected: "
+                    "first[i] = position of set i's first value in this result/chunk)")
             self.checked += 1
         self.isum += int(ival.sum())
         self.fsum += float(dval.sum())
@@ -407,7 +409,8 @@ def scan_bulk(archive, max_records=0):
             # keep only the value sets (and their values) of the first records
             keep_rec = max_records - records
             rec = _field(chunk, "rec")
-            rec0 = int(rec[0]) if len(rec) and int(rec[0]) >= records else 0
+            # rec may count from the start of the archive or of the chunk
+            rec0 = records if len(rec) and int(rec[0]) >= records else 0
             nsets = int(np.searchsorted(rec - rec0, keep_rec))
             counts = np.maximum(numval[:nsets], 0)
             nval = int(counts.sum())
