@@ -4,7 +4,7 @@
 How it works:
 
 1. A small, value-rich *source* archive is recorded once with pmlogger from the
-   local pmcd (about 30 records at 200 ms, ~10,000 values and ~210 kB per record:
+   local pmcd (about 30 records at 200 ms, ~10,600 values and ~235 kB per record:
    sample.* numbers and strings with instance domains such as sample.hordes and
    sample.bin, plus linux kernel.percpu, kernel.all, disk, network.interface, mem,
    filesys, swap, vfs and proc.psinfo/io/schedstat).  Derived metrics (domain 511)

@@ -357,8 +357,9 @@ def as_json(rows, args=None):
         "method": "each side in its own subprocess, runs interleaved across sides; "
                   "values_per_s = values / scan_s (the fetch loop, elapsed, context creation "
                   "excluded) of the best run (PCP_BENCH_STAT=best) or the median run; "
-                  "cpu_values_per_s = values / CPU time; peak_rss_kb = the "
-                  "process's VmHWM (max over runs); scan_growth_kb = VmHWM (reset after context creation) - VmRSS then",
+                  "cpu_values_per_s = values / CPU time; peak_rss_kb = the process's VmHWM "
+                  "(max over runs); scan_growth_kb = VmHWM (reset after context creation) "
+                  "- VmRSS then",
         "archives": rows,
     }
 

@@ -11,10 +11,11 @@ scanned by:
                              (pmFetchArchive + as_arrays()) and bulk
                              (pcp.bulk.scan_archive; skipped while it does not exist)
 
-Every side runs in its own subprocess (values/s and peak RSS; see
-run_archive_bench.py; the fast sides PCP_BENCH_ARCHIVE_REPEAT times, median), and each of ours is also timed in-process by pytest-benchmark
-(PCP_BENCH_ARCHIVE_ROUNDS rounds).  The table printed at the end (and
-benchmarks/archive_results.json) holds the subprocess figures.  A test fails when a
+Every side runs in its own subprocess for values/s and peak RSS (see
+run_archive_bench.py; the whole-archive sides PCP_BENCH_ARCHIVE_REPEAT times, best
+run shown unless PCP_BENCH_STAT=median), and each of ours is also timed in-process
+by pytest-benchmark (PCP_BENCH_ARCHIVE_ROUNDS rounds).  The table printed at the end
+(and benchmarks/archive_results.json) holds the subprocess figures.  A test fails when a
 side errors or when its checksum of the values differs from libpcp's over the same
 records; the speed targets (arrays >= 50x (a), bulk > (b)) are reported, not enforced.
 

@@ -17,7 +17,8 @@
  *
  * Prints one JSON object: values, records (marks included), marks, sets,
  * open_s (pmNewContext), scan_s (the fetch loop, elapsed), cpu_s (its CPU
- * time, user + system), values_per_s = values / scan_s, the checksum, and memory: rss_base_kb (VmRSS before the scan),
+ * time, user + system), values_per_s = values / scan_s, the checksum, and
+ * memory: rss_base_kb (VmRSS before the scan),
  * hwm_open_kb (VmHWM then: the peak of start-up and pmNewContext),
  * scan_hwm_kb (VmHWM of the scan alone: the peak is reset through
  * /proc/self/clear_refs before it starts), max_rss_anon_kb / max_rss_file_kb
