@@ -60,6 +60,34 @@ int pcp_log_record_scan(const uint8_t *rec, size_t len, int version, int32_t *nu
                         int32_t *nvalues);
 int pcp_log_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out);
 
+/* Many records at once, for bulk readers: columns the caller allocates, appended to. */
+typedef struct {
+    int32_t rec_cap, set_cap, val_cap;  /* room in the arrays */
+    int32_t nrec, nset, nval;           /* used so far */
+    int64_t *sec;       /* [rec_cap] per record */
+    int64_t *nsec;
+    int32_t *numpmid;
+    int32_t *rec_first; /* index of the record's first value set */
+    uint64_t *rec_off;  /* where the record starts in the volume (boff/blen are relative) */
+    uint32_t *pmid;     /* [set_cap] per value set */
+    int32_t *numval;
+    int32_t *valfmt;
+    int32_t *set_first; /* index of the set's first value (chunk-wide) */
+    int32_t *inst;      /* [val_cap] per value, as in pcp_result */
+    int32_t *vtype;
+    int64_t *ival;
+    double *dval;
+    uint32_t *boff;
+    uint32_t *blen;
+} pcp_log_columns;
+
+/* Decode whole records forwards from *pos while they fit in the columns (one call, no
+ * Python in between: cffi releases the GIL around it). Returns 0 when the columns are
+ * full, PCP_LOG_END at the end of the volume, PM_ERR_LOGREC at a bad record (with *pos
+ * where libpcp's reader would be), or PM_ERR_TOOBIG if one record alone does not fit. */
+int pcp_log_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
+                 pcp_log_columns *cols);
+
 /* ---- metadata (.meta) records ------------------------------------------------------ */
 
 #define PCP_META_DESC 1

@@ -100,9 +100,11 @@ static int finish_record(const uint8_t *buf, uint64_t rec_off, uint32_t rec_len,
     return 0;
 }
 
-/* Forwards: header word, body, trailer, as libpcp reads them from a stdio stream. */
-static int read_forward(const uint8_t *buf, size_t len, int version, int paranoid,
-                        uint64_t pos, uint64_t *newpos, pcp_log_record *rec)
+/* The framing of the record at pos, read forwards: header word, body, trailer. Returns
+ * 0 with the record's length in *rec_len, PCP_LOG_END or PM_ERR_LOGREC; *newpos is where
+ * libpcp's stream is afterwards (past the trailer when the framing is whole). */
+static int frame_forward(const uint8_t *buf, size_t len, uint64_t pos, uint64_t *newpos,
+                         uint32_t *rec_len)
 {
     *newpos = pos;
     if (pos >= len || len - pos < 4)
@@ -120,7 +122,18 @@ static int read_forward(const uint8_t *buf, size_t len, int version, int paranoi
     *newpos = trailer + 4;
     if ((int32_t)pcp_load_be32(buf + trailer) != head)
         return PM_ERR_LOGREC;
-    return finish_record(buf, pos, (uint32_t)head, version, paranoid, rec);
+    *rec_len = (uint32_t)head;
+    return 0;
+}
+
+static int read_forward(const uint8_t *buf, size_t len, int version, int paranoid,
+                        uint64_t pos, uint64_t *newpos, pcp_log_record *rec)
+{
+    uint32_t rec_len;
+    int sts = frame_forward(buf, len, pos, newpos, &rec_len);
+    if (sts != 0)
+        return sts;
+    return finish_record(buf, pos, rec_len, version, paranoid, rec);
 }
 
 /* Backwards: libpcp reads the trailer word before pos as the length, steps back over the
@@ -131,8 +144,8 @@ static int read_backward(const uint8_t *buf, size_t len, size_t label_len, int v
     *newpos = pos;
     if (pos <= label_len)
         return PCP_LOG_END;
-    if (pos > len)
-        return PCP_LOG_END;   /* positioned past the end: nothing to read backwards */
+    if (pos > len || pos < 4)
+        return PCP_LOG_END;   /* past the end, or no whole trailer word before pos */
     int32_t head = (int32_t)pcp_load_be32(buf + pos - 4);
     int64_t rlen = (int64_t)head - 8;
     if (rlen < 0 || (uint64_t)rlen > pos)
@@ -156,4 +169,60 @@ int pcp_log_read(const uint8_t *buf, size_t len, size_t label_len, int version,
     if (backward)
         return read_backward(buf, len, label_len, version, paranoid, pos, newpos, rec);
     return read_forward(buf, len, version, paranoid, pos, newpos, rec);
+}
+
+int pcp_log_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
+                 pcp_log_columns *cols)
+{
+    while (cols->nrec < cols->rec_cap) {
+        uint64_t at = *pos, next;
+        uint32_t rec_len;
+        int sts = frame_forward(buf, len, at, &next, &rec_len);
+        if (sts != 0) {
+            *pos = next;
+            return sts;
+        }
+        const uint8_t *r = buf + at;
+        pcp_sets_layout layout;
+        if (record_layout(r, rec_len, version, &layout) < 0) {
+            *pos = next;
+            return PM_ERR_LOGREC;
+        }
+        /* Every value takes at least 8 bytes of the record: stop while there is still
+         * room for the largest record of this size, so the decoder never overflows. */
+        if ((int64_t)layout.numpmid > (int64_t)cols->set_cap - cols->nset ||
+            (int64_t)rec_len / 8 > (int64_t)cols->val_cap - cols->nval) {
+            if (cols->nrec == 0)
+                return PM_ERR_TOOBIG;   /* a single record larger than the columns */
+            return 0;
+        }
+        pcp_result view;
+        view.pmid = cols->pmid + cols->nset;
+        view.numval = cols->numval + cols->nset;
+        view.valfmt = cols->valfmt + cols->nset;
+        view.first = cols->set_first + cols->nset;
+        view.inst = cols->inst + cols->nval;
+        view.vtype = cols->vtype + cols->nval;
+        view.ival = cols->ival + cols->nval;
+        view.dval = cols->dval + cols->nval;
+        view.boff = cols->boff + cols->nval;
+        view.blen = cols->blen + cols->nval;
+        if (pcp_decode_valuesets(r, rec_len - 4, &layout, PM_ERR_LOGREC, &view) < 0) {
+            *pos = next;
+            return PM_ERR_LOGREC;
+        }
+        int32_t k = cols->nrec;
+        int32_t numpmid;
+        record_head(r, version, &cols->sec[k], &cols->nsec[k], &numpmid);
+        cols->numpmid[k] = numpmid;
+        cols->rec_first[k] = cols->nset;
+        cols->rec_off[k] = at;
+        for (int32_t i = 0; i < numpmid; i++)
+            view.first[i] += cols->nval;    /* make value indices chunk-wide */
+        cols->nset += numpmid;
+        cols->nval += view.nvalues;
+        cols->nrec = k + 1;
+        *pos = next;
+    }
+    return 0;
 }

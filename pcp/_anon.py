@@ -7,15 +7,16 @@ from typing import Dict, List, Optional, Tuple
 DYNAMIC_DOMAIN = 511
 PM_ID_NULL = 0xFFFFFFFF
 
-_HELP = ("An anonymous derived metric that is used to encode the event {what}\n"
-         "associated with event records.   See pmUnpackEventRecords(3).")
-
 # name -> (pmid, oneline, help); both are U32, singular, discrete, dimensionless.
 ANON: Dict[bytes, Tuple[int, bytes, bytes]] = {
     b"event.flags": ((DYNAMIC_DOMAIN << 22) | 1, b"Flags for event records",
-                     _HELP.format(what="flags").encode()),
-    b"event.missed": ((DYNAMIC_DOMAIN << 22) | 2, b"Count of missed records",
-                      _HELP.format(what="missed record counts").encode()),
+                     b"An anonymous derived metric that is used to encode the event flags\n"
+                     b"associated with event records.   See pmUnpackEventRecords(3)."),
+    b"event.missed": ((DYNAMIC_DOMAIN << 22) | 2, b"Count of missed event records",
+                      b"An anonymous derived metric that is used to encode the number of\n"
+                      b"event records missed because either the PMDA could not keep up\n"
+                      b"or the PMAPI client did not collect the event records fast\n"
+                      b"enough.  See pmUnpackEventRecords(3)."),
 }
 BY_PMID: Dict[int, bytes] = {v[0]: k for k, v in ANON.items()}
 DESC = (1, PM_ID_NULL, 4, 0)  # type U32, indom NULL, sem DISCRETE, units none

@@ -744,7 +744,7 @@ class ArchiveContext:
     def name_all(self, pmid: int) -> List[bytes]:
         if pmid in _anon.BY_PMID:
             return [_anon.BY_PMID[pmid]]
-        names = self.meta.names.get(pmid)
+        names = self.meta.names_of(pmid)
         if not names:
             raise pmErr(PM_ERR_PMID)
         return list(names)

@@ -87,7 +87,7 @@ class Metadata:
 
     def __init__(self) -> None:
         self.descs: Dict[int, DescTuple] = {}
-        self.names: Dict[int, List[bytes]] = {}         # pmid -> names, in file order
+        self._names: Optional[Dict[int, List[bytes]]] = None   # pmid -> names, lazily
         self.name_to_pmid: Dict[bytes, int] = {}
         self.root = PMNSNode()
         # indom -> snapshots, newest first (libpcp's chain order)
@@ -122,9 +122,12 @@ class Metadata:
                     numdescs += 1
                     pos = self._load_desc(buf, size, data, pos, nxt)
                 elif kind in (INDOM_V2, INDOM, INDOM_DELTA):
-                    pos = self._load_indom(buf, size, data, pos, rlen[0], kind, nxt)
+                    # arrays are sized from the bytes really there, not the claimed length
+                    room = min(rlen[0], size - pos)
+                    pos = self._load_indom(buf, size, data, pos, room, kind, nxt)
                 elif kind in (LABEL_V2, LABEL):
-                    pos = self._load_labels(buf, size, data, pos, rlen[0], nxt, new_labels)
+                    room = min(rlen[0], size - pos)
+                    pos = self._load_labels(buf, size, data, pos, room, nxt, new_labels)
                 elif kind == TEXT:
                     pos = self._load_text(buf, size, data, pos, nxt)
                 else:
@@ -187,7 +190,25 @@ class Metadata:
             return              # a non-leaf cannot become a leaf
         node.pmid = pmid
         self.name_to_pmid[name] = pmid
-        self.names.setdefault(pmid, []).append(name)
+        self._names = None
+
+    def names_of(self, pmid: int) -> List[bytes]:
+        """All names of a pmid in libpcp's order: its PMID hash chain is built by a
+        depth-first walk that pushes each leaf at the head, so the order is reversed."""
+        if self._names is None:
+            table: Dict[int, List[bytes]] = {}
+            stack = [(b"", self.root)]
+            order: List[Tuple[int, bytes]] = []
+            while stack:
+                prefix, node = stack.pop()
+                if node.pmid is not None:
+                    order.append((node.pmid, prefix))
+                for cname, child in reversed(node.children):
+                    stack.append((prefix + b"." + cname if prefix else cname, child))
+            for leaf_pmid, name in reversed(order):
+                table.setdefault(leaf_pmid, []).append(name)
+            self._names = table
+        return self._names.get(pmid, [])
 
     def _load_indom(self, buf, size, data, pos: int, rec_len: int, kind: int, nxt) -> int:
         head = ffi.new("pcp_indom_head *")
