@@ -395,7 +395,7 @@ def scan_bulk(archive, max_records=0):
 
     folder = Folder(np, TypeTable(np, lambda p: desc_type(ctx, pmapi, p)))
     records = chunks = 0
-    marks = None
+    marks = 0
     limited = False
     c0 = time.process_time()
     t0 = time.perf_counter()
@@ -403,6 +403,9 @@ def scan_bulk(archive, max_records=0):
         chunks += 1
         nrec = len(_field(chunk, "sec"))
         _field(chunk, "nsec")
+        numpmid = _field(chunk, "numpmid", required=False)    # per record, if offered
+        if numpmid is None:
+            marks = None
         pmid = _field(chunk, "pmid")
         numval = _field(chunk, "numval")
         if max_records and records + nrec > max_records:
@@ -420,6 +423,8 @@ def scan_bulk(archive, max_records=0):
                         _field(chunk, "vtype")[:nval], _field(chunk, "ival")[:nval],
                         _field(chunk, "dval")[:nval], None if blen is None else blen[:nval])
             records += keep_rec
+            if marks is not None:
+                marks += int(np.count_nonzero(numpmid[:keep_rec] == 0))
             limited = True
             break
         _field(chunk, "rec")
@@ -428,6 +433,8 @@ def scan_bulk(archive, max_records=0):
                     _field(chunk, "ival"), _field(chunk, "dval"),
                     _field(chunk, "blen", required=False))
         records += nrec
+        if marks is not None:
+            marks += int(np.count_nonzero(numpmid == 0))
         mem.sample()
     scan_s = time.perf_counter() - t0
     cpu_s = time.process_time() - c0
