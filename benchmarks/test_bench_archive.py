@@ -14,8 +14,9 @@ scanned by:
 Every side runs in its own subprocess for values/s and peak RSS (see
 run_archive_bench.py; the whole-archive sides PCP_BENCH_ARCHIVE_REPEAT times, the
 best run shown; PCP_BENCH_ARCHIVE_STAT=median or cpu change which figure the ratios
-use), and each of ours is also timed in-process by pytest-benchmark (PCP_BENCH_ARCHIVE_ROUNDS rounds).  The table printed at the end
-(and benchmarks/archive_results.json) holds the subprocess figures.  A test fails when a
+use), and each of ours is also timed in-process by pytest-benchmark
+(PCP_BENCH_ARCHIVE_ROUNDS rounds).  The table printed at the end (and
+benchmarks/archive_results.json) holds the subprocess figures.  A test fails when a
 side errors or when its checksum of the values differs from libpcp's over the same
 records; the speed targets (arrays >= 50x (a), bulk > (b)) are reported, not enforced.
 
