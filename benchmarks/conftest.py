@@ -166,6 +166,11 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    import run_archive_bench  # archive-scan table (test_bench_archive.py), if any ran
+
+    if run_archive_bench.SESSION_ROWS:
+        terminalreporter.write_sep("=", "archive scan: values/s and peak RSS per side")
+        run_archive_bench.session_summary(terminalreporter.write_line)
     if not _RESULTS.rows:
         return
     tr = terminalreporter
