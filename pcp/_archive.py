@@ -453,6 +453,8 @@ class ArchiveContext:
         if vol == self.curvol:
             return True
         sts, mapped, pos = self.arch.open_volume(vol)
+        if self.stream is not None and self.stream is not mapped:
+            self.stream.release_all()   # a volume left behind keeps no pages resident
         self.stream = mapped
         self.pos = pos
         if sts < 0:

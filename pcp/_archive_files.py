@@ -140,7 +140,8 @@ class MappedFile:
             return
         page = mmap.PAGESIZE
         start = (start + page - 1) // page * page
-        stop = stop // page * page
+        # whole pages only, except that the file's last page may be partial
+        stop = self.size if stop >= self.size else stop // page * page
         if stop > start:
             m.madvise(mmap.MADV_DONTNEED, start, stop - start)
 
@@ -154,6 +155,11 @@ class MappedFile:
         elif self._kept_hi - pos > 2 * slack:
             self.release_pages(pos + slack, self._kept_hi)
             self._kept_hi = pos + slack
+
+    def release_all(self) -> None:
+        self.release_pages(0, self.size)
+        self._kept_lo = 0
+        self._kept_hi = self.size
 
     def close(self) -> None:
         if self.ptr is not None:
