@@ -34,7 +34,7 @@ import pytest
 
 import archives
 from archives import LABEL_LEN, meta_records, patch, records, truncate, version_of
-from archsnip import check, snippet
+from archsnip import check, prebuild, snippet
 from difftest import Pair, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -719,6 +719,7 @@ SECTIONS = ["label", "label_v2", "end", "end_highres", "forw", "forw_highres", "
             "back_far", "fetch_forw", "names", "descs", "indom_proc"]
 
 _PAIRS = {}
+_PREBUILT = []
 
 
 def pair_for(case):
@@ -729,6 +730,9 @@ def pair_for(case):
 
 @pytest.fixture(scope="module", params=CASES)
 def pair(request, pmcd, reference_binding):
+    if not _PREBUILT:
+        _PREBUILT.append(True)
+        prebuild(pair_for, CASES)
     return pair_for(request.param)
 
 

@@ -13,7 +13,7 @@ are reported as xfail (any other difference fails)."""
 import pytest
 
 import archives
-from archsnip import check, snippet
+from archsnip import check, prebuild, snippet
 from difftest import Pair, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -153,6 +153,7 @@ SECTIONS = ["forw_100ms", "forw_100ms_unsorted", "back_100ms", "forw_highres_37m
 MID_AVOIDS_GAP = {"mv_gap"}
 
 _PAIRS = {}
+_PREBUILT = []
 
 
 def pair_for(variant):
@@ -186,6 +187,9 @@ def pair_for(variant):
 
 @pytest.fixture(scope="module", params=VARIANTS)
 def pair(request, pmcd, reference_binding):
+    if not _PREBUILT:
+        _PREBUILT.append(True)
+        prebuild(pair_for, VARIANTS)
     return pair_for(request.param)
 
 
