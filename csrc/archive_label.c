@@ -55,7 +55,7 @@ int pcp_log_label_decode(const uint8_t *buf, size_t len, pcp_log_label *out)
     out->pid = (int32_t)pcp_load_be32(buf + 8);
     if (version == 2) {
         out->sec = (int32_t)pcp_load_be32(buf + 12);
-        out->nsec = (int64_t)(int32_t)pcp_load_be32(buf + 16) * 1000;
+        out->nsec = pcp_usec_to_nsec(pcp_load_be32(buf + 16));
         out->vol = (int32_t)pcp_load_be32(buf + 20);
         string_field(buf, 24, 64, 63, &out->host_off, &out->host_len);
         string_field(buf, 88, 40, 39, &out->tz_off, &out->tz_len);
@@ -93,7 +93,7 @@ int pcp_index_decode(const uint8_t *buf, size_t len, size_t label_len, int versi
             e->off_data = (int64_t)pcp_load_be64(p + 24);
         } else {
             e->sec = (int32_t)pcp_load_be32(p);
-            e->nsec = (int64_t)(int32_t)pcp_load_be32(p + 4) * 1000;
+            e->nsec = pcp_usec_to_nsec(pcp_load_be32(p + 4));
             e->vol = (int32_t)pcp_load_be32(p + 8);
             e->off_meta = (int32_t)pcp_load_be32(p + 12);
             e->off_data = (int32_t)pcp_load_be32(p + 16);

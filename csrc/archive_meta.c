@@ -63,7 +63,7 @@ static void load_stamp(pcp_cursor *c, int v3, int64_t *sec, int64_t *nsec)
         *nsec = pcp_read_i32(c);
     } else {
         *sec = pcp_read_i32(c);
-        *nsec = (int64_t)pcp_read_i32(c) * 1000;
+        *nsec = pcp_usec_to_nsec(pcp_read_u32(c));
     }
 }
 

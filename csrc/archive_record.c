@@ -21,7 +21,7 @@ static void record_head(const uint8_t *rec, int version, int64_t *sec, int64_t *
         *numpmid = (int32_t)pcp_load_be32(rec + 16);
     } else {
         *sec = (int32_t)pcp_load_be32(rec + 4);
-        *nsec = (int64_t)(int32_t)pcp_load_be32(rec + 8) * 1000;
+        *nsec = pcp_usec_to_nsec(pcp_load_be32(rec + 8));
         *numpmid = (int32_t)pcp_load_be32(rec + 12);
     }
 }
@@ -144,8 +144,8 @@ static int read_backward(const uint8_t *buf, size_t len, size_t label_len, int v
     *newpos = pos;
     if (pos <= label_len)
         return PCP_LOG_END;
-    if (pos > len)
-        return PCP_LOG_END;   /* positioned past the end: nothing to read backwards */
+    if (pos > len || pos < 4)
+        return PCP_LOG_END;   /* past the end, or no whole trailer word before pos */
     int32_t head = (int32_t)pcp_load_be32(buf + pos - 4);
     int64_t rlen = (int64_t)head - 8;
     if (rlen < 0 || (uint64_t)rlen > pos)

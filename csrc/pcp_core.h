@@ -76,6 +76,13 @@
 #define PM_TYPE_EVENT 9
 #define PM_TYPE_HIGHRES_EVENT 10
 
+/* A v2 (timeval) timestamp's microseconds as libpcp stores them: multiplied by 1000 in
+ * unsigned 32-bit arithmetic into a 32-bit nanosecond field, so garbage wraps as there. */
+static inline int64_t pcp_usec_to_nsec(uint32_t usec)
+{
+    return (int32_t)(usec * 1000u);
+}
+
 #define PM_VAL_INSITU 0
 #define PM_VAL_DPTR 1
 #define PM_VAL_SPTR 2

@@ -237,7 +237,7 @@ static int result_fixed_part(const uint8_t *buf, size_t len, int highres,
         *nsec = pcp_read_i64(&c);
     } else {
         *sec = pcp_read_i32(&c);
-        *nsec = (int64_t)pcp_read_i32(&c) * 1000;
+        *nsec = pcp_usec_to_nsec(pcp_read_u32(&c));
         numpmid = pcp_read_i32(&c);
     }
     if (c.bad || numpmid < 0 || (size_t)numpmid > len)

@@ -63,8 +63,11 @@ MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
 
 
 def _tsub(a: Stamp, b: Stamp) -> float:
-    """libpcp's __pmTimestampSub: the difference in seconds, as a double."""
-    return float(a[0] - b[0]) + float(a[1] - b[1]) / 1e9
+    """libpcp's __pmTimestampSub: the difference in seconds, as a double. The
+    nanoseconds are 32-bit fields subtracted in 32-bit arithmetic, so a garbage field
+    wraps around exactly as it does there."""
+    dn = ((a[1] - b[1] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    return float(a[0] - b[0]) + dn / 1e9
 
 
 class LogLabel:
@@ -104,23 +107,22 @@ class IndexEntry:
 class Record:
     """What one read produced: a record in a volume, or a <mark> made up between archives."""
 
-    __slots__ = ("stamp", "numpmid", "arch", "vol", "off", "length")
+    __slots__ = ("stamp", "numpmid", "mapped", "version", "off", "length")
 
-    def __init__(self, stamp: Stamp, numpmid: int, arch: Optional["Archive"] = None,
-                 vol: int = -1, off: int = 0, length: int = 0) -> None:
+    def __init__(self, stamp: Stamp, numpmid: int, mapped: Optional[MappedFile] = None,
+                 version: int = 2, off: int = 0, length: int = 0) -> None:
         self.stamp = stamp
         self.numpmid = numpmid
-        self.arch = arch
-        self.vol = vol
+        self.mapped = mapped
+        self.version = version
         self.off = off
         self.length = length
 
     def decode(self) -> FlatResult:
-        if self.arch is None:
+        if self.mapped is None:
             return FlatResult.empty(self.stamp[0], self.stamp[1])
-        mapped = self.arch.volume(self.vol)
-        raw = mapped.slice(self.off, self.off + self.length)
-        return FlatResult.from_log_record(raw, self.arch.version)
+        raw = self.mapped.slice(self.off, self.off + self.length)
+        return FlatResult.from_log_record(raw, self.version)
 
 
 class Archive:
@@ -132,8 +134,9 @@ class Archive:
         self.ctx_flags = ctx_flags
         self.minvol = self.files.volumes[0]
         self.maxvol = self.files.volumes[-1]
-        self._volumes: Dict[int, MappedFile] = {}
+        self._files: Dict[int, MappedFile] = {}   # volumes opened so far, good or not
         self._checked: Dict[int, LogLabel] = {}
+        self._seen: set = set()                   # libpcp's per-volume "label checked"
         self.meta_file: Optional[MappedFile] = None
         self.index: List[IndexEntry] = []
         self.endtime: Stamp = (0, 0)
@@ -200,34 +203,50 @@ class Archive:
 
     # ---- volumes ---------------------------------------------------------------------
 
-    def check_volume(self, vol: int) -> LogLabel:
-        """Open and check data volume `vol` (cached after the first success)."""
-        label = self._checked.get(vol)
-        if label is not None:
-            return label
-        path = self.files.volume_path(vol)
-        if path is None:
-            raise pmErr(-_errno.ENOENT)
-        mapped = MappedFile(path)
+    def open_volume(self, vol: int) -> Tuple[int, Optional[MappedFile], int]:
+        """fopen + __pmLogChkLabel of data volume `vol`: (0 or the error, the file that
+        is now libpcp's stream, or None when there is no such file, and the position
+        the label check left it at). A failed check still leaves that file open in
+        libpcp, and its next reads use it: callers keep it as the stream."""
+        mapped = self._files.get(vol)
+        if mapped is None:
+            path = self.files.volume_path(vol)
+            if path is None:
+                return -_errno.ENOENT, None, 0
+            try:
+                mapped = MappedFile(path)
+            except (OSError, pmErr):
+                return -_errno.EIO, None, 0
+            self._files[vol] = mapped
+        if vol in self._seen:
+            return 0, mapped, self.label.length      # libpcp's cached fast path
         try:
             label = self._check_label(mapped, vol)
-        except pmErr:
-            mapped.close()
-            raise
-        self._volumes[vol] = mapped
+        except pmErr as e:
+            if e.code == PM_ERR_NODATA and mapped.size >= 8:
+                self._seen.add(vol)   # a label-only volume is "seen" all the same
+            return e.code, mapped, _label_read_end(mapped)
+        self._seen.add(vol)
         self._checked[vol] = label
-        return label
+        return 0, mapped, label.length
+
+    def check_volume(self, vol: int) -> LogLabel:
+        """Data volume `vol`, which must pass the label check."""
+        sts, mapped, _ = self.open_volume(vol)
+        if sts < 0 or mapped is None:
+            raise pmErr(sts if sts < 0 else PM_ERR_LOGFILE)
+        return self._checked.get(vol) or self.label
 
     def volume(self, vol: int) -> MappedFile:
-        return self._volumes[vol]
+        return self._files[vol]
 
     def label_len(self) -> int:
         return self.label.length
 
     def close(self) -> None:
-        for mapped in self._volumes.values():
+        for mapped in self._files.values():
             mapped.close()
-        self._volumes.clear()
+        self._files.clear()
         self._checked.clear()
         if self.meta_file is not None:
             self.meta_file.close()
@@ -235,35 +254,40 @@ class Archive:
 
     # ---- reading ---------------------------------------------------------------------
 
-    def read_at(self, vol: int, pos: int, backward: bool, paranoid: bool = False
-                ) -> Tuple[int, int, Optional[Record]]:
-        """One C reader step in volume `vol`: (status, new position, record)."""
-        mapped = self._volumes[vol]
+    def read_at(self, mapped: Optional[MappedFile], pos: int, backward: bool,
+                paranoid: bool = False) -> Tuple[int, int, Optional[Record]]:
+        """One C reader step in a volume file: (status, new position, record)."""
+        if mapped is None:
+            return LOG_END, pos, None
         newpos = ffi.new("uint64_t *")
         rec = ffi.new("pcp_log_record *")
         sts = lib.pcp_log_read(mapped.ptr, mapped.size, self.label.length, self.version,
                                1 if backward else 0, 1 if paranoid else 0, pos, newpos, rec)
         if sts == 0:
-            return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, self, vol, rec.off,
-                                        rec.len)
+            return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
+                                        self.version, rec.off, rec.len)
         return sts, newpos[0], None
 
-    def end(self) -> Stamp:
+    def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
         """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the
-        last volume does not change size). Raises PM_ERR_LOGREC if there is none."""
+        last volume does not change size). Raises PM_ERR_LOGREC if there is none. The
+        current volume is read through the context's stream, as libpcp does."""
         for vol in range(self.maxvol, self.minvol - 1, -1):
-            try:
-                self.check_volume(vol)
-            except pmErr:
+            if vol == curvol:
+                mapped = stream
+            else:
+                sts, mapped, _ = self.open_volume(vol)
+                if sts < 0:
+                    continue
+            if mapped is None:
                 continue
-            mapped = self._volumes[vol]
             size = mapped.size
             if vol == self.maxvol and size == self.physend:
                 return self.endtime
             if size <= self.label.length:
                 continue
             found: Optional[Record] = None
-            sts, _, rec = self.read_at(vol, size, True, paranoid=True)
+            sts, _, rec = self.read_at(mapped, size, True, paranoid=True)
             if sts == 0:
                 found = rec
             else:
@@ -278,17 +302,16 @@ class Archive:
                     continue
                 pos = logend
                 if logend > self.label.length:
-                    sts, pos, rec = self.read_at(vol, logend, True, paranoid=True)
+                    # the index may point at the end of a record: step back over it
+                    # (that record only counts if a forward read succeeds after it)
+                    sts, pos, rec = self.read_at(mapped, logend, True, paranoid=True)
                     if sts != 0:
                         break
-                    found = rec
-                while True:
-                    if pos + 4 > size:
-                        break
+                while pos + 4 <= size:
                     head = int.from_bytes(mapped.slice(pos, pos + 4), "big", signed=True)
                     if pos + head > size:
                         break
-                    sts, pos, rec = self.read_at(vol, pos, False, paranoid=True)
+                    sts, pos, rec = self.read_at(mapped, pos, False, paranoid=True)
                     if sts != 0:
                         break
                     found = rec
@@ -298,6 +321,20 @@ class Archive:
                     self.physend = size
                 return found.stamp
         raise pmErr(PM_ERR_LOGREC)
+
+
+def _label_read_end(mapped: MappedFile) -> int:
+    """Where libpcp's label reader leaves a stream: after the length and magic words,
+    and after the whole label when those looked right."""
+    size = mapped.size
+    if size < 8:
+        return size
+    head = mapped.slice(0, 8)
+    rlen = int.from_bytes(head[:4], "big")
+    version = head[7]
+    if (version, rlen) in ((2, 132), (3, 808)):
+        return min(size, rlen)
+    return 8
 
 
 class ArchiveContext:
@@ -318,6 +355,9 @@ class ArchiveContext:
         first = self.archives[0]
         self.cur = 0
         self.curvol = first.minvol
+        # libpcp's stdio stream: the volume file it has open (after a failed volume
+        # change that may be another volume's file) and the position in it
+        self.stream: Optional[MappedFile] = first.volume(first.minvol)
         self.pos = first.label_len()
         self.origin: Stamp = first.label.stamp
         self.mode = PM_MODE_FORW
@@ -325,6 +365,7 @@ class ArchiveContext:
         self.direction = 0
         self.serial = False
         self.mark_done = 0
+        self.vol_error = 0
         # position remembered between fetches (libpcp's ac_vol / ac_offset)
         self.saved: Tuple[int, int] = (self.curvol, self.pos)
 
@@ -362,10 +403,12 @@ class ArchiveContext:
         dup.mode = self.mode
         dup.delta = self.delta
         dup.direction = self.direction
-        dup.cur, dup.curvol, dup.pos = self.cur, self.curvol, self.pos
+        dup._change_archive(self.cur)
+        dup.curvol = -1
+        dup._change_vol(self.curvol)
+        dup.pos = self.pos
         dup.saved = self.saved
         dup.serial = self.serial
-        dup.archives[dup.cur].check_volume(dup.curvol)
         return dup
 
     # ---- labels and end --------------------------------------------------------------
@@ -378,17 +421,26 @@ class ArchiveContext:
         return self.archives[0].label
 
     def archive_end(self) -> Stamp:
-        return self.archives[-1].end()
+        last = len(self.archives) - 1
+        if self.cur == last:
+            return self.arch.end(self.curvol, self.stream)
+        return self.archives[last].end()
 
     # ---- the stream ------------------------------------------------------------------
 
     def _change_vol(self, vol: int) -> bool:
-        try:
-            self.arch.check_volume(vol)
-        except pmErr:
+        """__pmLogChangeVol: the stream becomes volume `vol` (positioned after its
+        label), or, if its label check fails, stays on that bad file while the current
+        volume number does not change."""
+        if vol == self.curvol:
+            return True
+        sts, mapped, pos = self.arch.open_volume(vol)
+        self.stream = mapped
+        self.pos = pos
+        if sts < 0:
+            self.vol_error = sts
             return False
-        if vol != self.curvol:
-            self.curvol = vol
+        self.curvol = vol
         return True
 
     def _change_archive(self, index: int) -> None:
@@ -397,15 +449,25 @@ class ArchiveContext:
             return
         self.cur = index
         self.mark_done = 0
+        self.curvol = -1
+        self._change_vol(self.arch.minvol)
+
+    def _last_volume_size(self) -> int:
+        """The size __pmLogSetTime compares index offsets with: it stats the stream
+        when the last volume has been seen (whatever the stream is), else peeks."""
         arch = self.arch
-        arch.check_volume(arch.minvol)
-        self.curvol = arch.minvol
-        self.pos = arch.label_len()
+        if arch.maxvol in arch._seen:
+            return self._stream_size()
+        sts, mapped, _ = arch.open_volume(arch.maxvol)
+        return mapped.size if sts == 0 and mapped is not None else 0
+
+    def _stream_size(self) -> int:
+        return self.stream.size if self.stream is not None else 0
 
     def _mark(self, backward: bool) -> Record:
         arch = self.arch
         if not backward:
-            sec, nsec = arch.end()
+            sec, nsec = arch.end(self.curvol, self.stream)
             nsec += 1000000
             if nsec > 1000000000:
                 nsec -= 1000000000
@@ -438,13 +500,13 @@ class ArchiveContext:
         prev_start = self.arch.label.stamp
         self._change_archive(self.cur - 1)
         arch = self.arch
-        arch.end()
+        arch.end(self.curvol, self.stream)
         for vol in range(arch.maxvol, arch.minvol - 1, -1):
             if self._change_vol(vol):
                 break
         else:
             raise pmErr(PM_ERR_LOGFILE)
-        self.pos = arch.volume(self.curvol).size
+        self.pos = self._stream_size()
         if _tsub(arch.endtime, prev_start) > 0:
             raise pmErr(PM_ERR_LOGOVERLAP)
         return None
@@ -457,7 +519,7 @@ class ArchiveContext:
                 vol = self.curvol - 1
                 while vol >= arch.minvol:
                     if self._change_vol(vol):
-                        self.pos = arch.volume(vol).size
+                        self.pos = self._stream_size()
                         break
                     vol -= 1
                 if vol >= arch.minvol:
@@ -466,14 +528,13 @@ class ArchiveContext:
                 if rec is not None:
                     return rec
                 continue
-            sts, newpos, rec = arch.read_at(self.curvol, self.pos, backward)
+            sts, newpos, rec = arch.read_at(self.stream, self.pos, backward)
             if sts == LOG_END:
                 if backward:
                     raise pmErr(PM_ERR_EOL)
                 vol = self.curvol + 1
                 while vol <= arch.maxvol:
                     if self._change_vol(vol):
-                        self.pos = arch.label_len()
                         break
                     vol += 1
                 if vol <= arch.maxvol:
@@ -517,11 +578,7 @@ class ArchiveContext:
                     continue
                 if entry.vol == arch.maxvol:
                     if last_size is None:
-                        try:
-                            arch.check_volume(arch.maxvol)
-                            last_size = arch.volume(arch.maxvol).size
-                        except pmErr:
-                            last_size = 0
+                        last_size = self._last_volume_size()
                     if entry.off_data > last_size:
                         j = n
                         toobig = True
@@ -583,7 +640,7 @@ class ArchiveContext:
                         break
                 else:
                     raise pmErr(PM_ERR_LOGFILE)
-                self.pos = arch.volume(self.curvol).size
+                self.pos = self._stream_size()
         self.saved = (self.curvol, self.pos)
 
     def _vol_skip(self, mode: int, j: int) -> int:
@@ -632,7 +689,7 @@ class ArchiveContext:
         backward = mode == PM_MODE_BACK
         vol, pos = self.saved
         if not self._change_vol(vol):
-            raise pmErr(PM_ERR_LOGFILE)
+            raise pmErr(self.vol_error)
         self.pos = pos
         try:
             return self._fetch_loop(pmids, mode, backward)

@@ -122,9 +122,12 @@ class Metadata:
                     numdescs += 1
                     pos = self._load_desc(buf, size, data, pos, nxt)
                 elif kind in (INDOM_V2, INDOM, INDOM_DELTA):
-                    pos = self._load_indom(buf, size, data, pos, rlen[0], kind, nxt)
+                    # arrays are sized from the bytes really there, not the claimed length
+                    room = min(rlen[0], size - pos)
+                    pos = self._load_indom(buf, size, data, pos, room, kind, nxt)
                 elif kind in (LABEL_V2, LABEL):
-                    pos = self._load_labels(buf, size, data, pos, rlen[0], nxt, new_labels)
+                    room = min(rlen[0], size - pos)
+                    pos = self._load_labels(buf, size, data, pos, room, nxt, new_labels)
                 elif kind == TEXT:
                     pos = self._load_text(buf, size, data, pos, nxt)
                 else:

@@ -33,6 +33,11 @@ class ResultArrays(NamedTuple):
     data: bytes
 
 
+def usec_of(nsec: int) -> int:
+    """Nanoseconds to a timeval's microseconds as C's integer division does it."""
+    return -((-nsec) // 1000) if nsec < 0 else nsec // 1000
+
+
 def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
     mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
     c = ffi.new("pcp_result *")
@@ -467,7 +472,7 @@ class pmResult(_ResultBase):
     def timestamp(self):
         from pcp._types import timeval
 
-        return timeval(self._r.sec, self._r.nsec // 1000)
+        return timeval(self._r.sec, usec_of(self._r.nsec))
 
 
 class pmHighResResult(_ResultBase):

@@ -11,7 +11,7 @@ of the volume already decoded are handed back to the kernel.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, List, NamedTuple, Optional
+from typing import Any, Iterator, List, NamedTuple
 
 import numpy as np
 

@@ -19,7 +19,7 @@ from pcp._context import HostContext
 from pcp import _errors
 from pcp._errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
 from pcp._result import (LP_pmHighResResult, LP_pmResult, pmHighResResult, pmResult,
-                         pmValue, pmValueSet, store_arrays, flat_of)
+                         pmValue, pmValueSet, store_arrays, flat_of, usec_of)
 from pcp._types import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel,
                         pmID, pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits,
                         pmValueBlock, timespec, timeval, tm)
@@ -475,7 +475,7 @@ class pmContext(object):
         out.magic = label.magic
         out.pid_t = label.pid
         out.start.tv_sec = label.stamp[0]
-        out.start.tv_usec = label.stamp[1] // 1000
+        out.start.tv_usec = usec_of(label.stamp[1])
         out.hostname = label.hostname[:c_api.PM_LOG_MAXHOSTLEN - 1]
         out.tz = label.timezone[:c_api.PM_TZ_MAXLEN - 1]
         return out
@@ -496,7 +496,7 @@ class pmContext(object):
         sec, nsec = self._archive().archive_end()
         tv = timeval()
         tv.tv_sec = sec
-        tv.tv_usec = nsec // 1000
+        tv.tv_usec = usec_of(nsec)
         return tv
 
     def pmGetHighResArchiveEnd(self):

@@ -1,0 +1,186 @@
+/* libFuzzer harness for the archive decoders (csrc/archive_*.c).
+ *
+ * The first input byte picks the format version (2 or 3); the rest is treated as each
+ * kind of archive file in turn:
+ *   - a label (pcp_log_label_decode): string ranges must lie inside the label;
+ *   - a data volume: pcp_log_read forwards and backwards from every position it
+ *     reaches (bounded steps), each good record re-decoded by pcp_log_record_decode with
+ *     exact-size arrays, and pcp_log_scan with small columns;
+ *   - a .meta file: every record header, decoded by the decoder for its type;
+ *   - a .index file.
+ * Every offset handed back must address bytes inside the input. */
+#include "fuzz_common.h"
+#include "archive.h"
+
+#define MAX_STEPS 256
+
+static void check_record(const uint8_t *vol, size_t len, int version, const pcp_log_record *rec)
+{
+    CHECK(rec->off < len && rec->len <= len - rec->off);
+    const uint8_t *r = vol + rec->off;
+    int32_t numpmid = -1, nvalues = -1;
+    int sts = pcp_log_record_scan(r, rec->len, version, &numpmid, &nvalues);
+    CHECK(sts == 0);
+    CHECK(numpmid == rec->numpmid);
+    pcp_result out;
+    void *mem = fz_alloc(pcp_result_mem_size(numpmid, nvalues), 1);
+    pcp_result_bind(&out, mem, numpmid, nvalues);
+    CHECK(pcp_log_record_decode(r, rec->len, version, &out) == 0);
+    for (int32_t k = 0; k < nvalues; k++) {
+        if (out.vtype[k] < 0)
+            continue;
+        CHECK(out.boff[k] <= rec->len && out.blen[k] <= rec->len - out.boff[k]);
+    }
+    for (int32_t i = 0; i < numpmid; i++)
+        CHECK(out.first[i] >= 0 && out.first[i] <= nvalues);
+    free(mem);
+}
+
+static void walk_volume(const uint8_t *vol, size_t len, int version, size_t label_len,
+                        int backward)
+{
+    uint64_t pos = backward ? len : label_len;
+    for (int step = 0; step < MAX_STEPS; step++) {
+        uint64_t newpos = 0;
+        pcp_log_record rec;
+        int sts = pcp_log_read(vol, len, label_len, version, backward, step & 1, pos,
+                               &newpos, &rec);
+        if (sts == PCP_LOG_END)
+            return;
+        CHECK(sts == 0 || sts == PM_ERR_LOGREC);
+        CHECK(newpos <= (uint64_t)len + 4);
+        if (sts == 0)
+            check_record(vol, len, version, &rec);
+        if (newpos == pos)
+            return;   /* a sticky error: libpcp would fail here again */
+        pos = newpos;
+    }
+}
+
+static void scan_volume(const uint8_t *vol, size_t len, int version, size_t label_len)
+{
+    enum { RECS = 4, SETS = 16, VALS = 64 };
+    int64_t *sec = fz_alloc(RECS, 8), *nsec = fz_alloc(RECS, 8), *ival = fz_alloc(VALS, 8);
+    double *dval = fz_alloc(VALS, 8);
+    uint64_t *rec_off = fz_alloc(RECS, 8);
+    int32_t *numpmid = fz_alloc(RECS, 4), *rec_first = fz_alloc(RECS, 4);
+    uint32_t *pmid = fz_alloc(SETS, 4), *boff = fz_alloc(VALS, 4), *blen = fz_alloc(VALS, 4);
+    int32_t *numval = fz_alloc(SETS, 4), *valfmt = fz_alloc(SETS, 4);
+    int32_t *set_first = fz_alloc(SETS, 4), *inst = fz_alloc(VALS, 4), *vtype = fz_alloc(VALS, 4);
+    uint64_t pos = label_len;
+    for (int round = 0; round < MAX_STEPS; round++) {
+        pcp_log_columns c = {RECS, SETS, VALS, 0, 0, 0, sec, nsec, numpmid, rec_first,
+                             rec_off, pmid, numval, valfmt, set_first, inst, vtype, ival,
+                             dval, boff, blen};
+        uint64_t before = pos;
+        int sts = pcp_log_scan(vol, len, version, &pos, &c);
+        CHECK(c.nrec >= 0 && c.nrec <= RECS && c.nset <= SETS && c.nval <= VALS);
+        for (int32_t k = 0; k < c.nrec; k++) {
+            CHECK(rec_first[k] >= 0 && rec_first[k] + numpmid[k] <= c.nset);
+            CHECK(rec_off[k] < len);
+        }
+        for (int32_t i = 0; i < c.nset; i++)
+            CHECK(set_first[i] >= 0 && set_first[i] <= c.nval);
+        if (sts != 0 || pos == before)
+            break;
+    }
+    free(sec); free(nsec); free(ival); free(dval); free(rec_off); free(numpmid);
+    free(rec_first); free(pmid); free(boff); free(blen); free(numval); free(valfmt);
+    free(set_first); free(inst); free(vtype);
+}
+
+static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
+{
+    uint64_t pos = label_len;
+    for (int step = 0; step < MAX_STEPS; step++) {
+        int32_t type = 0, rec_len = 0;
+        int sts = pcp_meta_header(buf, len, pos, &type, &rec_len);
+        if (sts != 0)
+            return;
+        uint64_t next = 0;
+        /* size arrays from the bytes really there, never from the record's claim */
+        size_t avail = len - (size_t)pos;
+        size_t bound = (size_t)rec_len < avail ? (size_t)rec_len : avail;
+        size_t cap = bound / 8 + 1;
+        if (type == PCP_META_DESC) {
+            pcp_desc d;
+            uint32_t *off = fz_alloc(4, 4);
+            int32_t *nl = fz_alloc(4, 4);
+            sts = pcp_meta_desc(buf, len, pos, &d, 4, off, nl, &next);
+            for (int32_t i = 0; i < sts && i < 4; i++)
+                CHECK(nl[i] >= 0 && off[i] <= len && (size_t)nl[i] <= len - off[i]);
+            free(off);
+            free(nl);
+        } else if (type == PCP_META_INDOM_V2 || type == PCP_META_INDOM ||
+                   type == PCP_META_INDOM_DELTA) {
+            pcp_indom_head h;
+            int32_t *inst = fz_alloc(cap, 4), *nl = fz_alloc(cap, 4);
+            uint32_t *off = fz_alloc(cap, 4);
+            sts = pcp_meta_indom(buf, len, pos, &h, (int32_t)cap, inst, off, nl, &next);
+            CHECK(sts < 0 || (size_t)sts <= cap);
+            for (int32_t i = 0; i < sts; i++) {
+                CHECK(inst[i] >= 0);
+                if (nl[i] >= 0)
+                    CHECK(off[i] <= len && (size_t)nl[i] < len - off[i] && buf[off[i] + nl[i]] == 0);
+            }
+            free(inst);
+            free(nl);
+            free(off);
+        } else if (type == PCP_META_LABEL_V2 || type == PCP_META_LABEL) {
+            pcp_label_head h;
+            size_t set_cap = bound / 12 + 1;
+            pcp_labelset *sets = fz_alloc(set_cap, sizeof *sets);
+            pcp_label *labels = fz_alloc(cap, sizeof *labels);
+            int32_t total = 0;
+            sts = pcp_meta_labels(buf, len, pos, &h, (int32_t)set_cap, sets, (int32_t)cap,
+                                  labels, &total, &next);
+            for (int32_t i = 0; i < sts; i++) {
+                CHECK(sets[i].json_off <= len && (size_t)sets[i].json_len <= len - sets[i].json_off);
+                CHECK(sets[i].first >= 0 && sets[i].first <= total);
+            }
+            CHECK(sts < 0 || (size_t)total <= cap);
+            free(sets);
+            free(labels);
+        } else if (type == PCP_META_TEXT) {
+            uint32_t tt, ident, toff, tlen;
+            sts = pcp_meta_text(buf, len, pos, &tt, &ident, &toff, &tlen, &next);
+            if (sts == 0)
+                CHECK(toff <= len && tlen <= len - toff);
+        } else {
+            return;
+        }
+        if (sts < 0 || next <= pos)
+            return;
+        pos = next;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    int version = (data[0] & 1) ? 3 : 2;
+    size_t label_len = (data[0] & 2) ? (version == 3 ? 808 : 132) : (data[0] >> 4);
+    uint8_t *buf = fz_dup(data + 1, size - 1);
+    size_t len = size - 1;
+    if (label_len > len)
+        label_len = len;
+
+    pcp_log_label label;
+    if (pcp_log_label_decode(buf, len, &label) == 0) {
+        CHECK(label.len <= len);
+        CHECK(label.host_off + label.host_len <= label.len);
+        CHECK(label.tz_off + label.tz_len <= label.len);
+        CHECK(label.zone_off + label.zone_len <= label.len);
+    }
+    walk_volume(buf, len, version, label_len, 0);
+    walk_volume(buf, len, version, label_len, 1);
+    scan_volume(buf, len, version, label_len);
+    walk_meta(buf, len, label_len);
+
+    pcp_index_entry entries[8];
+    int n = pcp_index_decode(buf, len, label_len, version, 8, entries);
+    CHECK(n >= 0);
+    free(buf);
+    return 0;
+}
