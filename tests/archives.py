@@ -42,6 +42,11 @@ indom 29.8 changes over time (and becomes empty once), and sample.proc's
 indom changes by itself on every fetch (instance names contain spaces), so
 instance-domain-at-time-T is exercised.  sample.many.count is restored.
 
+The corpus is removed at exit unless PCP_KEEP_TEST_ARCHIVES is set (its
+path is get_corpus()["root"]).  Building it takes about 4 s (the recordings
+run concurrently; pmlogger is retried once if it fails, e.g. when pmcd was
+just restarted by another test run).
+
 All variants are small (a few hundred KB in total).  Contents differ from
 run to run: tests compare ours vs reference on the same files, never against
 hard-coded values.

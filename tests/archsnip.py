@@ -212,3 +212,20 @@ def check(pair, key):
     raise AssertionError("%s: ours differs from the reference at %s %s\nfirst difference: %s\n%s"
                          % (key, path, note, difftest._first_diff(o, r),
                             difftest.diff_text(o, r, limit=120)))
+
+
+def prebuild(pair_for, keys, workers=None):
+    """Build the Pairs of `keys` concurrently (each runs two interpreters
+    that mostly wait on file I/O), so that parametrised tests do not pay for
+    them one after the other.  Errors surface later, when a test asks for
+    the failed key again."""
+    import concurrent.futures
+    import os
+    workers = workers or max(2, min(8, (os.cpu_count() or 2)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
+        futs = [ex.submit(pair_for, k) for k in keys]
+        for f in futs:
+            try:
+                f.result()
+            except Exception:
+                pass

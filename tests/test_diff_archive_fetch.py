@@ -11,7 +11,7 @@ The probe times are taken from the reference's view of each archive
 import pytest
 
 import archives
-from archsnip import check, snippet
+from archsnip import check, prebuild, snippet
 from difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -144,6 +144,7 @@ RESULT = R
 '''
 
 _PAIRS = {}
+_PREBUILT = []
 
 
 def _times(facts):
@@ -185,6 +186,9 @@ def pair_for(variant):
 
 @pytest.fixture(scope="module", params=VARIANTS)
 def pair(request, pmcd, reference_binding):
+    if not _PREBUILT:
+        _PREBUILT.append(True)
+        prebuild(pair_for, VARIANTS)
     return pair_for(request.param)
 
 

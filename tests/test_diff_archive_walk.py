@@ -9,7 +9,7 @@ mark records, synthetic marks and PM_ERR_LOGOVERLAP between archives)."""
 import pytest
 
 import archives
-from archsnip import check, snippet
+from archsnip import check, prebuild, snippet
 from difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -83,6 +83,7 @@ RESULT = R
 '''
 
 _PAIRS = {}
+_PREBUILT = []
 
 
 def pair_for(variant):
@@ -94,6 +95,9 @@ def pair_for(variant):
 
 @pytest.fixture(scope="module", params=VARIANTS)
 def pair(request, pmcd, reference_binding):
+    if not _PREBUILT:
+        _PREBUILT.append(True)
+        prebuild(pair_for, VARIANTS)
     return pair_for(request.param)
 
 
