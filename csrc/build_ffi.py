@@ -9,11 +9,11 @@ import pathlib
 from cffi import FFI
 
 HERE = pathlib.Path(__file__).resolve().parent
-SOURCES = ["result.c", "pdu_encode.c", "pdu_decode.c", "store.c"]
+SOURCES = ["result.c", "pdu_encode.c", "pdu_decode.c", "store.c", "events.c"]
 
 # The C headers are the one declaration of the interface: cffi reads their prototypes and
 # types (comments and preprocessor lines removed, which cdef cannot take).
-HEADERS = ["result.h", "pdu.h"]
+HEADERS = ["result.h", "pdu.h", "events.h"]
 
 
 def _cdef_from_headers() -> str:
@@ -51,7 +51,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "pcp._native",
-    '#include "result.h"\n#include "pdu.h"\n',
+    '#include "result.h"\n#include "pdu.h"\n#include "events.h"\n',
     sources=[str(pathlib.Path("csrc") / s) for s in SOURCES],
     include_dirs=["csrc"],
     extra_compile_args=_compile_args(),

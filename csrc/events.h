@@ -1,0 +1,59 @@
+/* Event record arrays (PM_TYPE_EVENT / PM_TYPE_HIGHRES_EVENT values): validation and
+ * unpacking into flat columns, with libpcp's pmUnpack[HighRes]EventRecords semantics
+ * (docs events.md). Many value blocks of one buffer decode in one call. */
+#ifndef PCP_EVENTS_H
+#define PCP_EVENTS_H
+
+#include "pcp_core.h"
+
+/* Unpacked events. Per-record columns have `nrecords` entries, per-set columns `nsets`:
+ * one entry per pmValueSet libpcp would build (event.flags / event.missed included). */
+typedef struct {
+    int32_t nrecords;
+    int32_t nsets;
+    /* per record */
+    int64_t *sec;       /* event timestamp, seconds */
+    int64_t *nsec;      /* nanoseconds (microseconds * 1000 for classic arrays) */
+    uint32_t *flags;    /* er_flags */
+    int32_t *nparams;   /* er_nparams as stored (the missed count of a MISSED record) */
+    int32_t *numpmid;   /* numpmid of libpcp's result: may be < 0 when nparams is */
+    int32_t *first;     /* index of the record's first value set */
+    int32_t *block;     /* which input block the record came from */
+    /* per value set */
+    int64_t *ival;      /* INSITU word sign-extended, or the 64-bit integer */
+    double *dval;       /* FLOAT / DOUBLE value, else 0 */
+    int32_t *rec;       /* owning record */
+    int32_t *param;     /* index among the record's parameters; -1 event.flags, -2 event.missed */
+    uint32_t *pmid;
+    int32_t *type;      /* PM_TYPE_* of the value (U32 for event.flags / event.missed) */
+    int32_t *vtype;     /* -1 for INSITU sets, else the value block type (= type) */
+    uint32_t *boff;     /* byte offset of the value bytes in the buffer (0 for INSITU) */
+    uint32_t *blen;     /* value bytes: vlen - 4 of libpcp's block (0 for INSITU) */
+} pcp_events;
+
+/* pmIDs of the anonymous metrics libpcp reports flags and missed counts under. */
+#define PCP_EVENT_FLAGS_PMID 0x7fc00001u
+#define PCP_EVENT_MISSED_PMID 0x7fc00002u
+
+/* Validate `nblocks` event arrays lying in buf[0..len). Block b starts (header word
+ * included) at off[b] and has blen[b] bytes available; kind[b] is the expected type
+ * (PM_TYPE_EVENT or PM_TYPE_HIGHRES_EVENT). status[b] gets 0 or the PM_ERR_* code
+ * libpcp's unpack would return for that block alone. *nrecords / *nsets get the totals
+ * over the blocks that passed. Returns 0, or PM_ERR_TOOBIG when a total (or len) does
+ * not fit the 32-bit columns. */
+int pcp_events_scan(const uint8_t *buf, size_t len, int32_t nblocks, const uint32_t *off,
+                    const uint32_t *blen, const int32_t *kind, int32_t *status,
+                    int32_t *nrecords, int32_t *nsets);
+
+/* Fill `out` (columns sized from the totals of a scan of the same arguments) with the
+ * records of every block whose status is 0, in block order. */
+int pcp_events_decode(const uint8_t *buf, size_t len, int32_t nblocks, const uint32_t *off,
+                      const uint32_t *blen, const int32_t *kind, const int32_t *status,
+                      pcp_events *out);
+
+/* One allocation for every column (8-byte columns first, so all are aligned when `mem`
+ * is), and the call that points the columns of `out` into it. */
+size_t pcp_events_mem_size(int32_t nrecords, int32_t nsets);
+void pcp_events_bind(pcp_events *out, void *mem, int32_t nrecords, int32_t nsets);
+
+#endif
