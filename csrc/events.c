@@ -5,7 +5,10 @@
  * ea_len, MISSED never combined with other flags), then, while unpacking, each
  * parameter's type. So a structural error anywhere wins over a bad type earlier in the
  * array. One pass reproduces that by remembering the first type error and returning it
- * only once the structure of the whole array has been walked. */
+ * only once the structure of the whole array has been walked.
+ *
+ * One check libpcp lacks belongs to the structure here: a parameter shorter than its
+ * own header or than its type's value (PM_ERR_TOOSMALL, see the parameter loop). */
 #include "events.h"
 #include "cursor.h"
 
@@ -198,17 +201,17 @@ static int walk_block(const uint8_t *buf, size_t len, size_t off, size_t avail, 
             if (size > ea_len - at)
                 return PM_ERR_TOOBIG;
             c.pos = at + size;
+            /* libpcp checks neither: with ep_len < 4 the next parameter overlaps this
+             * one, and a number longer than its parameter is read (and, on receipt,
+             * byte-swapped) over the fields that follow, so libpcp's answer depends on
+             * bytes that are not this parameter's. Refuse both, at once. */
+            int need = param_need(type);
+            if (plen < 4 || (need > 0 && plen - 4 < (uint32_t)need))
+                return PM_ERR_TOOSMALL;
             if (type_err)
                 continue;
-            int need = param_need(type);
             if (need < 0) {
                 type_err = PM_ERR_TYPE;
-                continue;
-            }
-            /* libpcp does not check these lengths: it reads past the parameter (numbers)
-             * or asks malloc for a negative size (ep_len < 4). Refuse instead. */
-            if (plen < 4 || plen - 4 < (uint32_t)need) {
-                type_err = PM_ERR_TOOSMALL;
                 continue;
             }
             if (s) {

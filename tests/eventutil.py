@@ -56,12 +56,16 @@ def event_oracle():
 
 def run_oracle(cases):
     """cases: dicts with pdu (bytes), optional target (i, j), muts [(off, width, value)],
-    numval, valfmt. Returns the oracle's JSON answer per case."""
+    numval, valfmt; or with block (one wire-order value block, converted by the oracle's
+    bounded model of libpcp's receive conversion). Returns the oracle's JSON per case."""
     lines = []
     for case in cases:
-        lines.append("pdu " + case["pdu"].hex())
-        target = case.get("target")
-        lines.append("target all" if target is None else "target %d %d" % target)
+        if "block" in case:
+            lines.append("block " + case["block"].hex())
+        else:
+            lines.append("pdu " + case["pdu"].hex())
+            target = case.get("target")
+            lines.append("target all" if target is None else "target %d %d" % target)
         for off, width, value in case.get("muts", ()):
             lines.append("u%d %d %d" % (width * 8, off, value))
         if "numval" in case:
@@ -70,7 +74,7 @@ def run_oracle(cases):
             lines.append("valfmt %d" % case["valfmt"])
         lines.append("go")
     p = subprocess.run([oracle_binary()], input="\n".join(lines) + "\n", capture_output=True,
-                       text=True, timeout=300)
+                       text=True, errors="replace", timeout=300)
     assert p.returncode == 0, "oracle failed (rc %d): %s" % (p.returncode, p.stderr[-3000:])
     out = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
     assert len(out) == len(cases), (len(out), len(cases), p.stderr[-2000:])
@@ -276,4 +280,18 @@ def mutate(pdu, at, muts):
     for off, width, value in muts:
         fmt = ">I" if width == 4 else ">Q"
         b[at + off:at + off + width] = struct.pack(fmt, value & ((1 << (8 * width)) - 1))
+    return bytes(b)
+
+
+def block_result(block, pmid=0x07400088):
+    """Our result handle for a PDU whose only value is `block` (DPTR, PM_IN_NULL)."""
+    return result_of(result_pdu([(pmid, 1, 1, [(-1, block)])]))
+
+
+def mutate_block(block, muts):
+    """`block` with big-endian stores (offset, width, value)."""
+    b = bytearray(block)
+    for off, width, value in muts:
+        fmt = ">I" if width == 4 else ">Q"
+        b[off:off + width] = struct.pack(fmt, value & ((1 << (8 * width)) - 1))
     return bytes(b)

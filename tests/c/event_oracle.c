@@ -10,8 +10,14 @@
  *   u64 <off> <v>    value block (ea_len truncation, counts, lengths, flags ...)
  *   numval <n>       replace the target set's numval / valfmt
  *   valfmt <n>
+ *   block <hex>      instead of a PDU: one value block exactly as on the wire (header
+ *                    word included), for hostile arrays that libpcp 6.0.3's unchecked
+ *                    PDU decoder must not see. It is turned to host order by a bounded
+ *                    copy of the conversion libpcp applies to a received event array
+ *                    (same walk, same fields, but never past the block's bytes), then
+ *                    handed to the unpack functions as value 0 of a DPTR set
  *   go               unpack every target with both functions, print one JSON line, and
- *                    forget the mutations (the PDU and the target stay)
+ *                    forget the mutations (the PDU / block and the target stay)
  * Each target block is copied into its own buffer with 64 zero bytes after it, so the
  * unchecked reads libpcp makes for too-short parameters stay inside the allocation.
  *
@@ -20,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <pcp/pmapi.h>
 
 /* libpcp internals (libpcp.h is not installed); 6.0.3 signatures and layout. */
@@ -74,6 +82,101 @@ static void load_pdu(const char *hex)
         decode_sts = __pmDecodeResult(buf, &res);
 }
 
+/* ---- block mode: wire block -> host order, bounded ---------------------------------- */
+
+static unsigned char *raw_block;
+static size_t raw_len;
+
+static int have(size_t pos, size_t n, size_t avail)
+{
+    return pos <= avail && avail - pos >= n;
+}
+
+static void swap32(unsigned char *p)
+{
+    uint32_t v = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+    memcpy(p, &v, 4);
+}
+
+static void swap64(unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    memcpy(p, &v, 8);
+}
+
+/* What libpcp does to a received PM_TYPE_[HIGHRES_]EVENT block: header word, count,
+ * then each record's timestamp, flags and nparams, and each parameter's pmid, type/len
+ * word and 32/64-bit value, walking nparams (none for MISSED) and 4 + pad4(ep_len). */
+static void block_to_host(unsigned char *b, size_t avail)
+{
+    if (avail < 4)
+        return;
+    swap32(b);
+    uint32_t hdr;
+    memcpy(&hdr, b, 4);
+    unsigned vtype = hdr >> 24;
+    if ((vtype != PM_TYPE_EVENT && vtype != PM_TYPE_HIGHRES_EVENT) || avail < 8)
+        return;
+    swap32(b + 4);
+    int32_t nrec;
+    memcpy(&nrec, b + 4, 4);
+    size_t pos = 8, rh = vtype == PM_TYPE_HIGHRES_EVENT ? 24 : 16;
+    for (int32_t r = 0; r < nrec; r++) {
+        if (!have(pos, rh, avail))
+            return;
+        if (vtype == PM_TYPE_HIGHRES_EVENT) {
+            swap64(b + pos);
+            swap64(b + pos + 8);
+        } else {
+            swap32(b + pos);
+            swap32(b + pos + 4);
+        }
+        swap32(b + pos + rh - 8);
+        swap32(b + pos + rh - 4);
+        uint32_t flags;
+        int32_t np;
+        memcpy(&flags, b + pos + rh - 8, 4);
+        memcpy(&np, b + pos + rh - 4, 4);
+        if (flags & PM_EVENT_FLAG_MISSED)
+            np = 0;
+        pos += rh;
+        for (int32_t p = 0; p < np; p++) {
+            if (!have(pos, 8, avail))
+                return;
+            swap32(b + pos);
+            swap32(b + pos + 4);
+            uint32_t w;
+            memcpy(&w, b + pos + 4, 4);
+            unsigned type = w >> 24, len = w & 0xffffff;
+            switch (type) {
+            case PM_TYPE_32: case PM_TYPE_U32: case PM_TYPE_FLOAT:
+                if (have(pos + 8, 4, avail))
+                    swap32(b + pos + 8);
+                break;
+            case PM_TYPE_64: case PM_TYPE_U64: case PM_TYPE_DOUBLE:
+                if (have(pos + 8, 8, avail))
+                    swap64(b + pos + 8);
+                break;
+            }
+            pos += 4 + ((len + 3) & ~3u);
+        }
+    }
+}
+
+static void load_block(const char *hex)
+{
+    free(raw_block);
+    raw_len = strlen(hex) / 2;
+    raw_block = calloc(1, raw_len + PAD);
+    for (size_t i = 0; i < raw_len; i++)
+        raw_block[i] = (unsigned char)(hexval(hex[2 * i]) * 16 + hexval(hex[2 * i + 1]));
+    block_to_host(raw_block, raw_len);
+    res = NULL;
+    decode_sts = 0;
+}
+
 static void print_vset(const pmValueSet *vs)
 {
     printf("{\"pmid\":%u,\"numval\":%d,\"valfmt\":%d", vs->pmid, vs->numval, vs->valfmt);
@@ -94,7 +197,28 @@ static void print_vset(const pmValueSet *vs)
     printf("}");
 }
 
+static void print_unpack_here(pmValueSet *vs, int j, int highres);
+
+/* libpcp 6.0.3 crashes on some broken arrays (a string parameter with ep_len < 4 makes
+ * it memcpy a negative size): unpack in a child, which keeps its output in a big buffer
+ * until it is done, and report {"crash": signal} if it dies. */
 static void print_unpack(pmValueSet *vs, int j, int highres)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        static char big[1 << 22];
+        setvbuf(stdout, big, _IOFBF, sizeof big);
+        print_unpack_here(vs, j, highres);
+        fflush(stdout);
+        _exit(0);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        printf("{\"crash\":%d}", pid > 0 && WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+}
+
+static void print_unpack_here(pmValueSet *vs, int j, int highres)
 {
     int n;
     printf("{");
@@ -176,7 +300,19 @@ static void go(void)
 {
     printf("{\"decode\":%d,\"values\":[", decode_sts);
     int first = 1;
-    if (decode_sts >= 0 && res != NULL) {
+    if (raw_block != NULL && res == NULL) {
+        pmValueSet vs;
+        memset(&vs, 0, sizeof vs);
+        vs.numval = set_numval ? numval_v : 1;
+        vs.valfmt = set_valfmt ? valfmt_v : PM_VAL_DPTR;
+        vs.vlist[0].inst = PM_IN_NULL;
+        vs.vlist[0].value.pval = (pmValueBlock *)raw_block;
+        printf("{\"vset\":0,\"value\":0,\"inst\":-1,\"classic\":");
+        print_unpack(&vs, 0, 0);
+        printf(",\"highres\":");
+        print_unpack(&vs, 0, 1);
+        printf("}");
+    } else if (decode_sts >= 0 && res != NULL) {
         for (int i = 0; i < res->numpmid; i++) {
             const pmValueSet *vs = res->vset[i];
             if (target_i >= 0 && i != target_i)
@@ -213,7 +349,11 @@ int main(void)
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (strncmp(line, "pdu ", 4) == 0) {
+            free(raw_block);
+            raw_block = NULL;
             load_pdu(line + 4);
+        } else if (strncmp(line, "block ", 6) == 0) {
+            load_block(line + 6);
         } else if (strcmp(line, "target all") == 0) {
             target_i = target_j = -1;
         } else if (sscanf(line, "target %d %d", &target_i, &target_j) == 2) {
