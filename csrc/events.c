@@ -275,6 +275,75 @@ int pcp_events_decode(const uint8_t *buf, size_t len, int32_t nblocks, const uin
     return 0;
 }
 
+int pcp_events_collect(const uint8_t *buf, size_t len, int32_t n,
+                       const pcp_result *const *results, const uint32_t *base,
+                       const uint32_t *size, int32_t npmids, const uint32_t *pmids,
+                       int32_t cap, uint32_t *off, uint32_t *blen, int32_t *kind,
+                       int32_t *src_result, int32_t *src_value, uint32_t *src_pmid,
+                       int32_t *src_inst)
+{
+    if (len > UINT32_MAX || n < 0)
+        return PM_ERR_TOOBIG;
+    int64_t found = 0;
+    for (int32_t r = 0; r < n; r++) {
+        const pcp_result *res = results[r];
+        if (base[r] > len || size[r] > len - base[r])
+            return PM_ERR_TOOBIG;
+        for (int32_t i = 0; i < res->numpmid; i++) {
+            int32_t numval = res->numval[i];
+            if (numval <= 0 || res->valfmt[i] == PM_VAL_INSITU)
+                continue;
+            uint32_t pmid = res->pmid[i];
+            if (npmids > 0) {
+                int32_t m = 0;
+                while (m < npmids && pmids[m] != pmid)
+                    m++;
+                if (m == npmids)
+                    continue;
+            }
+            for (int32_t k = res->first[i]; k < res->first[i] + numval; k++) {
+                uint32_t b = res->boff[k], l = res->blen[k];
+                if (b < 4 || b > size[r] || l > size[r] - b)
+                    return PM_ERR_TOOBIG;
+                uint32_t t = buf[base[r] + b - 4];
+                if (t != PM_TYPE_EVENT && t != PM_TYPE_HIGHRES_EVENT)
+                    continue;
+                if (found < cap) {
+                    off[found] = base[r] + b - 4;
+                    blen[found] = l + 4;
+                    kind[found] = (int32_t)t;
+                    src_result[found] = r;
+                    src_value[found] = k;
+                    src_pmid[found] = pmid;
+                    src_inst[found] = res->inst[k];
+                }
+                if (++found > INT32_MAX)
+                    return PM_ERR_TOOBIG;
+            }
+        }
+    }
+    return (int)found;
+}
+
+int pcp_events_pad(const uint8_t *buf, size_t len, int32_t n, const uint32_t *boff,
+                   const uint32_t *blen, uint32_t width, uint8_t *out)
+{
+    if (n < 0)
+        return PM_ERR_TOOBIG;
+    for (int32_t i = 0; i < n; i++) {
+        if (blen[i] > width || boff[i] > len || blen[i] > len - boff[i])
+            return PM_ERR_TOOBIG;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        uint8_t *row = out + (size_t)i * width;
+        if (blen[i])
+            memcpy(row, buf + boff[i], blen[i]);
+        if (width > blen[i])
+            memset(row + blen[i], 0, width - blen[i]);
+    }
+    return 0;
+}
+
 size_t pcp_events_mem_size(int32_t nrecords, int32_t nsets)
 {
     size_t nr = nrecords > 0 ? (size_t)nrecords : 1;

@@ -5,6 +5,7 @@
 #define PCP_EVENTS_H
 
 #include "pcp_core.h"
+#include "result.h"
 
 /* Unpacked events. Per-record columns have `nrecords` entries, per-set columns `nsets`:
  * one entry per pmValueSet libpcp would build (event.flags / event.missed included). */
@@ -50,6 +51,30 @@ int pcp_events_scan(const uint8_t *buf, size_t len, int32_t nblocks, const uint3
 int pcp_events_decode(const uint8_t *buf, size_t len, int32_t nblocks, const uint32_t *off,
                       const uint32_t *blen, const int32_t *kind, const int32_t *status,
                       pcp_events *out);
+
+/* Find the event arrays among the values of `n` decoded results (result.h) whose bytes
+ * lie end to end in buf: result r's bytes start at base[r] and are size[r] long, and
+ * its blocks are located by its own boff / blen columns. A value is an event array
+ * when its set is DPTR / SPTR and the type byte of its block header (read from the
+ * bytes, not from the vtype column) is PM_TYPE_EVENT or PM_TYPE_HIGHRES_EVENT; with
+ * npmids > 0 only sets whose pmid is in pmids[] are looked at. For each array found,
+ * in result / set / value order: off, blen and kind (as pcp_events_scan takes them),
+ * and where it came from: result index, value index in that result, set pmid and
+ * instance. At most `cap` are stored; returns how many were found (may exceed cap),
+ * or PM_ERR_TOOBIG when a base or size puts a block outside the buffer. */
+int pcp_events_collect(const uint8_t *buf, size_t len, int32_t n,
+                       const pcp_result *const *results, const uint32_t *base,
+                       const uint32_t *size, int32_t npmids, const uint32_t *pmids,
+                       int32_t cap, uint32_t *off, uint32_t *blen, int32_t *kind,
+                       int32_t *src_result, int32_t *src_value, uint32_t *src_pmid,
+                       int32_t *src_inst);
+
+/* Copy the n byte strings buf[boff[i] .. boff[i] + blen[i]) into consecutive rows of
+ * `width` bytes of out (n * width bytes), zero-padding each row: how string and
+ * aggregate parameters become one fixed-width array. Returns 0, or PM_ERR_TOOBIG when
+ * a string lies outside the buffer or is longer than width (nothing is copied then). */
+int pcp_events_pad(const uint8_t *buf, size_t len, int32_t n, const uint32_t *boff,
+                   const uint32_t *blen, uint32_t width, uint8_t *out);
 
 /* One allocation for every column (8-byte columns first, so all are aligned when `mem`
  * is), and the call that points the columns of `out` into it. */

@@ -34,14 +34,19 @@ class Unpacked:
 
     `status[b]` is 0 or the PM_ERR_* code of block b (its records are then absent)."""
 
-    __slots__ = ("buf", "status", "nrecords", "nsets", "c", "_mem")
+    __slots__ = ("buf", "status", "nrecords", "nsets", "c", "c_status", "_mem")
 
     def __init__(self, buf: Any, offs: Sequence[int], lens: Sequence[int],
-                 kinds: Sequence[int], mem_factory: Optional[Callable[[int], Any]] = None) -> None:
-        n = len(offs)
-        c_off = ffi.new("uint32_t[]", list(offs)) if n else ffi.NULL
-        c_len = ffi.new("uint32_t[]", list(lens)) if n else ffi.NULL
-        c_kind = ffi.new("int32_t[]", list(kinds)) if n else ffi.NULL
+                 kinds: Sequence[int], mem_factory: Optional[Callable[[int], Any]] = None,
+                 n: Optional[int] = None) -> None:
+        """offs / lens / kinds: sequences, or cdata arrays (then n says how many)."""
+        if n is None:
+            n = len(offs)
+            c_off = ffi.new("uint32_t[]", list(offs)) if n else ffi.NULL
+            c_len = ffi.new("uint32_t[]", list(lens)) if n else ffi.NULL
+            c_kind = ffi.new("int32_t[]", list(kinds)) if n else ffi.NULL
+        else:
+            c_off, c_len, c_kind = offs, lens, kinds
         c_status = ffi.new("int32_t[]", max(n, 1))
         counts = ffi.new("int32_t[2]")
         src = ffi.from_buffer("uint8_t[]", buf)
@@ -65,6 +70,7 @@ class Unpacked:
                 raise pmErr(sts)
         self.buf = buf
         self.status = ffi.unpack(c_status, n)
+        self.c_status = c_status
         self.nrecords = nrec
         self.nsets = nsets
         self.c = c
@@ -286,18 +292,41 @@ def _iter_unpacked(u: Unpacked, name_of: Optional[Callable[[int], Optional[str]]
 @dataclass
 class ParamColumn:
     """Every value of one parameter metric: `event[n]` is the index (into the
-    EventColumns arrays) of the event that value n belongs to; `values` is a numpy
-    array of the parameter's type (object array of str / bytes for strings and
-    aggregates, or of Python values when one pmid comes with several types)."""
+    EventColumns arrays) of the event value n belongs to. `values` is a numpy array of
+    the parameter's type; for strings and aggregates it is a fixed-width bytes array
+    ('S<longest>') with the exact byte counts in `lengths` (numpy drops trailing NUL
+    bytes when an element is read), and `strings()` decodes them. When one pmid comes
+    with several types, `values` is an object array of Python values (type -1)."""
 
     pmid: int
     name: Optional[str]
     type: int
     event: Any
     values: Any
+    lengths: Any = None
 
     def __len__(self) -> int:
         return len(self.values)
+
+    def raw(self) -> List[bytes]:
+        """STRING / AGGREGATE values as exact bytes objects."""
+        if self.values.dtype.kind != "S":
+            return list(self.values.tolist())
+        data = self.values.tobytes()
+        width = self.values.dtype.itemsize
+        return [data[i * width:i * width + n] for i, n in enumerate(self.lengths.tolist())]
+
+    def strings(self) -> List[str]:
+        """STRING values as str (undecodable bytes kept as surrogates)."""
+        return [v if isinstance(v, str) else decode_text(v) for v in self.raw()]
+
+    def tolist(self) -> List[Any]:
+        """The values as Python objects, like the iterator's: str for strings."""
+        if self.type == PM_TYPE_STRING:
+            return self.strings()
+        if self.lengths is not None:
+            return self.raw()
+        return self.values.tolist()
 
 
 @dataclass
@@ -340,6 +369,9 @@ class EventColumns:
 
 _NUMPY_OF_TYPE = {PM_TYPE_32: "int32", PM_TYPE_U32: "uint32", PM_TYPE_64: "int64",
                   PM_TYPE_U64: "uint64", PM_TYPE_FLOAT: "float32", PM_TYPE_DOUBLE: "float64"}
+# Beyond this many bytes (and 8 times the payload) strings are not padded into one
+# fixed-width array: one very long string would make every row that long.
+_PAD_LIMIT = 1 << 26
 
 
 def _flats(results: Any) -> List[FlatResult]:
@@ -347,13 +379,18 @@ def _flats(results: Any) -> List[FlatResult]:
 
     one = flat_of(results)
     if one is not None:
-        return [one]
+        return [] if isinstance(one, EventFlat) else [one]
     out = []
+    handles = (LP_pmResult, LP_pmHighResResult)
     for res in results:
-        f = flat_of(res)
-        if f is None:
-            raise TypeError("expected results from pmFetch / pmFetchArchive, got %s"
-                            % type(res).__name__)
+        # the common case first: handles as pmFetch returns them
+        f = res.contents._r if type(res) in handles else flat_of(res)
+        if type(f) is not FlatResult:
+            if f is None:
+                raise TypeError("expected results from pmFetch / pmFetchArchive, got %s"
+                                % type(res).__name__)
+            if isinstance(f, EventFlat):   # unpacked records hold no event arrays
+                continue
         out.append(f)
     return out
 
@@ -361,50 +398,43 @@ def _flats(results: Any) -> List[FlatResult]:
 def event_columns(results: Any, metrics: Optional[Iterable[int]] = None,
                   name_of: Optional[Callable[[int], Optional[str]]] = None) -> EventColumns:
     """Unpack every event value (either kind) of one result or a sequence of results
-    into numpy columns with one C call. `metrics` restricts to those event pmids."""
+    into numpy columns: one C call finds the event arrays, one unpacks them all.
+    `metrics` restricts to those event pmids."""
     import numpy as np
 
     flats = _flats(results)
-    wanted = None if metrics is None else {int(m) & 0xFFFFFFFF for m in metrics}
-    offs: List[int] = []
-    lens: List[int] = []
-    kinds: List[int] = []
-    where: List[Tuple[int, int, int]] = []   # (result, metric pmid, inst) per block
-    bufs: List[Any] = []
-    base = 0
-    for ri, f in enumerate(flats):
-        numval, valfmt, first, pmids = f.numval, f.valfmt, f.first, f.pmid
-        vtype = f.vtype
-        boff, blen = f.c.boff, f.c.blen
-        inst = None
-        used = False
-        for i in range(f.numpmid):
-            n = numval[i]
-            if n <= 0 or valfmt[i] == PM_VAL_INSITU:
-                continue
-            p = pmids[i]
-            if wanted is not None and p not in wanted:
-                continue
-            a = first[i]
-            for k in range(a, a + n):
-                t = vtype[k]
-                if t != PM_TYPE_EVENT and t != PM_TYPE_HIGHRES_EVENT:
-                    continue
-                if inst is None:
-                    inst = f.inst
-                offs.append(base + boff[k] - 4)
-                lens.append(blen[k] + 4)
-                kinds.append(t)
-                where.append((ri, p, inst[k]))
-                used = True
-        if used:
-            bufs.append(f.pdu)
-            base += len(f.pdu)
-    if len(bufs) == 1:
-        buf = bufs[0]
-    else:
-        buf = b"".join(bufs)
-    u = Unpacked(buf, offs, lens, kinds, mem_factory=lambda n: np.empty(n, np.int64))
+    wanted = [] if metrics is None else sorted({int(m) & 0xFFFFFFFF for m in metrics})
+    n = len(flats)
+    pdus = [f.pdu for f in flats]
+    sizes = np.fromiter(map(len, pdus), np.uint32, n)
+    bases = np.zeros(n, np.uint32)
+    if n > 1:
+        np.cumsum(sizes[:-1], out=bases[1:])
+    buf = pdus[0] if n == 1 else b"".join(pdus)
+    cap = sum(f.nvalues for f in flats)
+    found = np.empty((7, max(cap, 1)), np.uint32)
+    u32 = lambda row: ffi.from_buffer("uint32_t[]", found[row])      # noqa: E731
+    i32 = lambda row: ffi.from_buffer("int32_t[]", found[row])       # noqa: E731
+    c_found = [u32(0), u32(1), i32(2), i32(3), i32(4), u32(5), i32(6)]
+    nb = lib.pcp_events_collect(
+        ffi.from_buffer("uint8_t[]", buf), len(buf), n, [f.c for f in flats],
+        ffi.from_buffer("uint32_t[]", bases), ffi.from_buffer("uint32_t[]", sizes),
+        len(wanted), wanted or ffi.NULL, cap, *c_found)
+    if nb < 0:
+        raise pmErr(nb)
+    where = found[:, :nb]
+    sorted_inst = [r for r, f in enumerate(flats) if f._inst is not None]
+    if sorted_inst and nb:
+        # pmSortInstances reorders the Python instance list, not the C column
+        res_of = where[3].view(np.int32)
+        for r in sorted_inst:
+            sel = np.flatnonzero(res_of == r)
+            if sel.size:
+                inst = flats[r]._inst
+                where[6, sel] = np.array([inst[k] for k in where[4, sel].tolist()],
+                                         np.int64).astype(np.uint32)
+    u = Unpacked(buf, c_found[0], c_found[1], c_found[2],
+                 mem_factory=lambda words: np.empty(words, np.int64), n=nb)
     return _columns(u, where, name_of, np)
 
 
@@ -413,77 +443,109 @@ def _column(u: Unpacked, name: str, ctype: str, n: int, np: Any) -> Any:
     if n == 0:
         return np.empty(0, ctype)
     mem = u._mem
-    base = mem.ctypes.data
-    ptr = int(ffi.cast("uintptr_t", getattr(u.c, name)))
+    start = int(ffi.cast("uintptr_t", getattr(u.c, name))) - mem.ctypes.data
     size = np.dtype(ctype).itemsize
-    raw = mem.view(np.uint8)
-    return raw[ptr - base:ptr - base + n * size].view(ctype)
+    return mem.view(np.uint8)[start:start + n * size].view(ctype)
 
 
-def _columns(u: Unpacked, where: List[Tuple[int, int, int]], name_of: Any, np: Any) -> EventColumns:
+def _padded(buf: Any, boff: Any, blen: Any, np: Any) -> Any:
+    """Byte strings buf[boff[i]:boff[i] + blen[i]] as one 'S<longest>' array."""
+    count = boff.size
+    width = int(blen.max()) if count else 0
+    if width == 0:
+        return np.zeros(count, "S1")
+    if count * width > max(_PAD_LIMIT, 8 * int(blen.sum())):
+        return None
+    out = np.empty(count * width, np.uint8)
+    sts = lib.pcp_events_pad(ffi.from_buffer("uint8_t[]", buf), len(buf), count,
+                             ffi.from_buffer("uint32_t[]", boff),
+                             ffi.from_buffer("uint32_t[]", blen), width,
+                             ffi.from_buffer("uint8_t[]", out, require_writable=True))
+    if sts < 0:
+        raise pmErr(sts)
+    return out.view("S%d" % width)
+
+
+def _columns(u: Unpacked, where: Any, name_of: Any, np: Any) -> EventColumns:
     nrec, nsets = u.nrecords, u.nsets
-    errors = [(where[b][0], where[b][1], where[b][2], sts)
-              for b, sts in enumerate(u.status) if sts < 0]
+    status = np.frombuffer(ffi.buffer(u.c_status, 4 * len(u.status)), np.int32) \
+        if u.status else np.empty(0, np.int32)
+    errors = [(int(where[3, b]), int(where[5, b]), int(where[6, b].view(np.int32)),
+               int(status[b])) for b in np.flatnonzero(status < 0).tolist()]
     block = _column(u, "block", "int32", nrec, np)
     flags = _column(u, "flags", "uint32", nrec, np)
     nparams = _column(u, "nparams", "int32", nrec, np)
     is_missed = flags == PM_EVENT_FLAG_MISSED
-    info = np.array(where, dtype=np.int64).reshape(-1, 3)
     cols = EventColumns(
         sec=_column(u, "sec", "int64", nrec, np),
         nsec=_column(u, "nsec", "int64", nrec, np),
         flags=flags,
         missed=np.where(is_missed, nparams, 0).astype(np.int32),
         nparams=np.where(is_missed, 0, np.maximum(nparams, 0)).astype(np.int32),
-        result=info[block, 0].astype(np.int32),
-        metric=info[block, 1].astype(np.uint32),
-        inst=info[block, 2].astype(np.int32),
+        result=where[3].view(np.int32)[block],
+        metric=where[5][block],
+        inst=where[6].view(np.int32)[block],
         params={},
         errors=errors,
     )
     if nsets == 0:
         return cols
-    param = _column(u, "param", "int32", nsets, np)
-    sel = np.flatnonzero(param >= 0)
+    # Parameters only (not event.flags / event.missed), grouped by pmid, keeping the
+    # order of appearance within a group; every column is permuted once, then each
+    # group is a slice.
+    sel = np.flatnonzero(_column(u, "param", "int32", nsets, np) >= 0)
     if sel.size == 0:
         return cols
     pmid = _column(u, "pmid", "uint32", nsets, np)[sel]
-    ptype = _column(u, "type", "int32", nsets, np)[sel]
-    rec = _column(u, "rec", "int32", nsets, np)[sel]
-    ival = _column(u, "ival", "int64", nsets, np)[sel]
-    dval = _column(u, "dval", "float64", nsets, np)[sel]
-    order = np.argsort(pmid, kind="stable")
-    spmid = pmid[order]
-    starts = np.flatnonzero(np.r_[True, spmid[1:] != spmid[:-1]])
-    ends = np.r_[starts[1:], spmid.size]
-    boff = blen = None
-    for a, b in zip(starts.tolist(), ends.tolist()):
-        idx = order[a:b]
-        p = int(spmid[a])
-        types = ptype[idx]
-        t0 = int(types[0])
-        uniform = bool((types == t0).all())
-        if uniform and t0 in _NUMPY_OF_TYPE:
-            if t0 in (PM_TYPE_FLOAT, PM_TYPE_DOUBLE):
-                values = dval[idx].astype(_NUMPY_OF_TYPE[t0])
-            elif t0 == PM_TYPE_U64:
-                values = ival[idx].view(np.uint64)
-            else:
-                values = ival[idx].astype(_NUMPY_OF_TYPE[t0])
+    order = sel[np.argsort(pmid, kind="stable")]
+    pmid = _column(u, "pmid", "uint32", nsets, np)[order]
+    ptype = _column(u, "type", "int32", nsets, np)[order]
+    rec = _column(u, "rec", "int32", nsets, np)[order]
+    starts = np.flatnonzero(np.r_[True, pmid[1:] != pmid[:-1]])
+    mixed = np.flatnonzero(ptype[1:] != ptype[:-1]) + 1   # type changes inside groups
+    mixed = set(mixed[pmid[mixed] == pmid[mixed - 1]].tolist())
+    bounds = starts.tolist() + [int(pmid.size)]
+    group_types = ptype[starts].tolist()
+    group_pmids = pmid[starts].tolist()
+    ival = dval = boff = blen = None
+    for g, p in enumerate(group_pmids):
+        a, b = bounds[g], bounds[g + 1]
+        t0 = group_types[g]
+        lengths = values = None
+        if any(a < m < b for m in mixed):
+            values = np.empty(b - a, dtype=object)
+            values[:] = _python_values(u, order[a:b])
+            t0 = -1
+        elif t0 == PM_TYPE_FLOAT or t0 == PM_TYPE_DOUBLE:
+            if dval is None:
+                dval = _column(u, "dval", "float64", nsets, np)[order]
+            values = dval[a:b] if t0 == PM_TYPE_DOUBLE else dval[a:b].astype(np.float32)
+        elif t0 in _NUMPY_OF_TYPE:
+            if ival is None:
+                ival = _column(u, "ival", "int64", nsets, np)[order]
+            values = ival[a:b] if t0 == PM_TYPE_64 else \
+                ival[a:b].view(np.uint64) if t0 == PM_TYPE_U64 else \
+                ival[a:b].astype(_NUMPY_OF_TYPE[t0])
         else:
             if boff is None:
-                boff = _column(u, "boff", "uint32", nsets, np)[sel].tolist()
-                blen = _column(u, "blen", "uint32", nsets, np)[sel].tolist()
-            buf = u.buf
-            il, dl, tl = ival[idx].tolist(), dval[idx].tolist(), types.tolist()
-            vals = []
-            for n, s in enumerate(idx.tolist()):
-                t = tl[n]
-                raw = bytes(buf[boff[s]:boff[s] + blen[s]]) if t >= PM_TYPE_STRING else b""
-                vals.append(_python_value(t, il[n], dl[n], raw))
-            values = np.empty(len(vals), dtype=object)
-            values[:] = vals
-            if not uniform:
-                t0 = -1
-        cols.params[p] = ParamColumn(p, name_of(p) if name_of else None, t0, rec[idx], values)
+                boff = _column(u, "boff", "uint32", nsets, np)[order]
+                blen = _column(u, "blen", "uint32", nsets, np)[order]
+            lengths = blen[a:b]
+            values = _padded(u.buf, boff[a:b], lengths, np)
+            if values is None:
+                values = np.empty(b - a, dtype=object)
+                values[:] = [bytes(u.buf[o:o + n])
+                             for o, n in zip(boff[a:b].tolist(), lengths.tolist())]
+        cols.params[p] = ParamColumn(p, name_of(p) if name_of else None, t0, rec[a:b],
+                                     values, lengths)
     return cols
+
+
+def _python_values(u: Unpacked, idx: Any) -> List[Any]:
+    c = u.c
+    out = []
+    for s in idx.tolist():
+        t = c.type[s]
+        raw = bytes(u.buf[c.boff[s]:c.boff[s] + c.blen[s]]) if t >= PM_TYPE_STRING else b""
+        out.append(_python_value(t, c.ival[s], c.dval[s], raw))
+    return out

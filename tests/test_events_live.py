@@ -211,7 +211,7 @@ def test_iterator_and_columns_agree_with_the_drop_in_records(shapes, ctx):
                 rebuilt.setdefault(p.pmid, []).append((n, p.value, p.name))
         assert set(cols.params) == set(rebuilt)
         for pmid, col in cols.params.items():
-            assert [(int(e), v) for e, v in zip(col.event, col.values.tolist())] == \
+            assert [(int(e), v) for e, v in zip(col.event, col.tolist())] == \
                 [(n, v) for n, v, _ in rebuilt[pmid]]
             assert col.name == rebuilt[pmid][0][2]
         assert cols.time.dtype == np.dtype("datetime64[ns]")
