@@ -295,3 +295,12 @@ def mutate_block(block, muts):
         fmt = ">I" if width == 4 else ">Q"
         b[off:off + width] = struct.pack(fmt, value & ((1 << (8 * width)) - 1))
     return bytes(b)
+
+
+def run_oracle_archive(path):
+    """libpcp's view of every record of an archive: one dict per record, then
+    {"end": status of the last pmFetchHighResArchive}."""
+    p = subprocess.run([oracle_binary()], input="archive %s\n" % path, capture_output=True,
+                       text=True, errors="replace", timeout=300)
+    assert p.returncode == 0, "oracle failed (rc %d): %s" % (p.returncode, p.stderr[-3000:])
+    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]

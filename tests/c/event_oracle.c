@@ -16,6 +16,9 @@
  *                    copy of the conversion libpcp applies to a received event array
  *                    (same walk, same fields, but never past the block's bytes), then
  *                    handed to the unpack functions as value 0 of a DPTR set
+ *   archive <path>   open the archive with libpcp, read every record with
+ *                    pmFetchHighResArchive and print one JSON line per record: its
+ *                    time and every event value unpacked as with "target all"
  *   go               unpack every target with both functions, print one JSON line, and
  *                    forget the mutations (the PDU / block and the target stay)
  * Each target block is copied into its own buffer with 64 zero bytes after it, so the
@@ -335,6 +338,44 @@ static void go(void)
     set_numval = set_valfmt = 0;
 }
 
+static void archive(const char *path)
+{
+    int ctx = pmNewContext(PM_CONTEXT_ARCHIVE, path);
+    if (ctx < 0) {
+        printf("{\"archive_error\":%d}\n", ctx);
+        return;
+    }
+    pmHighResResult *hr;
+    int sts;
+    while ((sts = pmFetchHighResArchive(&hr)) >= 0) {
+        printf("{\"sec\":%lld,\"nsec\":%lld,\"numpmid\":%d,\"values\":[",
+               (long long)hr->timestamp.tv_sec, (long long)hr->timestamp.tv_nsec, hr->numpmid);
+        int first = 1;
+        for (int i = 0; i < hr->numpmid; i++) {
+            pmValueSet *vs = hr->vset[i];
+            if (vs->numval < 1 || vs->valfmt == PM_VAL_INSITU)
+                continue;
+            for (int j = 0; j < vs->numval; j++) {
+                unsigned t = vs->vlist[j].value.pval->vtype;
+                if (t != PM_TYPE_EVENT && t != PM_TYPE_HIGHRES_EVENT)
+                    continue;
+                printf("%s{\"vset\":%d,\"value\":%d,\"inst\":%d,\"classic\":",
+                       first ? "" : ",", i, j, vs->vlist[j].inst);
+                first = 0;
+                print_unpack(vs, j, 0);
+                printf(",\"highres\":");
+                print_unpack(vs, j, 1);
+                printf("}");
+            }
+        }
+        printf("]}\n");
+        pmFreeHighResResult(hr);
+    }
+    printf("{\"end\":%d}\n", sts);
+    fflush(stdout);
+    pmDestroyContext(ctx);
+}
+
 int main(void)
 {
     /* The unpack functions name event.flags / event.missed through the current context. */
@@ -367,6 +408,8 @@ int main(void)
             set_numval = 1;
         } else if (sscanf(line, "valfmt %d", &valfmt_v) == 1) {
             set_valfmt = 1;
+        } else if (strncmp(line, "archive ", 8) == 0) {
+            archive(line + 8);
         } else if (strcmp(line, "go") == 0) {
             go();
         }
