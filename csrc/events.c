@@ -379,3 +379,135 @@ void pcp_events_bind(pcp_events *out, void *mem, int32_t nrecords, int32_t nsets
     out->first = (int32_t *)(void *)(m + nr * 12);
     out->block = (int32_t *)(void *)(m + nr * 16);
 }
+
+/* ---- the columnar form ------------------------------------------------------------- */
+
+/* Stable merge sort of set indices by pmid (ties keep record order). */
+static void sort_by_pmid(int32_t *idx, int32_t *tmp, int32_t n, const uint32_t *pmid)
+{
+    for (int64_t width = 1; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n;
+            int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = pmid[idx[b]] < pmid[idx[a]] ? idx[b++] : idx[a++];
+            while (a < mid)
+                tmp[k++] = idx[a++];
+            while (b < hi)
+                tmp[k++] = idx[b++];
+        }
+        memcpy(idx, tmp, (size_t)n * sizeof *idx);
+    }
+}
+
+int32_t pcp_events_param_order(const pcp_events *ev, int32_t *order, int32_t *tmp,
+                               int32_t *ngroups)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < ev->nsets; k++)
+        if (ev->param[k] >= 0)
+            order[n++] = k;
+    sort_by_pmid(order, tmp, n, ev->pmid);
+    int32_t g = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (i == 0 || ev->pmid[order[i]] != ev->pmid[order[i - 1]])
+            g++;
+    *ngroups = g;
+    return n;
+}
+
+size_t pcp_event_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngroups)
+{
+    size_t nr = nrecords > 0 ? (size_t)nrecords : 1;
+    size_t np = nparams > 0 ? (size_t)nparams : 1;
+    size_t ng = ngroups > 0 ? (size_t)ngroups : 1;
+    return nr * 40 + np * 24 + ng * 20;
+}
+
+void pcp_event_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
+                            int32_t nparams, int32_t ngroups)
+{
+    size_t nr = nrecords > 0 ? (size_t)nrecords : 1;
+    size_t np = nparams > 0 ? (size_t)nparams : 1;
+    size_t ng = ngroups > 0 ? (size_t)ngroups : 1;
+    uint8_t *m = mem;
+    out->nrecords = nrecords > 0 ? nrecords : 0;
+    out->nparams = nparams > 0 ? nparams : 0;
+    out->ngroups = ngroups > 0 ? ngroups : 0;
+    out->sec = (int64_t *)(void *)m;
+    out->nsec = (int64_t *)(void *)(m + nr * 8);
+    m += nr * 16;
+    out->value = (int64_t *)(void *)m;
+    m += np * 8;
+    out->flags = (uint32_t *)(void *)m;
+    out->missed = (int32_t *)(void *)(m + nr * 4);
+    out->count = (int32_t *)(void *)(m + nr * 8);
+    out->result = (int32_t *)(void *)(m + nr * 12);
+    out->metric = (uint32_t *)(void *)(m + nr * 16);
+    out->inst = (int32_t *)(void *)(m + nr * 20);
+    m += nr * 24;
+    out->event = (int32_t *)(void *)m;
+    out->type = (int32_t *)(void *)(m + np * 4);
+    out->boff = (uint32_t *)(void *)(m + np * 8);
+    out->blen = (uint32_t *)(void *)(m + np * 12);
+    m += np * 16;
+    out->gpmid = (uint32_t *)(void *)m;
+    out->gtype = (int32_t *)(void *)(m + ng * 4);
+    out->gstart = (int32_t *)(void *)(m + ng * 8);
+    out->gcount = (int32_t *)(void *)(m + ng * 12);
+    out->gwidth = (uint32_t *)(void *)(m + ng * 16);
+}
+
+int pcp_event_columns_fill(const pcp_events *ev, const int32_t *order, const int32_t *bres,
+                           const uint32_t *bpmid, const int32_t *binst, pcp_event_columns *out)
+{
+    int32_t nrec = ev->nrecords;
+    if (out->nrecords != nrec)
+        return PM_ERR_TOOBIG;
+    for (int32_t r = 0; r < nrec; r++) {
+        int32_t b = ev->block[r];
+        out->sec[r] = ev->sec[r];
+        out->nsec[r] = ev->nsec[r];
+        out->flags[r] = ev->flags[r];
+        out->missed[r] = ev->flags[r] == EVENT_FLAG_MISSED ? ev->nparams[r] : 0;
+        out->count[r] = 0;
+        out->result[r] = bres ? bres[b] : 0;
+        out->metric[r] = bpmid ? bpmid[b] : 0;
+        out->inst[r] = binst ? binst[b] : -1;
+    }
+    int32_t g = -1;
+    for (int32_t i = 0; i < out->nparams; i++) {
+        int32_t k = order[i];
+        if (k < 0 || k >= ev->nsets || ev->param[k] < 0)
+            return PM_ERR_TOOBIG;
+        int32_t r = ev->rec[k];
+        if (r < 0 || r >= nrec)
+            return PM_ERR_TOOBIG;
+        out->count[r]++;
+        int32_t t = ev->type[k];
+        if (t == PM_TYPE_FLOAT || t == PM_TYPE_DOUBLE)
+            memcpy(&out->value[i], &ev->dval[k], 8);
+        else
+            out->value[i] = ev->ival[k];
+        out->event[i] = r;
+        out->type[i] = t;
+        out->boff[i] = ev->boff[k];
+        out->blen[i] = ev->blen[k];
+        if (g < 0 || ev->pmid[k] != out->gpmid[g]) {
+            if (++g >= out->ngroups)
+                return PM_ERR_TOOBIG;
+            out->gpmid[g] = ev->pmid[k];
+            out->gtype[g] = t;
+            out->gstart[g] = i;
+            out->gcount[g] = 0;
+            out->gwidth[g] = 0;
+        }
+        out->gcount[g]++;
+        if (out->gtype[g] != t)
+            out->gtype[g] = -1;
+        if (ev->blen[k] > out->gwidth[g])
+            out->gwidth[g] = ev->blen[k];
+    }
+    return g + 1 == out->ngroups ? 0 : PM_ERR_TOOBIG;
+}

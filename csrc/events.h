@@ -76,6 +76,52 @@ int pcp_events_collect(const uint8_t *buf, size_t len, int32_t n,
 int pcp_events_pad(const uint8_t *buf, size_t len, int32_t n, const uint32_t *boff,
                    const uint32_t *blen, uint32_t width, uint8_t *out);
 
+/* The columnar form of unpacked events: the per-record columns a consumer keeps, and
+ * the parameters (event.flags and event.missed sets left out) grouped by pmid, so that
+ * each parameter metric's values are one contiguous slice of every per-parameter
+ * column. Sized exactly (records, parameters, groups), to be handed out as is. */
+typedef struct {
+    int32_t nrecords;
+    int32_t nparams;
+    int32_t ngroups;
+    /* per record */
+    int64_t *sec;
+    int64_t *nsec;
+    uint32_t *flags;
+    int32_t *missed;    /* er_nparams of a MISSED record, else 0 */
+    int32_t *count;     /* parameters of the record */
+    int32_t *result;    /* bres[block] of the record's block (0 without bres) */
+    uint32_t *metric;   /* bpmid[block] (0 without bpmid) */
+    int32_t *inst;      /* binst[block] (PM_IN_NULL without binst) */
+    /* per parameter: groups in ascending pmid, record order within a group */
+    int64_t *value;     /* integers as int64; FLOAT / DOUBLE as the bits of a double */
+    int32_t *event;     /* the record it belongs to */
+    int32_t *type;
+    uint32_t *boff;
+    uint32_t *blen;
+    /* per group */
+    uint32_t *gpmid;
+    int32_t *gtype;     /* the group's PM_TYPE_*, or -1 when its parameters differ */
+    int32_t *gstart;    /* index of the group's first parameter */
+    int32_t *gcount;
+    uint32_t *gwidth;   /* the longest blen in the group */
+} pcp_event_columns;
+
+/* The parameter sets of `ev` in column order: their indices go to order[] (room for
+ * ev->nsets; tmp is as large), the number of distinct pmids to *ngroups. Returns the
+ * number of parameters. */
+int32_t pcp_events_param_order(const pcp_events *ev, int32_t *order, int32_t *tmp,
+                               int32_t *ngroups);
+
+/* One allocation for the columns (8-byte columns first), their binding, and the fill
+ * from `ev` and an order made by pcp_events_param_order(). bres / bpmid / binst, per
+ * input block, may be NULL. Returns 0, or PM_ERR_TOOBIG if the sizes do not match. */
+size_t pcp_event_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngroups);
+void pcp_event_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
+                            int32_t nparams, int32_t ngroups);
+int pcp_event_columns_fill(const pcp_events *ev, const int32_t *order, const int32_t *bres,
+                           const uint32_t *bpmid, const int32_t *binst, pcp_event_columns *out);
+
 /* One allocation for every column (8-byte columns first, so all are aligned when `mem`
  * is), and the call that points the columns of `out` into it. */
 size_t pcp_events_mem_size(int32_t nrecords, int32_t nsets);

@@ -6,6 +6,8 @@ or an archive record): (buffer, offset, length) triples handed to csrc/events.c 
 call, so live and archived events take the same path."""
 from __future__ import annotations
 
+import struct
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -39,7 +41,8 @@ class Unpacked:
     def __init__(self, buf: Any, offs: Sequence[int], lens: Sequence[int],
                  kinds: Sequence[int], mem_factory: Optional[Callable[[int], Any]] = None,
                  n: Optional[int] = None) -> None:
-        """offs / lens / kinds: sequences, or cdata arrays (then n says how many)."""
+        """offs / lens / kinds: sequences, or cdata arrays (then n says how many);
+        mem_factory(nbytes) -> cdata for the columns (default: a new allocation)."""
         if n is None:
             n = len(offs)
             c_off = ffi.new("uint32_t[]", list(offs)) if n else ffi.NULL
@@ -58,12 +61,10 @@ class Unpacked:
         size = lib.pcp_events_mem_size(nrec, nsets)
         if mem_factory is None:
             mem = ffi.new("int64_t[]", (size + 7) // 8)
-            cmem = mem
         else:
-            mem = mem_factory((size + 7) // 8)
-            cmem = ffi.from_buffer("int64_t[]", mem, require_writable=True)
+            mem = mem_factory(size)
         c = ffi.new("pcp_events *")
-        lib.pcp_events_bind(c, cmem, nrec, nsets)
+        lib.pcp_events_bind(c, mem, nrec, nsets)
         if nrec:
             sts = lib.pcp_events_decode(src, len(src), n, c_off, c_len, c_kind, c_status, c)
             if sts < 0:
@@ -395,67 +396,106 @@ def _flats(results: Any) -> List[FlatResult]:
     return out
 
 
+_local = threading.local()
+# Scratch buffers above this size are not kept for the next call.
+_SCRATCH_KEEP = 1 << 28
+
+
+def _scratch(name: str, nbytes: int) -> Any:
+    """A per-thread buffer of at least nbytes, kept between calls: the bulk path's
+    intermediate columns would otherwise be fresh memory, paid for in page faults."""
+    cache = _local.__dict__.setdefault("buffers", {})
+    buf = cache.get(name)
+    if buf is not None and len(buf) * 8 >= nbytes:
+        return buf
+    words = max((nbytes + 7) // 8, 64)
+    if buf is not None:
+        words = max(words, len(buf) + len(buf) // 2)
+    buf = ffi.new("int64_t[]", words)
+    if nbytes <= _SCRATCH_KEEP:
+        cache[name] = buf
+    return buf
+
+
 def event_columns(results: Any, metrics: Optional[Iterable[int]] = None,
                   name_of: Optional[Callable[[int], Optional[str]]] = None) -> EventColumns:
     """Unpack every event value (either kind) of one result or a sequence of results
-    into numpy columns: one C call finds the event arrays, one unpacks them all.
-    `metrics` restricts to those event pmids."""
+    into numpy columns: C finds the event arrays, unpacks them all and lays the columns
+    out; Python makes views. `metrics` restricts to those event pmids."""
     import numpy as np
 
     flats = _flats(results)
     wanted = [] if metrics is None else sorted({int(m) & 0xFFFFFFFF for m in metrics})
     n = len(flats)
     pdus = [f.pdu for f in flats]
-    sizes = np.fromiter(map(len, pdus), np.uint32, n)
-    bases = np.zeros(n, np.uint32)
-    if n > 1:
-        np.cumsum(sizes[:-1], out=bases[1:])
+    sizes = list(map(len, pdus))
+    bases = [0] * n
+    for r in range(1, n):
+        bases[r] = bases[r - 1] + sizes[r - 1]
     buf = pdus[0] if n == 1 else b"".join(pdus)
-    cap = sum(f.nvalues for f in flats)
-    found = np.empty((7, max(cap, 1)), np.uint32)
-    u32 = lambda row: ffi.from_buffer("uint32_t[]", found[row])      # noqa: E731
-    i32 = lambda row: ffi.from_buffer("int32_t[]", found[row])       # noqa: E731
-    c_found = [u32(0), u32(1), i32(2), i32(3), i32(4), u32(5), i32(6)]
-    nb = lib.pcp_events_collect(
-        ffi.from_buffer("uint8_t[]", buf), len(buf), n, [f.c for f in flats],
-        ffi.from_buffer("uint32_t[]", bases), ffi.from_buffer("uint32_t[]", sizes),
-        len(wanted), wanted or ffi.NULL, cap, *c_found)
+    src = ffi.from_buffer("uint8_t[]", buf)
+    args = (src, len(buf), n, [f.c for f in flats], bases, sizes, len(wanted),
+            wanted or ffi.NULL)
+    nb = lib.pcp_events_collect(*args, 0, *([ffi.NULL] * 7))
     if nb < 0:
         raise pmErr(nb)
-    where = found[:, :nb]
-    sorted_inst = [r for r, f in enumerate(flats) if f._inst is not None]
-    if sorted_inst and nb:
+    found = ffi.cast("uint32_t *", _scratch("found", 28 * nb))
+    rows = [found + i * nb for i in range(7)]
+    off, blen, kind, res_of, value_of, pmid_of, inst_of = [
+        ffi.cast(ct, r) for ct, r in zip(("uint32_t *", "uint32_t *", "int32_t *", "int32_t *",
+                                          "int32_t *", "uint32_t *", "int32_t *"), rows)]
+    lib.pcp_events_collect(*args, nb, off, blen, kind, res_of, value_of, pmid_of, inst_of)
+    sorted_inst = {r for r, f in enumerate(flats) if f._inst is not None}
+    if sorted_inst:
         # pmSortInstances reorders the Python instance list, not the C column
-        res_of = where[3].view(np.int32)
-        for r in sorted_inst:
-            sel = np.flatnonzero(res_of == r)
-            if sel.size:
-                inst = flats[r]._inst
-                where[6, sel] = np.array([inst[k] for k in where[4, sel].tolist()],
-                                         np.int64).astype(np.uint32)
-    u = Unpacked(buf, c_found[0], c_found[1], c_found[2],
-                 mem_factory=lambda words: np.empty(words, np.int64), n=nb)
-    return _columns(u, where, name_of, np)
+        for b in range(nb):
+            if res_of[b] in sorted_inst:
+                inst_of[b] = flats[res_of[b]]._inst[value_of[b]]
+    u = Unpacked(buf, off, blen, kind, mem_factory=lambda size: _scratch("events", size), n=nb)
+    errors = [(res_of[b], pmid_of[b], inst_of[b], sts)
+              for b, sts in enumerate(u.status) if sts < 0] if u.status and min(u.status) < 0 else []
+    order = ffi.cast("int32_t *", _scratch("order", 8 * u.nsets))
+    ngroups = ffi.new("int32_t *")
+    nparams = lib.pcp_events_param_order(u.c, order, order + u.nsets, ngroups)
+    mem = np.empty((lib.pcp_event_columns_mem_size(u.nrecords, nparams, ngroups[0]) + 7) // 8,
+                   np.int64)
+    cc = ffi.new("pcp_event_columns *")
+    cmem = ffi.from_buffer("int64_t[]", mem, require_writable=True)
+    lib.pcp_event_columns_bind(cc, cmem, u.nrecords, nparams, ngroups[0])
+    sts = lib.pcp_event_columns_fill(u.c, order, res_of, pmid_of, inst_of, cc)
+    if sts < 0:
+        raise pmErr(sts)
+    view = _Views(mem, int(ffi.cast("uintptr_t", cmem)), np)
+    return _columns(u.buf, view, cc, errors, name_of, np)
 
 
-def _column(u: Unpacked, name: str, ctype: str, n: int, np: Any) -> Any:
-    """A numpy view of one C column (the memory is a numpy array owned by `u`)."""
-    if n == 0:
-        return np.empty(0, ctype)
-    mem = u._mem
-    start = int(ffi.cast("uintptr_t", getattr(u.c, name))) - mem.ctypes.data
-    size = np.dtype(ctype).itemsize
-    return mem.view(np.uint8)[start:start + n * size].view(ctype)
+class _Views:
+    """numpy views of the C columns that lie inside one numpy array."""
+
+    __slots__ = ("raw", "base")
+
+    def __init__(self, mem: Any, base: int, np: Any) -> None:
+        self.raw = mem.view(np.uint8)
+        self.base = base
+
+    def __call__(self, ptr: Any, ctype: str, n: int) -> Any:
+        start = int(ffi.cast("uintptr_t", ptr)) - self.base
+        return self.raw[start:start + n * _ITEMSIZE[ctype]].view(ctype)
 
 
-def _padded(buf: Any, boff: Any, blen: Any, np: Any) -> Any:
-    """Byte strings buf[boff[i]:boff[i] + blen[i]] as one 'S<longest>' array."""
+_ITEMSIZE = {"int64": 8, "uint64": 8, "float64": 8, "int32": 4, "uint32": 4}
+
+
+def _padded(buf: Any, boff: Any, blen: Any, width: int, np: Any) -> Any:
+    """Byte strings buf[boff[i]:boff[i] + blen[i]] (none longer than width) as one
+    'S<width>' array, or an object array of bytes when padding would blow up."""
     count = boff.size
-    width = int(blen.max()) if count else 0
     if width == 0:
         return np.zeros(count, "S1")
-    if count * width > max(_PAD_LIMIT, 8 * int(blen.sum())):
-        return None
+    if count * width > _PAD_LIMIT and count * width > 8 * int(blen.sum()):
+        values = np.empty(count, dtype=object)
+        values[:] = [bytes(buf[o:o + n]) for o, n in zip(boff.tolist(), blen.tolist())]
+        return values
     out = np.empty(count * width, np.uint8)
     sts = lib.pcp_events_pad(ffi.from_buffer("uint8_t[]", buf), len(buf), count,
                              ffi.from_buffer("uint32_t[]", boff),
@@ -466,86 +506,67 @@ def _padded(buf: Any, boff: Any, blen: Any, np: Any) -> Any:
     return out.view("S%d" % width)
 
 
-def _columns(u: Unpacked, where: Any, name_of: Any, np: Any) -> EventColumns:
-    nrec, nsets = u.nrecords, u.nsets
-    status = np.frombuffer(ffi.buffer(u.c_status, 4 * len(u.status)), np.int32) \
-        if u.status else np.empty(0, np.int32)
-    errors = [(int(where[3, b]), int(where[5, b]), int(where[6, b].view(np.int32)),
-               int(status[b])) for b in np.flatnonzero(status < 0).tolist()]
-    block = _column(u, "block", "int32", nrec, np)
-    flags = _column(u, "flags", "uint32", nrec, np)
-    nparams = _column(u, "nparams", "int32", nrec, np)
-    is_missed = flags == PM_EVENT_FLAG_MISSED
+def _int32(v: int) -> int:
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def _columns(buf: Any, view: _Views, cc: Any, errors: List[Tuple[int, int, int, int]],
+             name_of: Any, np: Any) -> EventColumns:
+    """EventColumns over the filled pcp_event_columns `cc` (inside the numpy array that
+    `view` reads): every column is a view, every parameter metric a slice of them."""
+    nrec, n, ngroups = cc.nrecords, cc.nparams, cc.ngroups
     cols = EventColumns(
-        sec=_column(u, "sec", "int64", nrec, np),
-        nsec=_column(u, "nsec", "int64", nrec, np),
-        flags=flags,
-        missed=np.where(is_missed, nparams, 0).astype(np.int32),
-        nparams=np.where(is_missed, 0, np.maximum(nparams, 0)).astype(np.int32),
-        result=where[3].view(np.int32)[block],
-        metric=where[5][block],
-        inst=where[6].view(np.int32)[block],
+        sec=view(cc.sec, "int64", nrec),
+        nsec=view(cc.nsec, "int64", nrec),
+        flags=view(cc.flags, "uint32", nrec),
+        missed=view(cc.missed, "int32", nrec),
+        nparams=view(cc.count, "int32", nrec),
+        result=view(cc.result, "int32", nrec),
+        metric=view(cc.metric, "uint32", nrec),
+        inst=view(cc.inst, "int32", nrec),
         params={},
         errors=errors,
     )
-    if nsets == 0:
+    if ngroups == 0:
         return cols
-    # Parameters only (not event.flags / event.missed), grouped by pmid, keeping the
-    # order of appearance within a group; every column is permuted once, then each
-    # group is a slice.
-    sel = np.flatnonzero(_column(u, "param", "int32", nsets, np) >= 0)
-    if sel.size == 0:
-        return cols
-    pmid = _column(u, "pmid", "uint32", nsets, np)[sel]
-    order = sel[np.argsort(pmid, kind="stable")]
-    pmid = _column(u, "pmid", "uint32", nsets, np)[order]
-    ptype = _column(u, "type", "int32", nsets, np)[order]
-    rec = _column(u, "rec", "int32", nsets, np)[order]
-    starts = np.flatnonzero(np.r_[True, pmid[1:] != pmid[:-1]])
-    mixed = np.flatnonzero(ptype[1:] != ptype[:-1]) + 1   # type changes inside groups
-    mixed = set(mixed[pmid[mixed] == pmid[mixed - 1]].tolist())
-    bounds = starts.tolist() + [int(pmid.size)]
-    group_types = ptype[starts].tolist()
-    group_pmids = pmid[starts].tolist()
-    ival = dval = boff = blen = None
-    for g, p in enumerate(group_pmids):
-        a, b = bounds[g], bounds[g + 1]
-        t0 = group_types[g]
-        lengths = values = None
-        if any(a < m < b for m in mixed):
-            values = np.empty(b - a, dtype=object)
-            values[:] = _python_values(u, order[a:b])
-            t0 = -1
-        elif t0 == PM_TYPE_FLOAT or t0 == PM_TYPE_DOUBLE:
-            if dval is None:
-                dval = _column(u, "dval", "float64", nsets, np)[order]
-            values = dval[a:b] if t0 == PM_TYPE_DOUBLE else dval[a:b].astype(np.float32)
+    event = view(cc.event, "int32", n)
+    value = view(cc.value, "int64", n)
+    boff = blen = None
+    groups = zip(ffi.unpack(cc.gpmid, ngroups), ffi.unpack(cc.gtype, ngroups),
+                 ffi.unpack(cc.gstart, ngroups), ffi.unpack(cc.gcount, ngroups),
+                 ffi.unpack(cc.gwidth, ngroups))
+    for p, t0, a, cnt, width in groups:
+        b = a + cnt
+        lengths = None
+        if t0 == PM_TYPE_DOUBLE:
+            values = value[a:b].view(np.float64)
+        elif t0 == PM_TYPE_FLOAT:
+            values = value[a:b].view(np.float64).astype(np.float32)
+        elif t0 == PM_TYPE_64:
+            values = value[a:b]
+        elif t0 == PM_TYPE_U64:
+            values = value[a:b].view(np.uint64)
         elif t0 in _NUMPY_OF_TYPE:
-            if ival is None:
-                ival = _column(u, "ival", "int64", nsets, np)[order]
-            values = ival[a:b] if t0 == PM_TYPE_64 else \
-                ival[a:b].view(np.uint64) if t0 == PM_TYPE_U64 else \
-                ival[a:b].astype(_NUMPY_OF_TYPE[t0])
-        else:
+            values = value[a:b].astype(_NUMPY_OF_TYPE[t0])
+        elif t0 >= 0:
             if boff is None:
-                boff = _column(u, "boff", "uint32", nsets, np)[order]
-                blen = _column(u, "blen", "uint32", nsets, np)[order]
+                boff = view(cc.boff, "uint32", n)
+                blen = view(cc.blen, "uint32", n)
             lengths = blen[a:b]
-            values = _padded(u.buf, boff[a:b], lengths, np)
-            if values is None:
-                values = np.empty(b - a, dtype=object)
-                values[:] = [bytes(u.buf[o:o + n])
-                             for o, n in zip(boff[a:b].tolist(), lengths.tolist())]
-        cols.params[p] = ParamColumn(p, name_of(p) if name_of else None, t0, rec[a:b],
+            values = _padded(buf, boff[a:b], lengths, width, np)
+        else:
+            vals = []
+            for i in range(a, b):
+                t, v = cc.type[i], cc.value[i]
+                if t in (PM_TYPE_FLOAT, PM_TYPE_DOUBLE):
+                    vals.append(struct.unpack("=d", struct.pack("=q", v))[0])
+                elif t >= PM_TYPE_STRING:
+                    vals.append(_python_value(t, 0, 0.0,
+                                              bytes(buf[cc.boff[i]:cc.boff[i] + cc.blen[i]])))
+                else:
+                    vals.append(_python_value(t, v, 0.0, b""))
+            values = np.empty(cnt, dtype=object)
+            values[:] = vals
+        cols.params[p] = ParamColumn(p, name_of(p) if name_of else None, t0, event[a:b],
                                      values, lengths)
     return cols
-
-
-def _python_values(u: Unpacked, idx: Any) -> List[Any]:
-    c = u.c
-    out = []
-    for s in idx.tolist():
-        t = c.type[s]
-        raw = bytes(u.buf[c.boff[s]:c.boff[s] + c.blen[s]]) if t >= PM_TYPE_STRING else b""
-        out.append(_python_value(t, c.ival[s], c.dval[s], raw))
-    return out
