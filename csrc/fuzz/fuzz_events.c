@@ -9,9 +9,13 @@
  * ASan reports any read or write past them. A successful decode must satisfy the
  * postconditions of events.h (records and value sets consistent, every offset in the
  * buffer, every value equal to its bytes); it is repeated into one bound allocation,
- * and a decode whose status array claims every block is valid must stay in bounds. */
+ * and a decode whose status array claims every block is valid must stay in bounds;
+ * the columnar layout (param order, columns, padded strings) is built and checked.
+ * With bit 5 set the buffer is also taken as a RESULT / HIGHRES_RESULT PDU (bit 0):
+ * result.c decodes it and pcp_events_collect() must find exactly its event blocks. */
 #include "fuzz_common.h"
 #include "events.h"
+#include "result.h"
 
 typedef struct {
     pcp_events ev;
@@ -184,6 +188,92 @@ static void try_bound(const uint8_t *buf, size_t len, int32_t nb, const uint32_t
     free(mem);
 }
 
+/* The columnar layout: exact-size allocation, groups partition the parameters in
+ * ascending pmid order, counts add up, and every string copies into its padded row. */
+static void try_columns(const uint8_t *buf, size_t len, const pcp_events *e, int32_t nb)
+{
+    size_t ns = e->nsets > 0 ? (size_t)e->nsets : 1;
+    int32_t *order = fz_alloc(2 * ns, 4);
+    int32_t ngroups = -1;
+    int32_t np = pcp_events_param_order(e, order, order + ns, &ngroups);
+    CHECK(np >= 0 && np <= e->nsets && ngroups >= 0 && ngroups <= np);
+    int32_t *bres = fz_alloc((size_t)(nb > 0 ? nb : 1), 4);
+    for (int32_t b = 0; b < nb; b++)
+        bres[b] = 1000 + b;
+    size_t size = pcp_event_columns_mem_size(e->nrecords, np, ngroups);
+    uint64_t *mem = fz_alloc((size + 7) / 8, 8);
+    pcp_event_columns c;
+    pcp_event_columns_bind(&c, mem, e->nrecords, np, ngroups);
+    CHECK(pcp_event_columns_fill(e, order, bres, NULL, NULL, &c) == 0);
+    int64_t total = 0;
+    for (int32_t r = 0; r < e->nrecords; r++) {
+        CHECK(c.sec[r] == e->sec[r] && c.flags[r] == e->flags[r]);
+        CHECK(c.result[r] == 1000 + e->block[r] && c.metric[r] == 0 && c.inst[r] == -1);
+        total += c.count[r];
+    }
+    CHECK(total == np);
+    int32_t next = 0;
+    for (int32_t g = 0; g < ngroups; g++) {
+        CHECK(c.gstart[g] == next && c.gcount[g] > 0);
+        CHECK(g == 0 || c.gpmid[g] > c.gpmid[g - 1]);
+        next += c.gcount[g];
+        uint32_t width = c.gwidth[g];
+        uint8_t *rows = fz_alloc((size_t)c.gcount[g] * width, 1);
+        int sts = pcp_events_pad(buf, len, c.gcount[g], c.boff + c.gstart[g],
+                                 c.blen + c.gstart[g], width, rows);
+        CHECK(sts == 0);
+        for (int32_t i = 0; i < c.gcount[g]; i++) {
+            int32_t k = c.gstart[g] + i;
+            CHECK(c.event[k] >= 0 && c.event[k] < e->nrecords);
+            CHECK(i == 0 || c.event[k] >= c.event[k - 1]);
+            CHECK(memcmp(rows + (size_t)i * width, buf + c.boff[k], c.blen[k]) == 0);
+        }
+        free(rows);
+    }
+    CHECK(next == np);
+    free(mem);
+    free(bres);
+    free(order);
+}
+
+/* A RESULT / HIGHRES_RESULT PDU decoded by result.c, its event arrays found by
+ * pcp_events_collect() (exact-size outputs), then scanned and decoded. */
+static void try_pdu(const uint8_t *buf, size_t len, int highres)
+{
+    int32_t numpmid, nvalues;
+    if (pcp_scan_result_pdu(buf, len, highres, &numpmid, &nvalues) < 0)
+        return;
+    size_t size = pcp_result_mem_size(numpmid, nvalues);
+    uint64_t *mem = fz_alloc((size + 7) / 8, 8);
+    pcp_result r;
+    pcp_result_bind(&r, mem, numpmid, nvalues);
+    CHECK(pcp_decode_result_pdu(buf, len, highres, &r) == 0);
+    const pcp_result *rs[1] = {&r};
+    uint32_t base[1] = {0}, size32[1] = {(uint32_t)len};
+    int n = pcp_events_collect(buf, len, 1, rs, base, size32, 0, NULL, 0, NULL, NULL, NULL,
+                               NULL, NULL, NULL, NULL);
+    CHECK(n >= 0 && n <= nvalues);
+    size_t nn = n > 0 ? (size_t)n : 1;
+    uint32_t *off = fz_alloc(nn, 4), *blen = fz_alloc(nn, 4), *pmid = fz_alloc(nn, 4);
+    int32_t *kind = fz_alloc(nn, 4), *res = fz_alloc(nn, 4), *val = fz_alloc(nn, 4);
+    int32_t *inst = fz_alloc(nn, 4);
+    CHECK(pcp_events_collect(buf, len, 1, rs, base, size32, 0, NULL, n, off, blen, kind, res,
+                             val, pmid, inst) == n);
+    for (int i = 0; i < n; i++) {
+        CHECK(res[i] == 0 && val[i] >= 0 && val[i] < nvalues);
+        CHECK(off[i] + 4 == r.boff[val[i]] && blen[i] == r.blen[val[i]] + 4);
+        CHECK(kind[i] == r.vtype[val[i]]);
+    }
+    for (int b = 0; b < n; b += 8) {
+        int32_t k = n - b < 8 ? n - b : 8;
+        int32_t status[8], nrec, nsets;
+        CHECK(pcp_events_scan(buf, len, k, off + b, blen + b, kind + b, status, &nrec,
+                              &nsets) == 0);
+    }
+    free(off); free(blen); free(pmid); free(kind); free(res); free(val); free(inst);
+    free(mem);
+}
+
 static void run(const uint8_t *buf, size_t len, int32_t nb, const uint32_t *off,
                 const uint32_t *blen, const int32_t *kind)
 {
@@ -208,6 +298,7 @@ static void run(const uint8_t *buf, size_t len, int32_t nb, const uint32_t *off,
     CHECK(pcp_events_decode(buf, len, nb, off, blen, kind, status, &o.ev) == 0);
     check_decoded(buf, len, &o.ev, nb, off, kind, status);
     try_bound(buf, len, nb, off, blen, kind, status, &o.ev);
+    try_columns(buf, len, &o.ev, nb);
 
     /* A status array that lies (every block "valid") must not take decode out of its
      * columns: it fails, or succeeds when the lie was the truth. */
@@ -253,6 +344,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kind[0] = PM_TYPE_EVENT + PM_TYPE_HIGHRES_EVENT - k0;
         run(buf, len, nb, off, blen, kind);
     }
+    if (ctl & 0x20)
+        try_pdu(buf, len, ctl & 1);
     free(buf);
     return 0;
 }

@@ -184,7 +184,20 @@ def event_seeds() -> dict:
         "highres_missed": b"\x01" + HIGHRES_MISSED,
         "empty": b"\x00" + h("09000008 00000000"),
         "two_blocks": bytes([0x10 | (1 << 1)]) + spec + two,
+        "pdu": bytes([0x21]) + events_pdu(),
     }
+
+
+def events_pdu() -> bytes:
+    """HIGHRES_RESULT: sample.event.records (2 instances) and highres_records."""
+    fixed = 12 + 20
+    sets = 8 + 4 + 16 + 8 + 4 + 8
+    first = (fixed + sets) // 4
+    body = be(0x07400088, 2, 2, 0, first, 1, first + len(EVENT_RECORDS) // 4)
+    body += be(0x0740008B, 1, 2, 0xFFFFFFFF, first + (len(EVENT_RECORDS) + 8) // 4)
+    blocks = EVENT_RECORDS + h("09000008 00000000") + HIGHRES_RECORDS
+    head = be(2, 0, 0x6b0102e1, 0, 0x36b00b98)
+    return pdu(0x7015, head + body + blocks)
 
 
 def main() -> None:
