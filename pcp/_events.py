@@ -36,7 +36,7 @@ class Unpacked:
 
     `status[b]` is 0 or the PM_ERR_* code of block b (its records are then absent)."""
 
-    __slots__ = ("buf", "status", "nrecords", "nsets", "c", "c_status", "_mem")
+    __slots__ = ("buf", "status", "nrecords", "nsets", "c", "_mem")
 
     def __init__(self, buf: Any, offs: Sequence[int], lens: Sequence[int],
                  kinds: Sequence[int], mem_factory: Optional[Callable[[int], Any]] = None,
@@ -71,7 +71,6 @@ class Unpacked:
                 raise pmErr(sts)
         self.buf = buf
         self.status = ffi.unpack(c_status, n)
-        self.c_status = c_status
         self.nrecords = nrec
         self.nsets = nsets
         self.c = c
