@@ -305,3 +305,54 @@ def test_random_valid_arrays_agree_everywhere(event_oracle):
                 assert v1 == v2 or (v1 != v1 and v2 != v2), (pmid, v1, v2)
         n_events += len(recs)
     assert n_events > 500
+
+
+# ---- any bytes: every form answers with a PM_ERR_* or consistent events ---------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_CODES = {0, PM_ERR_TYPE, PM_ERR_TOOBIG, PM_ERR_CONV, -12443}
+
+
+def _mutated(data, kind):
+    """Random bytes behind a plausible header, or random stores into a valid array."""
+    head = struct.pack(">Ii", (kind << 24) | (8 + len(data)), len(data) // 16)
+    return head + data
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=400), st.sampled_from([EVENT, HIGHRES_EVENT]),
+       st.lists(st.tuples(st.integers(0, 399), st.integers(0, 2 ** 32 - 1)), max_size=4))
+def test_any_bytes_give_an_error_or_the_same_events_in_every_form(data, kind, stores):
+    from pcp import pmapi
+    from pcp._events import event_columns, iter_event_records
+
+    block = bytearray(_mutated(data, kind) if len(data) % 3 else sample_block(kind))
+    for off, v in stores:
+        if 8 <= off <= len(block) - 4:
+            block[off:off + 4] = struct.pack(">I", v)
+    res = block_result(bytes(block))
+    vs = res.contents.get_vset(0)
+    fn = P().pmUnpackEventRecords if kind == EVENT else P().pmUnpackHighResEventRecords
+    try:
+        recs = fn(vs, 0)
+        code = 0
+    except pmapi.pmErr as e:
+        recs, code = [], e.args[0]
+    assert code in _CODES
+    cols = event_columns(res)
+    if code:
+        assert len(cols) == 0 and [e[3] for e in cols.errors] == [code]
+        with pytest.raises(pmapi.pmErr):
+            iter_event_records(vs, 0)
+        return
+    evs = list(iter_event_records(vs, 0))
+    assert len(recs) == len(evs) == len(cols)
+    assert cols.flags.tolist() == [e.flags for e in evs]
+    assert sum(len(e.params) for e in evs) == sum(len(c) for c in cols.params.values())
+    for lp, e in zip(recs, evs):
+        r = lp.contents
+        shown = [r.get_pmid(k) for k in range(max(r.numpmid, 0))]
+        lead = 2 if e.flags == MISSED else (1 if e.flags and shown else 0)
+        assert shown[lead:] == [p.pmid for p in e.params]
