@@ -3,6 +3,7 @@ compiled once per session), our side rendered in the oracle's JSON shape, and a 
 independent encoder of RESULT PDUs carrying event arrays (big-endian, as pmcd sends)."""
 
 import json
+import re
 import os
 import shutil
 import struct
@@ -304,3 +305,38 @@ def run_oracle_archive(path):
                        text=True, errors="replace", timeout=300)
     assert p.returncode == 0, "oracle failed (rc %d): %s" % (p.returncode, p.stderr[-3000:])
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+# ---- libpcp tools' text (pminfo -x, pmdumplog) -------------------------------------
+
+FLAG_NAMES = [(0x1, "point"), (0x2, "start"), (0x4, "end"), (0x8, "id"), (0x10, "parent"),
+               (MISSED, "missed")]
+TIME = re.compile(r"\d\d:\d\d:\d\d\.\d+")
+
+
+def flags_str(flags):
+    return ",".join(name for bit, name in FLAG_NAMES if flags & bit)
+
+
+def print_value(ctx, vs, ptype):
+    """pmPrintValue's text for the value types the sample PMDA uses as parameters."""
+    import ctypes
+    import struct
+
+    import cpmapi as c_api
+
+    v = vs.vlist[0]
+    if ptype == c_api.PM_TYPE_AGGREGATE:
+        blk = v.value.pval.contents
+        raw = ctypes.string_at(ctypes.addressof(blk) + 4, blk.vlen - 4)
+        u, d = struct.unpack("=Qd", raw + raw)
+        return "%d %.16g [%s]" % (u, d, raw.hex())
+    a = ctx.pmExtractValue(vs.valfmt, v, ptype, ptype)
+    if ptype == c_api.PM_TYPE_STRING:
+        return '"%s"' % a.cp.decode()
+    if ptype == c_api.PM_TYPE_FLOAT:
+        return "%.8g" % a.f
+    if ptype == c_api.PM_TYPE_DOUBLE:
+        return "%.16g" % a.d
+    return str({c_api.PM_TYPE_32: a.l, c_api.PM_TYPE_U32: a.ul, c_api.PM_TYPE_64: a.ll,
+                c_api.PM_TYPE_U64: a.ull}[ptype])

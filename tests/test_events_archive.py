@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from eventutil import event_oracle, render_ours, run_oracle_archive  # noqa: F401
+from eventutil import event_oracle, flags_str, print_value, render_ours, run_oracle_archive  # noqa: F401
 
 pytestmark = pytest.mark.pmcd
 
@@ -159,3 +159,80 @@ def test_archive_records_through_the_shared_decoder_match_libpcp(archive, event_
 
     cols = event_columns(results)
     assert len(cols) == events and cols.errors == []
+
+
+def _dumplog_like(ctx, results):
+    """Our events of every record rendered as `pmdumplog` prints them (event lines only),
+    names, instance names and types from the live context the archive was made from."""
+    import time as _time
+
+    import cpmapi as c_api
+
+    def stamp(sec, frac, digits):
+        return _time.strftime("%H:%M:%S", _time.localtime(sec)) + ".%0*d" % (digits, frac)
+
+    lines = []
+    for res in results:
+        c = res.contents
+        for i in range(c.numpmid):
+            pmid = c.get_pmid(i)
+            desc = ctx.pmLookupDesc(pmid).contents
+            if desc.type not in (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT):
+                continue
+            highres = desc.type == c_api.PM_TYPE_HIGHRES_EVENT
+            unpack = ctx.pmUnpackHighResEventRecords if highres else ctx.pmUnpackEventRecords
+            vs = c.get_vset(i)
+            for j in range(vs.numval):
+                inst = vs.vlist[j].inst
+                recs = [lp.contents for lp in unpack(vs, j)]
+                name = ctx.pmNameID(pmid)
+                if inst != -1:
+                    name += '[%d or "%s"]' % (inst, ctx.pmNameInDom(ctx.pmLookupDesc(pmid), inst))
+                missed = sum(r.get_vset(1).vlist[0].value.lval for r in recs
+                             if r.numpmid == 2 and r.get_pmid(1) == 0x7FC00002)
+                n = len(recs)
+                count = "No event records" if n == 0 else "%d%s event record%s" % (
+                    n, " (and %d missed)" % missed if missed else "", "s" if n > 1 else "")
+                lines.append("    %s (%s): %s" % (ctx.pmIDStr(pmid), name, count))
+                for k, r in enumerate(recs):
+                    ts = r.timestamp
+                    when = stamp(ts.tv_sec, ts.tv_nsec, 9) if highres else stamp(ts.tv_sec, ts.tv_usec, 6)
+                    flags = r.get_vset(0).vlist[0].value.lval & 0xFFFFFFFF if r.numpmid and \
+                        r.get_pmid(0) == 0x7FC00001 else 0
+                    lines.append("        --- event record [%d] timestamp %s flags 0x%x (%s) ---"
+                                 % (k, when, flags, flags_str(flags)))
+                    if flags == 0x80000000:
+                        lines.append("        ==> %d missed event records"
+                                     % r.get_vset(1).vlist[0].value.lval)
+                        continue
+                    for s in range(1 if flags else 0, r.numpmid):
+                        p = r.get_vset(s)
+                        ptype = ctx.pmLookupDesc(p.pmid).contents.type
+                        lines.append("        %s (%s): value %s" % (
+                            ctx.pmIDStr(p.pmid), ctx.pmNameID(p.pmid), print_value(ctx, p, ptype)))
+    return lines
+
+
+def test_archive_records_through_the_shared_decoder_match_pmdumplog(archive, pmcd):
+    """pmdumplog's event lines, value by value and with the event timestamps."""
+    import re
+
+    from pcp import pmapi
+    from pcp._result import LP_pmHighResResult, pmHighResResult
+    import cpmapi as c_api
+
+    if shutil.which("pmdumplog") is None:
+        pytest.skip("pmdumplog not installed")
+    with open(archive + ".0", "rb") as fp:
+        version = {bytes.fromhex("50052602"): 2, bytes.fromhex("50052603"): 3}[fp.read(8)[4:]]
+    p = subprocess.run(["pmdumplog", archive], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    event_pmids = r"(29\.0\.136|29\.0\.137|29\.0\.139) "
+    theirs = [line for line in p.stdout.splitlines()
+              if re.match(r"    " + event_pmids, line) or line.startswith("        ")]
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, pmcd)
+    results = [LP_pmHighResResult(pmHighResResult(_flat_from_record(rec, version)))
+               for rec in _volume_records(archive, version)]
+    ours = _dumplog_like(ctx, results)
+    assert sum("--- event record" in line for line in ours) > 20
+    assert ours == theirs
