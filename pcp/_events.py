@@ -9,7 +9,8 @@ from __future__ import annotations
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional,
+                    Sequence, Tuple)
 
 from pcp._errors import pmErr
 from pcp._native import ffi, lib
@@ -185,12 +186,11 @@ def unpack_event_records(vset: Any, idx: int, highres: bool) -> List[Any]:
 
 # ---- the pythonic form -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class EventParam:
-    """One parameter of an event: its metric, the metric's name (None when the PMNS does
-    not know it) and its value (int, float, str for strings, bytes for aggregates)."""
+class EventParam(NamedTuple):
+    """One parameter of an event, a (pmid, name, value) tuple: the metric, its name
+    (None when the PMNS does not know it) and the value (int, float, str for strings,
+    bytes for aggregates)."""
 
-    __slots__ = ("pmid", "name", "value")
     pmid: int
     name: Optional[str]
     value: Any

@@ -132,6 +132,8 @@ def test_iterator_values_are_python_values():
                     (5, None, 0.5), (6, None, 2 ** 64 - 1), (7, None, -2 ** 63),
                     (8, None, b"\0ab\0"), (9, None, b"st")]
     assert [p.value for p in recs[2].params] == ["", 0xFFFFFFFF]
+    pmid, name, value = recs[0].params[0]          # parameters are (pmid, name, value)
+    assert (pmid, name, value) == (1, "one", 7)
 
 
 def test_iterator_reads_either_kind_and_invalid_strings():
