@@ -17,6 +17,7 @@ from pcp import _values
 from pcp._archive import ArchiveContext
 from pcp._context import HostContext
 from pcp import _errors
+from pcp import _events
 from pcp._errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
 from pcp._result import (LP_pmHighResResult, LP_pmResult, pmHighResResult, pmResult,
                          pmValue, pmValueSet, store_arrays, flat_of, usec_of)
@@ -473,6 +474,52 @@ class pmContext(object):
 
     def pmStoreHighRes(self, result: Any) -> Any:
         return self._store(result)
+
+    # ---- event records ---------------------------------------------------------------
+
+    @staticmethod
+    def pmUnpackEventRecords(vset: Any, idx: int = 0) -> List[LP_pmResult]:
+        """The PM_TYPE_EVENT value `idx` of `vset` as one result per event record."""
+        return _events.unpack_event_records(vset, idx, False)
+
+    @staticmethod
+    def pmUnpackHighResEventRecords(vset: Any, idx: int = 0) -> List[LP_pmHighResResult]:
+        """The PM_TYPE_HIGHRES_EVENT value `idx` of `vset`, one result per event record."""
+        return _events.unpack_event_records(vset, idx, True)
+
+    @staticmethod
+    def pmFreeEventResult(results: Any) -> None:
+        """Nothing to free: event results are ordinary Python objects."""
+
+    @staticmethod
+    def pmFreeHighResEventResult(results: Any) -> None:
+        """Nothing to free: event results are ordinary Python objects."""
+
+    def _event_name(self, pmid: int) -> Optional[str]:
+        cache = self.__dict__.setdefault("_event_names", {})
+        if pmid not in cache:
+            try:
+                cache[pmid] = self.pmNameID(pmid)
+            except pmErr:
+                cache[pmid] = None
+        return cache[pmid]
+
+    def event_records(self, vset: Any, idx: int = 0) -> "_events.Iterator[_events.EventRecord]":
+        """Iterate over the events of value `idx` of an event metric's value set (either
+        event type): EventRecord(sec, nsec, flags, missed, params), each parameter an
+        EventParam(pmid, name, value) named through this context."""
+        return _events.iter_event_records(vset, idx, self._event_name)
+
+    def event_columns(self, results: Any, metrics: Any = None) -> "_events.EventColumns":
+        """Every event of one result or a sequence of results (pmFetch, pmFetchArchive)
+        as numpy columns, decoded by one C call; `metrics` (pmids or names) restricts
+        the event metrics looked at."""
+        if metrics is not None:
+            if isinstance(metrics, (str, bytes, int)):
+                metrics = [metrics]
+            metrics = [self.pmLookupName(m)[0] if isinstance(m, (str, bytes)) else m
+                       for m in metrics]
+        return _events.event_columns(results, metrics, self._event_name)
 
     # ---- archives ----------------------------------------------------------------------
 

@@ -153,8 +153,56 @@ def encode_seeds() -> dict:
     return seeds
 
 
+# ---- event arrays (docs events.md section 9: the QA archive eventrec's values) -----
+EVENT_RECORDS = h(
+    "09000128 00000005 546402b9 00087bb3 0000001a 00000003 0740007f 01000008"
+    "00000004 07400083 0300000c 00000000 00000005 07400086 06000005 36000000"
+    "546402ba 00087bb3 00000001 00000003 0740007f 01000008 00000007 07400085"
+    "0500000c 40200000 00000000 07400085 0500000c c0220000 00000000 546402bb"
+    "00087bb3 00000004 00000006 0740007f 01000008 0000000a 07400083 0300000c"
+    "00000000 0000000b 07400086 0600000a 7477656c 7665ffff 07400086 0600000c"
+    "74686972 7465656e 07400080 00000008 fffffff2 07400081 01000008 0000000f"
+    "546402bc 00087bb3 80000000 00000007 546402bd 00087bb3 00000001 00000003"
+    "0740007f 01000008 00000010 07400084 04000008 c1880000 07400087 0700000c"
+    "0103070f 1f3f7fff")
+HIGHRES_RECORDS = h(
+    "0a000058 00000002 00000000 546402c3 00000000 21230060 00000001 00000001"
+    "07400086 0600000c 66657463 68202330 00000000 546402c3 00000000 21230060"
+    "00000001 00000001 07400086 0600000a 62696e67 6f210000")
+HIGHRES_MISSED = h(
+    "0a000024 00000001 00000000 6b0102e1 00000000 36b00b98 80000000 00000000"
+    "0740007f 01000008")
+
+
+def event_seeds() -> dict:
+    """Control byte (bit 0 highres, bit 4 several blocks) then the buffer."""
+    two = EVENT_RECORDS + HIGHRES_RECORDS
+    spec = struct.pack(">HHHH", 0, len(EVENT_RECORDS), len(EVENT_RECORDS), len(HIGHRES_RECORDS))
+    return {
+        "records": b"\x00" + EVENT_RECORDS,
+        "highres_records": b"\x01" + HIGHRES_RECORDS,
+        "highres_missed": b"\x01" + HIGHRES_MISSED,
+        "empty": b"\x00" + h("09000008 00000000"),
+        "two_blocks": bytes([0x10 | (1 << 1)]) + spec + two,
+        "pdu": bytes([0x21]) + events_pdu(),
+    }
+
+
+def events_pdu() -> bytes:
+    """HIGHRES_RESULT: sample.event.records (2 instances) and highres_records."""
+    fixed = 12 + 20
+    sets = 8 + 4 + 16 + 8 + 4 + 8
+    first = (fixed + sets) // 4
+    body = be(0x07400088, 2, 2, 0, first, 1, first + len(EVENT_RECORDS) // 4)
+    body += be(0x0740008B, 1, 2, 0xFFFFFFFF, first + (len(EVENT_RECORDS) + 8) // 4)
+    blocks = EVENT_RECORDS + h("09000008 00000000") + HIGHRES_RECORDS
+    head = be(2, 0, 0x6b0102e1, 0, 0x36b00b98)
+    return pdu(0x7015, head + body + blocks)
+
+
 def main() -> None:
     corpora = {
+        "fuzz_events": event_seeds(),
         "fuzz_result": {
             "highres_string": HIGHRES_STRING,
             "result_string_colour": RESULT_STRING_COLOUR,
