@@ -250,10 +250,69 @@ def _wire_to_host(vtype: int, payload: bytes) -> bytes:
     return payload
 
 
+_EVENT_VALUE_WIDTH = {0: 4, 1: 4, 4: 4, 2: 8, 3: 8, 5: 8}
+
+
+def _event_array_to_host(payload: bytes, highres: bool) -> bytes:
+    """An event array (payload after the block header) with every field in host order,
+    as libpcp leaves it after decoding a result: counts, timestamps, flags, parameter
+    headers and numeric parameter values swapped, strings and aggregates as they are.
+    A malformed array is converted as far as it is well formed."""
+    if sys.byteorder != "little":
+        return payload
+    out = bytearray(payload)
+    n = len(out)
+
+    def swap(at: int, width: int) -> bool:
+        if at < 0 or at + width > n:
+            return False
+        out[at:at + width] = out[at:at + width][::-1]
+        return True
+
+    if not swap(0, 4):
+        return bytes(out)
+    nrecords = int.from_bytes(payload[0:4], "big", signed=True)
+    pos = 4
+    head = 24 if highres else 16
+    for _ in range(max(nrecords, 0)):
+        if pos + head > n:
+            break
+        if highres:
+            swap(pos, 8)
+            swap(pos + 8, 8)
+        else:
+            swap(pos, 4)
+            swap(pos + 4, 4)
+        swap(pos + head - 8, 4)                     # er_flags
+        nparams = int.from_bytes(payload[pos + head - 4:pos + head], "big", signed=True)
+        swap(pos + head - 4, 4)                     # er_nparams
+        flags = int.from_bytes(payload[pos + head - 8:pos + head - 4], "big")
+        pos += head
+        if flags & 0x80000000:                      # PM_EVENT_FLAG_MISSED: no parameters
+            continue
+        for _ in range(max(nparams, 0)):
+            if pos + 8 > n:
+                return bytes(out)
+            word = int.from_bytes(payload[pos + 4:pos + 8], "big")
+            ptype, plen = word >> 24, word & 0xFFFFFF
+            swap(pos, 4)                            # ep_pmid
+            swap(pos + 4, 4)                        # ep_type / ep_len
+            if plen < 4 or pos + 4 + plen > n:
+                return bytes(out)
+            width = _EVENT_VALUE_WIDTH.get(ptype)
+            if width and plen - 4 >= width:
+                swap(pos + 8, width)
+            pos += 4 + ((plen + 3) & ~3)
+    return bytes(out)
+
+
 def _native_block(vtype: int, payload: bytes) -> Any:
     from pcp._types import pmValueBlock
 
-    data = _wire_to_host(vtype, payload)
+    if vtype in (9, 10):
+        data = _event_array_to_host(payload, vtype == 10)
+    else:
+        data = _wire_to_host(vtype, payload)
     size = 4 + len(data)
     buf = ctypes.create_string_buffer((size + 7) & ~7)
     ptr = ctypes.cast(buf, ctypes.POINTER(pmValueBlock))

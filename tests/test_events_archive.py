@@ -2,10 +2,9 @@
 sample PMDA, compared record by record with libpcp reading the same archive
 (pmFetchHighResArchive + pmUnpack[HighRes]EventRecords in the oracle).
 
-Archive contexts are being built in another branch; until pmContext accepts
-PM_CONTEXT_ARCHIVE these tests skip with that reason. The event path itself needs
-nothing more: archived values decode into the same FlatResult as fetched ones, and
-unpacking only looks at (buffer, offset, length) of each value block."""
+Archived values decode into the same FlatResult as fetched ones, and unpacking only
+looks at (buffer, offset, length) of each value block, so the event path is the live
+one."""
 
 import os
 import shutil
@@ -44,12 +43,7 @@ def _open(path):
     from pcp import pmapi
     import cpmapi as c_api
 
-    try:
-        return pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, path)
-    except pmapi.pmErr as e:
-        if e.args[0] == c_api.PM_ERR_NYI:
-            pytest.skip("PM_CONTEXT_ARCHIVE is not implemented yet (archive issue)")
-        raise
+    return pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, path)
 
 
 def _records(ctx):
