@@ -19,7 +19,7 @@ import pytest
 
 import archives
 from archsnip import check, prebuild, snippet
-from difftest import Pair, assert_equal, run_ours
+from difftest import Pair, SideCrash, assert_equal, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
 
@@ -300,8 +300,23 @@ def _program(variant, fresh):
 
 
 def pair_for(variant):
+    """The variant's pair. libpcp 6.0.3 corrupts its heap on some of these archives
+    (list_pair3: repeated indom lookups over two v3 archives) and its process can
+    segfault at random: try again, and if the reference keeps crashing record that
+    instead of a difference (ours is checked alone by the *_where_reference_crashes
+    tests)."""
     if variant not in _PAIRS:
-        _PAIRS[variant] = Pair(_program(variant, variant in FRESH_CONTEXT_PER_TIME))
+        crash = None
+        for _ in range(3):
+            try:
+                _PAIRS[variant] = Pair(_program(variant, variant in FRESH_CONTEXT_PER_TIME))
+                break
+            except SideCrash as e:
+                if "reference side crashed" not in str(e):
+                    raise
+                crash = e
+        else:
+            _PAIRS[variant] = crash
     return _PAIRS[variant]
 
 
@@ -310,7 +325,10 @@ def pair(request, pmcd, reference_binding):
     if not _PREBUILT:
         _PREBUILT.append(True)
         prebuild(pair_for, VARIANTS)
-    return pair_for(request.param)
+    got = pair_for(request.param)
+    if isinstance(got, SideCrash):
+        pytest.xfail("libpcp 6.0.3 crashed on this variant three times: %s" % str(got)[:200])
+    return got
 
 
 # ---- PMNS
