@@ -65,6 +65,21 @@ static inline void pcp_store_be64(uint8_t *p, uint64_t v)
     pcp_store_be32(p + 4, (uint32_t)v);
 }
 
+/* IEEE bit patterns (already in host order) as numbers, without aliasing casts. */
+static inline float pcp_float_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline double pcp_double_from_bits(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
 static inline uint32_t pcp_read_u32(pcp_cursor *c)
 {
     if (!pcp_cursor_need(c, 4))

@@ -16,20 +16,6 @@
 #define EVENT_ARRAY_HDR 8      /* header word + ea_nrecords */
 #define EVENT_PARAM_HDR 8      /* ep_pmid + ep_type/ep_len word */
 
-static float float_from_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static double double_from_bits(uint64_t bits)
-{
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* Value bytes a parameter of this type must carry, or -1 for a type unpack refuses
  * (nested event arrays, unknown types). */
 static int param_need(uint32_t type)
@@ -95,10 +81,10 @@ static int put_param(sink *s, const uint8_t *blk, size_t block_off, size_t at, i
                        (int64_t)pcp_load_be64(v), 0.0, voff, 8);
     case PM_TYPE_FLOAT:
         return put_set(s, index, pmid, (int32_t)type, (int32_t)type, 0,
-                       (double)float_from_bits(pcp_load_be32(v)), voff, 4);
+                       (double)pcp_float_from_bits(pcp_load_be32(v)), voff, 4);
     case PM_TYPE_DOUBLE:
         return put_set(s, index, pmid, (int32_t)type, (int32_t)type, 0,
-                       double_from_bits(pcp_load_be64(v)), voff, 8);
+                       pcp_double_from_bits(pcp_load_be64(v)), voff, 8);
     default: /* STRING, AGGREGATE, AGGREGATE_STATIC: the bytes as they are */
         return put_set(s, index, pmid, (int32_t)type, (int32_t)type, 0, 0.0, voff, plen - 4);
     }

@@ -2,20 +2,6 @@
 #include "result.h"
 #include "cursor.h"
 
-static float float_from_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static double double_from_bits(uint64_t bits)
-{
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* Smallest vlen (header included) a block of this type can have and still hold its value. */
 static uint32_t min_block_len(uint32_t vtype)
 {
@@ -150,10 +136,10 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
                 out->ival[k] = (int64_t)pcp_load_be64(p);
                 break;
             case PM_TYPE_FLOAT:
-                out->dval[k] = (double)float_from_bits(pcp_load_be32(p));
+                out->dval[k] = (double)pcp_float_from_bits(pcp_load_be32(p));
                 break;
             case PM_TYPE_DOUBLE:
-                out->dval[k] = double_from_bits(pcp_load_be64(p));
+                out->dval[k] = pcp_double_from_bits(pcp_load_be64(p));
                 break;
             default:
                 break;

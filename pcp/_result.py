@@ -250,9 +250,6 @@ def _wire_to_host(vtype: int, payload: bytes) -> bytes:
     return payload
 
 
-_EVENT_VALUE_WIDTH = {0: 4, 1: 4, 4: 4, 2: 8, 3: 8, 5: 8}
-
-
 def _event_array_to_host(payload: bytes, highres: bool) -> bytes:
     """An event array (payload after the block header) with every field in host order,
     as libpcp leaves it after decoding a result: counts, timestamps, flags, parameter
@@ -299,7 +296,7 @@ def _event_array_to_host(payload: bytes, highres: bool) -> bytes:
             swap(pos + 4, 4)                        # ep_type / ep_len
             if plen < 4 or pos + 4 + plen > n:
                 return bytes(out)
-            width = _EVENT_VALUE_WIDTH.get(ptype)
+            width = _NUMERIC_WIDTH.get(ptype)
             if width and plen - 4 >= width:
                 swap(pos + 8, width)
             pos += 4 + ((plen + 3) & ~3)

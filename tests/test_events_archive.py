@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+from conftest import _unavailable
+
 from eventutil import event_oracle, flags_str, print_value, render_ours, run_oracle_archive  # noqa: F401
 
 pytestmark = pytest.mark.pmcd
@@ -27,7 +29,7 @@ CONFIG = """log mandatory on 100 msec {
 @pytest.fixture(scope="module", params=[2, 3], ids=["v2", "v3"])
 def archive(request, tmp_path_factory, pmcd):
     if shutil.which("pmlogger") is None:
-        pytest.skip("pmlogger not installed")
+        _unavailable("pmlogger not installed")
     d = tmp_path_factory.mktemp("events-v%d" % request.param)
     (d / "config").write_text(CONFIG)
     base = str(d / "events")
@@ -216,7 +218,7 @@ def test_archive_records_through_the_shared_decoder_match_pmdumplog(archive, pmc
     import cpmapi as c_api
 
     if shutil.which("pmdumplog") is None:
-        pytest.skip("pmdumplog not installed")
+        _unavailable("pmdumplog not installed")
     with open(archive + ".0", "rb") as fp:
         version = {bytes.fromhex("50052602"): 2, bytes.fromhex("50052603"): 3}[fp.read(8)[4:]]
     p = subprocess.run(["pmdumplog", archive], capture_output=True, text=True, timeout=120)

@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+from conftest import _unavailable
+
 from eventutil import (EVENT, FLAGS_PMID, HIGHRES_EVENT, MISSED, MISSED_PMID, event_oracle,  # noqa: F401
                        TIME, flags_str, print_value, render_ours, run_oracle)
 
@@ -287,7 +289,7 @@ def _pminfo_like(ctx, res, names):
 @pytest.mark.parametrize("setup", [1, 2, 3, -1])
 def test_pminfo_x_shows_the_same_events(ctx, restore_counters, setup):
     if shutil.which("pminfo") is None:
-        pytest.skip("pminfo not installed")
+        _unavailable("pminfo not installed")
     for _ in range(8):
         _store("sample.event.reset", setup)
         _store("sample.event.reset_highres", setup)
