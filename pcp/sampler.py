@@ -14,13 +14,16 @@ Each sample is one pmFetch of the whole metric set, decoded in C (the GIL releas
 into flat columns (`as_arrays()`); every metric's values go into its ring with a few
 numpy operations, never a Python object per value. Counters become rates from the
 exact integer difference of consecutive raw values and the pmcd time stamps between
-them (a counter that goes backwards, or an instance's first value, gives NaN). Rings
+them; as in pmval, a rate needs the instance's value in the metric's previous value
+set (an instance's first value, one after a gap or an archive <mark>, and a counter
+that goes backwards give NaN). Rings
 are allocated once, `capacity` rows by the instances the metric has; an instance that
 appears later widens its ring (rarely: the width doubles). Strings are kept in object
 rings; other types (aggregates, events) are refused.
 
 The source is a host spec (a new context), or any pmContext: with an archive context
-every sample is the next record holding the metrics, and run() does not sleep.
+every sample is the next record holding any of the metrics (or a <mark>, a row of no
+values after which rates start again), and run() does not sleep.
 """
 from __future__ import annotations
 
@@ -60,8 +63,11 @@ class MetricBuffer:
         self._last_cols: Any = None
         cap = sampler.capacity
         self._ring = self._new_ring(cap, 1)
-        self._raw = np.zeros(1, dtype=self._raw_dtype())   # counters: last raw values
-        self._raw_t = np.full(1, np.nan)                     # and when they were taken
+        # counters: each column's last raw value, its time, and the metric's `seq` then
+        self._raw = np.zeros(1, dtype=self._raw_dtype())
+        self._raw_t = np.full(1, np.nan)
+        self._raw_seq = np.full(1, -2, dtype=np.int64)
+        self.seq = 0                     # samples that carried this metric's value set
 
     # ---- storage -------------------------------------------------------------------
 
@@ -85,7 +91,9 @@ class MetricBuffer:
         raw[:len(self._raw)] = self._raw
         raw_t = np.full(width, np.nan)
         raw_t[:len(self._raw_t)] = self._raw_t
-        self._raw, self._raw_t = raw, raw_t
+        raw_seq = np.full(width, -2, dtype=np.int64)
+        raw_seq[:len(self._raw_seq)] = self._raw_seq
+        self._raw, self._raw_t, self._raw_seq = raw, raw_t, raw_seq
 
     def _columns(self, inst: Any) -> Any:
         """Column index of each instance id, added on first sight."""
@@ -108,7 +116,10 @@ class MetricBuffer:
     def _store(self, row: int, t: float, a: Any, i: int) -> None:
         ring = self._ring
         ring[row].fill(None if self.is_string else np.nan)
-        numval = int(a.numval[i]) if i >= 0 else 0
+        if i < 0:
+            return                       # not in this (archive) record: no break in rates
+        self.seq += 1
+        numval = int(a.numval[i])
         if numval <= 0:
             return
         lo = int(a.first[i])
@@ -129,10 +140,13 @@ class MetricBuffer:
         delta = _typed.counter_delta(self.type, cur, prev)
         with np.errstate(divide="ignore", invalid="ignore"):
             rate = delta / dt
-        rate[~(dt > 0) | (delta < 0)] = np.nan       # first value, reset, clock step
+        # a rate needs the instance's value in the metric's previous value set (as pmval
+        # does); a counter that went backwards or a clock that did not advance give NaN
+        rate[(self._raw_seq[cols] != self.seq - 1) | ~(dt > 0) | (delta < 0)] = np.nan
         ring[row, cols] = rate
         self._raw[cols] = cur
         self._raw_t[cols] = t
+        self._raw_seq[cols] = self.seq
 
     # ---- reading -------------------------------------------------------------------
 
@@ -151,6 +165,10 @@ class MetricBuffer:
         """(samples held, instances) values, oldest sample first: a copy."""
         with self._s._lock:
             return self._s._ordered(self._ring)[:, :len(self.inst_ids)].copy()
+
+    def _gap(self) -> None:
+        """No value set this time (an archive <mark>): rates start again afterwards."""
+        self.seq += 1
 
     def latest(self) -> Dict[Optional[str], Any]:
         """The newest sample as {instance name (None without instances): value}."""
@@ -199,8 +217,14 @@ class Sampler:
             self.buffers[name] = MetricBuffer(self, name, pmid, desc,
                                               self.ctx.pmUnitsStr(desc.units), rate)
         self._buf_list = [self.buffers[n] for n in self.names]
+        self._wanted = frozenset(self.pmids)
+        self.last: Any = None          # the newest sample's columns (ResultArrays)
+        self.last_index: List[int] = []  # and each metric's value set in it (-1: none)
+        self.last_stamp = (0, 0)       # and its time stamp (seconds, nanoseconds)
         self._times = np.full(self.capacity, np.nan)
         self.count = 0                 # samples taken (rows written, ever)
+        self.marks = 0                 # archive <mark> records met (rows of no values)
+        self.gap = False               # the last sample was a <mark>
         self.missed = 0                # ticks skipped because a fetch ran late
         self.errors: List[pmErr] = []  # fetch errors run() carried on after
         self._lock = threading.Lock()
@@ -212,18 +236,40 @@ class Sampler:
     def sample(self) -> float:
         """Fetch once now and append a row to every ring; returns the fetch time stamp.
         Raises pmErr (PM_ERR_EOL at the end of an archive)."""
-        result = self.ctx.pmFetch(self.pmids).contents
+        if self.is_archive:
+            result = self._next_record()
+        else:
+            result = self.ctx.pmFetch(self.pmids).contents
         flat = result._r
         t = flat.sec + flat.nsec * 1e-9
         a = result.as_arrays()
         index = self._index(a)
+        gap = len(a.pmid) == 0             # a <mark>: logging was interrupted
         with self._lock:
             row = self.count % self.capacity
             self._times[row] = t
             for buf, i in zip(self._buf_list, index):
                 buf._store(row, t, a, i)
+                if gap:
+                    buf._gap()
             self.count += 1
+            self.last = a
+            self.last_index = index
+            self.last_stamp = (flat.sec, flat.nsec)
+            self.gap = gap
+            self.marks += gap
         return t
+
+    def _next_record(self) -> Any:
+        """An archive's next record holding any of the metrics, or a <mark>: raw records
+        (pmFetchArchive), so that a metric absent from a record is told apart from one
+        recorded with no values, as pmval -U does."""
+        wanted = self._wanted
+        while True:
+            result = self.ctx.pmFetchHighResArchive().contents
+            pmids = result._r.pmid
+            if not pmids or not wanted.isdisjoint(pmids):
+                return result
 
     def _index(self, a: Any) -> List[int]:
         """Value set of each metric (pmcd answers in request order; archives may not)."""
@@ -234,12 +280,14 @@ class Sampler:
         return [where.get(p, -1) for p in self.pmids]
 
     def run(self, count: Optional[int] = None, duration: Optional[float] = None,
-            on_error: Optional[Callable[[pmErr], Any]] = None) -> int:
+            on_error: Optional[Callable[[pmErr], Any]] = None,
+            on_sample: Optional[Callable[["Sampler"], Any]] = None) -> int:
         """Sample every `interval` seconds (on a fixed schedule: a late fetch skips the
         ticks it overran, counted in `missed`) until `count` samples, `duration` seconds,
         stop(), or the end of an archive. Fetch errors raise, unless `on_error` takes
         them (the sample is then skipped and the context reconnected when pmcd was
-        lost). Returns the number of samples taken."""
+        lost). `on_sample(sampler)` is called after each sample. Returns the number of
+        samples taken."""
         taken = 0
         start = time.monotonic()
         tick = 0
@@ -251,7 +299,6 @@ class Sampler:
                 break
             try:
                 self.sample()
-                taken += 1
             except pmErr as e:
                 if self.is_archive and e.code == c_api.PM_ERR_EOL:
                     break
@@ -264,6 +311,10 @@ class Sampler:
                         self.ctx.pmReconnectContext()
                     except pmErr:
                         pass
+            else:
+                taken += 1
+                if on_sample is not None:
+                    on_sample(self)
             if self.is_archive:
                 continue
             if count is not None and taken >= count:

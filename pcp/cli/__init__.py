@@ -3,9 +3,10 @@
     python -m pcp info  [-a ARCHIVE | -h HOST] [-dfmtTl] [NAME ...]     like pminfo
     python -m pcp dump  [-a ARCHIVE] [-dilLm] [-z] [NAME ...]           like pmdumplog
     python -m pcp export [-a ARCHIVE] [-o FILE.csv|FILE.parquet] [NAME ...]  to a table
+    python -m pcp fetch [-h HOST | -a ARCHIVE] [-t SEC] [-s N] METRIC ... like pmval
 
-Without -a or -h, they read the small archive bundled with the package (pcp/data/demo.*),
-so they run without a pmcd.
+Without -a or -h, info, dump and export read the small archive bundled with the package
+(pcp/data/demo.*), so they run without a pmcd; fetch samples the local pmcd.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import List, Optional
 
 from pcp.cli import _common
 
-COMMANDS = ("info", "dump", "export")
+COMMANDS = ("info", "dump", "export", "fetch")
 
 
 def _module(name: str):
@@ -28,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pcp", add_help=False,
         description="pcp-native tools: PCP archives and pmcds without libpcp.",
-        epilog="Without -a/-h, info, dump and export read the bundled demo archive (%s)."
+        epilog="Without -a/-h, info, dump and export read the bundled demo archive (%s); "
+        "fetch samples the local pmcd."
         % _common.DEMO_ARCHIVE)
     parser.add_argument("--help", "-?", action="help", help="show this help and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
