@@ -57,7 +57,7 @@ class HostResult:
     (`arrays`, numpy views); `values(metric)` cuts one metric out of them."""
 
     __slots__ = ("host", "index", "ok", "error", "stage", "sec", "nsec", "latency",
-                 "arrays", "_member")
+                 "_flat", "_arrays", "_member")
 
     def __init__(self, member: "_Member", error: Optional[pmErr] = None, stage: str = "",
                  flat: Optional[FlatResult] = None, latency: float = float("nan")) -> None:
@@ -70,7 +70,15 @@ class HostResult:
         self.latency = latency
         self.sec = flat.sec if flat is not None else 0
         self.nsec = flat.nsec if flat is not None else 0
-        self.arrays = flat.arrays() if flat is not None else None
+        self._flat = flat
+        self._arrays = None
+
+    @property
+    def arrays(self) -> Any:
+        """The decoded result's columns (ResultArrays of numpy views), None on failure."""
+        if self._arrays is None and self._flat is not None:
+            self._arrays = self._flat.arrays()
+        return self._arrays
 
     @property
     def time(self) -> float:
@@ -95,17 +103,18 @@ class HostResult:
             i, _ = self._set(metric)
         except pmErr as e:
             return e.code
-        return int(self.arrays.numval[i])
+        return self._flat.numval[i]
 
     def values(self, metric: str) -> Tuple[Any, Any]:
         """(instance ids, values) of a metric: numpy arrays in the metric's type (a list
         for strings). Raises pmErr when the host or the metric failed."""
         i, desc = self._set(metric)
-        a = self.arrays
-        n = int(a.numval[i])
+        flat = self._flat
+        n = flat.numval[i]
         if n < 0:
             raise pmErr(n)
-        lo = int(a.first[i])
+        a = self.arrays
+        lo = flat.first[i]
         hi = lo + n
         inst = a.inst[lo:hi]
         mtype = desc[1]
