@@ -77,7 +77,16 @@ def run_cli(*argv: str) -> CliRun:
     return CliRun(status, out.getvalue(), err.getvalue())
 
 
+def our_env() -> dict:
+    """The environment for a subprocess running this checkout's pcp: under
+    .ci/sanitize.sh it needs the ASan runtime that conftest took out of LD_PRELOAD."""
+    env = dict(os.environ)
+    if os.environ.get("PCP_TEST_ASAN_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["PCP_TEST_ASAN_PRELOAD"]
+    return env
+
+
 def run_module(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """`python -m pcp ...` in a subprocess of this interpreter."""
     return subprocess.run([sys.executable, "-m", "pcp"] + list(argv), capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=our_env())

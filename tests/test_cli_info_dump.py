@@ -12,7 +12,7 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from cliutil import DEMO_ARCHIVE, run_cli, run_module, run_tool
+from cliutil import DEMO_ARCHIVE, our_env, run_cli, run_module, run_tool
 
 
 def _files(base):
@@ -130,13 +130,14 @@ def test_module_and_console_script_run():
     assert p.returncode == 0 and "info" in p.stdout and "dump" in p.stdout
     script = os.path.join(os.path.dirname(sys.executable), "pcp-native")
     if os.path.exists(script):
-        p = subprocess.run([script, "info", "hinv.ncpu"], capture_output=True, text=True)
+        p = subprocess.run([script, "info", "hinv.ncpu"], capture_output=True, text=True,
+                           env=our_env())
         assert p.returncode == 0 and p.stdout == "hinv.ncpu\n"
 
 
 def test_broken_pipe_is_quiet():
     p = subprocess.run("%s -m pcp dump --all | head -1" % sys.executable, shell=True,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=our_env())
     assert p.stdout == "Log Label (Log Format Version 3)\n"
     assert "Traceback" not in p.stderr and "Error" not in p.stderr
 
