@@ -3,7 +3,6 @@ values), instances that come and go, the fixed schedule, the background thread, 
 errors carried over a lost connection."""
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -33,7 +32,6 @@ def _records(path, names):
         except pmapi.pmErr as e:
             assert e.args[0] == c_api.PM_ERR_EOL
             return out
-        t = r.timestamp.tv_sec + r.timestamp.tv_usec * 1e-6
         row = {}
         for i in range(r.numpmid):
             name = names[list(pmids).index(r.get_pmid(i))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import datetime
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 

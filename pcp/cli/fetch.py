@@ -10,7 +10,7 @@ import math
 import re
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import cpmapi as c_api
 from pcp._errors import pmErr, pmErrStr

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 import cpmapi as c_api
 from pcp._errors import pmErr, pmErrStr
 from pcp.cli import _common
-from pcp.cli._common import CliError, Source
+from pcp.cli._common import Source
 
 HELP = "metric names, descriptors, help text and values (like pminfo)"
 BATCH = 128
