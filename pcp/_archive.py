@@ -148,12 +148,12 @@ class Archive:
 
     # ---- opening ---------------------------------------------------------------------
 
-    def open(self, meta: Metadata) -> None:
-        """__pmLogOpen: first volume, index and metadata labels, then the metadata."""
+    def open(self) -> None:
+        """__pmLogOpen up to the metadata: the labels of the first volume, the index
+        (then its entries) and the .meta file, which must agree."""
         first = self.check_volume(self.minvol)
         self.label = first
         self.version = first.version
-        index_label = None
         if self.files.index is not None:
             index_file = MappedFile(self.files.index)
             try:
@@ -172,6 +172,8 @@ class Archive:
         self.meta_label = meta_label
 
     def load_meta(self, meta: Metadata) -> None:
+        """The rest of __pmLogOpen: .meta records into `meta` (shared by the archives
+        of a context), then the label agreement libpcp checks last."""
         assert self.meta_file is not None
         try:
             meta.load(self.meta_file, self.meta_label.length)
@@ -383,7 +385,7 @@ class ArchiveContext:
         for name in expand_names(spec):
             arch = Archive(name, self.ctx_flags)
             try:
-                arch.open(self.meta)
+                arch.open()
                 if self.archives and self.archives[0].label.hostname != arch.label.hostname:
                     raise pmErr(PM_ERR_LOGHOST)
                 arch.load_meta(self.meta)

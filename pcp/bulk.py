@@ -98,7 +98,7 @@ def _archives(name: str) -> List[Archive]:
     meta = Metadata()
     for element in expand_names(name):
         arch = Archive(element, 0)
-        arch.open(meta)
+        arch.open()
         arch.load_meta(meta)
         archives.append(arch)
     archives.sort(key=lambda a: a.label.stamp)

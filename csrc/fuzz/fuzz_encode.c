@@ -406,7 +406,7 @@ static void fuzz_store(fz_reader *r)
         res.boff = fz_alloc(nv, 4);
         res.blen = fz_alloc(nv, 4);
         CHECK(pcp_decode_result_pdu(pdu, (size_t)n, 0, &res) == 0);
-        CHECK(res.sec == (int32_t)sec && res.nsec == (int64_t)(int32_t)usec * 1000);
+        CHECK(res.sec == (int32_t)sec && res.nsec == pcp_usec_to_nsec((uint32_t)usec));
         size_t next_block = expect_len - blocks; /* strict layout: blocks follow the sets */
         k = 0;
         for (int32_t i = 0; i < numpmid; i++) {

@@ -198,7 +198,7 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
         CHECK(r.sec == (int64_t)(((uint64_t)fz_be32(buf + 16) << 32) | fz_be32(buf + 20)));
     } else {
         CHECK(r.sec == (int32_t)fz_be32(buf + 12));
-        CHECK(r.nsec == (int64_t)(int32_t)fz_be32(buf + 16) * 1000);
+        CHECK(r.nsec == pcp_usec_to_nsec(fz_be32(buf + 16)));
     }
     check_decoded(buf, len, &r, numpmid, nvalues);
     try_bound(buf, len, highres, &r);
