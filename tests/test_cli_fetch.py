@@ -133,3 +133,28 @@ def test_printreal_matches_pmval_layout():
     assert printreal(12345.0, 3, 13) == "%*.3E" % (13, 12345.0)
     assert printreal(-1.0, 1, 13) == " " * 12 + "!"
     assert printreal(-1.0, 3, 13) == "%*.3E" % (13, -1.0)
+
+
+def test_values_of_instances_missing_from_the_instance_domain_warn_as_pmval(monkeypatch):
+    # pmlogger can log a value of an instance no instance-domain record of the archive
+    # names (sample.proc changes under it); pmval then warns after the row. Simulate it
+    # by hiding "blue" from the archive's instance domain.
+    from pcp import pmapi
+
+    real = pmapi.pmContext.pmGetInDomArchive
+
+    def without_blue(self, desc):
+        ids, names = real(self, desc)
+        keep = [(i, n) for i, n in zip(ids, names) if n != "blue"]
+        return [i for i, _ in keep], [n for _, n in keep]
+
+    monkeypatch.setattr(pmapi.pmContext, "pmGetInDomArchive", without_blue)
+    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-s", "2", "sample.colour")
+    lines = got.out.splitlines()
+    warnings = [l for l in lines if l.startswith("Warning:")]
+    assert len(warnings) == 2
+    assert re.fullmatch(r"Warning: value=\d+, but instance=2 is unknown", warnings[0])
+    rows = [l for l in lines if re.match(r"\d\d:\d\d:\d\d\.\d{3} ", l)]
+    assert len(rows) == 2 and len(rows[0].split()) == 3          # time, red, green
+    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-s", "2", "-r", "kernel.all.load")
+    assert "Warning" not in got.out

@@ -7,12 +7,14 @@ a column per metric instance."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import time
 from typing import Any, List, Optional, Tuple
 
 import cpmapi as c_api
+from pcp import _typed
 from pcp._errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
@@ -187,6 +189,7 @@ class _Pmval(_Report):
         self.have_prev = False
         self.reporting = False
         self.no_values = False
+        self.prev: Any = None
         self.pairs: List[Tuple[int, str]] = []
         self._style: Optional[int] = None
         self.only: Optional[List[str]] = None
@@ -312,13 +315,15 @@ class _Pmval(_Report):
             sys.stderr.write("\npmval: pmFetch: %s\n" % pmErrStr(numval))
             self._failed()
             return
+        cur = self._current(s, a, i)
         if not self.have_prev:
             self.have_prev = True
+            self.prev = cur
             if self.desc.indom != c_api.PM_INDOM_NULL:
                 self._labels()
             if not self.rate:
                 w(self._stamp())
-                self._values(a, i)
+                self._values(cur)
                 self.reporting = True
                 self._count()
                 return
@@ -328,15 +333,15 @@ class _Pmval(_Report):
             return                  # the first value of a rate: no iteration counted
         if self.only is None and self.desc.indom != c_api.PM_INDOM_NULL:
             known = {inst for inst, _ in self.pairs}
-            lo = int(a.first[i])
-            if any(inst not in known for inst in a.inst[lo:lo + numval].tolist()):
+            if any(inst not in known for inst in cur[1]):
                 self._init_instances()
                 self._labels()
         w(self._stamp())
         if self.rate:
-            self._rates(a, i)
+            self._rates(cur, self.prev)
         else:
-            self._values(a, i)
+            self._values(cur)
+        self.prev = cur
         self.reporting = True
         self._count()
 
@@ -346,51 +351,103 @@ class _Pmval(_Report):
         self.have_prev = False
         self._count()
 
-    def _values(self, a: Any, i: int) -> None:
-        w = self.w
-        mtype = self.desc.type
+    def _current(self, s: Sampler, a: Any, i: int) -> Tuple[float, List[int], List[int], Any, Any]:
+        """The sample as pmval holds it: time, then instance ids, value indices into the
+        columns and values as doubles, all sorted by instance id (pmval qsorts them)."""
         lo = int(a.first[i])
         n = int(a.numval[i])
-        valfmt = int(a.valfmt[i])
         insts = a.inst[lo:lo + n].tolist()
-        real = mtype in (c_api.PM_TYPE_FLOAT, c_api.PM_TYPE_DOUBLE)
+        order = sorted(range(n), key=insts.__getitem__)
+        ks = [lo + j for j in order]
+        doubles: List[float] = []
+        if self.desc.type in _typed.NUMERIC:
+            d = _typed.as_float(self.desc.type, a.vtype[lo:lo + n], a.ival[lo:lo + n],
+                                a.dval[lo:lo + n]).tolist()
+            doubles = [d[j] for j in order]
+        sec, nsec = s.last_stamp
+        return (sec + nsec * 1e-9, [insts[j] for j in order], ks, doubles, a)
 
-        def one(k: int, width: int) -> str:
-            if real:
-                v = float(a.dval[k]) if int(a.vtype[k]) != -1 else float(
-                    _common.value_text(a, k, mtype, valfmt))
-                return printreal(v, self.desc.sem, width, self.args.fixed)
-            return print_value(a, k, mtype, valfmt, width)
+    def _one_value(self, cur: Any, j: int, width: int) -> str:
+        _, _, ks, doubles, a = cur
+        mtype = self.desc.type
+        if mtype in (c_api.PM_TYPE_FLOAT, c_api.PM_TYPE_DOUBLE):
+            return printreal(doubles[j], self.desc.sem, width, self.args.fixed)
+        k = ks[j]
+        return print_value(a, k, mtype, int(a.valfmt[self.s.last_index[0]]), width)
 
-        if self.desc.indom == c_api.PM_INDOM_NULL:
-            w((one(lo, self.width) if n == 1 else "%*s" % (self.width, "?")) + "\n")
-            return
-        where = {inst: lo + j for j, inst in enumerate(insts)}
-        for inst, _ in self.pairs:
-            k = where.get(inst)
-            w((one(k, self.width) if k is not None else "%*s" % (self.width, "?")) + " ")
-        w("\n")
-
-    def _rates(self, a: Any, i: int) -> None:
+    def _values(self, cur: Any) -> None:
+        """pmval's printvals."""
         w = self.w
-        buf = self.buf
-        row = buf._ring[(self.s.count - 1) % self.s.capacity]
-        cols = buf._col_of
-
-        def one(inst: int) -> str:
-            c = cols.get(inst)
-            v = row[c] if c is not None else math.nan
-            if v != v:
-                return "%*s" % (self.width, "?")
-            return printreal(v / self.scale, c_api.PM_SEM_COUNTER, self.width, self.args.fixed)
-
+        insts = cur[1]
         if self.desc.indom == c_api.PM_INDOM_NULL:
-            inst = int(a.inst[int(a.first[i])])
-            w(one(inst) + "\n")
+            w((self._one_value(cur, 0, self.width) if len(insts) == 1
+               else "%*s" % (self.width, "?")) + "\n")
             return
+        where = {inst: j for j, inst in enumerate(insts)}
         for inst, _ in self.pairs:
-            w(one(inst) + " ")
+            j = where.get(inst)
+            w((self._one_value(cur, j, self.width) if j is not None
+               else "%*s" % (self.width, "?")) + " ")
         w("\n")
+        if self.only is None:
+            known = {inst for inst, _ in self.pairs}
+            for j, inst in enumerate(insts):
+                if inst not in known:
+                    w("Warning: value=%s, but instance=%d is unknown\n" % (
+                        self._one_value(cur, j, 1), inst))
+
+    def _rate(self, v1: float, v2: float, delta: float, width: int) -> str:
+        """pmval's printrate: (this - previous) / delta, as doubles; a counter that went
+        backwards is "!" unless PCP_COUNTER_WRAP asks to add the type's range."""
+        v = v1 - v2
+        if v < 0.0 and _COUNTER_WRAP:
+            if self.desc.type in (c_api.PM_TYPE_32, c_api.PM_TYPE_U32):
+                v += 4294967296.0
+            elif self.desc.type in (c_api.PM_TYPE_64, c_api.PM_TYPE_U64):
+                v += 18446744073709551616.0
+        v = _divide(v, delta)
+        return printreal(v, c_api.PM_SEM_COUNTER, width, self.args.fixed)
+
+    def _rates(self, cur: Any, prev: Any) -> None:
+        """pmval's printrates."""
+        w = self.w
+        delta = self.scale * (cur[0] - prev[0])
+        t1, i1, _, d1, _ = cur
+        t2, i2, _, d2, _ = prev
+        if self.desc.indom == c_api.PM_INDOM_NULL:
+            if len(i1) == 1 and len(i2) == 1:
+                w(self._rate(d1[0], d2[0], delta, self.width) + "\n")
+            else:
+                w("%*s\n" % (self.width, "?"))
+            return
+        where2 = {inst: k for k, inst in enumerate(i2)}
+        where1 = {inst: j for j, inst in enumerate(i1)}
+        for inst, _ in self.pairs:
+            j = where1.get(inst)
+            k = where2.get(inst)
+            if j is not None and k is not None:
+                w(self._rate(d1[j], d2[k], delta, self.width) + " ")
+            else:
+                w("%*s " % (self.width, "?"))
+        w("\n")
+        if self.only is None:
+            known = {inst for inst, _ in self.pairs}
+            for j, inst in enumerate(i1):
+                if inst not in known and j < len(i2) and i2[j] == inst:
+                    w("Warning: value=%s, but instance=%d is unknown\n" % (
+                        self._rate(d1[j], d2[j], delta, 1), inst))
+
+
+_COUNTER_WRAP = "PCP_COUNTER_WRAP" in os.environ
+
+
+def _divide(v: float, delta: float) -> float:
+    """v / delta as C divides doubles (by zero: inf or nan, not an exception)."""
+    if delta == 0.0:
+        if v == 0.0 or v != v:
+            return math.nan
+        return math.copysign(math.inf, v) * math.copysign(1.0, delta)
+    return v / delta
 
 
 class _Table(_Report):
