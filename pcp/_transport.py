@@ -679,17 +679,22 @@ def _establish(sock: socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool
     return conn
 
 
-def connect(spec: Union[str, HostSpec], ctx_flags: int = 0) -> Connection:
+def connect(spec: Union[str, HostSpec], ctx_flags: int = 0, ctimeout: Optional[float] = None,
+            rtimeout: Optional[float] = None) -> Connection:
     """Connect to pmcd as libpcp's __pmConnectPMCD does (protocol.md 8.5) and handshake.
 
     spec: a host specification string or a parsed HostSpec. ctx_flags: PM_CTXFLAG_*
     bits from pmNewContext's type. Re-runnable with the same spec (reconnect).
+    ctimeout / rtimeout: connect and request timeouts in seconds (default: from
+    PMCD_CONNECT_TIMEOUT and PMCD_REQUEST_TIMEOUT, as libpcp).
     Raises pmErr with libpcp's code on failure.
     """
     hs = spec if isinstance(spec, HostSpec) else parse_hostspec(spec)
     want = _Wanted(hs, ctx_flags)
-    ctimeout = connect_timeout()
-    rtimeout = request_timeout()
+    if ctimeout is None:
+        ctimeout = connect_timeout()
+    if rtimeout is None:
+        rtimeout = request_timeout()
 
     if hs.unix_path is not None:
         try:

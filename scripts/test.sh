@@ -18,7 +18,10 @@ if [ "${SKIP_WHEEL:-}" != 1 ]; then
     python3 -m venv "$tmp/venv"
     if "$tmp/venv/bin/pip" install -q . >"$tmp/pip.log" 2>&1 &&
        (cd "$tmp" && "$tmp/venv/bin/python" -c \
-        'from pcp import pmapi; import cpmapi; c = pmapi.pmContext(); print("wheel install: ok,", c.pmGetContextHostName())'); then
+        'from pcp import pmapi; import cpmapi; c = pmapi.pmContext(); print("wheel install: ok,", c.pmGetContextHostName())') &&
+       (cd "$tmp" && "$tmp/venv/bin/pcp-native" dump -l >/dev/null &&
+        "$tmp/venv/bin/python" -m pcp info -f hinv.ncpu >/dev/null &&
+        echo "wheel install: the bundled archive and the CLI work"); then
         :
     else
         cat "$tmp/pip.log"; echo "wheel install: FAILED"; status=1

@@ -1,0 +1,342 @@
+"""What the subcommands share: opening the source (-a / -h, the bundled archive),
+descriptor and value text as PCP's tools print them, time stamps in a chosen zone."""
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import cpmapi as c_api
+from pcp import pmapi
+from pcp._errors import pmErr, pmErrStr
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+DEMO_ARCHIVE = os.path.join(DATA_DIR, "demo")
+
+TYPE_TEXT = {
+    0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int", 3: "64-bit unsigned int",
+    4: "float", 5: "double", 6: "string", 7: "aggregate", 8: "static aggregate",
+    9: "event record array", 10: "highres event record array",
+}
+NUMERIC_TYPES = (0, 1, 2, 3, 4, 5)
+COUNTER = c_api.PM_SEM_COUNTER
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr and exit status 1."""
+
+
+def demo_archive() -> str:
+    """The archive bundled with the package (pcp/data/demo.*)."""
+    return DEMO_ARCHIVE
+
+
+class Source:
+    """An open context plus what the commands ask of it repeatedly (names, descriptors,
+    instance names), each looked up once."""
+
+    def __init__(self, archive: Optional[str], host: Optional[str], default: str) -> None:
+        if archive is not None and host is not None:
+            raise CliError("-a and -h are mutually exclusive")
+        if archive is None and host is None:
+            if default == "archive":
+                archive = DEMO_ARCHIVE
+            else:
+                host = "local:"
+        self.is_archive = archive is not None
+        self.name = archive if archive is not None else host
+        kind = c_api.PM_CONTEXT_ARCHIVE if self.is_archive else c_api.PM_CONTEXT_HOST
+        try:
+            self.ctx = pmapi.pmContext(kind, self.name)
+        except pmErr as e:
+            what = "archive" if self.is_archive else "host"
+            raise CliError("Cannot connect to %s \"%s\": %s" % (what, self.name, pmErrStr(e.code)))
+        self._descs: Dict[int, Any] = {}
+        self._names: Dict[int, str] = {}
+        self._inames: Dict[Tuple[int, int], Optional[str]] = {}
+
+    def close(self) -> None:
+        self.ctx.__exit__(None, None, None)
+
+    # ---- lookups ---------------------------------------------------------------------
+
+    def desc(self, pmid: int) -> Any:
+        d = self._descs.get(pmid)
+        if d is None:
+            d = self._descs[pmid] = self.ctx.pmLookupDesc(pmid).contents
+        return d
+
+    def descs(self, pmids: Sequence[int]) -> List[Any]:
+        missing = [p for p in pmids if p not in self._descs]
+        if missing:
+            for p, d in zip(missing, self.ctx.pmLookupDescs(missing)):
+                self._descs[p] = d.contents
+        return [self._descs[p] for p in pmids]
+
+    def all_names(self, pmid: int) -> str:
+        """Every name of a metric joined with " or ", as pmdumplog prints them."""
+        text = self._names.get(pmid)
+        if text is None:
+            try:
+                text = " or ".join(self.ctx.pmNameAll(pmid))
+            except pmErr:
+                text = "<noname>"
+            self._names[pmid] = text
+        return text
+
+    def inst_name(self, indom: int, inst: int) -> Optional[str]:
+        key = (indom, inst)
+        if key in self._inames:
+            return self._inames[key]
+        try:
+            name: Optional[str] = self.ctx.pmNameInDom(indom, inst)
+        except pmErr:
+            name = None
+        if not self.is_archive:
+            self._inames[key] = name
+        return name
+
+    def expand(self, names: Sequence[str]) -> Tuple[List[str], List[str]]:
+        """Leaf names under each argument (a leaf stands for itself), pminfo's way;
+        also the messages for names that match nothing."""
+        out: List[str] = []
+        errors: List[str] = []
+        for name in names:
+            found: List[str] = []
+            try:
+                self.ctx.pmTraversePMNS(name, found.append)
+            except pmErr as e:
+                errors.append("%s: %s" % (name, pmErrStr(e.code)))
+                continue
+            out.extend(found)
+        return out, errors
+
+    def lookup(self, names: Sequence[str]) -> List[int]:
+        pmids = list(self.ctx.pmLookupName(names, relaxed=1)) if names else []
+        bad = [n for n, p in zip(names, pmids) if p == c_api.PM_ID_NULL]
+        if bad:
+            raise CliError("%s: Unknown metric name" % ", ".join(bad))
+        return pmids
+
+
+# ---- text ----------------------------------------------------------------------------
+
+def desc_lines(ctx: Any, desc: Any, pminfo: bool = False) -> List[str]:
+    """pmPrintDesc's two lines (pmdumplog), or pminfo's own version of them, which
+    prints both lines for a metric that is not supported."""
+    if desc.type == c_api.PM_TYPE_NOSUPPORT and not pminfo:
+        return ["    Data Type: Not Supported"]
+    tname = TYPE_TEXT.get(desc.type, "Not Supported" if desc.type == c_api.PM_TYPE_NOSUPPORT else "???")
+    line = "    Data Type: %s" % tname
+    if tname == "???":
+        line += " (%d)" % desc.type
+    indom = desc.indom
+    indom_text = "PM_INDOM_NULL" if indom == c_api.PM_INDOM_NULL else "%d.%d" % (
+        (indom >> 22) & 0x1FF, indom & 0x3FFFFF)
+    line += "  InDom: %s 0x%x" % (indom_text, indom)
+    sem = {1: "counter", 3: "instant", 4: "discrete"}.get(desc.sem, "???")
+    line2 = "    Semantics: %s" % sem
+    if sem == "???":
+        line2 += " (%d)" % desc.sem
+    units = ctx.pmUnitsStr(desc.units)
+    line2 += "  Units: %s" % (units or "none")
+    return [line, line2]
+
+
+def pmid_text(pmid: int) -> str:
+    return "%d.%d.%d" % ((pmid >> 22) & 0x1FF, (pmid >> 10) & 0xFFF, pmid & 0x3FF)
+
+
+def indom_text(indom: int) -> str:
+    return "%d.%d" % ((indom >> 22) & 0x1FF, indom & 0x3FFFFF)
+
+
+def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
+    """One value of a result's columns as pmPrintValue writes it (minimum width 1)."""
+    vt = int(arrays.vtype[k])
+    if mtype in (0, 1, 2, 3, 4, 5) and (vt == -1 or vt == mtype):
+        if mtype == 0:
+            return "%d" % _int32(int(arrays.ival[k]))
+        if mtype == 1:
+            return "%d" % (int(arrays.ival[k]) & 0xFFFFFFFF)
+        if mtype == 2:
+            return "%d" % int(arrays.ival[k])
+        if mtype == 3:
+            return "%d" % (int(arrays.ival[k]) & 0xFFFFFFFFFFFFFFFF)
+        if mtype == 4:
+            if vt == -1:
+                return _g(_F32.unpack(_U32.pack(int(arrays.ival[k]) & 0xFFFFFFFF))[0], 8)
+            return _g(float(arrays.dval[k]), 8)
+        return _g(float(arrays.dval[k]), 16)
+    if mtype == 6 and vt == 6:
+        return '"%s"' % string_at(arrays, k)
+    if mtype in (9, 10):
+        if valfmt == 0:
+            return "[pmlc control]"
+        return event_summary(block_bytes(arrays, k), mtype == 10)
+    if valfmt == 0:
+        # PM_TYPE_AGGREGATE / unknown, INSITU: the word, as a float, in hex
+        word = int(arrays.ival[k]) & 0xFFFFFFFF
+        f = _F32.unpack(_U32.pack(word))[0]
+        return "%d%s 0x%x" % (word, "" if f != f else " " + _g(f, 8), word)
+    return aggregate_text(block_bytes(arrays, k))
+
+
+_U32 = struct.Struct("<I")
+_F32 = struct.Struct("<f")
+_U64 = struct.Struct("<Q")
+_F64 = struct.Struct("<d")
+
+
+def aggregate_text(raw: bytes) -> str:
+    """pmPrintValue of a value block it does not know the type of: the bytes as a
+    (little-endian) 64-bit integer, double or float when the length fits, as a string
+    when every byte is printable, then in hex."""
+    parts = []
+    if len(raw) == 8:
+        parts.append("%d" % _U64.unpack(raw)[0])
+        d = _F64.unpack(raw)[0]
+        if d == d:
+            parts.append(_g(d, 16))
+    if len(raw) == 4:
+        f = _F32.unpack(raw)[0]
+        if f == f:
+            parts.append(_g(f, 8))
+    if all(0x20 <= b < 0x7F for b in raw):
+        parts.append('"%s"' % raw.decode("ascii"))
+    parts.append("[%s]" % raw.hex())
+    return " ".join(parts)
+
+
+def event_summary(raw: bytes, highres: bool) -> str:
+    """pmPrintValue's one-line summary of an event record array (payload bytes in wire
+    order), walking the records exactly as libpcp 6.0.3 does: a missed record does not
+    advance its cursor."""
+    if len(raw) < 4:
+        return "[0 event records]"
+    nrecords = int.from_bytes(raw[0:4], "big", signed=True)
+    head = 24 if highres else 16
+    base = 4
+    nmissed = 0
+
+    def word(at: int) -> int:
+        return int.from_bytes(raw[at:at + 4], "big") if at + 4 <= len(raw) else 0
+
+    for _ in range(nrecords - 1):
+        flags = word(base + head - 8)
+        nparams = _int32(word(base + head - 4))
+        if flags & 0x80000000:
+            nmissed += nparams
+            continue
+        base += head
+        for _ in range(max(nparams, 0)):
+            base += 4 + ((word(base + 4) & 0xFFFFFF) + 3) // 4 * 4
+
+    def stamp(at: int) -> str:
+        if highres:
+            sec = int.from_bytes(raw[at:at + 8], "big", signed=True)
+            nsec = int.from_bytes(raw[at + 8:at + 16], "big", signed=True)
+            return Clock.hms(sec, nsec, 9)
+        sec = _int32(word(at))
+        usec = _int32(word(at + 4))
+        tm = time.localtime(sec)
+        return "%02d:%02d:%02d.%03d" % (tm.tm_hour, tm.tm_min, tm.tm_sec, int(usec / 1000))
+
+    text = "[%d event record%s" % (nrecords, "" if nrecords == 1 else "s")
+    if nmissed > 0:
+        text += " (%d missed)" % nmissed
+    if nrecords > 0:
+        text += " timestamp%s %s" % ("s" if nrecords > 1 else "", stamp(4))
+        if nrecords > 1:
+            text += "..." + stamp(base)
+    return text + "]"
+
+
+def _g(x: float, digits: int) -> str:
+    return "%.*g" % (digits, x)
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def block_bytes(arrays: Any, k: int) -> bytes:
+    off = int(arrays.boff[k])
+    return bytes(arrays.data[off:off + int(arrays.blen[k])])
+
+
+def string_at(arrays: Any, k: int) -> str:
+    return block_bytes(arrays, k).split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+# ---- time ----------------------------------------------------------------------------
+
+class Clock:
+    """Time stamps in one zone: the local zone by default, or a TZ string (an archive's
+    zone for -z) applied the way libpcp applies it (TZ in the environment)."""
+
+    def __init__(self, tz: Optional[str] = None) -> None:
+        self.tz = tz
+        if tz:
+            os.environ["TZ"] = tz
+            if hasattr(time, "tzset"):
+                time.tzset()
+
+    @staticmethod
+    def hms(sec: int, nsec: int, digits: int = 6) -> str:
+        tm = time.localtime(sec)
+        frac = nsec if digits == 9 else nsec // 1000
+        return "%02d:%02d:%02d.%0*d" % (tm.tm_hour, tm.tm_min, tm.tm_sec, digits, frac)
+
+    @staticmethod
+    def ctime(sec: int) -> str:
+        return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(sec))
+
+    def stamp(self, sec: int, nsec: int, digits: int = 6) -> str:
+        """ctime with the fraction after the seconds: "Sat Nov 21 06:14:48.740350 2026"."""
+        tm = time.localtime(sec)
+        frac = nsec if digits == 9 else nsec // 1000
+        return "%s %02d:%02d:%02d.%0*d %d" % (time.strftime("%a %b %d", tm), tm.tm_hour,
+                                             tm.tm_min, tm.tm_sec, digits, frac, tm.tm_year)
+
+
+def add_zone_options(p: Any) -> None:
+    tz = p.add_mutually_exclusive_group()
+    tz.add_argument("-z", "--hostzone", action="store_true",
+                    help="times in the time zone of the metrics' source host")
+    tz.add_argument("-Z", "--timezone", metavar="TZ", help="times in this time zone")
+
+
+def zone_clock(src: "Source", args: Any, write: Any) -> Clock:
+    """The Clock for -z / -Z, with the note PCP's tools print about it (archives only)."""
+    if args.timezone:
+        if src.is_archive:
+            write('Note: timezone set to "TZ=%s"\n\n' % args.timezone)
+        return Clock(args.timezone)
+    if args.hostzone:
+        if src.is_archive:
+            label = src.ctx.pmGetArchiveLabel()
+            write('Note: timezone set to local timezone of host "%s" from archive\n\n'
+                  % label.get_hostname())
+            return Clock(label.get_timezone())
+        return Clock(_pmcd_timezone(src) or None)
+    return Clock(None)
+
+
+def _pmcd_timezone(src: "Source") -> str:
+    try:
+        pmid = src.ctx.pmLookupName(["pmcd.timezone"])[0]
+        arrays = src.ctx.pmFetch([pmid]).contents.as_arrays()
+        if arrays.numval[0] > 0:
+            return string_at(arrays, int(arrays.first[0]))
+    except pmErr:
+        pass
+    return ""
+
+
+def fail(message: str) -> int:
+    sys.stderr.write("pcp: %s\n" % message)
+    return 1

@@ -1,0 +1,395 @@
+"""`dump`: an archive's label, metadata and records, as pmdumplog prints them."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List, Optional
+
+import cpmapi as c_api
+from pcp._errors import pmErr, pmErrStr
+from pcp.cli import _common
+from pcp.cli._common import CliError, Source
+
+PM_EVENT_FLAG_MISSED = 0x80000000
+_EVENT_FLAGS = ((1, "point"), (2, "start"), (4, "end"), (8, "id"), (16, "parent"))
+
+HELP = "an archive's label, descriptors, instance domains and records (like pmdumplog)"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("dump", help=HELP, add_help=False,
+                       description=HELP + ". With no section option the records (-m) are "
+                       "dumped; NAMEs restrict them to some metrics. Without -a the bundled "
+                       "archive is read.")
+    p.add_argument("--help", "-?", action="help", help="show this help and exit")
+    p.add_argument("-a", "--archive", metavar="ARCHIVE",
+                   help="the archive (default: the bundled demo archive)")
+    p.add_argument("--all", action="store_true", help="everything: -dilLmst")
+    p.add_argument("-d", "--desc", action="store_true", help="metric descriptors")
+    p.add_argument("-i", "--indoms", action="store_true", help="instance domains")
+    p.add_argument("-l", "--label", action="store_true", help="the archive label")
+    p.add_argument("-L", "--long-label", action="store_true", help="the label, verbosely")
+    p.add_argument("-m", "--metrics", action="store_true", help="the records' values")
+    p.add_argument("-s", "--sizes", action="store_true", help="record sizes in bytes")
+    p.add_argument("-t", "--index", action="store_true", help="the temporal index")
+    p.add_argument("-h", "-T", "--helptext", action="store_true", help="the help texts")
+    p.add_argument("-r", "--reverse", action="store_true", help="records last to first")
+    p.add_argument("-n", "--records", type=int, metavar="N", help="at most N records")
+    _common.add_zone_options(p)
+    p.add_argument("names", nargs="*", metavar="NAME")
+
+
+def run(args: Any, out: Any = None) -> int:
+    out = out or sys.stdout
+    src = Source(args.archive, None, default="archive")
+    try:
+        return _Dump(src, args, out).run()
+    finally:
+        src.close()
+
+
+class _Dump:
+    def __init__(self, src: Source, args: Any, out: Any) -> None:
+        self.src = src
+        self.ctx = src.ctx
+        self.args = args
+        self.w = out.write
+        self.host = self.ctx._host             # the ArchiveContext: metadata, index
+        label = self.ctx.pmGetHighResArchiveLabel()
+        self.label = label
+        self.version = label.magic & 0xFF
+        self.digits = 9 if self.version >= 3 else 6
+        self.clock = _common.zone_clock(src, args, self.w)
+
+    def stamp(self, sec: int, nsec: int) -> str:
+        return self.clock.hms(sec, nsec, self.digits)
+
+    def run(self) -> int:
+        a = self.args
+        if a.all:
+            a.desc = a.indoms = a.label = a.long_label = a.metrics = a.index = a.sizes = True
+        if not (a.desc or a.indoms or a.label or a.long_label or a.metrics or a.index
+                or a.helptext):
+            a.metrics = True
+        pmids: List[int] = []
+        if a.names:
+            pmids = self._pmids(a.names)
+        if a.label or a.long_label:
+            self.dump_label(a.long_label)
+        if a.desc:
+            self.dump_descs()
+        if a.helptext:
+            self.dump_help()
+        if a.indoms:
+            self.dump_indoms()
+        if a.index:
+            self.dump_index()
+        if a.metrics:
+            return self.dump_records(pmids)
+        return 0
+
+    def _pmids(self, names: List[str]) -> List[int]:
+        pmids: List[int] = []
+        for name in names:
+            leaves, errors = self.src.expand([name])
+            for msg in errors:
+                sys.stderr.write("pcp dump: %s\n" % msg)
+            for leaf, pmid in zip(leaves, self.ctx.pmLookupName(leaves, relaxed=1) if leaves else []):
+                if pmid != c_api.PM_ID_NULL and pmid not in pmids:
+                    pmids.append(pmid)
+        if not pmids:
+            raise CliError("No metric names can be translated, dump abandoned")
+        return pmids
+
+    # ---- sections --------------------------------------------------------------------
+
+    def dump_label(self, verbose: bool) -> None:
+        label = self.label
+        w = self.w
+        w("Log Label (Log Format Version %d)\n" % self.version)
+        w("Performance metrics from host %s\n" % label.get_hostname())
+        start = (label.start.tv_sec, label.start.tv_nsec)
+        end = self.ctx.pmGetHighResArchiveEnd()
+        w("    commencing %s\n" % self.clock.stamp(start[0], start[1], self.digits))
+        w("    ending     %s\n" % self.clock.stamp(end.tv_sec, end.tv_nsec, self.digits))
+        if verbose:
+            if label.get_timezone():
+                w("Archive timezone: %s\n" % label.get_timezone())
+            if self.version >= 3 and label.get_zoneinfo():
+                w("Archive zoneinfo: %s\n" % label.get_zoneinfo())
+            features = self.host.archives[0].label.features
+            if features:
+                w("Archive features: 0x%x\n" % features)
+            w("PID for pmlogger: %d\n" % label.pid_t)
+
+    def dump_descs(self) -> None:
+        self.w("\nDescriptions for Metrics in the Log ...\n")
+        for pmid in hash_order(self.host.meta.descs):
+            desc = self.src.desc(pmid)
+            self.w("PMID: %s (%s)\n" % (_common.pmid_text(pmid), self.src.all_names(pmid)))
+            for line in _common.desc_lines(self.ctx, desc):
+                self.w(line + "\n")
+
+    def dump_help(self) -> None:
+        """pmdumplog -h: PMIDs then InDoms, by identifier, the one-line text first."""
+        w = self.w
+        w("\nMetric Help Text in the Log ...\n")
+        texts = self.host.meta.text_types
+        for kind, what in ((c_api.PM_TEXT_PMID, "PMID"), (c_api.PM_TEXT_INDOM, "InDom")):
+            oneline = texts.get(kind | c_api.PM_TEXT_ONELINE, {})
+            full = texts.get(kind | c_api.PM_TEXT_HELP, {})
+            for ident in sorted(set(oneline) | set(full)):
+                head = "PMID: %s" % _common.pmid_text(ident) if what == "PMID" else \
+                    "InDom: %s" % _common.indom_text(ident)
+                if ident in oneline:
+                    w("%s [%s]\n" % (head, oneline[ident].decode("utf-8", "replace")))
+                if ident in full:
+                    w("%s\n%s\n" % (head, full[ident].decode("utf-8", "replace")))
+
+    def dump_indoms(self) -> None:
+        self.w("\nInstance Domains in the Log ...\n")
+        indoms = self.host.meta.indoms
+        for indom in hash_order(indoms):
+            chain = indoms[indom]
+            self.w("InDom: %s\n" % _common.indom_text(indom))
+            for snap in reversed(chain):           # the chain is newest first
+                self.w("%s %d instances\n" % (self.stamp(*snap.stamp), len(snap.insts)))
+                for inst, name in zip(snap.insts, snap.names):
+                    text = name.decode("utf-8", "replace") if name is not None else "???"
+                    self.w('   %d or "%s"\n' % (inst, text))
+
+    def dump_index(self) -> None:
+        w = self.w
+        w("\nTemporal Index\n")
+        w("\t\t" + ("\t" if self.version >= 3 else "") + "Log Vol    end(meta)     end(log)\n")
+        for arch in self.host.archives:
+            for entry in arch.index:
+                w("%s\t  %5d  %11d  %11d\n" % (self.stamp(*entry.stamp), entry.vol,
+                                              entry.off_meta, entry.off_data))
+
+    # ---- records ---------------------------------------------------------------------
+
+    def dump_records(self, pmids: List[int]) -> int:
+        ctx = self.ctx
+        if self.args.reverse:
+            ctx.pmSetModeHighRes(c_api.PM_MODE_BACK, ctx.pmGetHighResArchiveEnd(), None)
+        limit = self.args.records
+        wanted: Dict[int, int] = {p: j for j, p in enumerate(pmids)}
+        first = True
+        count = 0
+        while limit is None or count < limit:
+            try:
+                result = ctx.pmFetchHighResArchive().contents
+            except pmErr as e:
+                if e.code == c_api.PM_ERR_EOL:
+                    return 0
+                raise CliError("pmFetch: %s" % pmErrStr(e.code))
+            arrays = result.as_arrays()
+            sets = list(range(len(arrays.pmid)))
+            if wanted:
+                picked = [i for i in sets if int(arrays.pmid[i]) in wanted]
+                if not picked:
+                    continue        # pmdumplog skips records (<mark>s too) without them
+                picked.sort(key=lambda i: wanted[int(arrays.pmid[i])])
+                sets = picked
+            ts = result.timestamp
+            if first and self.args.reverse:
+                self.w("\nLog finished at %s - dump in reverse order\n" % self.clock.ctime(ts.tv_sec))
+            first = False
+            self.w("\n")
+            self._record(result, ts.tv_sec, ts.tv_nsec, arrays, sets)
+            count += 1
+        return 0
+
+    def _record(self, result: Any, sec: int, nsec: int, arrays: Any, sets: List[int]) -> None:
+        w = self.w
+        if self.args.sizes:
+            w("[%d bytes]\n" % self._size(arrays, sets))
+        w(self.stamp(sec, nsec))
+        if not sets:
+            w("  <mark>\n")
+            return
+        w(" %d metric%s\n" % (len(sets), "" if len(sets) == 1 else "s"))
+        for i in sets:
+            pmid = int(arrays.pmid[i])
+            numval = int(arrays.numval[i])
+            head = "    %s (%s):" % (_common.pmid_text(pmid), self.src.all_names(pmid))
+            if numval == 0:
+                w(head[:-1] + ": No values returned!\n")
+                continue
+            if numval < 0:
+                w("%s %s\n" % (head, pmErrStr(numval)))
+                continue
+            try:
+                desc = self.src.desc(pmid)
+                mtype, indom = desc.type, desc.indom
+            except pmErr:
+                mtype = c_api.PM_TYPE_32 if int(arrays.valfmt[i]) == 0 else c_api.PM_TYPE_AGGREGATE
+                indom = c_api.PM_INDOM_NULL
+            first = int(arrays.first[i])
+            valfmt = int(arrays.valfmt[i])
+            if mtype in (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT):
+                for j in range(numval):
+                    self._event(result, i, j, pmid, indom, mtype, arrays)
+                continue
+            w(head)
+            if numval > 1:
+                w("\n       ")
+            for j in range(numval):
+                k = first + j
+                if j:
+                    w("       ")
+                if indom != c_api.PM_INDOM_NULL:
+                    inst = int(arrays.inst[k])
+                    iname = self._inst_name(indom, inst, sec, nsec)
+                    if iname is None:
+                        w(" inst [%d or ???]" % inst)
+                    else:
+                        w(' inst [%d or "%s"]' % (inst, iname))
+                w(" value %s\n" % _common.value_text(arrays, k, mtype, valfmt))
+
+    def _event(self, result: Any, i: int, j: int, pmid: int, indom: int, mtype: int,
+               arrays: Any) -> None:
+        """pmdumplog's dump_event: the unpacked records of one event array value."""
+        w = self.w
+        w("    %s (%s" % (_common.pmid_text(pmid), self.src.all_names(pmid)))
+        if indom != c_api.PM_INDOM_NULL:
+            inst = int(arrays.inst[int(arrays.first[i]) + j])
+            iname = self.src.inst_name(indom, inst)
+            w("[%d or ???])" % inst if iname is None else '[%d or "%s"])' % (inst, iname))
+        else:
+            w(")")
+        w(": ")
+        highres = mtype == c_api.PM_TYPE_HIGHRES_EVENT
+        vset = result.get_vset(i)
+        try:
+            if highres:
+                records = self.ctx.pmUnpackHighResEventRecords(vset, j)
+            else:
+                records = self.ctx.pmUnpackEventRecords(vset, j)
+        except pmErr:
+            return
+        if not records:
+            w("No event records\n")
+            return
+        flags_pmid, missed_pmid = self._event_pmids()
+        results = [rec.contents for rec in records]
+        nmissed = 0
+        for r in results:
+            f = r._r
+            if (r.numpmid == 2 and f.pmid[0] == flags_pmid and f.ival[0] & PM_EVENT_FLAG_MISSED
+                    and f.pmid[1] == missed_pmid):
+                nmissed += _common._int32(f.ival[1])
+        w("%d" % len(results))
+        if nmissed > 0:
+            w(" (and %d missed)" % nmissed)
+        w(" event record\n" if len(results) + nmissed == 1 else " event records\n")
+        for n, r in enumerate(results):
+            f = r._r
+            w("        --- event record [%d] timestamp %s" % (
+                n, self.clock.hms(f.sec, f.nsec, 9 if highres else 6)))
+            if r.numpmid == 0:
+                w(" ---\n\t          No parameters\n")
+                continue
+            if r.numpmid < 0:
+                w(" ---\n\t          Error: illegal number of parameters (%d)\n" % r.numpmid)
+                continue
+            cols = _EventCols(f)
+            flags = 0
+            for p in range(r.numpmid):
+                ppmid = f.pmid[p]
+                names = self._names_or_none(ppmid)
+                if names is not None:
+                    if p == 0:
+                        if ppmid == flags_pmid:
+                            flags = _common._int32(f.ival[0])
+                            w(" flags 0x%x (%s) ---\n" % (flags & 0xFFFFFFFF, _event_flags(flags)))
+                            continue
+                        w(" ---\n")
+                    if flags & PM_EVENT_FLAG_MISSED and p == 1 and ppmid == missed_pmid:
+                        w("        ==> %d missed event records\n" % _common._int32(f.ival[1]))
+                        continue
+                    w("        %s (%s):" % (_common.pmid_text(ppmid), names))
+                else:
+                    w("        PMID: %s:" % _common.pmid_text(ppmid))
+                try:
+                    ptype = self.src.desc(ppmid).type
+                except pmErr as e:
+                    w(" pmLookupDesc: %s\n" % pmErrStr(e.code))
+                    continue
+                w(" value %s\n" % _common.value_text(cols, p, ptype, f.valfmt[p]))
+
+    def _event_pmids(self) -> Any:
+        pmids = self.ctx.pmLookupName(["event.flags", "event.missed"], relaxed=1)
+        return pmids[0], pmids[1]
+
+    def _names_or_none(self, pmid: int) -> Optional[str]:
+        try:
+            return " or ".join(self.ctx.pmNameAll(pmid))
+        except pmErr:
+            return None
+
+    def _size(self, arrays: Any, sets: List[int]) -> int:
+        """The record's size on disk as pmdumplog -s reckons it from the value sets."""
+        nbyte = (20 if self.version >= 3 else 16) + 4
+        for i in sets:
+            nbyte += 8
+            numval = int(arrays.numval[i])
+            if numval > 0:
+                nbyte += 4 + 8 * numval
+                if int(arrays.valfmt[i]) != 0:
+                    first = int(arrays.first[i])
+                    blen = arrays.blen[first:first + numval].astype("int64")
+                    nbyte += int(((blen + 4 + 3) // 4 * 4).sum())
+        return nbyte
+
+    def _inst_name(self, indom: int, inst: int, sec: int, nsec: int) -> Optional[str]:
+        return self.src.inst_name(indom, inst)
+
+
+def hash_order(keys: Any) -> List[int]:
+    """The order libpcp's hash tables (__pmHashAdd, 6.0.3) iterate keys added in this
+    order: pmdumplog walks its descriptor and instance-domain tables that way."""
+    hsize = 0
+    table: List[List[int]] = []
+    nodes = 0
+    for key in keys:
+        nodes += 1
+        if hsize == 0:
+            hsize = 1
+            table = [[]]
+        elif nodes // 4 > hsize:
+            old = table
+            hsize *= 2
+            if hsize % 2:
+                hsize += 1
+            if hsize % 3:
+                hsize += 2
+            if hsize % 5:
+                hsize += 2
+            table = [[] for _ in range(hsize)]
+            for chain in reversed(old):
+                for k in chain:             # head to tail, each pushed on the front
+                    table[k % hsize].insert(0, k)
+        table[key % hsize].insert(0, key)
+    return [k for chain in table for k in chain]
+
+
+def _event_flags(flags: int) -> str:
+    """pmEventFlagsStr."""
+    if flags & PM_EVENT_FLAG_MISSED:
+        return "missed"
+    return ",".join(name for bit, name in _EVENT_FLAGS if flags & bit)
+
+
+class _EventCols:
+    """The columns value_text reads, over one unpacked event record's parameters."""
+
+    __slots__ = ("vtype", "ival", "dval", "boff", "blen", "data")
+
+    def __init__(self, f: Any) -> None:
+        self.vtype = f.vtype
+        self.ival = f.ival
+        self.dval = f.dval
+        self.boff = f.c.boff
+        self.blen = f.c.blen
+        self.data = f.pdu

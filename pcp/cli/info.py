@@ -1,0 +1,278 @@
+"""`info`: metric names, descriptors, help text, labels and values, as pminfo prints them."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List, Optional
+
+import cpmapi as c_api
+from pcp._errors import pmErr, pmErrStr
+from pcp.cli import _common
+from pcp.cli._common import Source
+
+HELP = "metric names, descriptors, help text and values (like pminfo)"
+BATCH = 128
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("info", help=HELP, description=HELP + ". Names are PMNS prefixes "
+                       "(default: every metric). Without -a/-h the bundled archive is read.",
+                       add_help=False)
+    _source_options(p)
+    p.add_argument("-d", "--desc", action="store_true", help="metric descriptors")
+    p.add_argument("-f", "--fetch", action="store_true", help="fetch and print values")
+    p.add_argument("-F", "--force", action="store_true", help="same as -f")
+    p.add_argument("-l", "--labels", action="store_true", help="metric and instance labels")
+    p.add_argument("-m", "--pmid", action="store_true", help="PMIDs")
+    p.add_argument("-M", "--fullpmid", action="store_true", help="PMIDs, also in decimal and hex")
+    p.add_argument("-t", "--oneline", action="store_true", help="one-line help text")
+    p.add_argument("-T", "--helptext", action="store_true", help="full help text")
+    _common.add_zone_options(p)
+    p.add_argument("names", nargs="*", metavar="NAME")
+
+
+def _source_options(p: Any) -> None:
+    p.add_argument("--help", "-?", action="help", help="show this help and exit")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-a", "--archive", metavar="ARCHIVE",
+                   help="read this archive (default: the bundled demo archive)")
+    g.add_argument("-h", "--host", metavar="HOST", help="ask this pmcd (host spec, e.g. local:)")
+
+
+def run(args: Any, out: Any = None) -> int:
+    out = out or sys.stdout
+    src = Source(args.archive, args.host, default="archive")
+    try:
+        return _Info(src, args, out).run()
+    finally:
+        src.close()
+
+
+class _Info:
+    def __init__(self, src: Source, args: Any, out: Any) -> None:
+        self.src = src
+        self.ctx = src.ctx
+        self.args = args
+        self.out = out
+        self.values = args.fetch or args.force
+        self.detail = args.desc or args.helptext or self.values or args.labels
+        # pminfo fetches for labels too: in an archive, that moves the context to the
+        # metric's first record, where its label records apply
+        self.fetching = self.values or args.labels
+        args.pmid = args.pmid or args.fullpmid
+        _common.zone_clock(src, args, out.write)
+        self.origin = None
+        self._cache: Dict[str, Any] = {}
+        if src.is_archive:
+            self.origin = self.ctx.pmGetArchiveLabel().start
+
+    def run(self) -> int:
+        names, errors = self.src.expand(self.args.names or [""])
+        status = 0
+        for msg in errors:
+            sys.stderr.write("Error: %s\n" % msg)
+            status = 1
+        need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail)
+        if not need_pmid:
+            for name in names:
+                self.out.write(name + "\n")
+            return status
+        # archives: one metric per batch, each fetch from the start, as pminfo does
+        size = 1 if self.src.is_archive and self.fetching else BATCH
+        for i in range(0, len(names), size):
+            self._batch(names[i:i + size])
+        return status
+
+    def _batch(self, names: List[str]) -> None:
+        w = self.out.write
+        pmids = list(self.ctx.pmLookupName(names, relaxed=1))
+        keep = [(n, p) for n, p in zip(names, pmids) if p != c_api.PM_ID_NULL]
+        for n, p in zip(names, pmids):
+            if p == c_api.PM_ID_NULL:
+                w("%s: pmLookupName: %s\n" % (n, pmErrStr(c_api.PM_ERR_NAME)))
+        if not keep:
+            return
+        names = [n for n, _ in keep]
+        pmids = [p for _, p in keep]
+        arrays = None
+        result = None
+        if self.fetching:
+            try:
+                if self.origin is not None:
+                    self.ctx.pmSetMode(c_api.PM_MODE_FORW, self.origin, 0)
+                result = self.ctx.pmFetch(pmids).contents
+                arrays = result.as_arrays()
+            except pmErr as e:
+                for n in names:
+                    w("%s: pmFetch: %s\n" % (n, pmErrStr(e.code)))
+                return
+        for i, (name, pmid) in enumerate(zip(names, pmids)):
+            desc = None
+            if self.args.desc or self.values or self.args.labels:
+                try:
+                    desc = self.src.desc(pmid)
+                except pmErr as e:
+                    w("%s: pmLookupDesc: %s\n" % (name, pmErrStr(e.code)))
+                    continue
+            if self.detail:
+                w("\n")
+            line = name
+            if self.args.pmid:
+                line += " PMID: %s" % _common.pmid_text(pmid)
+            if self.args.fullpmid:
+                line += " = %u = 0x%x" % (pmid, pmid)
+            if self.args.oneline:
+                line += self._oneline(pmid)
+            w(line + "\n")
+            if self.args.desc:
+                for text in _common.desc_lines(self.ctx, desc, pminfo=True):
+                    w(text + "\n")
+            if self.args.labels:
+                self._metric_labels(pmid, desc)
+            if self.args.helptext:
+                self._help(pmid)
+            if self.values:
+                self._values(desc, result, arrays, i)
+            if self.args.labels:
+                self._instance_labels(pmid, desc)
+
+    def _oneline(self, pmid: int) -> str:
+        try:
+            text = self.ctx.pmLookupText(pmid, c_api.PM_TEXT_ONELINE)
+        except pmErr as e:
+            return " One-line Help: Error: %s" % pmErrStr(e.code)
+        sep = "\n    " if self.args.fullpmid else " "
+        return "%s[%s]" % (sep, text.decode("utf-8", "replace"))
+
+    def _help(self, pmid: int) -> None:
+        try:
+            text = self.ctx.pmLookupText(pmid, c_api.PM_TEXT_HELP)
+        except pmErr as e:
+            self.out.write("Full Help: Error: %s\n" % pmErrStr(e.code))
+            return
+        text = text.decode("utf-8", "replace").rstrip("\n")
+        if text:
+            self.out.write("Help:\n%s\n" % text)
+        else:
+            self.out.write("Help: <empty entry>\n")
+
+    def _values(self, desc: Any, result: Any, arrays: Any, i: int) -> None:
+        w = self.out.write
+        numval = int(arrays.numval[i])
+        if numval == 0:
+            w("No value(s) available!\n")
+            return
+        if numval < 0:
+            w("Error: %s\n" % pmErrStr(numval))
+            return
+        first = int(arrays.first[i])
+        valfmt = int(arrays.valfmt[i])
+        for k in range(first, first + numval):
+            inst = int(arrays.inst[k])
+            if desc.indom != c_api.PM_INDOM_NULL:
+                iname = self._inst_name(desc.indom, inst)
+                if iname is None:
+                    w("pmNameIndom: indom=%s inst=%d: %s\n" % (
+                        _common.indom_text(desc.indom), inst, pmErrStr(c_api.PM_ERR_INST)))
+                    w("    inst [%d]" % inst)
+                else:
+                    w('    inst [%d or "%s"]' % (inst, iname))
+            else:
+                w("   ")
+            w(" value %s\n" % _common.value_text(arrays, k, desc.type, valfmt))
+
+    # ---- labels and instance names, with pminfo's caches --------------------------
+    # pminfo keeps the context labels of its first lookup for the whole run and the
+    # most recent domain, indom, cluster, item and instance-domain answers; in an
+    # archive, where answers depend on the time, the caches decide what is printed.
+
+    def _cached(self, slot: str, key: Any, fetch: Any) -> Any:
+        last = self._cache.get(slot)
+        if last is not None and last[0] == key:
+            return last[1]
+        try:
+            value = fetch()
+        except pmErr:
+            value = None
+        self._cache[slot] = (key, value)
+        return value
+
+    def _raw_labels(self, ident: int, ltype: int) -> Optional[str]:
+        """The label set's JSON text as the source sent it, or None."""
+        sets = self.src.ctx._host.labels(ident, ltype)
+        if not sets or sets[0].nlabels <= 0:
+            return None
+        return sets[0].json.decode("utf-8", "replace")
+
+    def _context_labels(self) -> Any:
+        if "context" not in self._cache:
+            try:
+                labels = self._raw_labels(c_api.PM_IN_NULL, c_api.PM_LABEL_CONTEXT)
+            except pmErr:
+                labels = None
+            if not labels:
+                labels = json.dumps({"hostname": self.ctx.pmGetContextHostName()},
+                                    separators=(",", ":"))
+            self._cache["context"] = labels
+        return self._cache["context"]
+
+    def _indom_cache(self, indom: int) -> Any:
+        def get() -> Any:
+            insts, names = self.ctx.pmGetInDom(indom=indom)
+            return list(zip(insts or [], names or []))
+        return self._cached("inames", indom, get) or []
+
+    def _inst_name(self, indom: int, inst: int) -> Optional[str]:
+        for i, name in self._indom_cache(indom):
+            if i == inst:
+                return name
+        return None
+
+    def _label_sets(self, pmid: int, desc: Any, with_indom: bool) -> List[str]:
+        raw = self._raw_labels
+        domain = pmid >> 22 & 0x1FF
+        found = [self._context_labels(),
+                 self._cached("domain", domain, lambda: raw(domain, c_api.PM_LABEL_DOMAIN))]
+        if with_indom:
+            found.append(self._cached("indom", desc.indom,
+                                      lambda: raw(desc.indom, c_api.PM_LABEL_INDOM)))
+        found.append(self._cached("cluster", pmid >> 10, lambda: raw(pmid, c_api.PM_LABEL_CLUSTER)))
+        found.append(self._cached("item", pmid, lambda: raw(pmid, c_api.PM_LABEL_ITEM)))
+        return [text for text in found if text]
+
+    def _merge(self, sets: List[str]) -> Optional[str]:
+        if not sets:
+            return None
+        try:
+            merged = self.ctx.pmMergeLabels(sets)
+        except pmErr:
+            return None
+        return merged if merged and merged != "{}" else None
+
+    def _metric_labels(self, pmid: int, desc: Any) -> None:
+        merged = self._merge(self._label_sets(pmid, desc, desc.indom != c_api.PM_INDOM_NULL))
+        if merged:
+            self.out.write("    labels %s\n" % merged)
+
+    def _instance_labels(self, pmid: int, desc: Any) -> None:
+        indom = desc.indom
+        if indom == c_api.PM_INDOM_NULL:
+            return
+        names = self._indom_cache(indom)
+        # every instance label set in the order the source gave them, empty ones too
+        inst_sets = self._cached("ilabels", indom, lambda: self.src.ctx._host.labels(
+            indom, c_api.PM_LABEL_INSTANCES))
+        base = self._label_sets(pmid, desc, True)
+        if inst_sets:
+            entries = [(s.inst, s.json.decode("utf-8", "replace") if s.nlabels > 0 else None)
+                       for s in inst_sets]
+        else:
+            entries = [(inst, None) for inst, _ in names]
+        for inst, extra in entries:
+            inst = _common._int32(inst)
+            sets = base + ([extra] if extra else [])
+            merged = self._merge(sets)
+            if merged:
+                iname = self._inst_name(indom, inst)
+                self.out.write('    inst [%d or "%s"] labels %s\n' % (
+                    inst, "DISAPPEARED" if iname is None else iname, merged))

@@ -1,0 +1,92 @@
+"""Helpers for the command-line tests: run `python -m pcp` in-process (output captured,
+the time zone put back), run PCP's own tools, and require them the way conftest
+requires pmcd (missing -> skip locally, FAIL under CI)."""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pcp.cli import main
+from pcp.cli._common import DEMO_ARCHIVE
+
+__all__ = ["DEMO_ARCHIVE", "run_cli", "run_tool", "need_tool", "tool_env"]
+
+
+def need_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        why = "PCP tool %s is not installed" % name
+        if os.environ.get("CI"):
+            pytest.fail("%s (CI is set: this is a failure, not a skip)" % why, pytrace=False)
+        pytest.skip(why)
+    return path
+
+
+def tool_env() -> dict:
+    env = dict(os.environ)
+    # pcp-native has no derived metrics: keep libpcp's tools from loading theirs
+    env["PCP_DERIVED_CONFIG"] = ""
+    env["LC_ALL"] = "C.UTF-8"
+    return env
+
+
+def run_tool(*argv: str, check: bool = False, timeout: float = 120) -> subprocess.CompletedProcess:
+    need_tool(argv[0])
+    p = subprocess.run(list(argv), capture_output=True, text=True, env=tool_env(),
+                       timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError("%s failed (%d): %s" % (argv, p.returncode, p.stderr))
+    return p
+
+
+class CliRun:
+    def __init__(self, status: int, out: str, err: str) -> None:
+        self.status = status
+        self.out = out
+        self.err = err
+
+    @property
+    def both(self) -> str:
+        return self.err + self.out
+
+
+def run_cli(*argv: str) -> CliRun:
+    """main(argv) in this process, stdout/stderr captured; TZ restored afterwards."""
+    saved_tz = os.environ.get("TZ")
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(list(argv))
+            except SystemExit as e:       # argparse errors and --help
+                status = e.code if isinstance(e.code, int) else 1
+    finally:
+        if saved_tz is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = saved_tz
+        if hasattr(time, "tzset"):
+            time.tzset()
+    return CliRun(status, out.getvalue(), err.getvalue())
+
+
+def our_env() -> dict:
+    """The environment for a subprocess running this checkout's pcp: under
+    .ci/sanitize.sh it needs the ASan runtime that conftest took out of LD_PRELOAD."""
+    env = dict(os.environ)
+    if os.environ.get("PCP_TEST_ASAN_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["PCP_TEST_ASAN_PRELOAD"]
+    return env
+
+
+def run_module(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m pcp ...` in a subprocess of this interpreter."""
+    return subprocess.run([sys.executable, "-m", "pcp"] + list(argv), capture_output=True,
+                          text=True, timeout=timeout, env=our_env())
