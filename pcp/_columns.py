@@ -1,0 +1,1091 @@
+"""Archives read into columns: one time x instance matrix per metric.
+
+The reader (ArchiveReader) opens one archive or several (libpcp's multi-archive rules:
+sorted by start, one host), resolves the selection against the archives' PMNS, gives
+each metric a column per instance (the instances of its domain in force during the time
+window, from the metadata) and then lets csrc/archive_columns.c scatter every record of
+every volume straight into preallocated numpy matrices, one C call per run of records
+with the GIL released. Only string and aggregate values become Python objects.
+
+Memory is bounded by the chunk size: a chunk is a fresh set of arrays of at most
+`chunk_bytes`, and the mapped pages of volumes already read are handed back to the
+kernel. The result types (ArchiveColumns, MetricArray) live in this module; the pandas
+and Arrow conversions are in pcp/_columns_export.py and need those optional packages.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from pcp._archive import ArchiveContext, PM_ERR_LOGOVERLAP, _tsub
+from pcp._errors import pmErr
+from pcp._native import ffi, lib
+
+PM_ERR_NAME = -12357
+PM_ERR_LOGREC = -12373
+PM_ID_NULL = 0xFFFFFFFF
+PM_INDOM_NULL = 0xFFFFFFFF
+PM_IN_NULL = -1                 # as the int32 the data records carry
+PM_SEM_COUNTER = 1
+
+PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64 = 0, 1, 2, 3
+PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING, PM_TYPE_AGGREGATE = 4, 5, 6, 7
+
+# numpy dtype of each PM_TYPE_* the reader can hold
+DTYPES = {PM_TYPE_32: np.dtype(np.int32), PM_TYPE_U32: np.dtype(np.uint32),
+          PM_TYPE_64: np.dtype(np.int64), PM_TYPE_U64: np.dtype(np.uint64),
+          PM_TYPE_FLOAT: np.dtype(np.float32), PM_TYPE_DOUBLE: np.dtype(np.float64),
+          PM_TYPE_STRING: np.dtype(object), PM_TYPE_AGGREGATE: np.dtype(object)}
+NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
+BLOBS = (PM_TYPE_STRING, PM_TYPE_AGGREGATE)
+
+# csrc/columns.h and archive.h
+LOG_END = 1
+COLS_PAST_END = 2
+COLS_NEED_COLUMN = 3
+COLS_NEED_ROOM = 4
+COLS_PAUSE = 5
+# the mapped pages of a volume behind the scan are released every this many bytes
+RELEASE_EVERY = 8 << 20
+ROW_AFTER_MARK = 1
+PAYLOAD_OFF_BITS = 40
+PAYLOAD_OFF_MASK = (1 << PAYLOAD_OFF_BITS) - 1
+
+NS_MIN = -(1 << 63) + 1
+NS_MAX = (1 << 63) - 1
+DEFAULT_CHUNK_BYTES = 64 << 20
+
+TimeLike = Union[None, int, float, str, "np.datetime64", _dt.datetime, _dt.date]
+
+
+def to_ns(when: TimeLike, default: int) -> int:
+    """A time as nanoseconds since the epoch: None (the default), seconds since the
+    epoch (int or float), a datetime (naive ones are taken as UTC, like the naive
+    datetime64 times the reader returns), a date, a numpy datetime64, a pandas
+    Timestamp or an ISO 8601 string."""
+    if when is None:
+        return default
+    if isinstance(when, (bool, np.bool_)):
+        raise TypeError("a time cannot be a bool")
+    if isinstance(when, (int, np.integer)):
+        return int(when) * 1000000000
+    if isinstance(when, (float, np.floating)):
+        return int(round(float(when) * 1e9))
+    if hasattr(when, "to_datetime64"):             # pandas Timestamp (UTC if aware)
+        return int(when.to_datetime64().astype("datetime64[ns]").astype(np.int64))
+    if isinstance(when, _dt.datetime):
+        if when.tzinfo is not None:
+            when = when.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return int(np.datetime64(when, "ns").astype(np.int64))
+    if isinstance(when, _dt.date):
+        return int(np.datetime64(when, "ns").astype(np.int64))
+    if isinstance(when, np.datetime64):
+        return int(when.astype("datetime64[ns]").astype(np.int64))
+    if isinstance(when, str):
+        return int(np.datetime64(when, "ns").astype(np.int64))
+    raise TypeError("cannot use %r as a time" % (when,))
+
+
+def _stamp_ns(stamp: Tuple[int, int]) -> int:
+    return stamp[0] * 1000000000 + stamp[1]
+
+
+# --------------------------------------------------------------------------------------
+# results
+
+
+class Blobs:
+    """String or aggregate values of a chunk as the scan leaves them: per cell a
+    reference (length << 40 | offset) into the chunk's staging area of bytes. Objects
+    (str or bytes) are made only when asked for; pack() lays the bytes out column by
+    column as Arrow string / binary columns hold them."""
+
+    __slots__ = ("refs", "present", "staged", "strings")
+
+    def __init__(self, refs: np.ndarray, present: np.ndarray, staged: np.ndarray,
+                 strings: bool) -> None:
+        self.refs = refs
+        self.present = present
+        self.staged = staged
+        self.strings = strings
+
+    def lengths(self) -> np.ndarray:
+        """Byte length of every cell (0 where absent), rows x columns."""
+        return np.where(self.present, self.refs >> PAYLOAD_OFF_BITS, 0)
+
+    def objects(self) -> np.ndarray:
+        """An object array: str (strings, UTF-8 with errors replaced) or bytes, None
+        where absent."""
+        rows, cols = np.nonzero(self.present)
+        refs = self.refs[rows, cols]
+        offs = (refs & PAYLOAD_OFF_MASK).tolist()
+        lens = (refs >> PAYLOAD_OFF_BITS).tolist()
+        mv = memoryview(self.staged)
+        if self.strings:
+            vals = [str(mv[o:o + n], "utf-8", "replace") for o, n in zip(offs, lens)]
+        else:
+            vals = [mv[o:o + n].tobytes() for o, n in zip(offs, lens)]
+        out = np.full(self.present.shape, None, object)
+        col = np.empty(len(vals), object)
+        col[:] = vals
+        out[rows, cols] = col
+        return out
+
+    def pack(self, col0: int = 0, col1: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+        """(offsets, data) of columns [col0, col1): cell (r, c) is data[offsets[k] :
+        offsets[k + 1]] with k = (c - col0) * nrows + r (empty where absent)."""
+        nrows, ncols = self.present.shape
+        if col1 is None:
+            col1 = ncols
+        refs = self.refs
+        present = self.present
+        if refs.strides[1] != refs.itemsize or refs.strides[0] != present.strides[0] * 8:
+            refs = np.ascontiguousarray(refs)
+            present = np.ascontiguousarray(present)
+        stride = present.strides[0]
+        sel = present[:, col0:col1]
+        total = int((refs[:, col0:col1] >> PAYLOAD_OFF_BITS)[sel].sum()) if sel.size else 0
+        offsets = np.empty((col1 - col0) * nrows + 1, np.int64)
+        data = np.empty(total, np.uint8)
+        got = lib.pcp_cols_pack(ffi.cast("int64_t *", refs.ctypes.data),
+                                ffi.cast("uint8_t *", present.ctypes.data), nrows,
+                                stride, col0, col1,
+                                ffi.cast("uint8_t *", self.staged.ctypes.data),
+                                len(self.staged), ffi.cast("int64_t *", offsets.ctypes.data),
+                                ffi.cast("uint8_t *", data.ctypes.data))
+        assert got == total
+        return offsets, data
+
+
+class MetricArray:
+    """One metric over the rows of an ArchiveColumns.
+
+    values   2-D array, rows x instance columns, in the metric's own dtype (int32,
+             uint32, int64, uint64, float32, float64; object for strings (str) and
+             aggregates (bytes), made on first use; float64 when converted to a rate)
+    present  2-D bool array of the same shape: True where the archive holds a value
+    instances  instance id of each column (PM_IN_NULL, -1, for a singular metric)
+    instance_names  instance name of each column ("" for a singular metric)
+    blobs    for strings and aggregates of a chunk: the packed bytes (Blobs), else None
+
+    Where present is False, numeric values are 0 (NaN for rates) and objects None."""
+
+    __slots__ = ("name", "pmid", "type", "sem", "units", "indom", "_values", "present",
+                 "instances", "instance_names", "rate", "blobs")
+
+    def __init__(self, name: str, pmid: int, type_: int, sem: int, units: int, indom: int,
+                 values: Optional[np.ndarray], present: np.ndarray, instances: np.ndarray,
+                 instance_names: List[str], rate: bool = False,
+                 blobs: Optional[Blobs] = None) -> None:
+        self.name = name
+        self.pmid = pmid
+        self.type = type_
+        self.sem = sem
+        self.units = units
+        self.indom = indom
+        self._values = values
+        self.present = present
+        self.instances = instances
+        self.instance_names = instance_names
+        self.rate = rate
+        self.blobs = blobs
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            assert self.blobs is not None
+            self._values = self.blobs.objects()
+        return self._values
+
+    def renamed(self, name: str) -> "MetricArray":
+        return MetricArray(name, self.pmid, self.type, self.sem, self.units, self.indom,
+                           self._values, self.present, self.instances, self.instance_names,
+                           self.rate, self.blobs)
+
+    @property
+    def dtype(self) -> np.dtype:
+        if self.rate:
+            return np.dtype(np.float64)
+        return DTYPES[self.type]
+
+    @property
+    def singular(self) -> bool:
+        return self.indom == PM_INDOM_NULL
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        return self.present.shape  # type: ignore[return-value]
+
+    @property
+    def masked(self) -> "np.ma.MaskedArray":
+        """values as a numpy masked array (masked where there is no value)."""
+        return np.ma.MaskedArray(self.values, mask=~self.present)
+
+    def filled(self, fill: Any = np.nan) -> np.ndarray:
+        """values as float64 (numeric metrics) with `fill` where there is no value; for
+        strings and aggregates an object array with `fill` (default None) there."""
+        if self.dtype == object:
+            out = self.values.copy()
+            out[~self.present] = None if fill is np.nan else fill
+            return out
+        out = self.values.astype(np.float64)
+        out[~self.present] = fill
+        return out
+
+    def column_names(self) -> List[str]:
+        """"metric" for a singular metric, else "metric[instance name]" per column."""
+        if self.singular and len(self.instance_names) == 1:
+            return [self.name]
+        return ["%s[%s]" % (self.name, n) for n in self.instance_names]
+
+    def __repr__(self) -> str:
+        return "<MetricArray %s %s %s%s>" % (self.name, self.dtype,
+                                             "x".join(map(str, self.shape)),
+                                             " rate" if self.rate else "")
+
+
+class ArchiveColumns:
+    """Rows of an archive scan (a chunk, or the whole scan): one row per record that
+    holds at least one selected metric.
+
+    time        datetime64[ns] per row (UTC)
+    after_mark  bool per row: a <mark> record (or an archive boundary) came before it
+    metrics     metric name -> MetricArray, in selection order; also ``cols[name]``"""
+
+    def __init__(self, time: np.ndarray, after_mark: np.ndarray,
+                 metrics: Dict[str, MetricArray]) -> None:
+        self.time = time
+        self.after_mark = after_mark
+        self.metrics = metrics
+
+    def __getitem__(self, name: str) -> MetricArray:
+        return self.metrics[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.metrics)
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def keys(self):
+        return self.metrics.keys()
+
+    def values(self):
+        return self.metrics.values()
+
+    def items(self):
+        return self.metrics.items()
+
+    def __repr__(self) -> str:
+        return "<ArchiveColumns %d rows, %d metrics>" % (len(self.time), len(self.metrics))
+
+    # conversions (pcp/_columns_export.py)
+    def to_pandas(self, form: str = "wide"):
+        """A pandas DataFrame: form "wide" (a DatetimeIndex "time" and one column per
+        metric and instance, "metric[instance]"; integer columns as nullable pandas
+        integers) or "long" (columns time, metric, instance, value and, when strings
+        are selected, text; one row per value present)."""
+        from pcp import _columns_export
+        return _columns_export.to_pandas(self, form)
+
+    def to_arrow(self, form: str = "wide"):
+        """A pyarrow Table, "wide" or "long" as for to_pandas (missing values null)."""
+        from pcp import _columns_export
+        return _columns_export.to_arrow(self, form)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of the wide table (polars, duckdb, ... read it)."""
+        return self.to_arrow().__arrow_c_stream__(requested_schema)
+
+    def to_parquet(self, path: Any, form: str = "wide", **kwargs: Any) -> None:
+        """Write the table to a parquet file (pyarrow.parquet.write_table kwargs)."""
+        import pyarrow.parquet as pq
+        pq.write_table(self.to_arrow(form), path, **kwargs)
+
+    @staticmethod
+    def concat(parts: Sequence["ArchiveColumns"]) -> "ArchiveColumns":
+        """Rows of several results one after the other (chunks of one scan); a metric
+        that gained instance columns in later parts is padded (absent) before them."""
+        if not parts:
+            raise ValueError("nothing to concatenate")
+        if len(parts) == 1:
+            return parts[0]
+        time = np.concatenate([p.time for p in parts])
+        after = np.concatenate([p.after_mark for p in parts])
+        metrics: Dict[str, MetricArray] = {}
+        for name, last in parts[-1].metrics.items():
+            ids = list(last.instances)
+            vals = []
+            pres = []
+            for p in parts:
+                m = p.metrics[name]
+                if list(m.instances) == ids:
+                    vals.append(m.values)
+                    pres.append(m.present)
+                    continue
+                where = {int(i): k for k, i in enumerate(ids)}
+                v = _absent((len(p.time), len(ids)), m.dtype, m.rate)
+                pr = np.zeros((len(p.time), len(ids)), bool)
+                cols = [where[int(i)] for i in m.instances]
+                v[:, cols] = m.values
+                pr[:, cols] = m.present
+                vals.append(v)
+                pres.append(pr)
+            metrics[name] = MetricArray(name, last.pmid, last.type, last.sem, last.units,
+                                        last.indom, np.concatenate(vals),
+                                        np.concatenate(pres), last.instances,
+                                        last.instance_names, last.rate)
+        return ArchiveColumns(time, after, metrics)
+
+
+def _absent(shape: Tuple[int, int], dtype: np.dtype, rate: bool = False) -> np.ndarray:
+    if dtype == object:
+        return np.full(shape, None, dtype=object)
+    if rate:
+        return np.full(shape, np.nan)
+    return np.zeros(shape, dtype)
+
+
+# --------------------------------------------------------------------------------------
+# the selection
+
+
+class _Metric:
+    """A selected metric: its descriptor and instance columns (which may grow)."""
+
+    __slots__ = ("names", "pmid", "type", "sem", "units", "indom", "insts", "inames",
+                 "rate", "state", "col_cap", "col_inst", "sorted_inst", "sorted_col",
+                 "snapshot")
+
+    def __init__(self, name: str, desc: Tuple[int, int, int, int, int]) -> None:
+        self.names = [name]
+        self.pmid, self.type, self.indom, self.sem, self.units = desc
+        self.insts: List[int] = []
+        self.inames: List[str] = []
+        self.rate = False
+        self.state: Optional["_RateCarry"] = None
+        self.col_cap = 0
+        self.snapshot: Optional[Tuple[np.ndarray, List[str]]] = None
+
+    def index(self, col_cap: int) -> None:
+        """The instance index the C scan searches and extends, room for col_cap."""
+        ncols = len(self.insts)
+        self.col_cap = col_cap
+        self.col_inst = np.zeros(col_cap, np.int32)
+        self.col_inst[:ncols] = self.insts
+        order = np.argsort(self.col_inst[:ncols], kind="stable")
+        self.sorted_inst = np.zeros(col_cap, np.int32)
+        self.sorted_inst[:ncols] = self.col_inst[:ncols][order]
+        self.sorted_col = np.zeros(col_cap, np.int32)
+        self.sorted_col[:ncols] = order
+
+    def columns(self) -> Tuple[np.ndarray, List[str]]:
+        """(instance ids, names) as of now, shared until columns are added."""
+        snap = self.snapshot
+        if snap is None or len(snap[1]) != len(self.insts):
+            snap = self.snapshot = (np.array(self.insts, np.int32), list(self.inames))
+        return snap
+
+
+def _decode_name(b: Optional[bytes]) -> str:
+    return "" if b is None else b.decode("utf-8", "replace")
+
+
+def _walk_leaves(node, prefix: bytes, out: List[bytes]) -> None:
+    stack = [(prefix, node)]
+    while stack:
+        pre, n = stack.pop()
+        if n.pmid is not None and not n.children:
+            out.append(pre)
+        for cname, child in n.children:
+            stack.append((pre + b"." + cname if pre else cname, child))
+
+
+def _resolve(meta, metrics: Union[None, str, Iterable[str]]) -> List[Tuple[str, int]]:
+    """(name, pmid) of every selected metric: names of leaves as given, names of
+    non-leaves (PMNS prefixes) expanded to their leaves in name order (the first name
+    only of a metric with several, as the sort finds them); None is all."""
+    if metrics is None:
+        wanted: List[str] = [""]
+    elif isinstance(metrics, (str, bytes)):
+        wanted = [metrics.decode() if isinstance(metrics, bytes) else metrics]
+    else:
+        wanted = [m.decode() if isinstance(m, bytes) else str(m) for m in metrics]
+    out: List[Tuple[str, int]] = []
+    seen_names = set()
+    seen_pmids = set()
+    for w in wanted:
+        node = meta.root
+        key = w.encode()
+        if key:
+            for part in key.split(b"."):
+                node = node.child(part)
+                if node is None:
+                    raise pmErr(PM_ERR_NAME, w)
+        if node.pmid is not None and not node.children:
+            leaves = [key]
+            explicit = True
+        else:
+            leaves = []
+            _walk_leaves(node, key, leaves)
+            leaves.sort()
+            explicit = False
+        for leaf in leaves:
+            name = leaf.decode("utf-8", "replace")
+            if name in seen_names:
+                continue
+            pmid = meta.name_to_pmid[leaf]
+            desc = meta.descs.get(pmid)
+            if desc is None or desc[1] not in DTYPES:
+                if explicit:
+                    what = "no descriptor" if desc is None else "type %d" % desc[1]
+                    raise ValueError("%s (%s) cannot be read into columns; events are "
+                                     "read with pcp.bulk's event API" % (name, what))
+                continue
+            if not explicit and pmid in seen_pmids:
+                continue        # a prefix takes one name of a metric that has several
+            seen_names.add(name)
+            seen_pmids.add(pmid)
+            out.append((name, pmid))
+    return out
+
+
+def _columns_in_window(meta, indom: int, start: int, end: int) -> Tuple[List[int], List[str]]:
+    """Instances of `indom` in force at some time in [start, end]: the snapshot in force
+    at start and every later one up to end, in instance id order; a name from the
+    newest snapshot holding it."""
+    chain = meta.indoms.get(indom)      # newest first
+    if not chain:
+        return [], []
+    names: Dict[int, str] = {}
+    for snap in chain:
+        t = _stamp_ns(snap.stamp)
+        if t > end:
+            continue
+        for i, n in zip(snap.insts, snap.names):
+            if i not in names:
+                names[i] = _decode_name(n)
+        if t <= start:
+            break                       # the one in force at start: older ones are not
+    ids = sorted(names)
+    return ids, [names[i] for i in ids]
+
+
+def _instance_name(meta, indom: int, inst: int, cache: Dict[int, Dict[int, str]]) -> str:
+    """Name of an instance met in the data but not among the window's instances: the
+    newest name the metadata has for it, else its number."""
+    names = cache.get(indom)
+    if names is None:
+        names = cache[indom] = {}
+        for snap in reversed(meta.indoms.get(indom, ())):
+            for i, n in zip(snap.insts, snap.names):
+                names[i] = _decode_name(n)
+    got = names.get(inst)
+    if got is not None:
+        return got
+    return "" if inst == PM_IN_NULL else str(inst)
+
+
+# --------------------------------------------------------------------------------------
+# counters to rates
+
+
+class _RateCarry:
+    """Per column: the last value seen, its time and segment (marks split segments)."""
+
+    __slots__ = ("value", "time", "seg", "have")
+
+    def __init__(self, ncols: int, dtype: np.dtype) -> None:
+        self.value = np.zeros(ncols, dtype)
+        self.time = np.zeros(ncols, np.int64)
+        self.seg = np.zeros(ncols, np.int64)
+        self.have = np.zeros(ncols, bool)
+
+    def grow(self, ncols: int) -> None:
+        extra = ncols - len(self.value)
+        if extra > 0:
+            self.value = np.concatenate([self.value, np.zeros(extra, self.value.dtype)])
+            self.time = np.concatenate([self.time, np.zeros(extra, np.int64)])
+            self.seg = np.concatenate([self.seg, np.zeros(extra, np.int64)])
+            self.have = np.concatenate([self.have, np.zeros(extra, bool)])
+
+
+def counter_rate(values: np.ndarray, present: np.ndarray, time_ns: np.ndarray,
+                 seg: np.ndarray, carry: Optional[_RateCarry] = None
+                 ) -> Tuple[np.ndarray, np.ndarray]:
+    """Rates of change per second of a counter matrix: for each value, (v - v_prev) /
+    (t - t_prev) with the instance's previous value in the same segment (no mark in
+    between); NaN (and not present) for the first value, after a mark, and where the
+    counter went backwards (a wrap or a reset) or time did not advance. `carry` holds
+    the previous values across calls and is updated."""
+    n, ncols = values.shape
+    rows = np.arange(n, dtype=np.int64)[:, None]
+    last = np.where(present, rows, -1)
+    np.maximum.accumulate(last, axis=0, out=last)
+    prev = np.empty_like(last)
+    prev[0] = -1
+    prev[1:] = last[:-1]
+    has_prev = prev >= 0
+    pidx = np.where(has_prev, prev, 0)
+    cidx = np.broadcast_to(np.arange(ncols), (n, ncols))
+    if n:
+        pv = values[pidx, cidx]
+        pt = time_ns[pidx]
+        ps = seg[pidx]
+    else:
+        pv = values.copy()
+        pt = np.zeros((0, ncols), np.int64)
+        ps = np.zeros((0, ncols), np.int64)
+    if carry is not None:
+        carry.grow(ncols)
+        use = ~has_prev & carry.have[None, :]
+        pv = np.where(use, carry.value[None, :], pv)
+        pt = np.where(use, carry.time[None, :], pt)
+        ps = np.where(use, carry.seg[None, :], ps)
+        has_prev = has_prev | use
+    t = np.broadcast_to(time_ns[:, None], (n, ncols))
+    s = np.broadcast_to(seg[:, None], (n, ncols))
+    ok = present & has_prev & (s == ps) & (t > pt) & (values >= pv)
+    if values.dtype.kind in "iu" and values.dtype.itemsize < 8:
+        diff = values.astype(np.int64) - pv.astype(np.int64)
+    elif values.dtype.kind == "f":
+        diff = values.astype(np.float64) - pv.astype(np.float64)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            diff = values - pv          # unsigned: exact where values >= pv
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = diff.astype(np.float64) / ((t - pt).astype(np.float64) / 1e9)
+    rate[~ok] = np.nan
+    if carry is not None and n:
+        seen = present.any(axis=0)
+        lastrow = last[-1]
+        cols = np.nonzero(seen)[0]
+        carry.value[cols] = values[lastrow[cols], cols]
+        carry.time[cols] = time_ns[lastrow[cols]]
+        carry.seg[cols] = seg[lastrow[cols]]
+        carry.have[cols] = True
+    return rate, ok
+
+
+# --------------------------------------------------------------------------------------
+# the reader
+
+
+class ArchiveReader:
+    """Columns of one archive or several (a name, a comma-separated list or directory as
+    pmNewContext takes them, or a list of names), read lazily.
+
+    metrics   None (every metric), a name, or names; a name that is not a leaf selects
+              every metric under it (a PMNS prefix, e.g. "kernel.all")
+    start, end  the time window, inclusive: seconds since the epoch, datetime (naive
+              means UTC), numpy datetime64, pandas Timestamp or ISO string
+    rate      convert counters (PM_SEM_COUNTER) to rates per second (float64)
+    chunk_bytes   about how much memory one chunk's arrays take (default 64 MB)
+    chunk_rows    or a fixed number of rows per chunk
+    progress  a tqdm progress bar over the bytes to read: None shows one when stderr
+              is a terminal and tqdm is installed
+    errors    at a damaged record: "raise" (pmErr PM_ERR_LOGREC, after the rows before
+              it), "skip" (go on where libpcp's reader would) or "stop" (end that volume)
+
+    Iterating gives ArchiveColumns chunks whose memory does not grow with the archive;
+    read() gives the whole scan; to_pandas, to_arrow, to_parquet and the Arrow
+    PyCapsule stream (__arrow_c_stream__) stream chunk by chunk."""
+
+    def __init__(self, archives: Union[str, Sequence[str]], metrics: Any = None,
+                 start: TimeLike = None, end: TimeLike = None, rate: bool = False,
+                 chunk_bytes: int = DEFAULT_CHUNK_BYTES, chunk_rows: Optional[int] = None,
+                 progress: Optional[bool] = None, errors: str = "raise") -> None:
+        if errors not in ("raise", "skip", "stop"):
+            raise ValueError("errors must be 'raise', 'skip' or 'stop'")
+        if isinstance(archives, (list, tuple)):
+            if not archives:
+                raise ValueError("no archives")
+            spec = ",".join(str(a) for a in archives)
+        else:
+            spec = str(archives)
+        self.spec = spec
+        self.start_ns = to_ns(start, NS_MIN)
+        self.end_ns = to_ns(end, NS_MAX)
+        self.rate = bool(rate)
+        self.chunk_bytes = int(chunk_bytes)
+        self.chunk_rows = chunk_rows
+        self.progress = progress
+        self.errors = errors
+        self._ctx: Optional[ArchiveContext] = None
+        ctx = ArchiveContext(0, spec)
+        try:
+            self._metadata(ctx, metrics)
+        finally:
+            ctx.close()
+
+    def _metadata(self, ctx: ArchiveContext, metrics: Any) -> None:
+        meta = ctx.meta
+        self.hostname = ctx.host_name()
+        self.archive_names = [a.name for a in ctx.archives]
+        self.archive_starts = [_stamp_ns(a.label.stamp) for a in ctx.archives]
+        self._metrics: List[_Metric] = []
+        self._names: List[Tuple[str, _Metric]] = []
+        by_pmid: Dict[int, _Metric] = {}
+        for name, pmid in _resolve(meta, metrics):
+            m = by_pmid.get(pmid)
+            if m is None:
+                m = by_pmid[pmid] = _Metric(name, meta.descs[pmid])
+                if m.indom == PM_INDOM_NULL:
+                    m.insts, m.inames = [PM_IN_NULL], [""]
+                else:
+                    m.insts, m.inames = _columns_in_window(meta, m.indom, self.start_ns,
+                                                           self.end_ns)
+                m.rate = self.rate and m.sem == PM_SEM_COUNTER and m.type in NUMERIC
+                self._metrics.append(m)
+            else:
+                m.names.append(name)
+            self._names.append((name, m))
+
+    # ---- what will be read -------------------------------------------------------------
+
+    @property
+    def metric_names(self) -> List[str]:
+        return [n for n, _ in self._names]
+
+    def describe(self) -> Dict[str, Dict[str, Any]]:
+        """name -> pmid, type, sem, units, indom, instances and names (as of now)."""
+        return {n: {"pmid": m.pmid, "type": m.type, "sem": m.sem, "units": m.units,
+                    "indom": m.indom, "instances": list(m.insts),
+                    "instance_names": list(m.inames), "rate": m.rate}
+                for n, m in self._names}
+
+    # ---- scanning ----------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[ArchiveColumns]:
+        return self.chunks()
+
+    def chunks(self, drop_unknown: bool = False) -> Iterator[ArchiveColumns]:
+        """The scan as chunks. drop_unknown: values of instances that are not among the
+        metadata's instances of the window are left out instead of adding columns (the
+        column set then never changes between chunks)."""
+        return _Scan(self, drop_unknown).run()
+
+    def read(self) -> ArchiveColumns:
+        """The whole scan as one ArchiveColumns."""
+        parts = list(self.chunks())
+        if not parts:
+            return self._empty()
+        return ArchiveColumns.concat(parts)
+
+    def _empty(self) -> ArchiveColumns:
+        metrics = {}
+        for name, m in self._names:
+            dtype = np.dtype(np.float64) if m.rate else DTYPES[m.type]
+            metrics[name] = MetricArray(
+                name, m.pmid, m.type, m.sem, m.units, m.indom,
+                np.zeros((0, len(m.insts)), dtype), np.zeros((0, len(m.insts)), bool),
+                np.array(m.insts, np.int32), list(m.inames), m.rate)
+        return ArchiveColumns(np.zeros(0, "datetime64[ns]"), np.zeros(0, bool), metrics)
+
+    def to_pandas(self, form: str = "wide"):
+        from pcp import _columns_export
+        return _columns_export.reader_to_pandas(self, form)
+
+    def to_arrow(self, form: str = "wide"):
+        from pcp import _columns_export
+        return _columns_export.reader_to_arrow(self, form)
+
+    def to_batches(self, form: str = "wide"):
+        """A pyarrow.RecordBatchReader over the chunks (the schema is fixed from the
+        metadata; values of instances unknown to it are left out)."""
+        from pcp import _columns_export
+        return _columns_export.batch_reader(self, form)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.to_batches().__arrow_c_stream__(requested_schema)
+
+    def to_parquet(self, path: Any, form: str = "wide", **kwargs: Any) -> None:
+        """Write the scan to parquet chunk by chunk (memory stays flat)."""
+        from pcp import _columns_export
+        _columns_export.write_parquet(self, path, form, **kwargs)
+
+
+def _raw_dtype(m: _Metric) -> np.dtype:
+    return np.dtype(np.int64) if m.type in BLOBS else DTYPES[m.type]
+
+
+def _aligned(n: int) -> int:
+    return (n + 63) & ~63
+
+
+class _Ring:
+    """Memory of the chunk before last, reused once nothing refers to it any more (the
+    consumer's loop variable still holds the last chunk). Reusing memory that is
+    already mapped saves the page faults and first-touch zeroing of fresh allocations,
+    which cost more than the scan itself."""
+
+    def __init__(self) -> None:
+        self.items: List[np.ndarray] = []
+
+    def get(self, size: int, zero: bool = True) -> np.ndarray:
+        got = None
+        if len(self.items) >= 2:
+            old = self.items.pop(0)
+            # references: `old` and getrefcount's argument
+            if sys.getrefcount(old) == 2 and old.nbytes >= size:
+                got = old
+                if zero:
+                    old[:size].fill(0)
+            del old
+        if got is None:
+            got = np.zeros(size, np.uint8) if zero else np.empty(size, np.uint8)
+        self.items.append(got)
+        return got
+
+    def replace(self, old: np.ndarray, new: np.ndarray) -> None:
+        for k, item in enumerate(self.items):
+            if item is old:
+                self.items[k] = new
+
+
+class _Scan:
+    """One pass over the archives of a reader."""
+
+    def __init__(self, reader: ArchiveReader, drop_unknown: bool) -> None:
+        self.r = reader
+        self.metrics = reader._metrics
+        self.index = {id(m): i for i, m in enumerate(self.metrics)}
+        self.has_blobs = any(m.type in BLOBS for m in self.metrics)
+        self.drop_unknown = drop_unknown
+        self.seg = 0
+        self.names_cache: Dict[int, Dict[int, str]] = {}
+        self.arenas = _Ring()
+        self.stagings = _Ring()
+        self.state = ffi.new("pcp_cols_state *")
+        self.cmetrics = ffi.new("pcp_cols_metric[]", max(len(self.metrics), 1))
+        self.itemsize = np.array([_raw_dtype(m).itemsize for m in self.metrics], np.int64)
+        self._layout_key: Any = None
+        for i, m in enumerate(self.metrics):
+            m.state = _RateCarry(len(m.insts), DTYPES[m.type]) if m.rate else None
+            m.index(len(m.insts))
+            self._bind_index(i)
+        self._build_map()
+
+    def _bind_index(self, i: int) -> None:
+        m = self.metrics[i]
+        c = self.cmetrics[i]
+        c.type = m.type
+        c.ncols = len(m.insts)
+        c.col_cap = m.col_cap
+        c.col_inst = ffi.cast("int32_t *", m.col_inst.ctypes.data)
+        c.sorted_inst = ffi.cast("int32_t *", m.sorted_inst.ctypes.data)
+        c.sorted_col = ffi.cast("int32_t *", m.sorted_col.ctypes.data)
+
+    def _build_map(self) -> None:
+        n = len(self.metrics)
+        size = 8
+        while size < 2 * n:
+            size *= 2
+        keys = np.full(size, PM_ID_NULL, np.uint32)
+        vals = np.full(size, -1, np.int32)
+        mask = size - 1
+        for i, m in enumerate(self.metrics):
+            h = ((m.pmid * 2654435761) & 0xFFFFFFFF) & mask
+            while keys[h] != PM_ID_NULL:
+                h = (h + 1) & mask
+            keys[h] = m.pmid
+            vals[h] = i
+        self._map = (keys, vals)
+        s = self.state
+        s.nmetrics = n
+        s.metrics = self.cmetrics
+        s.map_mask = mask
+        s.map_pmid = ffi.cast("uint32_t *", keys.ctypes.data)
+        s.map_metric = ffi.cast("int32_t *", vals.ctypes.data)
+        s.start_ns = self.r.start_ns
+        s.end_ns = self.r.end_ns
+        s.drop_unknown = 1 if self.drop_unknown else 0
+
+    # ---- chunk memory ------------------------------------------------------------------
+
+    def _layout(self, cap: int) -> Tuple[np.ndarray, np.ndarray, int]:
+        """Offsets of every metric's values and present matrices in one arena."""
+        col_caps = np.array([m.col_cap for m in self.metrics], np.int64)
+        key = (cap, col_caps.tobytes())
+        if key != self._layout_key:
+            cells = cap * col_caps
+            vsize = (cells * self.itemsize + 63) & ~63
+            psize = (cells + 63) & ~63
+            ends = np.cumsum(vsize + psize)
+            starts = ends - (vsize + psize)
+            self._layout_val = (starts, starts + vsize, int(ends[-1]) if len(ends) else 0)
+            self._layout_key = key
+        return self._layout_val
+
+    def _row_cap(self) -> int:
+        if self.r.chunk_rows:
+            return max(int(self.r.chunk_rows), 1)
+        per_row = 16
+        for m in self.metrics:
+            per_row += m.col_cap * (_raw_dtype(m).itemsize + 1)
+        return int(min(max(self.r.chunk_bytes // max(per_row, 1), 16), 1 << 30))
+
+    def _new_chunk(self) -> None:
+        self._sync_columns()
+        cap = self._row_cap()
+        self.cap = cap
+        self.time = np.empty(cap, np.int64)
+        self.flags = np.zeros(cap, np.uint8)
+        s = self.state
+        s.row_cap = cap
+        s.nrow = 0
+        s.time_ns = ffi.cast("int64_t *", self.time.ctypes.data)
+        s.flags = ffi.cast("uint8_t *", self.flags.ctypes.data)
+        voff, poff, total = self._layout(cap)
+        # one zeroed allocation for every metric's arrays
+        self.arena = self.arenas.get(max(total, 1))
+        self.voff, self.poff = voff, poff
+        self.own: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        if self.metrics:
+            lib.pcp_cols_bind(s, ffi.cast("uint8_t *", self.arena.ctypes.data),
+                              ffi.cast("int64_t *", voff.ctypes.data),
+                              ffi.cast("int64_t *", poff.ctypes.data))
+        if self.has_blobs:
+            prev = getattr(self, "staged", None)
+            size = max(len(prev) if prev is not None else 0, 1 << 16)
+            self._set_staged(self.stagings.get(size, zero=False))
+        s.staged_used = 0
+
+    def _set_staged(self, area: np.ndarray) -> None:
+        self.staged = area
+        s = self.state
+        s.staged = ffi.cast("uint8_t *", area.ctypes.data)
+        s.staged_cap = len(area)
+
+    def _more_room(self) -> None:
+        s = self.state
+        used = int(s.staged_used)
+        old = self.staged
+        grown = np.empty(max(2 * len(old), int(s.room_need) * 2, 1 << 16), np.uint8)
+        grown[:used] = old[:used]
+        self.stagings.replace(old, grown)
+        self._set_staged(grown)
+
+    def _matrices(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Metric i's values and present matrices of the chunk being filled."""
+        own = self.own.get(i)
+        if own is not None:
+            return own
+        m = self.metrics[i]
+        shape = (self.cap, m.col_cap)
+        values = np.ndarray(shape, _raw_dtype(m), buffer=self.arena, offset=int(self.voff[i]))
+        present = np.ndarray(shape, bool, buffer=self.arena, offset=int(self.poff[i]))
+        return values, present
+
+    def _grow(self, i: int) -> None:
+        """Room for more columns of metric i (NEED_COLUMN), its filled rows kept."""
+        self._sync_columns()
+        m = self.metrics[i]
+        values, present = self._matrices(i)
+        ncols = len(m.insts)
+        col_cap = ncols + max(4, ncols // 4)
+        rows = int(self.state.nrow)
+        nv = np.zeros((self.cap, col_cap), values.dtype)
+        npr = np.zeros((self.cap, col_cap), bool)
+        nv[:rows, :m.col_cap] = values[:rows]
+        npr[:rows, :m.col_cap] = present[:rows]
+        self.own[i] = (nv, npr)
+        m.index(col_cap)
+        self._bind_index(i)
+        c = self.cmetrics[i]
+        c.values = ffi.cast("void *", nv.ctypes.data)
+        c.present = ffi.cast("uint8_t *", npr.ctypes.data)
+        self._layout_key = None
+
+    def _sync_columns(self) -> None:
+        """Columns the C scan added (instances not in the window's metadata)."""
+        for i, m in enumerate(self.metrics):
+            n = self.cmetrics[i].ncols
+            if n > len(m.insts):
+                new = m.col_inst[len(m.insts):n].tolist()
+                m.insts.extend(new)
+                m.inames.extend(_instance_name(self.meta, m.indom, inst, self.names_cache)
+                                for inst in new)
+                if m.state is not None:
+                    m.state.grow(n)
+
+    def _emit(self) -> Optional[ArchiveColumns]:
+        n = int(self.state.nrow)
+        if n == 0:
+            return None
+        self._sync_columns()
+        time_ns = self.time[:n]
+        after = (self.flags[:n] & ROW_AFTER_MARK).astype(bool)
+        seg = self.seg + np.cumsum(after, dtype=np.int64)
+        self.seg = int(seg[-1])
+        staged = self.staged[:int(self.state.staged_used)] if self.has_blobs else None
+        arrays: Dict[int, MetricArray] = {}
+        out: Dict[str, MetricArray] = {}
+        for name, m in self.r._names:
+            ma = arrays.get(id(m))
+            if ma is None:
+                i = self.index[id(m)]
+                raw, present = self._matrices(i)
+                ncols = len(m.insts)
+                values: Optional[np.ndarray] = raw[:n, :ncols]
+                present = present[:n, :ncols]
+                blobs = None
+                if m.type in BLOBS:
+                    blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING)
+                    values = None
+                elif m.rate:
+                    values, present = counter_rate(values, present, time_ns, seg, m.state)
+                ids, names = m.columns()
+                ma = MetricArray(name, m.pmid, m.type, m.sem, m.units, m.indom, values,
+                                 present, ids, names, m.rate, blobs)
+                arrays[id(m)] = ma
+            elif ma.name != name:
+                ma = ma.renamed(name)
+            out[name] = ma
+        return ArchiveColumns(time_ns.view("datetime64[ns]"), after, out)
+
+    # ---- the pass ----------------------------------------------------------------------
+
+    def run(self) -> Iterator[ArchiveColumns]:
+        ctx = ArchiveContext(0, self.r.spec)
+        self.meta = ctx.meta
+        bar = _progress_bar(self.r.progress, ctx, self.r.start_ns)
+        try:
+            self._new_chunk()
+            yield from self._archives(ctx, bar)
+            last = self._emit()
+            if last is not None:
+                yield last
+        finally:
+            if bar is not None:
+                bar.close()
+            ctx.close()
+
+    def _archives(self, ctx: ArchiveContext, bar) -> Iterator[ArchiveColumns]:
+        s = self.state
+        prev_end: Optional[Tuple[int, int]] = None
+        for k, arch in enumerate(ctx.archives):
+            if _stamp_ns(arch.label.stamp) > self.r.end_ns:
+                break
+            if k > 0:
+                s.pending_flags |= ROW_AFTER_MARK   # libpcp's <mark> between archives
+                if prev_end is not None and _tsub(prev_end, arch.label.stamp) > 0:
+                    raise pmErr(PM_ERR_LOGOVERLAP)
+            last_t: List[Optional[Tuple[int, int]]] = [None]
+            done = yield from self._archive(arch, bar, last_t)
+            prev_end = last_t[0]
+            if done:
+                return
+
+    def _seek(self, arch) -> Tuple[int, int]:
+        """(volume, offset) to start at: the last index entry at or before the start
+        of the window, if it points at a whole record; else the first volume."""
+        start = self.r.start_ns
+        if start == NS_MIN or not arch.index:
+            return arch.minvol, 0
+        best = None
+        for e in arch.index:
+            if _stamp_ns(e.stamp) <= start:
+                best = e
+            else:
+                break
+        if best is None or not arch.minvol <= best.vol <= arch.maxvol:
+            return arch.minvol, 0
+        sts, mapped, _ = arch.open_volume(best.vol)
+        off = best.off_data
+        if sts < 0 or mapped is None or off < arch.label.length or off + 8 > mapped.size:
+            return arch.minvol, 0
+        head = int.from_bytes(mapped.slice(off, off + 4), "big", signed=True)
+        if head < 8 or off + head > mapped.size or \
+                int.from_bytes(mapped.slice(off + head - 4, off + head), "big",
+                               signed=True) != head:
+            return arch.minvol, 0
+        return best.vol, off
+
+    def _archive(self, arch, bar, last_t):
+        s = self.state
+        pos = ffi.new("uint64_t *")
+        first_vol, first_off = self._seek(arch)
+        for vol in range(first_vol, arch.maxvol + 1):
+            sts, mapped, _ = arch.open_volume(vol)
+            if sts < 0 or mapped is None:
+                continue        # missing or unusable volumes are skipped, as libpcp does
+            pos[0] = first_off if vol == first_vol else arch.label.length
+            if bar is not None and vol == first_vol and first_off:
+                bar.update(first_off)
+            try:
+                while True:
+                    at = int(pos[0])
+                    row0 = int(s.nrow)
+                    s.pause_pos = at + RELEASE_EVERY
+                    sts = lib.pcp_cols_scan(mapped.ptr, mapped.size, arch.label.length,
+                                            arch.version, pos, s)
+                    row1 = int(s.nrow)
+                    if row1 > row0:
+                        t = int(self.time[row1 - 1])
+                        last_t[0] = (t // 1000000000, t % 1000000000)
+                    mapped.release_pages(at, int(pos[0]))
+                    if bar is not None:
+                        bar.update(int(pos[0]) - at)
+                    if sts == COLS_PAUSE:
+                        continue
+                    if sts == COLS_NEED_ROOM:
+                        self._more_room()
+                        continue
+                    if sts == 0:
+                        chunk = self._emit()
+                        self._new_chunk()
+                        if chunk is not None:
+                            yield chunk
+                            del chunk
+                        continue
+                    if sts == COLS_NEED_COLUMN:
+                        self._grow(int(s.miss_metric))
+                        continue
+                    if sts == LOG_END:
+                        break
+                    if sts == COLS_PAST_END:
+                        return True
+                    # a damaged record
+                    if self.r.errors == "raise":
+                        chunk = self._emit()
+                        self._new_chunk()
+                        if chunk is not None:
+                            yield chunk
+                            del chunk
+                        raise pmErr(sts)
+                    if self.r.errors == "stop" or (int(pos[0]) <= at and row1 == row0):
+                        break
+            finally:
+                mapped.release_all()
+        return False
+
+
+def _progress_bar(progress: Optional[bool], ctx: ArchiveContext, start_ns: int):
+    if progress is False:
+        return None
+    if progress is None and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if progress:
+            raise
+        return None
+    total = 0
+    for arch in ctx.archives:
+        for vol in range(arch.minvol, arch.maxvol + 1):
+            sts, mapped, _ = arch.open_volume(vol)
+            if sts == 0 and mapped is not None:
+                total += mapped.size
+    return tqdm(total=total, unit="B", unit_scale=True, desc="archive", leave=False)
+
+
+def read_archive(archives: Union[str, Sequence[str]], metrics: Any = None,
+                 start: TimeLike = None, end: TimeLike = None, rate: bool = False,
+                 **kwargs: Any) -> ArchiveColumns:
+    """The whole scan of ArchiveReader(archives, metrics, start, end, rate, ...)."""
+    return ArchiveReader(archives, metrics, start, end, rate, **kwargs).read()
