@@ -4,8 +4,9 @@
  * One call reads whole records of one volume forwards. Each record that carries at
  * least one selected metric becomes one row: its timestamp goes to time_ns[row] and each
  * value of a selected metric to values[row][column of its instance], with present[..]
- * set to 1. A record is validated exactly as libpcp's reader validates it (pcp_log_read)
- * before anything of it is kept, and a row only counts once its record is complete.
+ * set to 1. A record is checked as libpcp's reader checks it (the same framing, layout
+ * and value-block rules as pcp_log_read, in the same pass that stores its values) and a
+ * row only counts once its record has passed: a record that fails leaves nothing behind.
  * Records before the window are framed but not decoded; the first record after it stops
  * the scan. No allocation, no Python: cffi releases the GIL around the call. */
 #ifndef PCP_COLUMNS_H
@@ -18,9 +19,9 @@
 
 /* Return codes of pcp_cols_scan besides 0 (rows full), PCP_LOG_END and PM_ERR_LOGREC */
 #define PCP_COLS_PAST_END 2     /* a record after the window: *pos is at it */
-#define PCP_COLS_NEED_COLUMN 3  /* an instance without a column and no room for one:
-                                   miss_metric / miss_inst say which; *pos is at the
-                                   record, nothing of it kept */
+#define PCP_COLS_NEED_COLUMN 3  /* instances without a column in a (good) record:
+                                   miss_metric[] / miss_inst[] list nmiss of them; *pos
+                                   is at the record, nothing of it kept */
 #define PCP_COLS_NEED_ROOM 4    /* the staging area cannot hold the record's strings:
                                    *pos is at the record, nothing of it kept; room_need
                                    is the least staged_cap that would do */
@@ -36,12 +37,15 @@ typedef struct {
     int32_t ncols;      /* instance columns in use */
     int32_t col_cap;    /* columns allocated: one row of values/present is col_cap long */
     int32_t pad;
+    int32_t *hint;      /* [2 * col_cap] (instance, column) of the value at each
+                           position of the metric's last value set, column -1 when not
+                           known: a guess, checked before use */
     void *values;       /* [row_cap][col_cap]: int32, uint32, int64, uint64, float, double
                            for types 0..5; int64 references for STRING and AGGREGATE */
     uint8_t *present;   /* [row_cap][col_cap]: 1 where values holds a value */
-    int32_t *col_inst;  /* [col_cap] the instance of each column */
-    int32_t *sorted_inst;   /* [col_cap] the instances in use, ascending */
-    int32_t *sorted_col;    /* [col_cap] and their columns */
+    const int32_t *col_inst;    /* [ncols] the instance of each column */
+    const int32_t *sorted_inst; /* [ncols] the same instances, ascending */
+    const int32_t *sorted_col;  /* [ncols] and their columns */
     int64_t nvalues;    /* values stored so far (never reset by the scan) */
     int64_t nerr;       /* values pmExtractValue could not convert to the metric's type:
                            left absent */
@@ -59,8 +63,8 @@ typedef struct {
     /* the window, inclusive, nanoseconds since the epoch */
     int64_t start_ns;
     int64_t end_ns;
-    /* an instance without a column: 0 takes a spare column (col_cap > ncols) or stops
-     * with PCP_COLS_NEED_COLUMN; 1 leaves its values out (counted in dropped) */
+    /* an instance without a column: 0 stops with PCP_COLS_NEED_COLUMN (once the
+     * record is known to be good), 1 leaves its values out (counted in dropped) */
     int32_t drop_unknown;
     /* rows, filled from nrow up to row_cap */
     int32_t row_cap;
@@ -68,9 +72,11 @@ typedef struct {
     int64_t *time_ns;           /* [row_cap] */
     uint8_t *flags;             /* [row_cap] PCP_ROW_* */
     int32_t pending_flags;      /* flags for the next row (a mark sets AFTER_MARK) */
-    /* set by PCP_COLS_NEED_COLUMN */
-    int32_t miss_metric;
-    int32_t miss_inst;
+    /* filled for PCP_COLS_NEED_COLUMN: up to miss_cap (metric, instance) pairs */
+    int32_t *miss_metric;
+    int32_t *miss_inst;
+    int32_t miss_cap;
+    int32_t nmiss;
     /* the staging area for string and aggregate bytes */
     uint8_t *staged;
     uint64_t staged_cap;

@@ -50,13 +50,15 @@ COLS_NEED_ROOM = 4
 COLS_PAUSE = 5
 # the mapped pages of a volume behind the scan are released every this many bytes
 RELEASE_EVERY = 8 << 20
+MISS_CAP = 4096                 # instances without a column reported per record
+STAGED_START = 1 << 16          # first size of a chunk's string staging area
 ROW_AFTER_MARK = 1
 PAYLOAD_OFF_BITS = 40
 PAYLOAD_OFF_MASK = (1 << PAYLOAD_OFF_BITS) - 1
 
 NS_MIN = -(1 << 63) + 1
 NS_MAX = (1 << 63) - 1
-DEFAULT_CHUNK_BYTES = 64 << 20
+DEFAULT_CHUNK_BYTES = 32 << 20
 
 TimeLike = Union[None, int, float, str, "np.datetime64", _dt.datetime, _dt.date]
 
@@ -370,17 +372,14 @@ class _Metric:
         self.col_cap = 0
         self.snapshot: Optional[Tuple[np.ndarray, List[str]]] = None
 
-    def index(self, col_cap: int) -> None:
-        """The instance index the C scan searches and extends, room for col_cap."""
-        ncols = len(self.insts)
-        self.col_cap = col_cap
-        self.col_inst = np.zeros(col_cap, np.int32)
-        self.col_inst[:ncols] = self.insts
-        order = np.argsort(self.col_inst[:ncols], kind="stable")
-        self.sorted_inst = np.zeros(col_cap, np.int32)
-        self.sorted_inst[:ncols] = self.col_inst[:ncols][order]
-        self.sorted_col = np.zeros(col_cap, np.int32)
-        self.sorted_col[:ncols] = order
+    def index(self, col_cap: Optional[int] = None) -> None:
+        """The instance index the C scan searches (with room for col_cap columns)."""
+        if col_cap is not None:
+            self.col_cap = col_cap
+        self.col_inst = np.array(self.insts, np.int32)
+        order = np.argsort(self.col_inst, kind="stable").astype(np.int32)
+        self.sorted_inst = np.ascontiguousarray(self.col_inst[order])
+        self.sorted_col = order
 
     def columns(self) -> Tuple[np.ndarray, List[str]]:
         """(instance ids, names) as of now, shared until columns are added."""
@@ -583,7 +582,7 @@ class ArchiveReader:
     start, end  the time window, inclusive: seconds since the epoch, datetime (naive
               means UTC), numpy datetime64, pandas Timestamp or ISO string
     rate      convert counters (PM_SEM_COUNTER) to rates per second (float64)
-    chunk_bytes   about how much memory one chunk's arrays take (default 64 MB)
+    chunk_bytes   about how much memory one chunk's arrays take (default 32 MB)
     chunk_rows    or a fixed number of rows per chunk
     progress  a tqdm progress bar over the bytes to read: None shows one when stderr
               is a terminal and tqdm is installed
@@ -592,7 +591,10 @@ class ArchiveReader:
 
     Iterating gives ArchiveColumns chunks whose memory does not grow with the archive;
     read() gives the whole scan; to_pandas, to_arrow, to_parquet and the Arrow
-    PyCapsule stream (__arrow_c_stream__) stream chunk by chunk."""
+    PyCapsule stream (__arrow_c_stream__) stream chunk by chunk. After a scan, `stats`
+    counts its records (marks included), marks, records skipped before the window,
+    values stored, values pmExtractValue would refuse (left absent) and values dropped
+    (instances left out by chunks(drop_unknown=True))."""
 
     def __init__(self, archives: Union[str, Sequence[str]], metrics: Any = None,
                  start: TimeLike = None, end: TimeLike = None, rate: bool = False,
@@ -614,7 +616,7 @@ class ArchiveReader:
         self.chunk_rows = chunk_rows
         self.progress = progress
         self.errors = errors
-        self._ctx: Optional[ArchiveContext] = None
+        self.stats: Dict[str, int] = {}
         ctx = ArchiveContext(0, spec)
         try:
             self._metadata(ctx, metrics)
@@ -725,7 +727,10 @@ class _Ring:
     def __init__(self) -> None:
         self.items: List[np.ndarray] = []
 
-    def get(self, size: int, zero: bool = True) -> np.ndarray:
+    def get(self, size: int, zero: bool = True, at_least: int = 0) -> np.ndarray:
+        """`size` bytes (zeroed if asked), in an allocation of at least `at_least`
+        bytes: the pages that are never touched take no memory, and the next chunks,
+        which are seldom the same size, can reuse it."""
         got = None
         if len(self.items) >= 2:
             old = self.items.pop(0)
@@ -736,7 +741,8 @@ class _Ring:
                     old[:size].fill(0)
             del old
         if got is None:
-            got = np.zeros(size, np.uint8) if zero else np.empty(size, np.uint8)
+            n = max(size, at_least)
+            got = np.zeros(n, np.uint8) if zero else np.empty(n, np.uint8)
         self.items.append(got)
         return got
 
@@ -757,6 +763,7 @@ class _Scan:
         self.drop_unknown = drop_unknown
         self.seg = 0
         self.names_cache: Dict[int, Dict[int, str]] = {}
+        self.staged_per_row = 0
         self.arenas = _Ring()
         self.stagings = _Ring()
         self.state = ffi.new("pcp_cols_state *")
@@ -767,7 +774,24 @@ class _Scan:
             m.state = _RateCarry(len(m.insts), DTYPES[m.type]) if m.rate else None
             m.index(len(m.insts))
             self._bind_index(i)
+        self._bind_hints()
         self._build_map()
+        self.miss_metric = np.zeros(MISS_CAP, np.int32)
+        self.miss_inst = np.zeros(MISS_CAP, np.int32)
+        s = self.state
+        s.miss_metric = ffi.cast("int32_t *", self.miss_metric.ctypes.data)
+        s.miss_inst = ffi.cast("int32_t *", self.miss_inst.ctypes.data)
+        s.miss_cap = MISS_CAP
+
+    def _bind_hints(self) -> None:
+        """One array for every metric's instance-order hints, in metric order: the
+        records' value sets come in that order, so the scan reads it front to back."""
+        caps = np.array([2 * m.col_cap for m in self.metrics], np.int64)
+        offs = np.cumsum(caps) - caps
+        self.hints = np.full(max(int(caps.sum()), 1), -1, np.int32)
+        base = ffi.cast("int32_t *", self.hints.ctypes.data)
+        for i, off in enumerate(offs.tolist()):
+            self.cmetrics[i].hint = base + off
 
     def _bind_index(self, i: int) -> None:
         m = self.metrics[i]
@@ -820,17 +844,31 @@ class _Scan:
             self._layout_key = key
         return self._layout_val
 
-    def _row_cap(self) -> int:
-        if self.r.chunk_rows:
-            return max(int(self.r.chunk_rows), 1)
+    def _sizes(self) -> Tuple[int, int]:
+        """(rows, bytes of string staging) of the next chunk. Its budget covers both:
+        string bytes per row are learnt from the chunks before (the first chunk gives
+        them half); a chunk whose staging fills up ends early rather than grows."""
+        budget = self.r.chunk_bytes
         per_row = 16
         for m in self.metrics:
             per_row += m.col_cap * (_raw_dtype(m).itemsize + 1)
-        return int(min(max(self.r.chunk_bytes // max(per_row, 1), 16), 1 << 30))
+        staged = 0
+        if self.has_blobs:
+            if self.staged_per_row:
+                per_row += self.staged_per_row
+                rows = budget // per_row
+                staged = int(rows * self.staged_per_row * 1.25)
+            else:
+                budget //= 2
+                staged = budget
+        rows = budget // max(per_row, 1)
+        if self.r.chunk_rows:
+            rows = int(self.r.chunk_rows)
+        return int(min(max(rows, 1 if self.r.chunk_rows else 16), 1 << 30)), \
+            max(staged, STAGED_START)
 
     def _new_chunk(self) -> None:
-        self._sync_columns()
-        cap = self._row_cap()
+        cap, staged_size = self._sizes()
         self.cap = cap
         self.time = np.empty(cap, np.int64)
         self.flags = np.zeros(cap, np.uint8)
@@ -841,7 +879,7 @@ class _Scan:
         s.flags = ffi.cast("uint8_t *", self.flags.ctypes.data)
         voff, poff, total = self._layout(cap)
         # one zeroed allocation for every metric's arrays
-        self.arena = self.arenas.get(max(total, 1))
+        self.arena = self.arenas.get(max(total, 1), at_least=self.r.chunk_bytes)
         self.voff, self.poff = voff, poff
         self.own: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         if self.metrics:
@@ -849,9 +887,9 @@ class _Scan:
                               ffi.cast("int64_t *", voff.ctypes.data),
                               ffi.cast("int64_t *", poff.ctypes.data))
         if self.has_blobs:
-            prev = getattr(self, "staged", None)
-            size = max(len(prev) if prev is not None else 0, 1 << 16)
-            self._set_staged(self.stagings.get(size, zero=False))
+            # not zeroed: pages that are never written take no memory
+            self._set_staged(self.stagings.get(staged_size, zero=False,
+                                               at_least=self.r.chunk_bytes // 2))
         s.staged_used = 0
 
     def _set_staged(self, area: np.ndarray) -> None:
@@ -864,7 +902,7 @@ class _Scan:
         s = self.state
         used = int(s.staged_used)
         old = self.staged
-        grown = np.empty(max(2 * len(old), int(s.room_need) * 2, 1 << 16), np.uint8)
+        grown = np.empty(max(2 * len(old), int(s.room_need) * 2, STAGED_START), np.uint8)
         grown[:used] = old[:used]
         self.stagings.replace(old, grown)
         self._set_staged(grown)
@@ -880,48 +918,61 @@ class _Scan:
         present = np.ndarray(shape, bool, buffer=self.arena, offset=int(self.poff[i]))
         return values, present
 
-    def _grow(self, i: int) -> None:
-        """Room for more columns of metric i (NEED_COLUMN), its filled rows kept."""
-        self._sync_columns()
-        m = self.metrics[i]
-        values, present = self._matrices(i)
-        ncols = len(m.insts)
-        col_cap = ncols + max(4, ncols // 4)
-        rows = int(self.state.nrow)
-        nv = np.zeros((self.cap, col_cap), values.dtype)
-        npr = np.zeros((self.cap, col_cap), bool)
-        nv[:rows, :m.col_cap] = values[:rows]
-        npr[:rows, :m.col_cap] = present[:rows]
-        self.own[i] = (nv, npr)
-        m.index(col_cap)
-        self._bind_index(i)
-        c = self.cmetrics[i]
-        c.values = ffi.cast("void *", nv.ctypes.data)
-        c.present = ffi.cast("uint8_t *", npr.ctypes.data)
-        self._layout_key = None
-
-    def _sync_columns(self) -> None:
-        """Columns the C scan added (instances not in the window's metadata)."""
-        for i, m in enumerate(self.metrics):
-            n = self.cmetrics[i].ncols
-            if n > len(m.insts):
-                new = m.col_inst[len(m.insts):n].tolist()
-                m.insts.extend(new)
-                m.inames.extend(_instance_name(self.meta, m.indom, inst, self.names_cache)
-                                for inst in new)
-                if m.state is not None:
-                    m.state.grow(n)
+    def _add_columns(self) -> None:
+        """Columns for the instances a record had that no column holds (NEED_COLUMN):
+        appended after the others, in the room left for them or in bigger matrices."""
+        s = self.state
+        n = min(int(s.nmiss), MISS_CAP)
+        wanted: Dict[int, List[int]] = {}
+        for mi, inst in zip(self.miss_metric[:n].tolist(), self.miss_inst[:n].tolist()):
+            new = wanted.setdefault(mi, [])
+            if inst not in new:
+                new.append(inst)
+        rows = int(s.nrow)
+        rehint = False
+        for i, new in wanted.items():
+            m = self.metrics[i]
+            have = set(m.insts)
+            new = [inst for inst in new if inst not in have]
+            m.insts.extend(new)
+            m.inames.extend(_instance_name(self.meta, m.indom, inst, self.names_cache)
+                            for inst in new)
+            if m.state is not None:
+                m.state.grow(len(m.insts))
+            ncols = len(m.insts)
+            if ncols > m.col_cap:
+                values, present = self._matrices(i)
+                old_cap = m.col_cap
+                col_cap = ncols + max(4, ncols // 4)
+                nv = np.zeros((self.cap, col_cap), values.dtype)
+                npr = np.zeros((self.cap, col_cap), bool)
+                nv[:rows, :old_cap] = values[:rows]
+                npr[:rows, :old_cap] = present[:rows]
+                self.own[i] = (nv, npr)
+                m.index(col_cap)
+                rehint = True
+                c = self.cmetrics[i]
+                c.values = ffi.cast("void *", nv.ctypes.data)
+                c.present = ffi.cast("uint8_t *", npr.ctypes.data)
+                self._layout_key = None
+            else:
+                m.index()
+            self._bind_index(i)
+        if rehint:
+            self._bind_hints()
 
     def _emit(self) -> Optional[ArchiveColumns]:
         n = int(self.state.nrow)
         if n == 0:
             return None
-        self._sync_columns()
         time_ns = self.time[:n]
         after = (self.flags[:n] & ROW_AFTER_MARK).astype(bool)
         seg = self.seg + np.cumsum(after, dtype=np.int64)
         self.seg = int(seg[-1])
         staged = self.staged[:int(self.state.staged_used)] if self.has_blobs else None
+        if staged is not None:
+            # string bytes count in the chunk's memory: size the next chunks with them
+            self.staged_per_row = max(self.staged_per_row, -(-len(staged) // n))
         arrays: Dict[int, MetricArray] = {}
         out: Dict[str, MetricArray] = {}
         for name, m in self.r._names:
@@ -960,9 +1011,20 @@ class _Scan:
             if last is not None:
                 yield last
         finally:
+            self._report()
             if bar is not None:
                 bar.close()
             ctx.close()
+
+    def _report(self) -> None:
+        s = self.state
+        cm = [self.cmetrics[i] for i in range(len(self.metrics))]
+        self.r.stats = {
+            "records": int(s.records), "marks": int(s.marks),
+            "skipped": int(s.skipped),
+            "values": sum(int(c.nvalues) for c in cm),
+            "conversion_errors": sum(int(c.nerr) for c in cm),
+            "dropped": sum(int(c.dropped) for c in cm)}
 
     def _archives(self, ctx: ArchiveContext, bar) -> Iterator[ArchiveColumns]:
         s = self.state
@@ -1033,8 +1095,10 @@ class _Scan:
                     if sts == COLS_PAUSE:
                         continue
                     if sts == COLS_NEED_ROOM:
-                        self._more_room()
-                        continue
+                        if int(s.nrow) == 0:
+                            self._more_room()   # one record's strings: make room
+                            continue
+                        sts = 0                 # the chunk is full of strings
                     if sts == 0:
                         chunk = self._emit()
                         self._new_chunk()
@@ -1043,7 +1107,7 @@ class _Scan:
                             del chunk
                         continue
                     if sts == COLS_NEED_COLUMN:
-                        self._grow(int(s.miss_metric))
+                        self._add_columns()
                         continue
                     if sts == LOG_END:
                         break

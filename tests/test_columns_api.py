@@ -253,7 +253,9 @@ def test_pandas_of_reader(v2):
 # ---- instance columns added while scanning ---------------------------------------------
 
 
-def test_instances_unknown_to_the_window_get_columns(v2):
+@pytest.mark.parametrize("miss_cap", [4096, 2])
+def test_instances_unknown_to_the_window_get_columns(v2, monkeypatch, miss_cap):
+    monkeypatch.setattr(C, "MISS_CAP", miss_cap)
     whole = bulk.read_archive(v2, ["sample.bin", "sample.proc.exec", "sample.string.bin"])
     r = bulk.ArchiveReader(v2, ["sample.bin", "sample.proc.exec", "sample.string.bin"],
                            chunk_rows=4)
@@ -273,6 +275,14 @@ def test_instances_unknown_to_the_window_get_columns(v2):
     r._metrics[0].insts, r._metrics[0].inames = [100, 300], ["bin-100", "bin-300"]
     parts = list(r.chunks(drop_unknown=True))
     assert all(p["sample.bin"].shape[1] == 2 for p in parts)
+
+
+def test_string_staging_grows(v2, monkeypatch):
+    whole = bulk.read_archive(v2, ["sample.string", "kernel.uname", "sample.aggregate"])
+    monkeypatch.setattr(C, "STAGED_START", 4)
+    small = bulk.read_archive(v2, ["sample.string", "kernel.uname", "sample.aggregate"])
+    for name, m in whole.items():
+        assert small[name].values.tolist() == m.values.tolist()
 
 
 # ---- damaged records ----------------------------------------------------------------------
