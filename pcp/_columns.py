@@ -692,20 +692,24 @@ class ArchiveReader:
         return _columns_export.reader_to_pandas(self, form)
 
     def to_arrow(self, form: str = "wide"):
-        from pcp import _columns_export
-        return _columns_export.reader_to_arrow(self, form)
+        """The whole scan as a pyarrow Table (read().to_arrow(form))."""
+        return self.read().to_arrow(form)
 
     def to_batches(self, form: str = "wide"):
-        """A pyarrow.RecordBatchReader over the chunks (the schema is fixed from the
-        metadata; values of instances unknown to it are left out)."""
+        """A pyarrow.RecordBatchReader over the chunks. Its schema is fixed before the
+        scan, from the metadata: values of an instance the metadata does not list for
+        the window (a short-lived process pmlogger saw between two instance-domain
+        records, say) are left out, and counted in stats["dropped"]."""
         from pcp import _columns_export
         return _columns_export.batch_reader(self, form)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream of to_batches() (wide), chunk by chunk."""
         return self.to_batches().__arrow_c_stream__(requested_schema)
 
     def to_parquet(self, path: Any, form: str = "wide", **kwargs: Any) -> None:
-        """Write the scan to parquet chunk by chunk (memory stays flat)."""
+        """Write the scan to parquet chunk by chunk (memory stays flat; columns as
+        to_batches() has them)."""
         from pcp import _columns_export
         _columns_export.write_parquet(self, path, form, **kwargs)
 
@@ -726,6 +730,8 @@ class _Ring:
 
     def __init__(self) -> None:
         self.items: List[np.ndarray] = []
+        # views of an allocation kept for its next use (each holds a reference to it)
+        self.views: Dict[int, Tuple[Any, List[np.ndarray]]] = {}
 
     def get(self, size: int, zero: bool = True, at_least: int = 0) -> np.ndarray:
         """`size` bytes (zeroed if asked), in an allocation of at least `at_least`
@@ -734,17 +740,28 @@ class _Ring:
         got = None
         if len(self.items) >= 2:
             old = self.items.pop(0)
-            # references: `old` and getrefcount's argument
-            if sys.getrefcount(old) == 2 and old.nbytes >= size:
+            cached = self.views.get(id(old))
+            # references: `old`, getrefcount's argument and the cached views
+            idle = 2 + (len(cached[1]) if cached else 0)
+            if sys.getrefcount(old) == idle and old.nbytes >= size:
                 got = old
                 if zero:
                     old[:size].fill(0)
-            del old
+            else:
+                self.views.pop(id(old), None)
+            del old, cached
         if got is None:
             n = max(size, at_least)
             got = np.zeros(n, np.uint8) if zero else np.empty(n, np.uint8)
         self.items.append(got)
         return got
+
+    def cached_views(self, arena: np.ndarray, key: Any, make) -> List[np.ndarray]:
+        """Views of `arena` for layout `key`, made by make() once per arena and key."""
+        cached = self.views.get(id(arena))
+        if cached is None or cached[0] != key:
+            cached = self.views[id(arena)] = (key, make())
+        return cached[1]
 
     def replace(self, old: np.ndarray, new: np.ndarray) -> None:
         for k, item in enumerate(self.items):
@@ -878,6 +895,8 @@ class _Scan:
         s.time_ns = ffi.cast("int64_t *", self.time.ctypes.data)
         s.flags = ffi.cast("uint8_t *", self.flags.ctypes.data)
         voff, poff, total = self._layout(cap)
+        self.chunk_key = self._layout_key
+        self.chunk_caps = [m.col_cap for m in self.metrics]
         # one zeroed allocation for every metric's arrays
         self.arena = self.arenas.get(max(total, 1), at_least=self.r.chunk_bytes)
         self.voff, self.poff = voff, poff
@@ -912,11 +931,19 @@ class _Scan:
         own = self.own.get(i)
         if own is not None:
             return own
-        m = self.metrics[i]
-        shape = (self.cap, m.col_cap)
-        values = np.ndarray(shape, _raw_dtype(m), buffer=self.arena, offset=int(self.voff[i]))
-        present = np.ndarray(shape, bool, buffer=self.arena, offset=int(self.poff[i]))
-        return values, present
+        views = self.arenas.cached_views(self.arena, self.chunk_key, self._make_views)
+        return views[2 * i], views[2 * i + 1]
+
+    def _make_views(self) -> List[np.ndarray]:
+        views = []
+        cap, arena = self.cap, self.arena
+        for i, col_cap in enumerate(self.chunk_caps):
+            m = self.metrics[i]
+            shape = (cap, col_cap)
+            views.append(np.ndarray(shape, _raw_dtype(m), buffer=arena,
+                                    offset=int(self.voff[i])))
+            views.append(np.ndarray(shape, bool, buffer=arena, offset=int(self.poff[i])))
+        return views
 
     def _add_columns(self) -> None:
         """Columns for the instances a record had that no column holds (NEED_COLUMN):
@@ -954,7 +981,6 @@ class _Scan:
                 c = self.cmetrics[i]
                 c.values = ffi.cast("void *", nv.ctypes.data)
                 c.present = ffi.cast("uint8_t *", npr.ctypes.data)
-                self._layout_key = None
             else:
                 m.index()
             self._bind_index(i)

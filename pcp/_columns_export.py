@@ -274,10 +274,6 @@ def batch_reader(reader, form: str = "wide"):
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
-def reader_to_arrow(reader, form: str = "wide"):
-    return batch_reader(reader, form).read_all()
-
-
 def reader_to_pandas(reader, form: str = "wide"):
     _check_form(form)
     return to_pandas(reader.read(), form)

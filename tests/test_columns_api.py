@@ -187,12 +187,16 @@ def test_arrow_wide(v2):
             got = [v for v in col.to_pylist() if v is not None]
             want = m.values[m.present[:, j], j].tolist()
             assert got == want, cname
-    # the chunked stream of the reader holds the same table
     r = bulk.ArchiveReader(v2, MIXED, chunk_rows=5)
     assert r.to_arrow().equals(t)
-    streamed = pa.RecordBatchReader.from_stream(r)
-    assert streamed.read_all().equals(t)
     assert pa.table(cols).equals(t)
+    # the chunked stream fixes its columns from the metadata: an instance the data has
+    # and the metadata lacks (sample.proc's come and go) is left out of it
+    streamed = pa.RecordBatchReader.from_stream(r).read_all()
+    assert set(streamed.column_names) <= set(t.column_names)
+    assert streamed.equals(t.select(streamed.column_names))
+    if r.stats["dropped"] == 0:
+        assert streamed.equals(t)
 
 
 def test_arrow_long(v2):
@@ -211,9 +215,10 @@ def test_parquet(v2, tmp_path):
     r = bulk.ArchiveReader(v2, MIXED, chunk_rows=6)
     path = tmp_path / "wide.parquet"
     r.to_parquet(path)
-    assert pq.read_table(path).equals(r.to_arrow())
+    assert pq.read_table(path).equals(r.to_batches().read_all())
     r.to_parquet(tmp_path / "long.parquet", form="long")
-    assert pq.read_table(tmp_path / "long.parquet").num_rows == r.to_arrow("long").num_rows
+    assert pq.read_table(tmp_path / "long.parquet").num_rows == \
+        r.to_batches("long").read_all().num_rows
     cols = r.read()
     cols.to_parquet(tmp_path / "one.parquet")
     assert pq.read_table(tmp_path / "one.parquet").equals(cols.to_arrow())
@@ -222,7 +227,7 @@ def test_parquet(v2, tmp_path):
 def test_polars_and_duckdb_read_the_stream(v2):
     pa = pytest.importorskip("pyarrow")
     r = bulk.ArchiveReader(v2, ["sample.bin", "sample.string.hullo"])
-    table = r.to_arrow()
+    table = r.to_batches().read_all()
     try:
         import polars as pl
     except ImportError:
@@ -264,12 +269,16 @@ def test_instances_unknown_to_the_window_get_columns(v2, monkeypatch, miss_cap):
     joined = bulk.ArchiveColumns.concat(list(r))
     for name, m in whole.items():
         j = joined[name]
-        assert sorted(j.instances.tolist()) == sorted(m.instances.tolist())
+        # the instances with values (the metadata may name others, never seen)
+        seen = [k for k in range(m.shape[1]) if m.present[:, k].any()]
+        ids = m.instances[seen].tolist()
+        assert sorted(j.instances.tolist()) == sorted(ids)
         where = {i: k for k, i in enumerate(j.instances.tolist())}
-        order = [where[i] for i in m.instances.tolist()]
-        assert np.array_equal(j.present[:, order], m.present)
-        assert j.values[:, order][m.present].tolist() == m.values[m.present].tolist()
-        assert [j.instance_names[k] for k in order] == m.instance_names
+        order = [where[i] for i in ids]
+        assert np.array_equal(j.present[:, order], m.present[:, seen])
+        assert j.values[:, order][m.present[:, seen]].tolist() == \
+            m.values[:, seen][m.present[:, seen]].tolist()
+        assert [j.instance_names[k] for k in order] == [m.instance_names[k] for k in seen]
     # with drop_unknown they are left out instead
     r = bulk.ArchiveReader(v2, ["sample.bin"])
     r._metrics[0].insts, r._metrics[0].inames = [100, 300], ["bin-100", "bin-300"]
