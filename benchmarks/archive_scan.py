@@ -464,9 +464,10 @@ def scan_bulk(archive, max_records=0):
 def scan_columns(archive, max_records=0):
     """Every metric of the archive into per-metric numpy matrices, chunk by chunk, and
     the same checksum folded from them: absent cells hold 0, so plain sums of the
-    value matrices are the sums of the values; strings are counted and measured from
-    their byte lengths without making str objects (pmExtractValue's copy, not a str, is
-    what the other sides measure too); aggregates are not counted, as in the C client."""
+    value matrices are the sums of the values; counts are each chunk's MetricArray.count;
+    strings are measured by their byte lengths (Blobs.nbytes) without making str objects
+    (pmExtractValue's copy, not a str, is what the other sides measure too); aggregates
+    are not counted, as in the C client."""
     import numpy as np
     try:
         from pcp import bulk
@@ -493,17 +494,17 @@ def scan_columns(archive, max_records=0):
         chunks += 1
         rows += len(chunk)
         for m in chunk.values():
-            if m.type in ints:
-                values += int(np.count_nonzero(m.present))
+            t = m.type
+            if t in ints:
+                values += m.count
                 isum += int(m.values.sum(dtype=np.uint64))
-            elif m.type in floats:
-                values += int(np.count_nonzero(m.present))
+            elif t in floats:
+                values += m.count
                 fsum += float(m.values.sum(dtype=np.float64))
-            elif m.type == PM_TYPE_STRING:
-                n = int(np.count_nonzero(m.present))
-                values += n
-                strings += n
-                str_bytes += int(m.blobs.lengths().sum())
+            elif t == PM_TYPE_STRING:
+                values += m.count
+                strings += m.count
+                str_bytes += m.blobs.nbytes
         del chunk
         mem.sample()
     scan_s = time.perf_counter() - t0

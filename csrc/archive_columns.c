@@ -77,7 +77,8 @@ static int32_t lookup_metric(const pcp_cols_state *s, uint32_t pmid)
 
 /* The column of the value at position j of a set: the column the value at that
  * position had last time when its instance matches (instances usually come in the same
- * order every time), else the column after the previous value's, else by binary
+ * order every time), else the column after the previous value's, else the one at the
+ * next or previous position last time (an instance came or went), else by binary
  * search; -1 for an instance without a column. */
 static int32_t column_of(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
 {
@@ -87,6 +88,10 @@ static int32_t column_of(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t pr
     int32_t col = -1;
     if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
         col = prev + 1;
+    } else if (hint && j > 0 && hint[-1] >= 0 && hint[-2] == inst) {
+        col = hint[-1];             /* an instance came before this one: one place on */
+    } else if (hint && j + 1 < m->col_cap && hint[3] >= 0 && hint[2] == inst) {
+        col = hint[3];              /* one went away before it: one place back */
     } else {
         int32_t lo = 0, hi = m->ncols - 1;
         while (lo <= hi) {
@@ -153,6 +158,15 @@ static uint32_t min_block(uint32_t vtype)
     }
 }
 
+static void prefetch_row(const pcp_cols_metric *n, int32_t row)
+{
+    size_t base = (size_t)row * (size_t)n->col_cap;
+    size_t size = n->type == PM_TYPE_32 || n->type == PM_TYPE_U32 ||
+                  n->type == PM_TYPE_FLOAT ? 4 : 8;
+    __builtin_prefetch((const uint8_t *)n->values + base * size, 1);
+    __builtin_prefetch(n->present + base, 1);
+}
+
 static void note_miss(pcp_cols_state *s, int32_t mi, int32_t inst)
 {
     if (s->nmiss < s->miss_cap) {
@@ -186,6 +200,7 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
     int64_t total = 0;
     int any = 0, room = 0;
     size_t p = fixed;
+    int32_t last = -1;              /* the previous selected metric of this record */
     for (int32_t i = 0; i < numpmid; i++) {
         if (len - p < 8)
             return PM_ERR_LOGREC;
@@ -212,12 +227,43 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
             continue;
         }
         pcp_cols_metric *m = mi >= 0 ? &s->metrics[mi] : NULL;
+        if (m) {
+            /* records repeat their order of value sets: learn it, and start fetching
+             * the row the next set will write while this one is stored */
+            if (last >= 0)
+                s->metrics[last].next = mi;
+            last = mi;
+            if (m->next >= 0)
+                prefetch_row(&s->metrics[m->next], row);
+        }
         int kind = m ? store_kind(valfmt, m->type) : STORE_NONE;
         size_t base = m ? (size_t)row * (size_t)m->col_cap : 0;
         int32_t prev = -1;
         int64_t stored = 0;
         if (m)
             any = 1;
+        if (kind == STORE_WORD) {
+            /* the usual 32-bit values: nothing to check, the word is the value */
+            uint32_t *values = (uint32_t *)m->values + base;
+            uint8_t *present = m->present + base;
+            for (int32_t j = 0; j < numval; j++, p += 8) {
+                int32_t inst = (int32_t)pcp_load_be32(r + p);
+                int32_t col = column_of(m, inst, j, prev);
+                if (col < 0) {
+                    if (s->drop_unknown)
+                        m->dropped++;
+                    else
+                        note_miss(s, mi, inst);
+                    continue;
+                }
+                prev = col;
+                values[col] = pcp_load_be32(r + p + 4);
+                present[col] = 1;
+                stored++;
+            }
+            m->nvalues += stored;
+            continue;
+        }
         for (int32_t j = 0; j < numval; j++, p += 8) {
             uint32_t word = pcp_load_be32(r + p + 4);
             uint32_t header = 0;
@@ -290,6 +336,7 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 if (n)
                     memcpy(s->staged + to, pay, n);
                 s->staged_used = to + n;
+                m->nbytes += (int64_t)n;
                 ((int64_t *)m->values)[idx] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
                 break;
             }
@@ -316,6 +363,16 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
     return any;
 }
 
+static uint64_t ref_len(int64_t ref)
+{
+    return (uint64_t)ref >> PCP_COLS_REF_SHIFT;
+}
+
+static uint64_t ref_off(int64_t ref)
+{
+    return (uint64_t)ref & ((1ULL << PCP_COLS_REF_SHIFT) - 1);
+}
+
 /* Undo what a record stored before it failed or stopped: the values, presence and
  * counts of row `row` (an absent cell holds zero). */
 static void clear_row(pcp_cols_state *s, int32_t row)
@@ -329,7 +386,10 @@ static void clear_row(pcp_cols_state *s, int32_t row)
         for (int32_t c = 0; c < m->ncols; c++) {
             if (pr[c]) {
                 pr[c] = 0;
-                memset((uint8_t *)m->values + (base + (size_t)c) * size, 0, size);
+                uint8_t *v = (uint8_t *)m->values + (base + (size_t)c) * size;
+                if (m->type == PM_TYPE_STRING || m->type == PM_TYPE_AGGREGATE)
+                    m->nbytes -= (int64_t)ref_len(*(int64_t *)(void *)v);
+                memset(v, 0, size);
                 m->nvalues--;
             }
         }
@@ -393,17 +453,7 @@ int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
     return 0;
 }
 
-/* ---- string and aggregate payloads ------------------------------------------------ */
-
-static uint64_t ref_len(int64_t ref)
-{
-    return (uint64_t)ref >> PCP_COLS_REF_SHIFT;
-}
-
-static uint64_t ref_off(int64_t ref)
-{
-    return (uint64_t)ref & ((1ULL << PCP_COLS_REF_SHIFT) - 1);
-}
+/* ---- chunk memory, and string and aggregate bytes by column ----------------------- */
 
 void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
                    const int64_t *present_off)

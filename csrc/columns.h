@@ -36,7 +36,8 @@ typedef struct {
     int32_t type;       /* PM_TYPE_* of the metric: how values are stored (see below) */
     int32_t ncols;      /* instance columns in use */
     int32_t col_cap;    /* columns allocated: one row of values/present is col_cap long */
-    int32_t pad;
+    int32_t next;       /* the metric whose value set followed this one's last time
+                           (-1: none yet): its row is fetched into the cache early */
     int32_t *hint;      /* [2 * col_cap] (instance, column) of the value at each
                            position of the metric's last value set, column -1 when not
                            known: a guess, checked before use */
@@ -47,6 +48,7 @@ typedef struct {
     const int32_t *sorted_inst; /* [ncols] the same instances, ascending */
     const int32_t *sorted_col;  /* [ncols] and their columns */
     int64_t nvalues;    /* values stored so far (never reset by the scan) */
+    int64_t nbytes;     /* string / aggregate bytes staged so far (never reset) */
     int64_t nerr;       /* values pmExtractValue could not convert to the metric's type:
                            left absent */
     int64_t dropped;    /* values of instances without a column, when drop_unknown */

@@ -105,18 +105,21 @@ class Blobs:
     (str or bytes) are made only when asked for; pack() lays the bytes out column by
     column as Arrow string / binary columns hold them."""
 
-    __slots__ = ("refs", "present", "staged", "strings")
+    __slots__ = ("refs", "present", "staged", "strings", "nbytes")
 
     def __init__(self, refs: np.ndarray, present: np.ndarray, staged: np.ndarray,
-                 strings: bool) -> None:
+                 strings: bool, nbytes: Optional[int] = None) -> None:
         self.refs = refs
         self.present = present
         self.staged = staged
         self.strings = strings
+        if nbytes is None:
+            nbytes = int(self.lengths().sum())
+        self.nbytes = nbytes            # of every value (strings up to their NUL)
 
     def lengths(self) -> np.ndarray:
         """Byte length of every cell (0 where absent), rows x columns."""
-        return np.where(self.present, self.refs >> PAYLOAD_OFF_BITS, 0)
+        return self.refs >> PAYLOAD_OFF_BITS        # an absent cell's reference is 0
 
     def objects(self) -> np.ndarray:
         """An object array: str (strings, UTF-8 with errors replaced) or bytes, None
@@ -176,12 +179,12 @@ class MetricArray:
     Where present is False, numeric values are 0 (NaN for rates) and objects None."""
 
     __slots__ = ("name", "pmid", "type", "sem", "units", "indom", "_values", "present",
-                 "instances", "instance_names", "rate", "blobs")
+                 "instances", "instance_names", "rate", "blobs", "_count")
 
     def __init__(self, name: str, pmid: int, type_: int, sem: int, units: int, indom: int,
                  values: Optional[np.ndarray], present: np.ndarray, instances: np.ndarray,
                  instance_names: List[str], rate: bool = False,
-                 blobs: Optional[Blobs] = None) -> None:
+                 blobs: Optional[Blobs] = None, count: Optional[int] = None) -> None:
         self.name = name
         self.pmid = pmid
         self.type = type_
@@ -194,6 +197,14 @@ class MetricArray:
         self.instance_names = instance_names
         self.rate = rate
         self.blobs = blobs
+        self._count = count
+
+    @property
+    def count(self) -> int:
+        """How many values are present."""
+        if self._count is None:
+            self._count = int(np.count_nonzero(self.present))
+        return self._count
 
     @property
     def values(self) -> np.ndarray:
@@ -205,7 +216,7 @@ class MetricArray:
     def renamed(self, name: str) -> "MetricArray":
         return MetricArray(name, self.pmid, self.type, self.sem, self.units, self.indom,
                            self._values, self.present, self.instances, self.instance_names,
-                           self.rate, self.blobs)
+                           self.rate, self.blobs, self._count)
 
     @property
     def dtype(self) -> np.dtype:
@@ -785,6 +796,7 @@ class _Scan:
         self.stagings = _Ring()
         self.state = ffi.new("pcp_cols_state *")
         self.cmetrics = ffi.new("pcp_cols_metric[]", max(len(self.metrics), 1))
+        self.counts = [0] * (2 * len(self.metrics))    # nvalues, nbytes at the last chunk
         self.itemsize = np.array([_raw_dtype(m).itemsize for m in self.metrics], np.int64)
         self._layout_key: Any = None
         for i, m in enumerate(self.metrics):
@@ -814,6 +826,7 @@ class _Scan:
         m = self.metrics[i]
         c = self.cmetrics[i]
         c.type = m.type
+        c.next = -1
         c.ncols = len(m.insts)
         c.col_cap = m.col_cap
         c.col_inst = ffi.cast("int32_t *", m.col_inst.ctypes.data)
@@ -999,29 +1012,39 @@ class _Scan:
         if staged is not None:
             # string bytes count in the chunk's memory: size the next chunks with them
             self.staged_per_row = max(self.staged_per_row, -(-len(staged) // n))
-        arrays: Dict[int, MetricArray] = {}
+        views = self.arenas.cached_views(self.arena, self.chunk_key, self._make_views)
+        own = self.own
+        made: List[MetricArray] = []
+        cm = self.cmetrics
+        counts = self.counts
+        for i, m in enumerate(self.metrics):
+            c = cm[i]
+            nv, nb = c.nvalues, c.nbytes
+            count = nv - counts[2 * i]
+            nbytes = nb - counts[2 * i + 1]
+            counts[2 * i] = nv
+            counts[2 * i + 1] = nb
+            if i in own:
+                raw, present = own[i]
+            else:
+                raw, present = views[2 * i], views[2 * i + 1]
+            ncols = len(m.insts)
+            values: Optional[np.ndarray] = raw[:n, :ncols]
+            present = present[:n, :ncols]
+            blobs = None
+            if m.type in BLOBS:
+                blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING, nbytes)
+                values = None
+            elif m.rate:
+                values, present = counter_rate(values, present, time_ns, seg, m.state)
+                count = None
+            ids, names = m.columns()
+            made.append(MetricArray(m.names[0], m.pmid, m.type, m.sem, m.units, m.indom,
+                                    values, present, ids, names, m.rate, blobs, count))
         out: Dict[str, MetricArray] = {}
         for name, m in self.r._names:
-            ma = arrays.get(id(m))
-            if ma is None:
-                i = self.index[id(m)]
-                raw, present = self._matrices(i)
-                ncols = len(m.insts)
-                values: Optional[np.ndarray] = raw[:n, :ncols]
-                present = present[:n, :ncols]
-                blobs = None
-                if m.type in BLOBS:
-                    blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING)
-                    values = None
-                elif m.rate:
-                    values, present = counter_rate(values, present, time_ns, seg, m.state)
-                ids, names = m.columns()
-                ma = MetricArray(name, m.pmid, m.type, m.sem, m.units, m.indom, values,
-                                 present, ids, names, m.rate, blobs)
-                arrays[id(m)] = ma
-            elif ma.name != name:
-                ma = ma.renamed(name)
-            out[name] = ma
+            ma = made[self.index[id(m)]]
+            out[name] = ma if ma.name == name else ma.renamed(name)
         return ArchiveColumns(time_ns.view("datetime64[ns]"), after, out)
 
     # ---- the pass ----------------------------------------------------------------------

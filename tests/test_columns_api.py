@@ -286,6 +286,20 @@ def test_instances_unknown_to_the_window_get_columns(v2, monkeypatch, miss_cap):
     assert all(p["sample.bin"].shape[1] == 2 for p in parts)
 
 
+@pytest.mark.parametrize("variant", ["v2", "mv"])
+def test_counts_and_string_bytes(variant, monkeypatch):
+    monkeypatch.setattr(C, "STAGED_START", 64)
+    for chunk in bulk.ArchiveReader(corpus(variant), chunk_bytes=1 << 16):
+        for m in chunk.values():
+            assert m.count == int(np.count_nonzero(m.present)), m.name
+            if m.blobs is not None:
+                assert m.blobs.nbytes == int(m.blobs.lengths().sum()), m.name
+                raw = [len(v.encode()) if isinstance(v, str) else len(v)
+                       for v in m.values[m.present]]
+                if m.type == 7:
+                    assert m.blobs.nbytes == sum(raw)
+
+
 def test_string_staging_grows(v2, monkeypatch):
     whole = bulk.read_archive(v2, ["sample.string", "kernel.uname", "sample.aggregate"])
     monkeypatch.setattr(C, "STAGED_START", 4)
