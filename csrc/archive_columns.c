@@ -167,6 +167,27 @@ static void prefetch_row(const pcp_cols_metric *n, int32_t row)
     __builtin_prefetch(n->present + base, 1);
 }
 
+/* Copy a string payload of n bytes up to its first NUL; returns the length copied.
+ * Eight bytes at a time while no byte of them is zero, then byte by byte: only the n
+ * bytes of the payload are read. */
+static uint64_t copy_string(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, src + i, 8);
+        if ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL)
+            break;
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < n; i++) {
+        if (src[i] == 0)
+            return i;
+        dst[i] = src[i];
+    }
+    return n;
+}
+
 static void note_miss(pcp_cols_state *s, int32_t mi, int32_t inst)
 {
     if (s->nmiss < s->miss_cap) {
@@ -322,18 +343,15 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 }
                 const uint8_t *pay = r + off + 4;
                 uint64_t n = (header & 0xffffffu) - 4;
-                if (m->type == PM_TYPE_STRING && n) {
-                    const uint8_t *nul = memchr(pay, 0, n);
-                    if (nul)
-                        n = (uint64_t)(nul - pay);
-                }
                 uint64_t to = s->staged_used;
                 if (room || n > s->staged_cap - to) {
                     s->room_need = room ? s->room_need + n : to + n;
                     room = 1;       /* go on checking: a bad record fails first */
                     continue;
                 }
-                if (n)
+                if (m->type == PM_TYPE_STRING)
+                    n = copy_string(s->staged + to, pay, n);
+                else if (n)
                     memcpy(s->staged + to, pay, n);
                 s->staged_used = to + n;
                 m->nbytes += (int64_t)n;

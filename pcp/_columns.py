@@ -373,6 +373,10 @@ class _Metric:
                  "rate", "state", "col_cap", "col_inst", "sorted_inst", "sorted_col",
                  "snapshot")
 
+    @property
+    def static(self) -> Tuple[str, int, int, int, int, int]:
+        return (self.names[0], self.pmid, self.type, self.sem, self.units, self.indom)
+
     def __init__(self, name: str, desc: Tuple[int, int, int, int, int]) -> None:
         self.names = [name]
         self.pmid, self.type, self.indom, self.sem, self.units = desc
@@ -787,6 +791,8 @@ class _Scan:
         self.r = reader
         self.metrics = reader._metrics
         self.index = {id(m): i for i, m in enumerate(self.metrics)}
+        # one name per metric, in selection order: the chunk's dict is made directly
+        self.one_name = [m for _, m in reader._names] == self.metrics
         self.has_blobs = any(m.type in BLOBS for m in self.metrics)
         self.drop_unknown = drop_unknown
         self.seg = 0
@@ -796,7 +802,16 @@ class _Scan:
         self.stagings = _Ring()
         self.state = ffi.new("pcp_cols_state *")
         self.cmetrics = ffi.new("pcp_cols_metric[]", max(len(self.metrics), 1))
-        self.counts = [0] * (2 * len(self.metrics))    # nvalues, nbytes at the last chunk
+        # numpy views of every metric's nvalues and nbytes counters in the C array
+        size = ffi.sizeof("pcp_cols_metric")
+        nmet = len(self.metrics)
+        cbuf = ffi.buffer(self.cmetrics)
+        self.c_nvalues = np.ndarray((nmet,), np.int64, buffer=cbuf, strides=(size,),
+                                    offset=ffi.offsetof("pcp_cols_metric", "nvalues"))
+        self.c_nbytes = np.ndarray((nmet,), np.int64, buffer=cbuf, strides=(size,),
+                                   offset=ffi.offsetof("pcp_cols_metric", "nbytes"))
+        self.last_nvalues = np.zeros(nmet, np.int64)
+        self.last_nbytes = np.zeros(nmet, np.int64)
         self.itemsize = np.array([_raw_dtype(m).itemsize for m in self.metrics], np.int64)
         self._layout_key: Any = None
         for i, m in enumerate(self.metrics):
@@ -892,6 +907,8 @@ class _Scan:
                 budget //= 2
                 staged = budget
         rows = budget // max(per_row, 1)
+        if rows > 64:
+            rows &= ~15
         if self.r.chunk_rows:
             rows = int(self.r.chunk_rows)
         return int(min(max(rows, 1 if self.r.chunk_rows else 16), 1 << 30)), \
@@ -1011,40 +1028,56 @@ class _Scan:
         staged = self.staged[:int(self.state.staged_used)] if self.has_blobs else None
         if staged is not None:
             # string bytes count in the chunk's memory: size the next chunks with them
-            self.staged_per_row = max(self.staged_per_row, -(-len(staged) // n))
+            # (by steps, so that chunks keep one size and their memory can be reused)
+            need = -(-len(staged) // n)
+            if need > self.staged_per_row:
+                self.staged_per_row = need + need // 8
         views = self.arenas.cached_views(self.arena, self.chunk_key, self._make_views)
         own = self.own
         made: List[MetricArray] = []
-        cm = self.cmetrics
-        counts = self.counts
+        # the scan's per-metric counters, read for every metric at once
+        nv = self.c_nvalues.copy()
+        nb = self.c_nbytes.copy()
+        counts = (nv - self.last_nvalues).tolist()
+        nbytes_all = (nb - self.last_nbytes).tolist()
+        self.last_nvalues, self.last_nbytes = nv, nb
+        new_metric = MetricArray.__new__
         for i, m in enumerate(self.metrics):
-            c = cm[i]
-            nv, nb = c.nvalues, c.nbytes
-            count = nv - counts[2 * i]
-            nbytes = nb - counts[2 * i + 1]
-            counts[2 * i] = nv
-            counts[2 * i + 1] = nb
             if i in own:
                 raw, present = own[i]
             else:
                 raw, present = views[2 * i], views[2 * i + 1]
             ncols = len(m.insts)
-            values: Optional[np.ndarray] = raw[:n, :ncols]
-            present = present[:n, :ncols]
-            blobs = None
+            if ncols == m.col_cap:
+                values: Optional[np.ndarray] = raw[:n]
+                present = present[:n]
+            else:
+                values = raw[:n, :ncols]
+                present = present[:n, :ncols]
+            ids, names = m.columns()
+            ma = new_metric(MetricArray)
+            ma.name, ma.pmid, ma.type, ma.sem, ma.units, ma.indom = m.static
+            ma.instances, ma.instance_names, ma.rate = ids, names, m.rate
+            ma.blobs = None
+            ma._count = counts[i]
             if m.type in BLOBS:
-                blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING, nbytes)
+                ma.blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING,
+                                 nbytes_all[i])
                 values = None
             elif m.rate:
                 values, present = counter_rate(values, present, time_ns, seg, m.state)
-                count = None
-            ids, names = m.columns()
-            made.append(MetricArray(m.names[0], m.pmid, m.type, m.sem, m.units, m.indom,
-                                    values, present, ids, names, m.rate, blobs, count))
-        out: Dict[str, MetricArray] = {}
-        for name, m in self.r._names:
-            ma = made[self.index[id(m)]]
-            out[name] = ma if ma.name == name else ma.renamed(name)
+                ma._count = None
+            ma._values = values
+            ma.present = present
+            made.append(ma)
+        names_map = self.r._names
+        if len(names_map) == len(made) and self.one_name:
+            out = {ma.name: ma for ma in made}
+        else:
+            out = {}
+            for name, m in names_map:
+                ma = made[self.index[id(m)]]
+                out[name] = ma if ma.name == name else ma.renamed(name)
         return ArchiveColumns(time_ns.view("datetime64[ns]"), after, out)
 
     # ---- the pass ----------------------------------------------------------------------
