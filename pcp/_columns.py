@@ -603,6 +603,8 @@ class ArchiveReader:
               is a terminal and tqdm is installed
     errors    at a damaged record: "raise" (pmErr PM_ERR_LOGREC, after the rows before
               it), "skip" (go on where libpcp's reader would) or "stop" (end that volume)
+    volumes   read only these data volumes (numbers) of each archive (a partition of a
+              large archive, as pcp.dask makes them); rates start afresh in each
 
     Iterating gives ArchiveColumns chunks whose memory does not grow with the archive;
     read() gives the whole scan; to_pandas, to_arrow, to_parquet and the Arrow
@@ -614,7 +616,8 @@ class ArchiveReader:
     def __init__(self, archives: Union[str, Sequence[str]], metrics: Any = None,
                  start: TimeLike = None, end: TimeLike = None, rate: bool = False,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES, chunk_rows: Optional[int] = None,
-                 progress: Optional[bool] = None, errors: str = "raise") -> None:
+                 progress: Optional[bool] = None, errors: str = "raise",
+                 volumes: Optional[Sequence[int]] = None) -> None:
         if errors not in ("raise", "skip", "stop"):
             raise ValueError("errors must be 'raise', 'skip' or 'stop'")
         if isinstance(archives, (list, tuple)):
@@ -631,6 +634,7 @@ class ArchiveReader:
         self.chunk_rows = chunk_rows
         self.progress = progress
         self.errors = errors
+        self.volumes = None if volumes is None else set(int(v) for v in volumes)
         self.stats: Dict[str, int] = {}
         ctx = ArchiveContext(0, spec)
         try:
@@ -1154,6 +1158,8 @@ class _Scan:
         pos = ffi.new("uint64_t *")
         first_vol, first_off = self._seek(arch)
         for vol in range(first_vol, arch.maxvol + 1):
+            if self.r.volumes is not None and vol not in self.r.volumes:
+                continue
             sts, mapped, _ = arch.open_volume(vol)
             if sts < 0 or mapped is None:
                 continue        # missing or unusable volumes are skipped, as libpcp does
