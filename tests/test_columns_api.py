@@ -378,6 +378,8 @@ MEMORY_SCRIPT = textwrap.dedent(r'''
 ''')
 
 
+@pytest.mark.skipif(bool(os.environ.get("PCP_TEST_ASAN_PRELOAD")),
+                    reason="resident memory means nothing under AddressSanitizer")
 def test_memory_stays_flat(tmp_path):
     sys.path.insert(0, BENCH)
     try:
