@@ -141,30 +141,31 @@ static int store_kind(int32_t valfmt, int32_t type)
     }
 }
 
-/* Smallest block (header included) libpcp accepts for a value of this block type. */
+/* Smallest block (header included) libpcp accepts for a block type: 8 for 32-bit
+ * numbers, 12 for 64-bit ones, else just the header. */
 static uint32_t min_block(uint32_t vtype)
 {
-    switch (vtype) {
-    case PM_TYPE_32:
-    case PM_TYPE_U32:
-    case PM_TYPE_FLOAT:
-        return 8;
-    case PM_TYPE_64:
-    case PM_TYPE_U64:
-    case PM_TYPE_DOUBLE:
-        return 12;
-    default:
-        return 4;
-    }
+    static const uint8_t len[6] = {8, 8, 12, 12, 8, 12};
+    return vtype < 6 ? len[vtype] : 4;
 }
 
-static void prefetch_row(const pcp_cols_metric *n, int32_t row)
+/* The block a DPTR word points at, checked as libpcp checks it: the word counts 4-byte
+ * units from 8 bytes before the record, and the block lies inside the value-set and
+ * block bytes r[0..len) with a length its type allows. Returns its offset in the
+ * record, or 0 (no block can start there) when the record is bad. */
+static size_t block_at(const uint8_t *r, size_t len, uint32_t word, uint32_t *header)
 {
-    size_t base = (size_t)row * (size_t)n->col_cap;
-    size_t size = n->type == PM_TYPE_32 || n->type == PM_TYPE_U32 ||
-                  n->type == PM_TYPE_FLOAT ? 4 : 8;
-    __builtin_prefetch((const uint8_t *)n->values + base * size, 1);
-    __builtin_prefetch(n->present + base, 1);
+    /* one comparison covers words 0 and 1 (wrapping below zero), negative words and
+     * blocks whose header would not fit */
+    uint64_t off = (uint64_t)word * 4 - 8;
+    if (off > (uint64_t)len - 4)
+        return 0;
+    uint32_t h = pcp_load_be32(r + off);
+    uint32_t vlen = h & 0xffffffu;
+    if (vlen < min_block(h >> 24) || vlen > len - off)
+        return 0;
+    *header = h;
+    return (size_t)off;
 }
 
 /* Copy a string payload of n bytes up to its first NUL; returns the length copied.
@@ -228,7 +229,18 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
         uint32_t pmid = pcp_load_be32(r + p);
         int32_t numval = (int32_t)pcp_load_be32(r + p + 4);
         p += 8;
-        int32_t mi = lookup_metric(s, pmid);
+        /* records repeat their order of value sets: the metric that came after the
+         * previous one last time is tried first */
+        int32_t guess = last >= 0 ? s->metrics[last].next : s->first;
+        int32_t mi = guess >= 0 && s->metrics[guess].pmid == pmid ? guess
+                                                                   : lookup_metric(s, pmid);
+        if (mi >= 0) {
+            if (last >= 0)
+                s->metrics[last].next = mi;
+            else
+                s->first = mi;
+            last = mi;
+        }
         if (numval <= 0) {
             if (mi >= 0)
                 any = 1;
@@ -248,15 +260,6 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
             continue;
         }
         pcp_cols_metric *m = mi >= 0 ? &s->metrics[mi] : NULL;
-        if (m) {
-            /* records repeat their order of value sets: learn it, and start fetching
-             * the row the next set will write while this one is stored */
-            if (last >= 0)
-                s->metrics[last].next = mi;
-            last = mi;
-            if (m->next >= 0)
-                prefetch_row(&s->metrics[m->next], row);
-        }
         int kind = m ? store_kind(valfmt, m->type) : STORE_NONE;
         size_t base = m ? (size_t)row * (size_t)m->col_cap : 0;
         int32_t prev = -1;
@@ -290,17 +293,10 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
             uint32_t header = 0;
             size_t off = 0;
             if (valfmt != PM_VAL_INSITU) {
-                /* DPTR words count from 8 bytes before the record */
-                if ((int32_t)word < 2)
+                off = block_at(r, len, word, &header);
+                if (off == 0)
                     return PM_ERR_LOGREC;
-                off = (size_t)word * 4 - 8;
-                if (off > len || len - off < 4)
-                    return PM_ERR_LOGREC;
-                header = pcp_load_be32(r + off);
-                uint32_t vlen = header & 0xffffffu;
-                if (vlen < 4 || vlen > len - off || vlen < min_block(header >> 24))
-                    return PM_ERR_LOGREC;
-                blocks += pcp_pad4(vlen);
+                blocks += pcp_pad4(header & 0xffffffu);
                 if (off < lowest)
                     lowest = off;
             }

@@ -36,8 +36,9 @@ typedef struct {
     int32_t type;       /* PM_TYPE_* of the metric: how values are stored (see below) */
     int32_t ncols;      /* instance columns in use */
     int32_t col_cap;    /* columns allocated: one row of values/present is col_cap long */
-    int32_t next;       /* the metric whose value set followed this one's last time
-                           (-1: none yet): its row is fetched into the cache early */
+    int32_t next;       /* the selected metric whose value set followed this one's last
+                           time (-1: none yet), tried before the pmid table */
+    uint32_t pmid;
     int32_t *hint;      /* [2 * col_cap] (instance, column) of the value at each
                            position of the metric's last value set, column -1 when not
                            known: a guess, checked before use */
@@ -62,6 +63,7 @@ typedef struct {
     uint32_t map_mask;
     const uint32_t *map_pmid;   /* [map_mask + 1] */
     const int32_t *map_metric;  /* [map_mask + 1] */
+    int32_t first;              /* the first selected metric of the last record, or -1 */
     /* the window, inclusive, nanoseconds since the epoch */
     int64_t start_ns;
     int64_t end_ns;

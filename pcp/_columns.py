@@ -845,6 +845,7 @@ class _Scan:
         m = self.metrics[i]
         c = self.cmetrics[i]
         c.type = m.type
+        c.pmid = m.pmid
         c.next = -1
         c.ncols = len(m.insts)
         c.col_cap = m.col_cap
@@ -873,6 +874,7 @@ class _Scan:
         s.map_mask = mask
         s.map_pmid = ffi.cast("uint32_t *", keys.ctypes.data)
         s.map_metric = ffi.cast("int32_t *", vals.ctypes.data)
+        s.first = -1
         s.start_ns = self.r.start_ns
         s.end_ns = self.r.end_ns
         s.drop_unknown = 1 if self.drop_unknown else 0
