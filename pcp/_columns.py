@@ -396,6 +396,20 @@ class _Metric:
         self.sorted_inst = np.ascontiguousarray(self.col_inst[order])
         self.sorted_col = order
 
+    def for_scan(self) -> "_Metric":
+        """A copy with its own instance lists, for one scan: the C side holds pointers
+        into a scan's index arrays, which no other scan of the reader may replace."""
+        m = _Metric.__new__(_Metric)
+        m.names = self.names
+        m.pmid, m.type, m.sem, m.units, m.indom = (self.pmid, self.type, self.sem,
+                                                   self.units, self.indom)
+        m.insts, m.inames = list(self.insts), list(self.inames)
+        m.rate = self.rate
+        m.state = None
+        m.col_cap = 0
+        m.snapshot = None
+        return m
+
     def columns(self) -> Tuple[np.ndarray, List[str]]:
         """(instance ids, names) as of now, shared until columns are added."""
         snap = self.snapshot
@@ -793,10 +807,11 @@ class _Scan:
 
     def __init__(self, reader: ArchiveReader, drop_unknown: bool) -> None:
         self.r = reader
-        self.metrics = reader._metrics
-        self.index = {id(m): i for i, m in enumerate(self.metrics)}
+        self.metrics = [m.for_scan() for m in reader._metrics]
+        # the reader's metrics -> this scan's
+        self.index = {id(m): i for i, m in enumerate(reader._metrics)}
         # one name per metric, in selection order: the chunk's dict is made directly
-        self.one_name = [m for _, m in reader._names] == self.metrics
+        self.one_name = [m for _, m in reader._names] == reader._metrics
         self.has_blobs = any(m.type in BLOBS for m in self.metrics)
         self.drop_unknown = drop_unknown
         self.seg = 0

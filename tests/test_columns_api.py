@@ -308,6 +308,24 @@ def test_string_staging_grows(v2, monkeypatch):
         assert small[name].values.tolist() == m.values.tolist()
 
 
+def test_interleaved_scans_of_one_reader(v2):
+    names = ["sample.bin", "sample.proc.exec", "sample.string.bin"]
+    r = bulk.ArchiveReader(v2, names, chunk_rows=2)
+    for m in r._metrics:          # every instance is found during the scans
+        m.insts, m.inames = [], []
+    a, b = iter(r), iter(r)
+    got_a, got_b = [], []
+    for x, y in zip(a, b):
+        got_a.append(x)
+        got_b.append(y)
+    whole_a = bulk.ArchiveColumns.concat(got_a + list(a))
+    whole_b = bulk.ArchiveColumns.concat(got_b + list(b))
+    for name in names:
+        assert whole_a[name].instances.tolist() == whole_b[name].instances.tolist()
+        assert np.array_equal(whole_a[name].present, whole_b[name].present)
+        assert whole_a[name].values.tolist() == whole_b[name].values.tolist()
+
+
 # ---- damaged records ----------------------------------------------------------------------
 
 
