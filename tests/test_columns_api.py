@@ -308,6 +308,24 @@ def test_string_staging_grows(v2, monkeypatch):
         assert small[name].values.tolist() == m.values.tolist()
 
 
+def test_arrays_kept_from_a_chunk_are_not_reused(v2):
+    """Chunk memory is recycled only when nothing refers to it: a slice, a values array
+    or a string column kept from an early chunk outlives the chunks after it."""
+    r = bulk.ArchiveReader(v2, ["sample.bin", "sample.string.hullo"], chunk_rows=3)
+    it = iter(r)
+    first = next(it)
+    kept_values = first["sample.bin"].values[:, 2]
+    kept_present = first["sample.bin"].present
+    kept_blobs = first["sample.string.hullo"].blobs
+    want = (kept_values.copy(), kept_present.copy(), kept_blobs.objects().tolist())
+    del first
+    for chunk in it:
+        del chunk
+    assert np.array_equal(kept_values, want[0])
+    assert np.array_equal(kept_present, want[1])
+    assert kept_blobs.objects().tolist() == want[2]
+
+
 def test_interleaved_scans_of_one_reader(v2):
     names = ["sample.bin", "sample.proc.exec", "sample.string.bin"]
     r = bulk.ArchiveReader(v2, names, chunk_rows=2)
