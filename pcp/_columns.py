@@ -7,10 +7,15 @@ window, from the metadata) and then lets csrc/archive_columns.c scatter every re
 every volume straight into preallocated numpy matrices, one C call per run of records
 with the GIL released. Only string and aggregate values become Python objects.
 
-Memory is bounded by the chunk size: a chunk is a fresh set of arrays of at most
-`chunk_bytes`, and the mapped pages of volumes already read are handed back to the
-kernel. The result types (ArchiveColumns, MetricArray) live in this module; the pandas
-and Arrow conversions are in pcp/_columns_export.py and need those optional packages.
+Memory is bounded by the chunk size: a chunk's arrays and string bytes take about
+`chunk_bytes`; the memory of a chunk nothing refers to any more is reused for a later
+one (fresh memory costs page faults and zeroing, more than the scan itself), and the
+mapped pages of the volume behind the scan are handed back to the kernel every
+RELEASE_EVERY bytes. Values of instances the metadata does not list get columns as the
+scan meets them (the C side reports them, this side adds the columns and the record is
+read again). The result types (ArchiveColumns, MetricArray, Blobs) live in this module;
+the pandas and Arrow conversions are in pcp/_columns_export.py and need those optional
+packages.
 """
 from __future__ import annotations
 
@@ -621,8 +626,9 @@ class ArchiveReader:
               large archive, as pcp.dask makes them); rates start afresh in each
 
     Iterating gives ArchiveColumns chunks whose memory does not grow with the archive;
-    read() gives the whole scan; to_pandas, to_arrow, to_parquet and the Arrow
-    PyCapsule stream (__arrow_c_stream__) stream chunk by chunk. After a scan, `stats`
+    read() gives the whole scan, and to_pandas / to_arrow its forms; to_batches,
+    to_parquet and the Arrow PyCapsule stream (__arrow_c_stream__) go chunk by chunk,
+    with columns fixed from the metadata beforehand. After a scan, `stats`
     counts its records (marks included), marks, records skipped before the window,
     values stored, values pmExtractValue would refuse (left absent) and values dropped
     (instances left out by chunks(drop_unknown=True))."""

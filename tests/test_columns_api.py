@@ -225,7 +225,7 @@ def test_parquet(v2, tmp_path):
 
 
 def test_polars_and_duckdb_read_the_stream(v2):
-    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow")
     r = bulk.ArchiveReader(v2, ["sample.bin", "sample.string.hullo"])
     table = r.to_batches().read_all()
     try:

@@ -4,7 +4,6 @@ and the same rows as pcp.bulk reading each archive by itself."""
 
 import os
 
-import numpy as np
 import pytest
 
 import archives
