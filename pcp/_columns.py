@@ -320,7 +320,8 @@ class ArchiveColumns:
 
     def to_parquet(self, path: Any, form: str = "wide", **kwargs: Any) -> None:
         """Write the table to a parquet file (pyarrow.parquet.write_table kwargs)."""
-        import pyarrow.parquet as pq
+        from pcp import _columns_export
+        pq = _columns_export.need("pyarrow.parquet", "arrow")
         pq.write_table(self.to_arrow(form), path, **kwargs)
 
     @staticmethod
@@ -1248,7 +1249,8 @@ def _progress_bar(progress: Optional[bool], ctx: ArchiveContext, start_ns: int):
         from tqdm.auto import tqdm
     except ImportError:
         if progress:
-            raise
+            from pcp import _columns_export
+            _columns_export.need("tqdm", "progress")
         return None
     total = 0
     for arch in ctx.archives:

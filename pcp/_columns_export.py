@@ -17,6 +17,16 @@ import numpy as np
 from pcp._columns import BLOBS, DTYPES, PM_TYPE_AGGREGATE, ArchiveColumns, MetricArray
 
 
+def need(module: str, extra: str) -> Any:
+    """An optional dependency, or an ImportError that says how to install it."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError("%s is needed for this: pip install 'pcp-native[%s]' (%s)"
+                          % (module.split(".")[0], extra, e)) from e
+
+
 def _check_form(form: str) -> None:
     if form not in ("wide", "long"):
         raise ValueError("form must be 'wide' or 'long'")
@@ -46,7 +56,7 @@ def _has_blobs(metrics) -> bool:
 
 def to_pandas(cols: ArchiveColumns, form: str = "wide"):
     _check_form(form)
-    import pandas as pd
+    pd = need("pandas", "pandas")
     if form == "long":
         return _long_pandas(pd, cols)
     data: Dict[str, Any] = {}
@@ -232,7 +242,7 @@ def long_batch(pa, cols: ArchiveColumns, schema=None):
 
 def to_arrow(cols: ArchiveColumns, form: str = "wide"):
     _check_form(form)
-    import pyarrow as pa
+    pa = need("pyarrow", "arrow")
     batch = wide_batch(pa, cols) if form == "wide" else long_batch(pa, cols)
     return pa.Table.from_batches([batch])
 
@@ -258,7 +268,7 @@ class _Meta:
 
 def batch_reader(reader, form: str = "wide"):
     _check_form(form)
-    import pyarrow as pa
+    pa = need("pyarrow", "arrow")
     metas = [_Meta(n, m) for n, m in reader._names]
     if form == "wide":
         schema = wide_schema(pa, metas)
@@ -280,7 +290,7 @@ def reader_to_pandas(reader, form: str = "wide"):
 
 
 def write_parquet(reader, path: Any, form: str = "wide", **kwargs: Any) -> None:
-    import pyarrow.parquet as pq
+    pq = need("pyarrow.parquet", "arrow")
     stream = batch_reader(reader, form)
     with pq.ParquetWriter(path, stream.schema, **kwargs) as writer:
         for batch in stream:
