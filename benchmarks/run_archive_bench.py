@@ -10,6 +10,8 @@ For each archive size (made or reused by make_big_archive.py) it runs:
   ours dropin      the same loop as (a) on pcp-native (prefix as (a) unless --full-dropin)
   ours arrays      pmFetchArchive + result.contents.as_arrays(), whole archive
   ours bulk        pcp.bulk.scan_archive(), whole archive (skipped while pcp.bulk is missing)
+  ours columns     pcp.bulk.ArchiveReader(): every metric as time x instance numpy
+                   matrices, whole archive
 
 and prints values/s, the ratios to (a) and (b), and memory: the process's peak RSS
 (its VmHWM), the growth of RSS during the scan (VmHWM after resetting it
@@ -19,7 +21,7 @@ the runner checks them against the C client run over the same records.
 
 Usage (from anywhere; the archives are cached under /tmp/pcp-bench-archives):
     /work/venv-bench/bin/python benchmarks/run_archive_bench.py --sizes 100M,1G
-Options: --version 2|3, --sides c,reference,ours-dropin,ours-arrays,ours-bulk,
+Options: --version 2|3, --sides c,reference,ours-dropin,ours-arrays,ours-bulk,ours-columns,
 --repeat N (runs of the whole-archive sides, 5), --ref-records N (prefix of (a) and
 ours (i), 250), --ref-repeat N (3), --full-dropin, --volume-size 256M,
 --json FILE (default benchmarks/archive_results.json).  Runs are interleaved across
@@ -65,15 +67,17 @@ TIMEOUT = 1800
 # Rows made during a pytest session (test_bench_archive.py); conftest.py prints them.
 SESSION_ROWS = []
 
-SIDES = ("reference", "c", "ours-dropin", "ours-arrays", "ours-bulk")
+SIDES = ("reference", "c", "ours-dropin", "ours-arrays", "ours-bulk", "ours-columns")
 SIDE_TITLES = {
     "reference": "(a) official binding: pmFetchArchive + pmExtractValue",
     "c": "(b) libpcp C: pmFetchArchive + pmExtractValue",
     "ours-dropin": "ours (i) drop-in loop, as (a)",
     "ours-arrays": "ours (ii) pmFetchArchive + as_arrays()",
     "ours-bulk": "ours (iii) pcp.bulk.scan_archive",
+    "ours-columns": "ours (iv) pcp.bulk.ArchiveReader: per-metric time x instance arrays",
 }
-TARGETS = {"ours-arrays": ("reference", 50.0), "ours-bulk": ("c", 1.0)}
+TARGETS = {"ours-arrays": ("reference", 50.0), "ours-bulk": ("c", 1.0),
+           "ours-columns": ("c", 2.0)}
 
 
 # --------------------------------------------------------------------------

@@ -38,7 +38,7 @@ ROUNDS = int(os.environ.get("PCP_BENCH_ARCHIVE_ROUNDS", "3"))
 REF_RECORDS = int(os.environ.get("PCP_BENCH_ARCHIVE_REF_RECORDS", "100"))
 REPEAT = int(os.environ.get("PCP_BENCH_ARCHIVE_REPEAT", "3"))
 
-MODES = ("dropin", "arrays", "bulk")
+MODES = ("dropin", "arrays", "bulk", "columns")
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,12 @@
     for chunk in bulk.scan_archive("/var/log/pcp/pmlogger/host/20261121"):
         chunk.ival[chunk.vtype == 3]          # every U64 value of these records
 
+    # per metric, a time x instance matrix (pcp/_columns.py)
+    cols = bulk.read_archive("/var/log/pcp/pmlogger/host/20261121",
+                             ["kernel.all.load", "disk.dev"], rate=True)
+    cols.time, cols["disk.dev.read"].values, cols["disk.dev.read"].instance_names
+    bulk.ArchiveReader(name, metrics).to_parquet("out.parquet")    # chunk by chunk
+
 Each chunk covers many whole records, decoded by one C call per chunk (csrc/archive_record.c,
 pcp_log_scan) with the GIL released; no Python object is made per value. Memory stays
 flat whatever the archive's size: chunks are fresh arrays of a bounded size and the pages
@@ -16,6 +22,7 @@ from typing import Any, Iterator, List, NamedTuple
 import numpy as np
 
 from pcp._archive import Archive
+from pcp._columns import ArchiveColumns, ArchiveReader, MetricArray, read_archive  # noqa: F401
 from pcp._archive_files import expand_names
 from pcp._archive_meta import Metadata
 from pcp._errors import pmErr

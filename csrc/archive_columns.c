@@ -1,0 +1,503 @@
+/* Archive data records into per-metric time x instance matrices (see columns.h).
+ *
+ * The framing and the record checks are libpcp's, as csrc/archive_record.c and
+ * csrc/result.c implement them for pcp_log_read, done here in the pass that stores the
+ * values (tests/test_columns_hostile.py holds the two to the same verdicts and stream
+ * positions on random and damaged records). */
+#include "columns.h"
+#include "cursor.h"
+
+#define NSEC_PER_SEC 1000000000LL
+
+/* Seconds and nanoseconds as nanoseconds since the epoch, saturated well inside int64
+ * (INT64_MIN is numpy's NaT: never produced). */
+static int64_t stamp_ns(int64_t sec, int64_t nsec)
+{
+    const int64_t lim = INT64_MAX / NSEC_PER_SEC - 1;
+    if (sec > lim)
+        return INT64_MAX;
+    if (sec < -lim)
+        return INT64_MIN + 1;
+    return sec * NSEC_PER_SEC + nsec;
+}
+
+static size_t fixed_len(int version)
+{
+    return version == 3 ? 20 : 16;
+}
+
+/* Timestamp of a record whose fixed part is present (v3: 64-bit seconds in two words,
+ * 32-bit nanoseconds; v2: 32-bit seconds and microseconds, libpcp's 32-bit product). */
+static int64_t record_time(const uint8_t *r, int version)
+{
+    if (version == 3) {
+        uint64_t lo = pcp_load_be32(r + 4);
+        uint64_t hi = pcp_load_be32(r + 8);
+        return stamp_ns((int64_t)((hi << 32) | lo), (int32_t)pcp_load_be32(r + 12));
+    }
+    return stamp_ns((int32_t)pcp_load_be32(r + 4), pcp_usec_to_nsec(pcp_load_be32(r + 8)));
+}
+
+/* Forward framing only, with the outcomes of libpcp's reader: 0 (whole record of
+ * *rec_len bytes, *next after it), PCP_LOG_END, or PM_ERR_LOGREC (*next as libpcp). */
+static int frame(const uint8_t *buf, size_t len, uint64_t pos, uint64_t *next,
+                 uint32_t *rec_len)
+{
+    *next = pos;
+    if (pos >= len || len - pos < 4)
+        return PCP_LOG_END;
+    int32_t head = (int32_t)pcp_load_be32(buf + pos);
+    if (head < 8) {
+        *next = pos + 4;
+        return PM_ERR_LOGREC;
+    }
+    uint64_t body = (uint64_t)head - 8;
+    if (len - (pos + 4) < body + 4)
+        return PM_ERR_LOGREC;
+    uint64_t trailer = pos + 4 + body;
+    *next = trailer + 4;
+    if ((int32_t)pcp_load_be32(buf + trailer) != head)
+        return PM_ERR_LOGREC;
+    *rec_len = (uint32_t)head;
+    return 0;
+}
+
+static int32_t lookup_metric(const pcp_cols_state *s, uint32_t pmid)
+{
+    uint32_t h = (uint32_t)(pmid * 2654435761u) & s->map_mask;
+    for (;;) {
+        uint32_t k = s->map_pmid[h];
+        if (k == pmid)
+            return s->map_metric[h];
+        if (k == 0xffffffffu)
+            return -1;
+        h = (h + 1) & s->map_mask;
+    }
+}
+
+/* The column of the value at position j of a set: the column the value at that
+ * position had last time when its instance matches (instances usually come in the same
+ * order every time), else the column after the previous value's, else the one at the
+ * next or previous position last time (an instance came or went), else by binary
+ * search; -1 for an instance without a column. */
+static int32_t column_of(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
+{
+    int32_t *hint = j < m->col_cap ? m->hint + 2 * (size_t)j : NULL;
+    if (hint && hint[1] >= 0 && hint[0] == inst)
+        return hint[1];
+    int32_t col = -1;
+    if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
+        col = prev + 1;
+    } else if (hint && j > 0 && hint[-1] >= 0 && hint[-2] == inst) {
+        col = hint[-1];             /* an instance came before this one: one place on */
+    } else if (hint && j + 1 < m->col_cap && hint[3] >= 0 && hint[2] == inst) {
+        col = hint[3];              /* one went away before it: one place back */
+    } else {
+        int32_t lo = 0, hi = m->ncols - 1;
+        while (lo <= hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            int32_t v = m->sorted_inst[mid];
+            if (v == inst) {
+                col = m->sorted_col[mid];
+                break;
+            }
+            if (v < inst)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+    }
+    if (col >= 0 && hint) {
+        hint[0] = inst;
+        hint[1] = col;
+    }
+    return col;
+}
+
+/* How the values of a value set are stored, from its valfmt and the metric's type, as
+ * pmExtractValue(valfmt, v, type, type) extracts them. */
+enum { STORE_NONE, STORE_WORD, STORE_BLOCK64, STORE_BLOCK32, STORE_REF };
+
+static int store_kind(int32_t valfmt, int32_t type)
+{
+    if (valfmt == PM_VAL_INSITU) {
+        /* 32-bit integers and a FLOAT's bits: the word as it is */
+        if (type == PM_TYPE_32 || type == PM_TYPE_U32 || type == PM_TYPE_FLOAT)
+            return STORE_WORD;
+        return STORE_NONE;
+    }
+    switch (type) {
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+    case PM_TYPE_DOUBLE:
+        return STORE_BLOCK64;
+    case PM_TYPE_FLOAT:
+        return STORE_BLOCK32;
+    case PM_TYPE_STRING:
+    case PM_TYPE_AGGREGATE:
+        return STORE_REF;
+    default:
+        return STORE_NONE;
+    }
+}
+
+/* Smallest block (header included) libpcp accepts for a block type: 8 for 32-bit
+ * numbers, 12 for 64-bit ones, else just the header. */
+static uint32_t min_block(uint32_t vtype)
+{
+    static const uint8_t len[6] = {8, 8, 12, 12, 8, 12};
+    return vtype < 6 ? len[vtype] : 4;
+}
+
+/* The block a DPTR word points at, checked as libpcp checks it: the word counts 4-byte
+ * units from 8 bytes before the record, and the block lies inside the value-set and
+ * block bytes r[0..len) with a length its type allows. Returns its offset in the
+ * record, or 0 (no block can start there) when the record is bad. */
+static size_t block_at(const uint8_t *r, size_t len, uint32_t word, uint32_t *header)
+{
+    /* one comparison covers words 0 and 1 (wrapping below zero), negative words and
+     * blocks whose header would not fit */
+    uint64_t off = (uint64_t)word * 4 - 8;
+    if (off > (uint64_t)len - 4)
+        return 0;
+    uint32_t h = pcp_load_be32(r + off);
+    uint32_t vlen = h & 0xffffffu;
+    if (vlen < min_block(h >> 24) || vlen > len - off)
+        return 0;
+    *header = h;
+    return (size_t)off;
+}
+
+/* Copy a string payload of n bytes up to its first NUL; returns the length copied.
+ * Eight bytes at a time while no byte of them is zero, then byte by byte: only the n
+ * bytes of the payload are read. */
+static uint64_t copy_string(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, src + i, 8);
+        if ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL)
+            break;
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < n; i++) {
+        if (src[i] == 0)
+            return i;
+        dst[i] = src[i];
+    }
+    return n;
+}
+
+static void note_miss(pcp_cols_state *s, int32_t mi, int32_t inst)
+{
+    if (s->nmiss < s->miss_cap) {
+        s->miss_metric[s->nmiss] = mi;
+        s->miss_inst[s->nmiss] = inst;
+    }
+    s->nmiss++;
+}
+
+/* Check and scatter the record of rec_len bytes at buf + at into row `row`, in one
+ * pass over its value sets. A record is accepted under exactly the rules of libpcp's
+ * decoder (csrc/result.c, strict layout): numpmid and every numval fit, valfmt is known,
+ * every DPTR word points at a block inside the record that is long enough for its type,
+ * and the blocks, each padded to 4 bytes, fill the rest of the record from the end of
+ * the value sets. (libpcp finds where the sets end first and then checks each block
+ * against it; here the lowest block is compared with the end of the sets once they are
+ * all read, which gives the same verdict.) Returns 1 (a selected metric was there), 0
+ * (none), PM_ERR_LOGREC, PCP_COLS_NEED_ROOM or PCP_COLS_NEED_COLUMN; the caller undoes
+ * what a record that returns neither 0 nor 1 stored. */
+static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int version,
+                       pcp_cols_state *s, int32_t row)
+{
+    const uint8_t *r = buf + at;
+    size_t fixed = fixed_len(version);
+    size_t len = (size_t)rec_len - 4;           /* the value sets and blocks end here */
+    int32_t numpmid = (int32_t)pcp_load_be32(r + fixed - 4);
+    if (numpmid < 0 || (size_t)numpmid > (len - fixed) / 8)
+        return PM_ERR_LOGREC;
+    uint64_t blocks = 0;
+    size_t lowest = len;
+    int64_t total = 0;
+    int any = 0, room = 0;
+    size_t p = fixed;
+    int32_t last = -1;              /* the previous selected metric of this record */
+    for (int32_t i = 0; i < numpmid; i++) {
+        if (len - p < 8)
+            return PM_ERR_LOGREC;
+        uint32_t pmid = pcp_load_be32(r + p);
+        int32_t numval = (int32_t)pcp_load_be32(r + p + 4);
+        p += 8;
+        /* records repeat their order of value sets: the metric that came after the
+         * previous one last time is tried first */
+        int32_t guess = last >= 0 ? s->metrics[last].next : s->first;
+        int32_t mi = guess >= 0 && s->metrics[guess].pmid == pmid ? guess
+                                                                   : lookup_metric(s, pmid);
+        if (mi >= 0) {
+            if (last >= 0)
+                s->metrics[last].next = mi;
+            else
+                s->first = mi;
+            last = mi;
+        }
+        if (numval <= 0) {
+            if (mi >= 0)
+                any = 1;
+            continue;
+        }
+        if (len - p < 4)
+            return PM_ERR_LOGREC;
+        int32_t valfmt = (int32_t)pcp_load_be32(r + p);
+        p += 4;
+        if (valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
+            return PM_ERR_LOGREC;
+        if ((size_t)numval > (len - p) / 8)
+            return PM_ERR_LOGREC;
+        total += numval;
+        if (mi < 0 && valfmt == PM_VAL_INSITU) {
+            p += 8 * (size_t)numval;            /* nothing to check, nothing to keep */
+            continue;
+        }
+        pcp_cols_metric *m = mi >= 0 ? &s->metrics[mi] : NULL;
+        int kind = m ? store_kind(valfmt, m->type) : STORE_NONE;
+        size_t base = m ? (size_t)row * (size_t)m->col_cap : 0;
+        int32_t prev = -1;
+        int64_t stored = 0;
+        if (m)
+            any = 1;
+        if (kind == STORE_WORD) {
+            /* the usual 32-bit values: nothing to check, the word is the value */
+            uint32_t *values = (uint32_t *)m->values + base;
+            uint8_t *present = m->present + base;
+            for (int32_t j = 0; j < numval; j++, p += 8) {
+                int32_t inst = (int32_t)pcp_load_be32(r + p);
+                int32_t col = column_of(m, inst, j, prev);
+                if (col < 0) {
+                    if (s->drop_unknown)
+                        m->dropped++;
+                    else
+                        note_miss(s, mi, inst);
+                    continue;
+                }
+                prev = col;
+                values[col] = pcp_load_be32(r + p + 4);
+                present[col] = 1;
+                stored++;
+            }
+            m->nvalues += stored;
+            continue;
+        }
+        for (int32_t j = 0; j < numval; j++, p += 8) {
+            uint32_t word = pcp_load_be32(r + p + 4);
+            uint32_t header = 0;
+            size_t off = 0;
+            if (valfmt != PM_VAL_INSITU) {
+                off = block_at(r, len, word, &header);
+                if (off == 0)
+                    return PM_ERR_LOGREC;
+                blocks += pcp_pad4(header & 0xffffffu);
+                if (off < lowest)
+                    lowest = off;
+            }
+            if (m == NULL)
+                continue;
+            int32_t inst = (int32_t)pcp_load_be32(r + p);
+            int32_t col = column_of(m, inst, j, prev);
+            if (col < 0) {
+                if (s->drop_unknown)
+                    m->dropped++;
+                else
+                    note_miss(s, mi, inst);
+                continue;
+            }
+            prev = col;
+            size_t idx = base + (size_t)col;
+            uint32_t vtype = header >> 24;
+            switch (kind) {
+            case STORE_WORD:
+                ((uint32_t *)m->values)[idx] = word;
+                break;
+            case STORE_BLOCK64:
+                if ((header & 0xffffffu) != 12 || (vtype != 0 && (int32_t)vtype != m->type)) {
+                    m->nerr++;
+                    continue;
+                }
+                ((uint64_t *)m->values)[idx] = pcp_load_be64(r + off + 4);
+                break;
+            case STORE_BLOCK32:
+                if ((header & 0xffffffu) != 8 || (vtype != 0 && (int32_t)vtype != m->type)) {
+                    m->nerr++;
+                    continue;
+                }
+                ((uint32_t *)m->values)[idx] = pcp_load_be32(r + off + 4);
+                break;
+            case STORE_REF: {
+                if (vtype != 0 && (int32_t)vtype != m->type) {
+                    m->nerr++;
+                    continue;
+                }
+                const uint8_t *pay = r + off + 4;
+                uint64_t n = (header & 0xffffffu) - 4;
+                uint64_t to = s->staged_used;
+                if (room || n > s->staged_cap - to) {
+                    s->room_need = room ? s->room_need + n : to + n;
+                    room = 1;       /* go on checking: a bad record fails first */
+                    continue;
+                }
+                if (m->type == PM_TYPE_STRING)
+                    n = copy_string(s->staged + to, pay, n);
+                else if (n)
+                    memcpy(s->staged + to, pay, n);
+                s->staged_used = to + n;
+                m->nbytes += (int64_t)n;
+                ((int64_t *)m->values)[idx] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
+                break;
+            }
+            default:
+                m->nerr++;
+                continue;
+            }
+            m->present[idx] = 1;
+            stored++;
+        }
+        if (m)
+            m->nvalues += stored;
+    }
+    if (total > INT32_MAX)
+        return PM_ERR_LOGREC;
+    /* every block lies after the value sets, which end at p, and the blocks fill the
+     * record from there exactly */
+    if (p + blocks != len || (blocks > 0 && lowest != p))
+        return PM_ERR_LOGREC;
+    if (room)
+        return PCP_COLS_NEED_ROOM;
+    if (s->nmiss)
+        return PCP_COLS_NEED_COLUMN;
+    return any;
+}
+
+static uint64_t ref_len(int64_t ref)
+{
+    return (uint64_t)ref >> PCP_COLS_REF_SHIFT;
+}
+
+static uint64_t ref_off(int64_t ref)
+{
+    return (uint64_t)ref & ((1ULL << PCP_COLS_REF_SHIFT) - 1);
+}
+
+/* Undo what a record stored before it failed or stopped: the values, presence and
+ * counts of row `row` (an absent cell holds zero). */
+static void clear_row(pcp_cols_state *s, int32_t row)
+{
+    for (int32_t i = 0; i < s->nmetrics; i++) {
+        pcp_cols_metric *m = &s->metrics[i];
+        size_t base = (size_t)row * (size_t)m->col_cap;
+        size_t size = m->type == PM_TYPE_32 || m->type == PM_TYPE_U32 ||
+                      m->type == PM_TYPE_FLOAT ? 4 : 8;
+        uint8_t *pr = m->present + base;
+        for (int32_t c = 0; c < m->ncols; c++) {
+            if (pr[c]) {
+                pr[c] = 0;
+                uint8_t *v = (uint8_t *)m->values + (base + (size_t)c) * size;
+                if (m->type == PM_TYPE_STRING || m->type == PM_TYPE_AGGREGATE)
+                    m->nbytes -= (int64_t)ref_len(*(int64_t *)(void *)v);
+                memset(v, 0, size);
+                m->nvalues--;
+            }
+        }
+    }
+}
+
+int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
+                  uint64_t *pos, pcp_cols_state *s)
+{
+    size_t fixed = fixed_len(version);
+    if (*pos < label_len)
+        *pos = label_len;
+    uint64_t from = *pos;
+    s->nmiss = 0;
+    while (s->nrow < s->row_cap) {
+        if (*pos >= s->pause_pos && *pos > from)
+            return PCP_COLS_PAUSE;
+        uint64_t at = *pos, next;
+        uint32_t rec_len;
+        int sts = frame(buf, len, at, &next, &rec_len);
+        if (sts != 0) {
+            *pos = next;
+            return sts;
+        }
+        /* libpcp's record checks: the fixed part and trailer must be there */
+        if (rec_len < fixed + 4) {
+            *pos = next;
+            return PM_ERR_LOGREC;
+        }
+        int64_t t = record_time(buf + at, version);
+        if (t < s->start_ns) {
+            s->skipped++;
+            *pos = next;
+            continue;
+        }
+        if (t > s->end_ns)
+            return PCP_COLS_PAST_END;
+        int32_t row = s->nrow;
+        uint64_t staged_at = s->staged_used;
+        sts = scan_record(buf, at, rec_len, version, s, row);
+        if (sts != 0 && sts != 1) {
+            clear_row(s, row);
+            s->staged_used = staged_at;
+            if (sts == PM_ERR_LOGREC)
+                *pos = next;
+            return sts;
+        }
+        s->records++;
+        int32_t numpmid = (int32_t)pcp_load_be32(buf + at + fixed - 4);
+        if (numpmid == 0) {
+            s->marks++;
+            s->pending_flags |= PCP_ROW_AFTER_MARK;
+        } else if (sts == 1) {
+            s->time_ns[row] = t;
+            s->flags[row] = (uint8_t)s->pending_flags;
+            s->pending_flags = 0;
+            s->nrow = row + 1;
+        }
+        *pos = next;
+    }
+    return 0;
+}
+
+/* ---- chunk memory, and string and aggregate bytes by column ----------------------- */
+
+void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
+                   const int64_t *present_off)
+{
+    for (int32_t i = 0; i < s->nmetrics; i++) {
+        s->metrics[i].values = arena + values_off[i];
+        s->metrics[i].present = arena + present_off[i];
+    }
+}
+
+int64_t pcp_cols_pack(const int64_t *refs, const uint8_t *present, int32_t nrows,
+                      int32_t stride, int32_t col0, int32_t col1, const uint8_t *staged,
+                      uint64_t staged_len, int64_t *offsets, uint8_t *data)
+{
+    int64_t at = 0;
+    size_t k = 0;
+    for (int32_t c = col0; c < col1; c++) {
+        for (int32_t r = 0; r < nrows; r++, k++) {
+            offsets[k] = at;
+            size_t idx = (size_t)r * (size_t)stride + (size_t)c;
+            if (!present[idx])
+                continue;
+            uint64_t off = ref_off(refs[idx]), n = ref_len(refs[idx]);
+            if (off > staged_len || n > staged_len - off)
+                continue;       /* never for a reference the scan made */
+            if (n)
+                memcpy(data + at, staged + off, n);
+            at += (int64_t)n;
+        }
+    }
+    offsets[k] = at;
+    return at;
+}

@@ -1,0 +1,247 @@
+"""Archives as a Dask DataFrame: one partition per archive (or per data volume), read on
+the workers by pcp.bulk.ArchiveReader, so thousands of hosts' archives are one call.
+
+    from pcp import dask as pcpdask
+    ddf = pcpdask.read_archives(glob.glob("/var/log/pcp/pmlogger/*/2026*.meta"),
+                                metrics=["kernel.all.load", "disk.dev"], rate=True)
+    ddf.groupby(["host", "metric"]).value.mean().compute()
+
+Forms: "long" (default; index time, columns host, metric, instance, value and text
+(strings and aggregates, else null): the same schema whatever the hosts) or "wide"
+(index time, a host column and one column per metric and instance, the union over every
+archive's metadata, absent where an archive has no such instance; building the schema
+opens every archive's metadata before the graph is made).
+
+Divisions come from the archive labels (and, per volume, each volume's first record)
+when the partitions' time ranges follow one another (one host's archives); for a fleet,
+whose archives overlap in time, they are unknown. Column projection reaches the reader:
+selecting wide columns reads only their metrics. Needs dask[dataframe]
+(pip install 'pcp-native[dask]').
+"""
+from __future__ import annotations
+
+import glob as _glob
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+import dask.dataframe as dd
+
+from pcp._archive import Archive
+from pcp._archive_files import expand_names
+from pcp._archive_meta import Metadata
+from pcp._columns import ArchiveReader, TimeLike, to_ns, NS_MIN, NS_MAX
+from pcp import _columns_export
+
+__all__ = ["read_archives", "archive_partitions"]
+
+Part = Tuple[str, Optional[int], str]       # (archive, volume or None, host)
+
+
+def _names(paths: Union[str, Sequence[str]]) -> List[str]:
+    """Archive names: a list of them, a comma-separated list, a directory (every archive
+    in it) or a glob pattern (matching .meta files or archive names)."""
+    if isinstance(paths, (list, tuple)):
+        out: List[str] = []
+        for p in paths:
+            out.extend(_names(str(p)))
+        return out
+    spec = str(paths)
+    if any(c in spec for c in "*?["):
+        found = []
+        for path in sorted(_glob.glob(spec)):
+            base = path
+            for suffix in (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z", ".zst"):
+                if base.endswith(suffix):
+                    base = base[:-len(suffix)]
+            if base.endswith(".meta"):
+                found.append(base[:-len(".meta")])
+            elif os.path.isdir(base) or not os.path.splitext(base)[1][1:].isdigit():
+                found.append(base)
+        return sorted(set(found))
+    return expand_names(spec)
+
+
+def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
+                       start: TimeLike = None, end: TimeLike = None
+                       ) -> Tuple[List[Part], Optional[List[int]]]:
+    """The partitions of read_archives (sorted by start time) and their divisions in
+    nanoseconds (None when partitions overlap in time or a time is unknown). Archives
+    wholly outside the window are left out."""
+    if split not in ("archive", "volume"):
+        raise ValueError("split must be 'archive' or 'volume'")
+    lo, hi = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
+    spans: List[Tuple[int, int, Part]] = []
+    for name in _names(paths):
+        arch = Archive(name, 0)
+        try:
+            arch.open(Metadata())       # label and index: the metadata is not loaded
+            host = arch.label.hostname.decode("utf-8", "replace")
+            first = arch.label.stamp[0] * 1000000000 + arch.label.stamp[1]
+            try:
+                sec, nsec = arch.end()
+                last = sec * 1000000000 + nsec
+            except Exception:
+                last = NS_MAX
+            if last < lo or first > hi:
+                continue
+            if split == "archive":
+                spans.append((first, last, (arch.name, None, host)))
+                continue
+            vols = []
+            for vol in range(arch.minvol, arch.maxvol + 1):
+                t = _first_record(arch, vol)
+                if t is not None:
+                    vols.append((t, vol))
+            for k, (t, vol) in enumerate(vols):
+                stop = vols[k + 1][0] - 1 if k + 1 < len(vols) else last
+                if stop < lo or t > hi:
+                    continue
+                spans.append((t, stop, (arch.name, vol, host)))
+        finally:
+            arch.close()
+    spans.sort(key=lambda s: (s[0], s[2][0], -1 if s[2][1] is None else s[2][1]))
+    parts = [s[2] for s in spans]
+    divisions: Optional[List[int]] = None
+    if spans and all(a[1] < b[0] for a, b in zip(spans, spans[1:])) and \
+            spans[-1][1] != NS_MAX:
+        divisions = [max(s[0], lo) for s in spans] + [min(spans[-1][1], hi)]
+        if any(a >= b for a, b in zip(divisions, divisions[1:])):
+            divisions = None
+    return parts, divisions
+
+
+def _first_record(arch, vol: int) -> Optional[int]:
+    """Time of the first record of a data volume (None if it has none)."""
+    from pcp._native import ffi, lib
+    sts, mapped, _ = arch.open_volume(vol)
+    if sts < 0 or mapped is None:
+        return None
+    newpos = ffi.new("uint64_t *")
+    rec = ffi.new("pcp_log_record *")
+    sts = lib.pcp_log_read(mapped.ptr, mapped.size, arch.label.length, arch.version, 0, 0,
+                           arch.label.length, newpos, rec)
+    mapped.release_all()
+    if sts != 0:
+        return None
+    return rec.sec * 1000000000 + rec.nsec
+
+
+class _ReadPartition:
+    """Reads one partition: (archive, volume, host) -> pandas DataFrame. Dask passes the
+    columns the graph needs (column projection): the wide form then reads only their
+    metrics."""
+
+    def __init__(self, options: Dict[str, Any], meta: pd.DataFrame,
+                 wide_metric: Optional[Dict[str, str]] = None) -> None:
+        self.options = options
+        self.meta = meta
+        self.wide_metric = wide_metric
+
+    def metrics(self, columns: List[str]) -> Any:
+        """The metrics the columns need (the selection itself for the long form)."""
+        if self.wide_metric is None:
+            return self.options["metrics"]
+        need = []
+        for c in columns:
+            m = self.wide_metric.get(c)
+            if m is not None and m not in need:
+                need.append(m)
+        return need
+
+    def __call__(self, part: Part, columns: Optional[List[str]] = None) -> pd.DataFrame:
+        name, vol, host = part
+        o = self.options
+        columns = list(self.meta.columns) if columns is None else list(columns)
+        meta = self.meta[columns]
+        metrics = self.metrics(columns)
+        if self.wide_metric is not None and not metrics:
+            cols = None
+        else:
+            reader = ArchiveReader(name, metrics, o["start"], o["end"], o["rate"],
+                                   chunk_bytes=o["chunk_bytes"], progress=False,
+                                   volumes=None if vol is None else [vol])
+            cols = reader.read()
+        if cols is None or len(cols) == 0:
+            return meta.iloc[:0].copy()
+        if self.wide_metric is None:
+            df = _long_frame(cols)
+        else:
+            df = cols.to_pandas("wide")
+            df = df.reindex(columns=[c for c in columns if c != "host"])
+        df["host"] = host
+        df = df[columns]
+        return df.astype(meta.dtypes.to_dict())
+
+
+def _long_frame(cols) -> pd.DataFrame:
+    df = cols.to_pandas("long")
+    if "text" not in df.columns:
+        df["text"] = None
+    df["metric"] = df["metric"].astype(object)
+    df["instance"] = df["instance"].astype(object).where(df["instance"].notna(), None)
+    df = df.sort_values("time", kind="stable").set_index("time")
+    return df
+
+
+def _long_meta() -> pd.DataFrame:
+    data = {"host": pd.Series([], dtype=object), "metric": pd.Series([], dtype=object),
+            "instance": pd.Series([], dtype=object), "value": pd.Series([], dtype=np.float64),
+            "text": pd.Series([], dtype=object)}
+    return pd.DataFrame(data, index=pd.DatetimeIndex([], name="time"))
+
+
+def _wide_meta(parts: List[Part], options: Dict[str, Any]
+               ) -> Tuple[pd.DataFrame, Dict[str, str]]:
+    """The union of every archive's wide columns (metadata only), and column -> metric."""
+    dtypes: Dict[str, Any] = {}
+    metric_of: Dict[str, str] = {}
+    seen = set()
+    for name, _, _ in parts:
+        if name in seen:
+            continue
+        seen.add(name)
+        reader = ArchiveReader(name, options["metrics"], options["start"], options["end"],
+                               options["rate"], progress=False)
+        empty = reader._empty()
+        frame = empty.to_pandas("wide")
+        for mname, m in empty.items():
+            for cname in _columns_export.wide_names(m):
+                metric_of.setdefault(cname, mname)
+        for cname in frame.columns:
+            dtypes.setdefault(cname, frame.dtypes[cname])
+    data = {"host": pd.Series([], dtype=object)}
+    for cname, dtype in dtypes.items():
+        data[cname] = pd.Series([], dtype=dtype)
+    meta = pd.DataFrame(data, index=pd.DatetimeIndex([], name="time"))
+    return meta, metric_of
+
+
+def read_archives(paths: Union[str, Sequence[str]], metrics: Any = None,
+                  start: TimeLike = None, end: TimeLike = None, rate: bool = False,
+                  form: str = "long", split: str = "archive",
+                  chunk_bytes: int = 32 << 20) -> "dd.DataFrame":
+    """A Dask DataFrame of archives: `paths` is a list of archive names, a directory, a
+    comma-separated list or a glob pattern; metrics, start, end and rate as for
+    pcp.bulk.ArchiveReader; form "long" or "wide"; split "archive" (a partition per
+    archive) or "volume" (per data volume). Every partition has a "host" column (the
+    archive label's host name) and a "time" index, sorted within the partition."""
+    if form not in ("long", "wide"):
+        raise ValueError("form must be 'long' or 'wide'")
+    parts, divisions = archive_partitions(paths, split, start, end)
+    if not parts:
+        raise ValueError("no archive in %r has data in the window" % (paths,))
+    options = {"metrics": metrics, "start": start, "end": end, "rate": rate,
+               "chunk_bytes": chunk_bytes}
+    if form == "long":
+        meta = _long_meta()
+        func = _ReadPartition(options, meta)
+    else:
+        meta, metric_of = _wide_meta(parts, options)
+        func = _ReadPartition(options, meta, metric_of)
+    div = None
+    if divisions is not None:
+        div = tuple(pd.Timestamp(d) for d in divisions)
+    return dd.from_map(func, parts, meta=meta, divisions=div, label="pcp-archives",
+                       enforce_metadata=False)
