@@ -189,6 +189,28 @@ static uint64_t copy_string(uint8_t *dst, const uint8_t *src, uint64_t n)
     return n;
 }
 
+static uint64_t ref_len(int64_t ref)
+{
+    return (uint64_t)ref >> PCP_COLS_REF_SHIFT;
+}
+
+static uint64_t ref_off(int64_t ref)
+{
+    return (uint64_t)ref & ((1ULL << PCP_COLS_REF_SHIFT) - 1);
+}
+
+/* When a record first reaches a metric: keep its counts, for clear_row. */
+static void save_counts(const pcp_cols_state *s, pcp_cols_metric *m)
+{
+    if (m->undo_serial != s->serial) {
+        m->undo_serial = s->serial;
+        m->undo_nvalues = m->nvalues;
+        m->undo_nbytes = m->nbytes;
+        m->undo_nerr = m->nerr;
+        m->undo_dropped = m->dropped;
+    }
+}
+
 static void note_miss(pcp_cols_state *s, int32_t mi, int32_t inst)
 {
     if (s->nmiss < s->miss_cap) {
@@ -264,8 +286,10 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
         size_t base = m ? (size_t)row * (size_t)m->col_cap : 0;
         int32_t prev = -1;
         int64_t stored = 0;
-        if (m)
+        if (m) {
             any = 1;
+            save_counts(s, m);
+        }
         if (kind == STORE_WORD) {
             /* the usual 32-bit values: nothing to check, the word is the value */
             uint32_t *values = (uint32_t *)m->values + base;
@@ -282,8 +306,8 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 }
                 prev = col;
                 values[col] = pcp_load_be32(r + p + 4);
+                stored += present[col] ^ 1;     /* a repeated instance: the last wins */
                 present[col] = 1;
-                stored++;
             }
             m->nvalues += stored;
             continue;
@@ -351,6 +375,8 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                     memcpy(s->staged + to, pay, n);
                 s->staged_used = to + n;
                 m->nbytes += (int64_t)n;
+                if (m->present[idx])        /* a repeated instance: the last wins */
+                    m->nbytes -= (int64_t)ref_len(((int64_t *)m->values)[idx]);
                 ((int64_t *)m->values)[idx] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
                 break;
             }
@@ -358,8 +384,8 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 m->nerr++;
                 continue;
             }
+            stored += m->present[idx] ^ 1;
             m->present[idx] = 1;
-            stored++;
         }
         if (m)
             m->nvalues += stored;
@@ -377,22 +403,18 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
     return any;
 }
 
-static uint64_t ref_len(int64_t ref)
-{
-    return (uint64_t)ref >> PCP_COLS_REF_SHIFT;
-}
-
-static uint64_t ref_off(int64_t ref)
-{
-    return (uint64_t)ref & ((1ULL << PCP_COLS_REF_SHIFT) - 1);
-}
-
-/* Undo what a record stored before it failed or stopped: the values, presence and
- * counts of row `row` (an absent cell holds zero). */
+/* Undo what a record stored before it failed or stopped: the values and presence of
+ * row `row` (an absent cell holds zero), and the counts of the metrics it reached. */
 static void clear_row(pcp_cols_state *s, int32_t row)
 {
     for (int32_t i = 0; i < s->nmetrics; i++) {
         pcp_cols_metric *m = &s->metrics[i];
+        if (m->undo_serial != s->serial)
+            continue;           /* the record never reached it: nothing to undo */
+        m->nvalues = m->undo_nvalues;
+        m->nbytes = m->undo_nbytes;
+        m->nerr = m->undo_nerr;
+        m->dropped = m->undo_dropped;
         size_t base = (size_t)row * (size_t)m->col_cap;
         size_t size = m->type == PM_TYPE_32 || m->type == PM_TYPE_U32 ||
                       m->type == PM_TYPE_FLOAT ? 4 : 8;
@@ -400,11 +422,7 @@ static void clear_row(pcp_cols_state *s, int32_t row)
         for (int32_t c = 0; c < m->ncols; c++) {
             if (pr[c]) {
                 pr[c] = 0;
-                uint8_t *v = (uint8_t *)m->values + (base + (size_t)c) * size;
-                if (m->type == PM_TYPE_STRING || m->type == PM_TYPE_AGGREGATE)
-                    m->nbytes -= (int64_t)ref_len(*(int64_t *)(void *)v);
-                memset(v, 0, size);
-                m->nvalues--;
+                memset((uint8_t *)m->values + (base + (size_t)c) * size, 0, size);
             }
         }
     }
@@ -443,6 +461,7 @@ int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
             return PCP_COLS_PAST_END;
         int32_t row = s->nrow;
         uint64_t staged_at = s->staged_used;
+        s->serial++;
         sts = scan_record(buf, at, rec_len, version, s, row);
         if (sts != 0 && sts != 1) {
             clear_row(s, row);

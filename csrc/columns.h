@@ -53,6 +53,13 @@ typedef struct {
     int64_t nerr;       /* values pmExtractValue could not convert to the metric's type:
                            left absent */
     int64_t dropped;    /* values of instances without a column, when drop_unknown */
+    /* the counts as they were before the record numbered undo_serial reached this
+     * metric: a record that fails or must be read again gives them back */
+    int64_t undo_serial;
+    int64_t undo_nvalues;
+    int64_t undo_nbytes;
+    int64_t undo_nerr;
+    int64_t undo_dropped;
 } pcp_cols_metric;
 
 typedef struct {
@@ -92,6 +99,7 @@ typedef struct {
     int64_t records;            /* records read in the window, marks included */
     int64_t marks;
     int64_t skipped;            /* records before the window, framed only */
+    int64_t serial;             /* records the scan has started to store (from 1) */
 } pcp_cols_state;
 
 /* Scan the volume buf[0..len) from *pos (at or after its label of label_len bytes).

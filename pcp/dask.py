@@ -30,7 +30,6 @@ import dask.dataframe as dd
 
 from pcp._archive import Archive
 from pcp._archive_files import expand_names
-from pcp._archive_meta import Metadata
 from pcp._columns import ArchiveReader, TimeLike, to_ns, NS_MIN, NS_MAX
 from pcp import _columns_export
 
@@ -76,7 +75,7 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
     for name in _names(paths):
         arch = Archive(name, 0)
         try:
-            arch.open(Metadata())       # label and index: the metadata is not loaded
+            arch.open()                 # label and index: the metadata is not loaded
             host = arch.label.hostname.decode("utf-8", "replace")
             first = arch.label.stamp[0] * 1000000000 + arch.label.stamp[1]
             try:

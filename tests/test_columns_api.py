@@ -308,6 +308,32 @@ def test_string_staging_grows(v2, monkeypatch):
         assert small[name].values.tolist() == m.values.tolist()
 
 
+def test_counts_survive_records_read_again(v2, monkeypatch):
+    """A record read again (its strings did not fit, or it named an instance without a
+    column) counts its values, bytes and dropped values once."""
+    names = ["sample.string.bin", "sample.bin"]
+    whole = bulk.read_archive(v2, names)
+    keep = {m.name: m.instances[:2].tolist() for m in whole.values()}
+    want_dropped = sum(int(m.present[:, 2:].sum()) for m in whole.values())
+    want_values = sum(int(m.present[:, :2].sum()) for m in whole.values())
+    assert want_dropped > 0 and want_values > 0
+    monkeypatch.setattr(C, "STAGED_START", 4)      # every string record asks for room
+    for miss_cap in (4096, 1):                      # columns added one at a time
+        monkeypatch.setattr(C, "MISS_CAP", miss_cap)
+        r = bulk.ArchiveReader(v2, names, chunk_rows=3)
+        for m in r._metrics:
+            inames = dict(zip(m.insts, m.inames))
+            m.insts = keep[m.names[0]]
+            m.inames = [inames[i] for i in m.insts]
+        parts = list(r.chunks(drop_unknown=True))
+        assert r.stats["dropped"] == want_dropped
+        assert r.stats["values"] == want_values
+        assert sum(p[n].count for p in parts for n in names) == want_values
+        strings = [p["sample.string.bin"] for p in parts]
+        assert sum(s.blobs.nbytes for s in strings) == \
+            sum(len(v.encode()) for s in strings for v in s.values[s.present])
+
+
 def test_arrays_kept_from_a_chunk_are_not_reused(v2):
     """Chunk memory is recycled only when nothing refers to it: a slice, a values array
     or a string column kept from an early chunk outlives the chunks after it."""

@@ -75,9 +75,8 @@ def test_long_form_is_every_archive_read_by_bulk(client):
 
 def _host(name):
     from pcp._archive import Archive
-    from pcp._archive_meta import Metadata
     a = Archive(name, 0)
-    a.open(Metadata())
+    a.open()
     try:
         return a.label.hostname.decode()
     finally:
@@ -89,11 +88,10 @@ def test_divisions_from_labels(client):
     parts, div = pcpdask.archive_partitions(names)
     assert [p[0] for p in parts] == [corpus("v2"), corpus("next")]
     from pcp._archive import Archive
-    from pcp._archive_meta import Metadata
     starts = []
     for n in (corpus("v2"), corpus("next")):
         a = Archive(n, 0)
-        a.open(Metadata())
+        a.open()
         starts.append(a.label.stamp[0] * 10**9 + a.label.stamp[1])
         a.close()
     assert div[:2] == starts

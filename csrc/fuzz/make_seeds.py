@@ -200,8 +200,33 @@ def events_pdu() -> bytes:
     return pdu(0x7015, head + body + blocks)
 
 
+def column_seeds() -> dict:
+    """fuzz_columns: the fuzz_archive volumes behind selections of metrics they hold
+    (strings, doubles, floats, 32-bit words, an event array read as an aggregate), with
+    small staging areas, few rows per chunk, windows and pauses."""
+    def ctrl(shape: int, room: int, window: int, sec: int, sel: list) -> bytes:
+        out = bytes([shape, room, window]) + be(sec)
+        for t, pmid in (sel + [(0, 0)] * 4)[:4]:
+            out += bytes([t]) + be(pmid)
+        return out
+    seeds = {}
+    for name in ("a1-volume", "a1v3-volume"):
+        vol = (SEEDS / "fuzz_archive" / name).read_bytes()
+        head, body = vol[:1], vol[1:]
+        # type codes: low nibble 0..7 = 32 U32 64 U64 FLOAT DOUBLE STRING AGGREGATE,
+        # 8+ = EVENT; bits 4-5 columns known up front
+        sel = [(6, 0x7400099), (5 | 0x20, 0x7400072), (4, 0xF000800), (1, 0x800C00)]
+        seeds[name + "-mixed"] = head + ctrl(3 | 3 << 3, 8, 0, 0, sel) + body
+        seeds[name + "-drop"] = head + ctrl(3 | 4 | 0 << 3, 0, 0x31, 0x6b0129cc,
+                                            [(7, 0x740008B), (2, 0x7400088)] + sel[:2]) + body
+        seeds[name + "-window"] = head + ctrl(1 | 7 << 3, 63, 0x0B, 0x6b0129cc,
+                                              [(0x30 | 5, 0x7400072), (8, 0x740008B)]) + body
+    return seeds
+
+
 def main() -> None:
     corpora = {
+        "fuzz_columns": column_seeds(),
         "fuzz_events": event_seeds(),
         "fuzz_result": {
             "highres_string": HIGHRES_STRING,
