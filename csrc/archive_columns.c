@@ -211,8 +211,14 @@ static void save_counts(const pcp_cols_state *s, pcp_cols_metric *m)
     }
 }
 
-static void note_miss(pcp_cols_state *s, int32_t mi, int32_t inst)
+/* A value of metric mi for an instance without a column: dropped and counted, or
+ * listed for the caller (who adds the column and reads the record again). */
+static void no_column(pcp_cols_state *s, int32_t mi, int32_t inst)
 {
+    if (s->drop_unknown) {
+        s->metrics[mi].dropped++;
+        return;
+    }
     if (s->nmiss < s->miss_cap) {
         s->miss_metric[s->nmiss] = mi;
         s->miss_inst[s->nmiss] = inst;
@@ -298,10 +304,7 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 int32_t inst = (int32_t)pcp_load_be32(r + p);
                 int32_t col = column_of(m, inst, j, prev);
                 if (col < 0) {
-                    if (s->drop_unknown)
-                        m->dropped++;
-                    else
-                        note_miss(s, mi, inst);
+                    no_column(s, mi, inst);
                     continue;
                 }
                 prev = col;
@@ -329,19 +332,13 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
             int32_t inst = (int32_t)pcp_load_be32(r + p);
             int32_t col = column_of(m, inst, j, prev);
             if (col < 0) {
-                if (s->drop_unknown)
-                    m->dropped++;
-                else
-                    note_miss(s, mi, inst);
+                no_column(s, mi, inst);
                 continue;
             }
             prev = col;
             size_t idx = base + (size_t)col;
             uint32_t vtype = header >> 24;
-            switch (kind) {
-            case STORE_WORD:
-                ((uint32_t *)m->values)[idx] = word;
-                break;
+            switch (kind) {     /* STORE_WORD took the loop above */
             case STORE_BLOCK64:
                 if ((header & 0xffffffu) != 12 || (vtype != 0 && (int32_t)vtype != m->type)) {
                     m->nerr++;

@@ -10,7 +10,7 @@ aggregates are selected, text (their values; value is then null on those rows). 
 rows are grouped by metric, in time order within each metric of a chunk."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -84,52 +84,56 @@ def _pandas_column(pd, m: MetricArray, v: np.ndarray, p: np.ndarray):
     return v
 
 
-def _long_parts(cols: ArchiveColumns):
-    """Per metric: (metric index, rows, time, instance codes, float values, texts), and
-    the instance names the codes index."""
-    inst_codes: Dict[str, int] = {}
-    parts = []
-    for k, m in enumerate(cols.metrics.values()):
-        rr, cc = np.nonzero(m.present)
-        if m.singular and len(m.instance_names) == 1:
-            codes = np.full(len(cc), -1, np.int32)
-        else:
-            table = np.array([inst_codes.setdefault(n, len(inst_codes))
-                              for n in m.instance_names], np.int32)
-            codes = table[cc] if len(cc) else np.zeros(0, np.int32)
-        vals = m.values[rr, cc]
-        if vals.dtype == object:
-            texts = vals
-            vals = np.full(len(rr), np.nan)
-        else:
-            texts = None
-            vals = vals.astype(np.float64)
-        parts.append((k, cols.time[rr], codes, vals, texts))
-    return parts, list(inst_codes)
+class _Long:
+    """The long form's columns: a row per present value, metric by metric (rows in time
+    order): time, metric codes into `names`, instance codes into `inames` (-1 for a
+    singular metric), values as float64 (NaN for strings and aggregates) and, when the
+    selection has any, their values as objects in `texts` (None elsewhere)."""
+
+    def __init__(self, cols: ArchiveColumns) -> None:
+        inst_codes: Dict[str, int] = {}
+        times, mcodes, icodes, vals = [], [], [], []
+        texts: List[Tuple[int, np.ndarray]] = []
+        at = 0
+        for k, m in enumerate(cols.metrics.values()):
+            rr, cc = np.nonzero(m.present)
+            if m.singular and len(m.instance_names) == 1:
+                codes = np.full(len(cc), -1, np.int32)
+            else:
+                table = np.array([inst_codes.setdefault(n, len(inst_codes))
+                                  for n in m.instance_names], np.int32)
+                codes = table[cc] if len(cc) else np.zeros(0, np.int32)
+            v = m.values[rr, cc]
+            if v.dtype == object:
+                texts.append((at, v))
+                v = np.full(len(rr), np.nan)
+            times.append(cols.time[rr])
+            mcodes.append(np.full(len(rr), k, np.int32))
+            icodes.append(codes)
+            vals.append(v.astype(np.float64))
+            at += len(rr)
+        self.names = list(cols.metrics)
+        self.inames = list(inst_codes)
+        cat = np.concatenate
+        self.time = cat(times) if times else np.zeros(0, "datetime64[ns]")
+        self.mcodes = cat(mcodes) if mcodes else np.zeros(0, np.int32)
+        self.icodes = cat(icodes) if icodes else np.zeros(0, np.int32)
+        self.vals = cat(vals) if vals else np.zeros(0)
+        self.texts: Optional[np.ndarray] = None
+        if _has_blobs(cols.metrics.values()):
+            self.texts = np.full(at, None, object)
+            for start, v in texts:
+                self.texts[start:start + len(v)] = v
 
 
 def _long_pandas(pd, cols: ArchiveColumns):
-    parts, inames = _long_parts(cols)
-    names = list(cols.metrics)
-    blobs = _has_blobs(cols.metrics.values())
-    n = sum(len(p[1]) for p in parts)
-    time = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, "datetime64[ns]")
-    mcodes = np.concatenate([np.full(len(p[1]), p[0], np.int32) for p in parts]) \
-        if parts else np.zeros(0, np.int32)
-    icodes = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int32)
-    vals = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
-    data = {"time": time,
-            "metric": pd.Categorical.from_codes(mcodes, categories=names),
-            "instance": pd.Categorical.from_codes(icodes, categories=inames),
-            "value": vals}
-    if blobs:
-        text = np.full(n, None, object)
-        at = 0
-        for p in parts:
-            if p[4] is not None:
-                text[at:at + len(p[1])] = p[4]
-            at += len(p[1])
-        data["text"] = text
+    lf = _Long(cols)
+    data = {"time": lf.time,
+            "metric": pd.Categorical.from_codes(lf.mcodes, categories=lf.names),
+            "instance": pd.Categorical.from_codes(lf.icodes, categories=lf.inames),
+            "value": lf.vals}
+    if lf.texts is not None:
+        data["text"] = lf.texts
     return pd.DataFrame(data)
 
 
@@ -209,34 +213,21 @@ def wide_batch(pa, cols: ArchiveColumns, schema=None):
 
 
 def long_batch(pa, cols: ArchiveColumns, schema=None):
-    parts, inames = _long_parts(cols)
-    names = list(cols.metrics)
-    blobs = _has_blobs(cols.metrics.values())
+    lf = _Long(cols)
     if schema is None:
-        schema = long_schema(pa, names, blobs)
-    n = sum(len(p[1]) for p in parts)
-    time = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, "datetime64[ns]")
-    mcodes = np.concatenate([np.full(len(p[1]), p[0], np.int32) for p in parts]) \
-        if parts else np.zeros(0, np.int32)
-    icodes = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int32)
-    vals = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
+        schema = long_schema(pa, lf.names, lf.texts is not None)
     arrays = [
-        pa.array(time.view(np.int64), pa.int64()).view(pa.timestamp("ns")),
-        pa.DictionaryArray.from_arrays(pa.array(mcodes, pa.int32()),
-                                       pa.array(names, pa.string())),
-        pa.DictionaryArray.from_arrays(pa.array(icodes, pa.int32(), mask=icodes < 0),
-                                       pa.array(inames, pa.string())),
-        pa.array(vals, pa.float64(), mask=np.isnan(vals) if blobs else None),
+        pa.array(lf.time.view(np.int64), pa.int64()).view(pa.timestamp("ns")),
+        pa.DictionaryArray.from_arrays(pa.array(lf.mcodes, pa.int32()),
+                                       pa.array(lf.names, pa.string())),
+        pa.DictionaryArray.from_arrays(pa.array(lf.icodes, pa.int32(), mask=lf.icodes < 0),
+                                       pa.array(lf.inames, pa.string())),
+        pa.array(lf.vals, pa.float64(), mask=np.isnan(lf.vals) if lf.texts is not None else None),
     ]
-    if blobs:
-        text = np.full(n, None, object)
-        at = 0
-        for p in parts:
-            if p[4] is not None:
-                text[at:at + len(p[1])] = [t if isinstance(t, str) else
-                                          bytes(t).hex() for t in p[4]]
-            at += len(p[1])
-        arrays.append(pa.array(text, pa.string()))
+    if lf.texts is not None:
+        # aggregates as hex: the column is text
+        arrays.append(pa.array([v if v is None or isinstance(v, str) else bytes(v).hex()
+                                for v in lf.texts.tolist()], pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
