@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import math
 import sys
 from typing import Any, List
 
@@ -205,26 +204,44 @@ def write_parquet(table: Table, path: str, layout: str) -> None:
     time_type = pa.timestamp("ns", tz="UTC")
     meta = {b"pcp.hostname": table.hostname.encode()}
     if layout == "long":
+        # per metric, numpy arrays of its present cells (row-major: time order); metric
+        # and instance names as codes into tables, made strings by Arrow
         rows, metric, inst, iname, value, text = [], [], [], [], [], []
-        for r, m, i, name, j in _long_rows(table):
-            rows.append(r)
-            metric.append(m.name)
-            inst.append(-1 if i is None else i)
-            iname.append(name)
-            v = m.values[r, j]
-            if m.dtype == object:
-                value.append(math.nan)
+        names: List[str] = []
+        inames: List[str] = []
+        for k, m in enumerate(table.cols.values()):
+            rr, cc = np.nonzero(m.present)
+            n = len(rr)
+            rows.append(rr)
+            names.append(m.name)
+            metric.append(np.full(n, k, np.int32))
+            if m.indom == c_api.PM_INDOM_NULL:
+                inst.append(np.full(n, -1, np.int64))
+                iname.append(np.full(n, -1, np.int32))
+            else:
+                inst.append(m.instances.astype(np.int64)[cc])
+                base = len(inames)
+                inames.extend(m.instance_names)
+                iname.append(np.arange(base, len(inames), dtype=np.int32)[cc])
+            v = m.values[rr, cc]
+            if v.dtype == object:
+                value.append(np.full(n, np.nan))
                 text.append(v)
             else:
-                value.append(float(v))
-                text.append(None)
+                value.append(v.astype(np.float64))
+                text.append(np.full(n, None, object))
+        cat = np.concatenate
+
+        def joined(parts: List[Any], dtype: Any) -> Any:
+            return cat(parts) if parts else np.zeros(0, dtype)
+
         tbl = pa.table({
-            "time": pa.array(table.stamps[np.array(rows, np.int64)], type=time_type),
-            "metric": pa.array(metric, type=pa.string()),
-            "inst": pa.array(np.array(inst, np.int64)),
-            "instance": pa.array(iname, type=pa.string()),
-            "value": pa.array(np.array(value, np.float64)),
-            "text": pa.array(text, type=pa.string()),
+            "time": pa.array(table.stamps[joined(rows, np.int64)], type=time_type),
+            "metric": _strings(pa, joined(metric, np.int32), names),
+            "inst": pa.array(joined(inst, np.int64)),
+            "instance": _strings(pa, joined(iname, np.int32), inames),
+            "value": pa.array(joined(value, np.float64)),
+            "text": pa.array(joined(text, object), type=pa.string()),
         })
         pq.write_table(tbl.replace_schema_metadata(meta), path)
         return
@@ -245,6 +262,12 @@ def write_parquet(table: Table, path: str, layout: str) -> None:
         arrays.append(arr)
     tbl = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
     pq.write_table(tbl, path)
+
+
+def _strings(pa: Any, codes: Any, table: List[str]) -> Any:
+    """A string column from codes into table (-1: null)."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32(), mask=codes < 0),
+                                          pa.array(table, pa.string())).cast(pa.string())
 
 
 _SEM = {1: b"counter", 3: b"instant", 4: b"discrete"}

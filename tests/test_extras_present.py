@@ -1,0 +1,21 @@
+"""The optional extras (pandas, pyarrow, tqdm, polars, duckdb, dask) are imported with
+importorskip by the columns, export and Dask tests, so a machine without them skips
+those tests. In CI the test extra installs all of them: a missing one there is a broken
+setup, and this test fails instead of letting those tests skip. The sanitizer pass runs
+the suite under the system interpreter, which has none of them, and is exempt."""
+import importlib
+import os
+import sys
+
+import pytest
+
+EXTRAS = ["pandas", "pyarrow", "pyarrow.parquet", "tqdm", "polars", "duckdb"]
+if sys.version_info >= (3, 10):
+    EXTRAS += ["dask.dataframe", "distributed"]
+
+
+@pytest.mark.skipif(not os.environ.get("CI") or bool(os.environ.get("PCP_TEST_ASAN_PRELOAD")),
+                    reason="only CI's main pass promises every extra")
+@pytest.mark.parametrize("module", EXTRAS)
+def test_extra_installed_in_ci(module):
+    importlib.import_module(module)
