@@ -42,12 +42,17 @@ typedef struct {
     int32_t *hint;      /* [2 * col_cap] (instance, column) of the value at each
                            position of the metric's last value set, column -1 when not
                            known: a guess, checked before use */
+    int64_t *col_serial;    /* [col_cap] the serial of the record that last stored a
+                               value in each column (any other number at first) */
     void *values;       /* [row_cap][col_cap]: int32, uint32, int64, uint64, float, double
                            for types 0..5; int64 references for STRING and AGGREGATE */
     uint8_t *present;   /* [row_cap][col_cap]: 1 where values holds a value */
     const int32_t *col_inst;    /* [ncols] the instance of each column */
-    const int32_t *sorted_inst; /* [ncols] the same instances, ascending */
-    const int32_t *sorted_col;  /* [ncols] and their columns */
+    /* instance -> column: an open-addressing table of (instance, column) pairs, probed
+     * linearly from slot (instance * 2654435761) mod 2^32 & inst_mask; column -1 marks
+     * an empty slot. Filled by pcp_cols_index. */
+    int32_t *inst_table;        /* [2 * (inst_mask + 1)] */
+    uint32_t inst_mask;
     int64_t nvalues;    /* values stored so far (never reset by the scan) */
     int64_t nbytes;     /* string / aggregate bytes staged so far (never reset) */
     int64_t nerr;       /* values pmExtractValue could not convert to the metric's type:
@@ -109,6 +114,10 @@ typedef struct {
  * where libpcp's reader would then be. *pos is always where the next call may start. */
 int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
                   uint64_t *pos, pcp_cols_state *s);
+
+/* Fill m->inst_table from m->col_inst[0 .. ncols). Returns 0, or -1 when the table has
+ * no room for them all and an empty slot (then lookups find no column, safely). */
+int pcp_cols_index(pcp_cols_metric *m);
 
 /* Point every metric's values and present at arena + values_off[i] and
  * arena + present_off[i]. */

@@ -376,8 +376,7 @@ class _Metric:
     """A selected metric: its descriptor and instance columns (which may grow)."""
 
     __slots__ = ("names", "pmid", "type", "sem", "units", "indom", "insts", "inames",
-                 "rate", "state", "col_cap", "col_inst", "sorted_inst", "sorted_col",
-                 "snapshot")
+                 "rate", "state", "col_cap", "col_inst", "inst_table", "snapshot")
 
     @property
     def static(self) -> Tuple[str, int, int, int, int, int]:
@@ -391,16 +390,21 @@ class _Metric:
         self.rate = False
         self.state: Optional["_RateCarry"] = None
         self.col_cap = 0
+        self.inst_table: Optional[np.ndarray] = None
         self.snapshot: Optional[Tuple[np.ndarray, List[str]]] = None
 
     def index(self, col_cap: Optional[int] = None) -> None:
-        """The instance index the C scan searches (with room for col_cap columns)."""
+        """The instance index the C scan searches (with room for col_cap columns): the
+        instance of each column, and a hash table of (instance, column) pairs at most
+        half full, which pcp_cols_index fills (see _Scan._bind_index)."""
         if col_cap is not None:
             self.col_cap = col_cap
         self.col_inst = np.array(self.insts, np.int32)
-        order = np.argsort(self.col_inst, kind="stable").astype(np.int32)
-        self.sorted_inst = np.ascontiguousarray(self.col_inst[order])
-        self.sorted_col = order
+        slots = 4
+        while slots < 2 * max(self.col_cap, len(self.insts)):
+            slots *= 2
+        if self.inst_table is None or len(self.inst_table) != 2 * slots:
+            self.inst_table = np.empty(2 * slots, np.int32)
 
     def for_scan(self) -> "_Metric":
         """A copy with its own instance lists, for one scan: the C side holds pointers
@@ -413,6 +417,7 @@ class _Metric:
         m.rate = self.rate
         m.state = None
         m.col_cap = 0
+        m.inst_table = None
         m.snapshot = None
         return m
 
@@ -854,14 +859,18 @@ class _Scan:
         s.miss_cap = MISS_CAP
 
     def _bind_hints(self) -> None:
-        """One array for every metric's instance-order hints, in metric order: the
-        records' value sets come in that order, so the scan reads it front to back."""
-        caps = np.array([2 * m.col_cap for m in self.metrics], np.int64)
-        offs = np.cumsum(caps) - caps
-        self.hints = np.full(max(int(caps.sum()), 1), -1, np.int32)
-        base = ffi.cast("int32_t *", self.hints.ctypes.data)
-        for i, off in enumerate(offs.tolist()):
-            self.cmetrics[i].hint = base + off
+        """One array for every metric's instance-order hints and one for its columns'
+        record serials (columns.h), in metric order: the records' value sets come in
+        that order, so the scan reads them front to back."""
+        caps = np.array([m.col_cap for m in self.metrics], np.int64)
+        offs = (np.cumsum(caps) - caps).tolist()
+        self.hints = np.full(max(2 * int(caps.sum()), 1), -1, np.int32)
+        self.col_serials = np.zeros(max(int(caps.sum()), 1), np.int64)  # serials start at 1
+        hint = ffi.cast("int32_t *", self.hints.ctypes.data)
+        serial = ffi.cast("int64_t *", self.col_serials.ctypes.data)
+        for i, off in enumerate(offs):
+            self.cmetrics[i].hint = hint + 2 * off
+            self.cmetrics[i].col_serial = serial + off
 
     def _bind_index(self, i: int) -> None:
         m = self.metrics[i]
@@ -872,8 +881,10 @@ class _Scan:
         c.ncols = len(m.insts)
         c.col_cap = m.col_cap
         c.col_inst = ffi.cast("int32_t *", m.col_inst.ctypes.data)
-        c.sorted_inst = ffi.cast("int32_t *", m.sorted_inst.ctypes.data)
-        c.sorted_col = ffi.cast("int32_t *", m.sorted_col.ctypes.data)
+        c.inst_table = ffi.cast("int32_t *", m.inst_table.ctypes.data)
+        c.inst_mask = len(m.inst_table) // 2 - 1
+        if lib.pcp_cols_index(self.cmetrics + i) != 0:
+            raise AssertionError("instance table too small")
 
     def _build_map(self) -> None:
         n = len(self.metrics)
@@ -1108,6 +1119,16 @@ class _Scan:
                 out[name] = ma if ma.name == name else ma.renamed(name)
         return ArchiveColumns(time_ns.view("datetime64[ns]"), after, out)
 
+    def _next_chunk(self) -> Iterator[ArchiveColumns]:
+        """The rows read so far as a chunk, then memory for the next one. The new memory
+        is taken once the consumer has come back for more: by then it holds this chunk
+        only, and the memory of the one before can be reused (see _Ring)."""
+        chunk = self._emit()
+        if chunk is not None:
+            yield chunk
+            del chunk
+        self._new_chunk()
+
     # ---- the pass ----------------------------------------------------------------------
 
     def run(self) -> Iterator[ArchiveColumns]:
@@ -1212,11 +1233,7 @@ class _Scan:
                             continue
                         sts = 0                 # the chunk is full of strings
                     if sts == 0:
-                        chunk = self._emit()
-                        self._new_chunk()
-                        if chunk is not None:
-                            yield chunk
-                            del chunk
+                        yield from self._next_chunk()
                         continue
                     if sts == COLS_NEED_COLUMN:
                         self._add_columns()
@@ -1227,11 +1244,7 @@ class _Scan:
                         return True
                     # a damaged record
                     if self.r.errors == "raise":
-                        chunk = self._emit()
-                        self._new_chunk()
-                        if chunk is not None:
-                            yield chunk
-                            del chunk
+                        yield from self._next_chunk()
                         raise pmErr(sts)
                     if self.r.errors == "stop" or (int(pos[0]) <= at and row1 == row0):
                         break

@@ -20,6 +20,7 @@
 #define MAX_METRICS 4
 #define COL_CAP 6
 #define MAP_SLOTS 8
+#define INST_SLOTS 8            /* more than COL_CAP: the instance tables run nearly full */
 #define MAX_CALLS 256
 #define STAGED_MAX (1u << 20)
 
@@ -29,9 +30,9 @@ typedef struct {
     uint32_t map_pmid[MAP_SLOTS];
     int32_t map_metric[MAP_SLOTS];
     int32_t col_inst[MAX_METRICS][COL_CAP];
-    int32_t sorted_inst[MAX_METRICS][COL_CAP];
-    int32_t sorted_col[MAX_METRICS][COL_CAP];
+    int32_t inst_table[MAX_METRICS][2 * INST_SLOTS];
     int32_t hint[MAX_METRICS][2 * COL_CAP];
+    int64_t col_serial[MAX_METRICS][COL_CAP];
     int64_t chunk_nvalues[MAX_METRICS];   /* nvalues / nbytes when the chunk began */
     int64_t chunk_nbytes[MAX_METRICS];
 } harness;
@@ -44,21 +45,6 @@ static int is_ref(int32_t type)
 static size_t cell_size(int32_t type)
 {
     return type == PM_TYPE_32 || type == PM_TYPE_U32 || type == PM_TYPE_FLOAT ? 4 : 8;
-}
-
-static void sort_columns(harness *h, int32_t mi)
-{
-    pcp_cols_metric *m = &h->m[mi];
-    for (int32_t c = 0; c < m->ncols; c++) {
-        int32_t k = c;
-        while (k > 0 && h->sorted_inst[mi][k - 1] > h->col_inst[mi][c]) {
-            h->sorted_inst[mi][k] = h->sorted_inst[mi][k - 1];
-            h->sorted_col[mi][k] = h->sorted_col[mi][k - 1];
-            k--;
-        }
-        h->sorted_inst[mi][k] = h->col_inst[mi][c];
-        h->sorted_col[mi][k] = c;
-    }
 }
 
 static int has_column(const harness *h, int32_t mi, int32_t inst)
@@ -79,7 +65,7 @@ static void add_column(harness *h, int32_t mi, int32_t inst)
         return;
     }
     h->col_inst[mi][m->ncols++] = inst;
-    sort_columns(h, mi);
+    CHECK(pcp_cols_index(m) == 0);     /* INST_SLOTS > COL_CAP: always room */
 }
 
 /* Start a new chunk: rows and staged bytes from zero, cells absent (the reader hands
@@ -179,13 +165,16 @@ static int32_t add_metric(harness *h, uint32_t pmid, int32_t type)
     m->next = -1;
     m->col_cap = COL_CAP;
     m->hint = h->hint[mi];
+    m->col_serial = h->col_serial[mi];
     for (int32_t k = 0; k < COL_CAP; k++) {
         h->hint[mi][2 * k] = 0;
         h->hint[mi][2 * k + 1] = -1;
+        h->col_serial[mi][k] = 0;
     }
     m->col_inst = h->col_inst[mi];
-    m->sorted_inst = h->sorted_inst[mi];
-    m->sorted_col = h->sorted_col[mi];
+    m->inst_table = h->inst_table[mi];
+    m->inst_mask = INST_SLOTS - 1;
+    CHECK(pcp_cols_index(m) == 0);
     return mi;
 }
 
