@@ -259,9 +259,9 @@ static inline void prefetch_row(const pcp_cols_state *s, int32_t mi, int32_t row
     if (mi < 0)
         return;
     const pcp_cols_metric *m = &s->metrics[mi];
-    size_t cell = (size_t)row * (size_t)m->col_cap;
-    __builtin_prefetch((const uint8_t *)m->values + cell * cell_size(m->type), 1, 3);
-    __builtin_prefetch(m->present + cell, 1, 3);
+    __builtin_prefetch((const uint8_t *)m->values + (size_t)row * (size_t)m->values_stride,
+                       1, 3);
+    __builtin_prefetch(m->present + (size_t)row * (size_t)m->present_stride, 1, 3);
 }
 
 /* Check and scatter the record of rec_len bytes at buf + at into row `row`, in one
@@ -328,7 +328,10 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
         }
         pcp_cols_metric *m = mi >= 0 ? &s->metrics[mi] : NULL;
         int kind = m ? store_kind(valfmt, m->type) : STORE_NONE;
-        size_t base = m ? (size_t)row * (size_t)m->col_cap : 0;
+        /* the metric's row of values and of present */
+        uint8_t *vrow = m ? (uint8_t *)m->values + (size_t)row * (size_t)m->values_stride
+                          : NULL;
+        uint8_t *present = m ? m->present + (size_t)row * (size_t)m->present_stride : NULL;
         int32_t prev = -1;
         int64_t stored = 0;     /* cells this set filled (not refilled) */
         if (m) {
@@ -339,8 +342,7 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
         }
         if (kind == STORE_WORD) {
             /* the usual 32-bit values: nothing to check, the word is the value */
-            uint32_t *values = (uint32_t *)m->values + base;
-            uint8_t *present = m->present + base;
+            uint32_t *values = (uint32_t *)vrow;
             for (int32_t j = 0; j < numval; j++, p += 8) {
                 int32_t inst = (int32_t)pcp_load_be32(r + p);
                 int32_t col = column_of(m, inst, j, prev);
@@ -377,7 +379,6 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 continue;
             }
             prev = col;
-            size_t idx = base + (size_t)col;
             uint32_t vtype = header >> 24;
             switch (kind) {     /* STORE_WORD took the loop above */
             case STORE_BLOCK64:
@@ -385,14 +386,14 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                     m->nerr++;
                     continue;
                 }
-                ((uint64_t *)m->values)[idx] = pcp_load_be64(r + off + 4);
+                ((uint64_t *)vrow)[col] = pcp_load_be64(r + off + 4);
                 break;
             case STORE_BLOCK32:
                 if ((header & 0xffffffu) != 8 || (vtype != 0 && (int32_t)vtype != m->type)) {
                     m->nerr++;
                     continue;
                 }
-                ((uint32_t *)m->values)[idx] = pcp_load_be32(r + off + 4);
+                ((uint32_t *)vrow)[col] = pcp_load_be32(r + off + 4);
                 break;
             case STORE_REF: {
                 if (vtype != 0 && (int32_t)vtype != m->type) {
@@ -414,15 +415,15 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 s->staged_used = to + n;
                 m->nbytes += (int64_t)n;
                 if (m->col_serial[col] == serial)   /* a repeated instance: the last wins */
-                    m->nbytes -= (int64_t)ref_len(((int64_t *)m->values)[idx]);
-                ((int64_t *)m->values)[idx] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
+                    m->nbytes -= (int64_t)ref_len(((int64_t *)vrow)[col]);
+                ((int64_t *)vrow)[col] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
                 break;
             }
             default:
                 m->nerr++;
                 continue;
             }
-            m->present[idx] = 1;
+            present[col] = 1;
             stored += first_in_record(m, col, serial);
         }
         if (m)
@@ -453,13 +454,13 @@ static void clear_row(pcp_cols_state *s, int32_t row)
         m->nbytes = m->undo_nbytes;
         m->nerr = m->undo_nerr;
         m->dropped = m->undo_dropped;
-        size_t base = (size_t)row * (size_t)m->col_cap;
         size_t size = cell_size(m->type);
-        uint8_t *pr = m->present + base;
+        uint8_t *values = (uint8_t *)m->values + (size_t)row * (size_t)m->values_stride;
+        uint8_t *pr = m->present + (size_t)row * (size_t)m->present_stride;
         for (int32_t c = 0; c < m->ncols; c++) {
             if (pr[c]) {
                 pr[c] = 0;
-                memset((uint8_t *)m->values + (base + (size_t)c) * size, 0, size);
+                memset(values + (size_t)c * size, 0, size);
             }
         }
     }
@@ -498,6 +499,11 @@ int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
             return PCP_COLS_PAST_END;
         int32_t row = s->nrow;
         uint64_t staged_at = s->staged_used;
+        if (s->zero_base && row >= s->zeroed_rows) {
+            memset(s->zero_base + (size_t)row * (size_t)s->zero_row_bytes, 0,
+                   (size_t)s->zero_row_bytes);
+            s->zeroed_rows = row + 1;
+        }
         s->serial++;
         sts = scan_record(buf, at, rec_len, version, s, row);
         if (sts != 0 && sts != 1) {
@@ -552,11 +558,14 @@ int pcp_cols_index(pcp_cols_metric *m)
 }
 
 void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
-                   const int64_t *present_off)
+                   const int64_t *present_off, const int64_t *values_stride,
+                   const int64_t *present_stride)
 {
     for (int32_t i = 0; i < s->nmetrics; i++) {
         s->metrics[i].values = arena + values_off[i];
         s->metrics[i].present = arena + present_off[i];
+        s->metrics[i].values_stride = values_stride[i];
+        s->metrics[i].present_stride = present_stride[i];
     }
 }
 

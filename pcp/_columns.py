@@ -914,17 +914,23 @@ class _Scan:
 
     # ---- chunk memory ------------------------------------------------------------------
 
-    def _layout(self, cap: int) -> Tuple[np.ndarray, np.ndarray, int]:
-        """Offsets of every metric's values and present matrices in one arena."""
+    def _layout(self, cap: int) -> Tuple[np.ndarray, np.ndarray, int, int]:
+        """Where every metric's values and present matrices lie in one arena of `cap`
+        rows: (values offsets, present offsets, row bytes, arena bytes). A row of the
+        arena holds the values rows of every metric, in metric order (the order of the
+        records' value sets), then their present rows: the scan fills a row from front
+        to back while it is in cache, and zeroes it just before (pcp_cols_state's
+        zero_base)."""
         col_caps = np.array([m.col_cap for m in self.metrics], np.int64)
         key = (cap, col_caps.tobytes())
         if key != self._layout_key:
-            cells = cap * col_caps
-            vsize = (cells * self.itemsize + 63) & ~63
-            psize = (cells + 63) & ~63
-            ends = np.cumsum(vsize + psize)
-            starts = ends - (vsize + psize)
-            self._layout_val = (starts, starts + vsize, int(ends[-1]) if len(ends) else 0)
+            # each values row aligned to its cells' size (8 bytes does for all)
+            vsize = (col_caps * self.itemsize + 7) & ~7
+            voff = np.cumsum(vsize) - vsize
+            vbytes = int(vsize.sum())
+            poff = vbytes + np.cumsum(col_caps) - col_caps
+            row_bytes = _aligned(vbytes + int(col_caps.sum()))
+            self._layout_val = (voff, poff, row_bytes, max(cap * row_bytes, 1))
             self._layout_key = key
         return self._layout_val
 
@@ -963,17 +969,23 @@ class _Scan:
         s.nrow = 0
         s.time_ns = ffi.cast("int64_t *", self.time.ctypes.data)
         s.flags = ffi.cast("uint8_t *", self.flags.ctypes.data)
-        voff, poff, total = self._layout(cap)
+        voff, poff, row_bytes, total = self._layout(cap)
         self.chunk_key = self._layout_key
         self.chunk_caps = [m.col_cap for m in self.metrics]
-        # one zeroed allocation for every metric's arrays
-        self.arena = self.arenas.get(max(total, 1), at_least=self.r.chunk_bytes)
-        self.voff, self.poff = voff, poff
+        # one allocation for every metric's arrays, whose rows the scan zeroes
+        self.arena = self.arenas.get(total, zero=False, at_least=self.r.chunk_bytes)
+        self.voff, self.poff, self.row_bytes = voff, poff, row_bytes
         self.own: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        arena = ffi.cast("uint8_t *", self.arena.ctypes.data)
+        s.zero_base = arena
+        s.zero_row_bytes = row_bytes
+        s.zeroed_rows = 0
         if self.metrics:
-            lib.pcp_cols_bind(s, ffi.cast("uint8_t *", self.arena.ctypes.data),
-                              ffi.cast("int64_t *", voff.ctypes.data),
-                              ffi.cast("int64_t *", poff.ctypes.data))
+            strides = np.full(len(self.metrics), row_bytes, np.int64)
+            lib.pcp_cols_bind(s, arena, ffi.cast("int64_t *", voff.ctypes.data),
+                              ffi.cast("int64_t *", poff.ctypes.data),
+                              ffi.cast("int64_t *", strides.ctypes.data),
+                              ffi.cast("int64_t *", strides.ctypes.data))
         if self.has_blobs:
             # not zeroed: pages that are never written take no memory
             self._set_staged(self.stagings.get(staged_size, zero=False,
@@ -1005,13 +1017,15 @@ class _Scan:
 
     def _make_views(self) -> List[np.ndarray]:
         views = []
-        cap, arena = self.cap, self.arena
-        for i, col_cap in enumerate(self.chunk_caps):
-            m = self.metrics[i]
+        cap, arena, row = self.cap, self.arena, self.row_bytes
+        for col_cap, m, voff, poff in zip(self.chunk_caps, self.metrics,
+                                          self.voff.tolist(), self.poff.tolist()):
             shape = (cap, col_cap)
-            views.append(np.ndarray(shape, _raw_dtype(m), buffer=arena,
-                                    offset=int(self.voff[i])))
-            views.append(np.ndarray(shape, bool, buffer=arena, offset=int(self.poff[i])))
+            dtype = _raw_dtype(m)
+            views.append(np.ndarray(shape, dtype, buffer=arena, offset=voff,
+                                    strides=(row, dtype.itemsize)))
+            views.append(np.ndarray(shape, bool, buffer=arena, offset=poff,
+                                    strides=(row, 1)))
         return views
 
     def _add_columns(self) -> None:
@@ -1050,6 +1064,8 @@ class _Scan:
                 c = self.cmetrics[i]
                 c.values = ffi.cast("void *", nv.ctypes.data)
                 c.present = ffi.cast("uint8_t *", npr.ctypes.data)
+                c.values_stride = nv.strides[0]
+                c.present_stride = npr.strides[0]
             else:
                 m.index()
             self._bind_index(i)
