@@ -250,20 +250,6 @@ static inline int first_in_record(pcp_cols_metric *m, int32_t col, int64_t seria
     return first;
 }
 
-/* Ask for the cache lines that metric mi's values and presence take in row `row`, for
- * writing: the value sets of a record come in the order of the last one, so the set
- * after this one usually belongs to mi, and its lines (one of some 1,600 streams,
- * which no hardware prefetcher follows) arrive while this set is stored. */
-static inline void prefetch_row(const pcp_cols_state *s, int32_t mi, int32_t row)
-{
-    if (mi < 0)
-        return;
-    const pcp_cols_metric *m = &s->metrics[mi];
-    __builtin_prefetch((const uint8_t *)m->values + (size_t)row * (size_t)m->values_stride,
-                       1, 3);
-    __builtin_prefetch(m->present + (size_t)row * (size_t)m->present_stride, 1, 3);
-}
-
 /* Check and scatter the record of rec_len bytes at buf + at into row `row`, in one
  * pass over its value sets. A record is accepted under exactly the rules of libpcp's
  * decoder (csrc/result.c, strict layout): numpmid and every numval fit, valfmt is known,
@@ -337,8 +323,6 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
         if (m) {
             any = 1;
             save_counts(s, m);
-            if (m->next >= 0)
-                prefetch_row(s, s->metrics[m->next].next, row);
         }
         if (kind == STORE_WORD) {
             /* the usual 32-bit values: nothing to check, the word is the value */

@@ -376,11 +376,7 @@ class _Metric:
     """A selected metric: its descriptor and instance columns (which may grow)."""
 
     __slots__ = ("names", "pmid", "type", "sem", "units", "indom", "insts", "inames",
-                 "rate", "state", "col_cap", "col_inst", "inst_table", "snapshot")
-
-    @property
-    def static(self) -> Tuple[str, int, int, int, int, int]:
-        return (self.names[0], self.pmid, self.type, self.sem, self.units, self.indom)
+                 "rate", "state", "col_cap", "col_inst", "inst_table", "snapshot", "static")
 
     def __init__(self, name: str, desc: Tuple[int, int, int, int, int]) -> None:
         self.names = [name]
@@ -419,6 +415,8 @@ class _Metric:
         m.col_cap = 0
         m.inst_table = None
         m.snapshot = None
+        # what every chunk's MetricArray of it starts with
+        m.static = (m.names[0], m.pmid, m.type, m.sem, m.units, m.indom)
         return m
 
     def columns(self) -> Tuple[np.ndarray, List[str]]:
