@@ -181,7 +181,9 @@ class MetricArray:
     instance_names  instance name of each column ("" for a singular metric)
     blobs    for strings and aggregates of a chunk: the packed bytes (Blobs), else None
 
-    Where present is False, numeric values are 0 (NaN for rates) and objects None."""
+    Where present is False, numeric values are 0 (NaN for rates) and objects None.
+    values and present are views of the chunk's memory, whose rows hold every metric
+    side by side: they are not C-contiguous (np.ascontiguousarray makes a copy that is)."""
 
     __slots__ = ("name", "pmid", "type", "sem", "units", "indom", "_values", "present",
                  "instances", "instance_names", "rate", "blobs", "_count")
@@ -766,20 +768,23 @@ def _aligned(n: int) -> int:
 
 
 class _Ring:
-    """Memory of the chunk before last, reused once nothing refers to it any more (the
-    consumer's loop variable still holds the last chunk). Reusing memory that is
+    """Memory of the chunk before last, reused once nothing refers to it any more: a
+    new chunk's memory is taken when the consumer comes back for more, and by then its
+    loop variable holds the last chunk only (_Scan._next_chunk). Reusing memory that is
     already mapped saves the page faults and first-touch zeroing of fresh allocations,
-    which cost more than the scan itself."""
+    which cost about as much as the scan itself. The memory is not zeroed: the scan
+    zeroes each row of an arena as it reaches it, and staged bytes are only ever read
+    where the scan wrote them."""
 
     def __init__(self) -> None:
         self.items: List[np.ndarray] = []
         # views of an allocation kept for its next use (each holds a reference to it)
         self.views: Dict[int, Tuple[Any, List[np.ndarray]]] = {}
 
-    def get(self, size: int, zero: bool = True, at_least: int = 0) -> np.ndarray:
-        """`size` bytes (zeroed if asked), in an allocation of at least `at_least`
-        bytes: the pages that are never touched take no memory, and the next chunks,
-        which are seldom the same size, can reuse it."""
+    def get(self, size: int, at_least: int = 0) -> np.ndarray:
+        """`size` bytes, uninitialised, in an allocation of at least `at_least` bytes:
+        the pages that are never touched take no memory, and the next chunks, which are
+        seldom the same size, can reuse it."""
         got = None
         if len(self.items) >= 2:
             old = self.items.pop(0)
@@ -788,14 +793,12 @@ class _Ring:
             idle = 2 + (len(cached[1]) if cached else 0)
             if sys.getrefcount(old) == idle and old.nbytes >= size:
                 got = old
-                if zero:
-                    old[:size].fill(0)
             else:
                 self.views.pop(id(old), None)
             del old, cached
         if got is None:
             n = max(size, at_least)
-            got = np.zeros(n, np.uint8) if zero else np.empty(n, np.uint8)
+            got = np.empty(n, np.uint8)
         self.items.append(got)
         return got
 
@@ -971,7 +974,7 @@ class _Scan:
         self.chunk_key = self._layout_key
         self.chunk_caps = [m.col_cap for m in self.metrics]
         # one allocation for every metric's arrays, whose rows the scan zeroes
-        self.arena = self.arenas.get(total, zero=False, at_least=self.r.chunk_bytes)
+        self.arena = self.arenas.get(total, at_least=self.r.chunk_bytes)
         self.voff, self.poff, self.row_bytes = voff, poff, row_bytes
         self.own: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         arena = ffi.cast("uint8_t *", self.arena.ctypes.data)
@@ -985,8 +988,7 @@ class _Scan:
                               ffi.cast("int64_t *", strides.ctypes.data),
                               ffi.cast("int64_t *", strides.ctypes.data))
         if self.has_blobs:
-            # not zeroed: pages that are never written take no memory
-            self._set_staged(self.stagings.get(staged_size, zero=False,
+            self._set_staged(self.stagings.get(staged_size,
                                                at_least=self.r.chunk_bytes // 2))
         s.staged_used = 0
 
