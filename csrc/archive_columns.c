@@ -80,14 +80,19 @@ static uint32_t inst_slot(int32_t inst, uint32_t mask)
     return ((uint32_t)inst * 2654435761u) & mask;
 }
 
-/* The column of an instance when the hint does not give it: the column after the
- * previous value's (the order of the columns), else from the instance table; -1 for an
- * instance without a column. Out of line: the hint check below is the inlined path. */
+/* The column of an instance when the hint does not give it, that is when instances
+ * came or went before it in the set (a process started or ended): the column that
+ * followed the previous value's column before (which such changes seldom break), else
+ * the next column, else from the instance table; -1 for an instance without a column.
+ * Out of line: the hint check below is the inlined path. */
 static int32_t __attribute__((noinline))
 column_search(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
 {
     int32_t col = -1;
-    if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
+    int32_t after = prev >= 0 ? m->col_next[prev] : -1;
+    if (after >= 0 && after < m->ncols && m->col_inst[after] == inst) {
+        col = after;
+    } else if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
         col = prev + 1;
     } else if (m->inst_table) {
         /* the table always has an empty slot (pcp_cols_index): the probe ends */
@@ -101,6 +106,8 @@ column_search(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
             }
         }
     }
+    if (col >= 0 && prev >= 0)
+        m->col_next[prev] = col;
     if (col >= 0 && j < m->col_cap) {
         m->hint[2 * (size_t)j] = inst;
         m->hint[2 * (size_t)j + 1] = col;

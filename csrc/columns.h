@@ -44,6 +44,9 @@ typedef struct {
                            known: a guess, checked before use */
     int64_t *col_serial;    /* [col_cap] the serial of the record that last stored a
                                value in each column (any other number at first) */
+    int32_t *col_next;  /* [col_cap] the column whose value followed each column's in a
+                           value set where the hint missed (-1: none yet): a guess,
+                           checked before use */
     void *values;       /* [row_cap] rows of col_cap cells: int32, uint32, int64, uint64,
                            float, double for types 0..5; int64 references for STRING and
                            AGGREGATE */

@@ -860,18 +860,22 @@ class _Scan:
         s.miss_cap = MISS_CAP
 
     def _bind_hints(self) -> None:
-        """One array for every metric's instance-order hints and one for its columns'
-        record serials (columns.h), in metric order: the records' value sets come in
-        that order, so the scan reads them front to back."""
+        """One array for every metric's instance-order hints, one for its columns'
+        record serials and one for their successors (columns.h), in metric order: the
+        records' value sets come in that order, so the scan reads them front to back."""
         caps = np.array([m.col_cap for m in self.metrics], np.int64)
         offs = (np.cumsum(caps) - caps).tolist()
         self.hints = np.full(max(2 * int(caps.sum()), 1), -1, np.int32)
         self.col_serials = np.zeros(max(int(caps.sum()), 1), np.int64)  # serials start at 1
+        self.col_next = np.full(max(int(caps.sum()), 1), -1, np.int32)
         hint = ffi.cast("int32_t *", self.hints.ctypes.data)
         serial = ffi.cast("int64_t *", self.col_serials.ctypes.data)
+        after = ffi.cast("int32_t *", self.col_next.ctypes.data)
         for i, off in enumerate(offs):
-            self.cmetrics[i].hint = hint + 2 * off
-            self.cmetrics[i].col_serial = serial + off
+            c = self.cmetrics[i]
+            c.hint = hint + 2 * off
+            c.col_serial = serial + off
+            c.col_next = after + off
 
     def _bind_index(self, i: int) -> None:
         m = self.metrics[i]

@@ -37,6 +37,7 @@ typedef struct {
     int32_t inst_table[MAX_METRICS][2 * INST_SLOTS];
     int32_t hint[MAX_METRICS][2 * COL_CAP];
     int64_t col_serial[MAX_METRICS][COL_CAP];
+    int32_t col_next[MAX_METRICS][COL_CAP];
     int64_t chunk_nvalues[MAX_METRICS];   /* nvalues / nbytes when the chunk began */
     int64_t chunk_nbytes[MAX_METRICS];
     uint8_t *arena;         /* the reader's layout: row_cap rows of zero_row_bytes */
@@ -233,10 +234,12 @@ static int32_t add_metric(harness *h, uint32_t pmid, int32_t type)
     m->col_cap = COL_CAP;
     m->hint = h->hint[mi];
     m->col_serial = h->col_serial[mi];
+    m->col_next = h->col_next[mi];
     for (int32_t k = 0; k < COL_CAP; k++) {
         h->hint[mi][2 * k] = 0;
         h->hint[mi][2 * k + 1] = -1;
         h->col_serial[mi][k] = 0;
+        h->col_next[mi][k] = -1;
     }
     m->col_inst = h->col_inst[mi];
     m->inst_table = h->inst_table[mi];
