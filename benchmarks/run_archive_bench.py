@@ -94,12 +94,18 @@ def build_c(outdir):
     return exe
 
 
+# numpy's OpenBLAS starts worker threads that spin for a while after the import (some
+# 20-40 ms of CPU); no side uses BLAS, and the CPU-time figures would charge that
+# spinning to the scan of whichever side imported numpy. One BLAS thread for all.
+SIDE_ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+
+
 def run_measured(cmd, cwd, timeout=TIMEOUT):
     """Run cmd; parse the last stdout line as JSON and add its rusage (wait4)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=out, stderr=err)
+            proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=out, stderr=err, env=SIDE_ENV)
         except OSError as exc:
             return {"error": "%s: %s" % (type(exc).__name__, exc), "cmd": shlex.join(cmd)}
         while True:

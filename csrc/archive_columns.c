@@ -75,43 +75,57 @@ static int32_t lookup_metric(const pcp_cols_state *s, uint32_t pmid)
     }
 }
 
-/* The column of the value at position j of a set: the column the value at that
- * position had last time when its instance matches (instances usually come in the same
- * order every time), else the column after the previous value's, else the one at the
- * next or previous position last time (an instance came or went), else by binary
- * search; -1 for an instance without a column. */
-static int32_t column_of(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
+static uint32_t inst_slot(int32_t inst, uint32_t mask)
 {
-    int32_t *hint = j < m->col_cap ? m->hint + 2 * (size_t)j : NULL;
-    if (hint && hint[1] >= 0 && hint[0] == inst)
-        return hint[1];
+    return ((uint32_t)inst * 2654435761u) & mask;
+}
+
+/* The column of an instance when the hint does not give it, that is when instances
+ * came or went before it in the set (a process started or ended): the column that
+ * followed the previous value's column before (which such changes seldom break), else
+ * the next column, else from the instance table; -1 for an instance without a column.
+ * Out of line: the hint check below is the inlined path. */
+static int32_t __attribute__((noinline))
+column_search(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
+{
     int32_t col = -1;
-    if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
+    int32_t after = prev >= 0 ? m->col_next[prev] : -1;
+    if (after >= 0 && after < m->ncols && m->col_inst[after] == inst) {
+        col = after;
+    } else if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
         col = prev + 1;
-    } else if (hint && j > 0 && hint[-1] >= 0 && hint[-2] == inst) {
-        col = hint[-1];             /* an instance came before this one: one place on */
-    } else if (hint && j + 1 < m->col_cap && hint[3] >= 0 && hint[2] == inst) {
-        col = hint[3];              /* one went away before it: one place back */
-    } else {
-        int32_t lo = 0, hi = m->ncols - 1;
-        while (lo <= hi) {
-            int32_t mid = lo + (hi - lo) / 2;
-            int32_t v = m->sorted_inst[mid];
-            if (v == inst) {
-                col = m->sorted_col[mid];
+    } else if (m->inst_table) {
+        /* the table always has an empty slot (pcp_cols_index): the probe ends */
+        for (uint32_t h = inst_slot(inst, m->inst_mask);; h = (h + 1) & m->inst_mask) {
+            const int32_t *slot = m->inst_table + 2 * (size_t)h;
+            if (slot[1] < 0)
+                break;
+            if (slot[0] == inst) {
+                col = slot[1];
                 break;
             }
-            if (v < inst)
-                lo = mid + 1;
-            else
-                hi = mid - 1;
         }
     }
-    if (col >= 0 && hint) {
-        hint[0] = inst;
-        hint[1] = col;
+    if (col >= 0 && prev >= 0)
+        m->col_next[prev] = col;
+    if (col >= 0 && j < m->col_cap) {
+        m->hint[2 * (size_t)j] = inst;
+        m->hint[2 * (size_t)j + 1] = col;
     }
     return col;
+}
+
+/* The column of the value at position j of a set: the column the value at that
+ * position had last time when its instance matches (instances usually come in the same
+ * order every time), else column_search. */
+static inline int32_t column_of(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
+{
+    if (j < m->col_cap) {
+        const int32_t *hint = m->hint + 2 * (size_t)j;
+        if (hint[0] == inst && hint[1] >= 0)
+            return hint[1];
+    }
+    return column_search(m, inst, j, prev);
 }
 
 /* How the values of a value set are stored, from its valfmt and the metric's type, as
@@ -226,6 +240,23 @@ static void no_column(pcp_cols_state *s, int32_t mi, int32_t inst)
     s->nmiss++;
 }
 
+/* Bytes of one cell of a metric's values matrix. */
+static size_t cell_size(int32_t type)
+{
+    return type == PM_TYPE_32 || type == PM_TYPE_U32 || type == PM_TYPE_FLOAT ? 4 : 8;
+}
+
+/* 1 when the record numbered `serial` stores the first value of its row in column
+ * col, 0 when it stored one there before (an instance repeated in a value set: the
+ * last value wins, counted once). Asked of the metric's small col_serial array, which
+ * stays in cache, not of the row's present byte, whose line is new to the cache. */
+static inline int first_in_record(pcp_cols_metric *m, int32_t col, int64_t serial)
+{
+    int first = m->col_serial[col] != serial;
+    m->col_serial[col] = serial;
+    return first;
+}
+
 /* Check and scatter the record of rec_len bytes at buf + at into row `row`, in one
  * pass over its value sets. A record is accepted under exactly the rules of libpcp's
  * decoder (csrc/result.c, strict layout): numpmid and every numval fit, valfmt is known,
@@ -251,6 +282,7 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
     int any = 0, room = 0;
     size_t p = fixed;
     int32_t last = -1;              /* the previous selected metric of this record */
+    const int64_t serial = s->serial;
     for (int32_t i = 0; i < numpmid; i++) {
         if (len - p < 8)
             return PM_ERR_LOGREC;
@@ -289,17 +321,19 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
         }
         pcp_cols_metric *m = mi >= 0 ? &s->metrics[mi] : NULL;
         int kind = m ? store_kind(valfmt, m->type) : STORE_NONE;
-        size_t base = m ? (size_t)row * (size_t)m->col_cap : 0;
+        /* the metric's row of values and of present */
+        uint8_t *vrow = m ? (uint8_t *)m->values + (size_t)row * (size_t)m->values_stride
+                          : NULL;
+        uint8_t *present = m ? m->present + (size_t)row * (size_t)m->present_stride : NULL;
         int32_t prev = -1;
-        int64_t stored = 0;
+        int64_t stored = 0;     /* cells this set filled (not refilled) */
         if (m) {
             any = 1;
             save_counts(s, m);
         }
         if (kind == STORE_WORD) {
             /* the usual 32-bit values: nothing to check, the word is the value */
-            uint32_t *values = (uint32_t *)m->values + base;
-            uint8_t *present = m->present + base;
+            uint32_t *values = (uint32_t *)vrow;
             for (int32_t j = 0; j < numval; j++, p += 8) {
                 int32_t inst = (int32_t)pcp_load_be32(r + p);
                 int32_t col = column_of(m, inst, j, prev);
@@ -309,8 +343,8 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 }
                 prev = col;
                 values[col] = pcp_load_be32(r + p + 4);
-                stored += present[col] ^ 1;     /* a repeated instance: the last wins */
                 present[col] = 1;
+                stored += first_in_record(m, col, serial);
             }
             m->nvalues += stored;
             continue;
@@ -336,7 +370,6 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                 continue;
             }
             prev = col;
-            size_t idx = base + (size_t)col;
             uint32_t vtype = header >> 24;
             switch (kind) {     /* STORE_WORD took the loop above */
             case STORE_BLOCK64:
@@ -344,14 +377,14 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                     m->nerr++;
                     continue;
                 }
-                ((uint64_t *)m->values)[idx] = pcp_load_be64(r + off + 4);
+                ((uint64_t *)vrow)[col] = pcp_load_be64(r + off + 4);
                 break;
             case STORE_BLOCK32:
                 if ((header & 0xffffffu) != 8 || (vtype != 0 && (int32_t)vtype != m->type)) {
                     m->nerr++;
                     continue;
                 }
-                ((uint32_t *)m->values)[idx] = pcp_load_be32(r + off + 4);
+                ((uint32_t *)vrow)[col] = pcp_load_be32(r + off + 4);
                 break;
             case STORE_REF: {
                 if (vtype != 0 && (int32_t)vtype != m->type) {
@@ -372,17 +405,17 @@ static int scan_record(const uint8_t *buf, uint64_t at, uint32_t rec_len, int ve
                     memcpy(s->staged + to, pay, n);
                 s->staged_used = to + n;
                 m->nbytes += (int64_t)n;
-                if (m->present[idx])        /* a repeated instance: the last wins */
-                    m->nbytes -= (int64_t)ref_len(((int64_t *)m->values)[idx]);
-                ((int64_t *)m->values)[idx] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
+                if (m->col_serial[col] == serial)   /* a repeated instance: the last wins */
+                    m->nbytes -= (int64_t)ref_len(((int64_t *)vrow)[col]);
+                ((int64_t *)vrow)[col] = (int64_t)((n << PCP_COLS_REF_SHIFT) | to);
                 break;
             }
             default:
                 m->nerr++;
                 continue;
             }
-            stored += m->present[idx] ^ 1;
-            m->present[idx] = 1;
+            present[col] = 1;
+            stored += first_in_record(m, col, serial);
         }
         if (m)
             m->nvalues += stored;
@@ -412,14 +445,13 @@ static void clear_row(pcp_cols_state *s, int32_t row)
         m->nbytes = m->undo_nbytes;
         m->nerr = m->undo_nerr;
         m->dropped = m->undo_dropped;
-        size_t base = (size_t)row * (size_t)m->col_cap;
-        size_t size = m->type == PM_TYPE_32 || m->type == PM_TYPE_U32 ||
-                      m->type == PM_TYPE_FLOAT ? 4 : 8;
-        uint8_t *pr = m->present + base;
+        size_t size = cell_size(m->type);
+        uint8_t *values = (uint8_t *)m->values + (size_t)row * (size_t)m->values_stride;
+        uint8_t *pr = m->present + (size_t)row * (size_t)m->present_stride;
         for (int32_t c = 0; c < m->ncols; c++) {
             if (pr[c]) {
                 pr[c] = 0;
-                memset((uint8_t *)m->values + (base + (size_t)c) * size, 0, size);
+                memset(values + (size_t)c * size, 0, size);
             }
         }
     }
@@ -458,6 +490,11 @@ int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
             return PCP_COLS_PAST_END;
         int32_t row = s->nrow;
         uint64_t staged_at = s->staged_used;
+        if (s->zero_base && row >= s->zeroed_rows) {
+            memset(s->zero_base + (size_t)row * (size_t)s->zero_row_bytes, 0,
+                   (size_t)s->zero_row_bytes);
+            s->zeroed_rows = row + 1;
+        }
         s->serial++;
         sts = scan_record(buf, at, rec_len, version, s, row);
         if (sts != 0 && sts != 1) {
@@ -485,12 +522,41 @@ int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
 
 /* ---- chunk memory, and string and aggregate bytes by column ----------------------- */
 
+int pcp_cols_index(pcp_cols_metric *m)
+{
+    uint32_t slots = m->inst_mask + 1;
+    if (m->inst_table == NULL || slots == 0)
+        return -1;
+    for (uint32_t h = 0; h < slots; h++) {
+        m->inst_table[2 * (size_t)h] = 0;
+        m->inst_table[2 * (size_t)h + 1] = -1;
+    }
+    if (m->ncols < 0 || (uint32_t)m->ncols >= slots) {
+        m->inst_mask = 0;       /* one empty slot: every lookup misses */
+        return -1;
+    }
+    for (int32_t c = 0; c < m->ncols; c++) {
+        uint32_t h = inst_slot(m->col_inst[c], m->inst_mask);
+        while (m->inst_table[2 * (size_t)h + 1] >= 0 &&
+               m->inst_table[2 * (size_t)h] != m->col_inst[c])
+            h = (h + 1) & m->inst_mask;
+        if (m->inst_table[2 * (size_t)h + 1] < 0) {     /* the first column wins */
+            m->inst_table[2 * (size_t)h] = m->col_inst[c];
+            m->inst_table[2 * (size_t)h + 1] = c;
+        }
+    }
+    return 0;
+}
+
 void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
-                   const int64_t *present_off)
+                   const int64_t *present_off, const int64_t *values_stride,
+                   const int64_t *present_stride)
 {
     for (int32_t i = 0; i < s->nmetrics; i++) {
         s->metrics[i].values = arena + values_off[i];
         s->metrics[i].present = arena + present_off[i];
+        s->metrics[i].values_stride = values_stride[i];
+        s->metrics[i].present_stride = present_stride[i];
     }
 }
 

@@ -42,12 +42,24 @@ typedef struct {
     int32_t *hint;      /* [2 * col_cap] (instance, column) of the value at each
                            position of the metric's last value set, column -1 when not
                            known: a guess, checked before use */
-    void *values;       /* [row_cap][col_cap]: int32, uint32, int64, uint64, float, double
-                           for types 0..5; int64 references for STRING and AGGREGATE */
-    uint8_t *present;   /* [row_cap][col_cap]: 1 where values holds a value */
+    int64_t *col_serial;    /* [col_cap] the serial of the record that last stored a
+                               value in each column (any other number at first) */
+    int32_t *col_next;  /* [col_cap] the column whose value followed each column's in a
+                           value set where the hint missed (-1: none yet): a guess,
+                           checked before use */
+    void *values;       /* [row_cap] rows of col_cap cells: int32, uint32, int64, uint64,
+                           float, double for types 0..5; int64 references for STRING and
+                           AGGREGATE */
+    uint8_t *present;   /* [row_cap] rows of col_cap bytes: 1 where values holds a value */
+    int64_t values_stride;  /* bytes from a row of values to the next (rows aligned
+                               to the size of their cells) */
+    int64_t present_stride; /* bytes from a row of present to the next */
     const int32_t *col_inst;    /* [ncols] the instance of each column */
-    const int32_t *sorted_inst; /* [ncols] the same instances, ascending */
-    const int32_t *sorted_col;  /* [ncols] and their columns */
+    /* instance -> column: an open-addressing table of (instance, column) pairs, probed
+     * linearly from slot (instance * 2654435761) mod 2^32 & inst_mask; column -1 marks
+     * an empty slot. Filled by pcp_cols_index. */
+    int32_t *inst_table;        /* [2 * (inst_mask + 1)] */
+    uint32_t inst_mask;
     int64_t nvalues;    /* values stored so far (never reset by the scan) */
     int64_t nbytes;     /* string / aggregate bytes staged so far (never reset) */
     int64_t nerr;       /* values pmExtractValue could not convert to the metric's type:
@@ -83,6 +95,14 @@ typedef struct {
     int64_t *time_ns;           /* [row_cap] */
     uint8_t *flags;             /* [row_cap] PCP_ROW_* */
     int32_t pending_flags;      /* flags for the next row (a mark sets AFTER_MARK) */
+    /* when zero_base is set, row r of the chunk is the zero_row_bytes at zero_base +
+     * r * zero_row_bytes (the values and present rows of every metric laid out in it),
+     * and the scan zeroes each row when it first reaches it (rows below zeroed_rows are
+     * done): written right after, the row is still in cache, where memory zeroed for
+     * the whole chunk beforehand would not be. Else the caller zeroes the matrices. */
+    uint8_t *zero_base;
+    int64_t zero_row_bytes;
+    int32_t zeroed_rows;
     /* filled for PCP_COLS_NEED_COLUMN: up to miss_cap (metric, instance) pairs */
     int32_t *miss_metric;
     int32_t *miss_inst;
@@ -110,10 +130,16 @@ typedef struct {
 int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
                   uint64_t *pos, pcp_cols_state *s);
 
+/* Fill m->inst_table from m->col_inst[0 .. ncols). Returns 0, or -1 when the table has
+ * no room for them all and an empty slot (then lookups find no column, safely). */
+int pcp_cols_index(pcp_cols_metric *m);
+
 /* Point every metric's values and present at arena + values_off[i] and
- * arena + present_off[i]. */
+ * arena + present_off[i], with rows values_stride[i] and present_stride[i] bytes
+ * apart. */
 void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
-                   const int64_t *present_off);
+                   const int64_t *present_off, const int64_t *values_stride,
+                   const int64_t *present_stride);
 
 /* String or aggregate references (rows [0, nrows) of a refs / present matrix whose rows
  * are `stride` long) packed column by column for columns [col0, col1), as Arrow lays

@@ -181,7 +181,9 @@ class MetricArray:
     instance_names  instance name of each column ("" for a singular metric)
     blobs    for strings and aggregates of a chunk: the packed bytes (Blobs), else None
 
-    Where present is False, numeric values are 0 (NaN for rates) and objects None."""
+    Where present is False, numeric values are 0 (NaN for rates) and objects None.
+    values and present are views of the chunk's memory, whose rows hold every metric
+    side by side: they are not C-contiguous (np.ascontiguousarray makes a copy that is)."""
 
     __slots__ = ("name", "pmid", "type", "sem", "units", "indom", "_values", "present",
                  "instances", "instance_names", "rate", "blobs", "_count")
@@ -376,12 +378,7 @@ class _Metric:
     """A selected metric: its descriptor and instance columns (which may grow)."""
 
     __slots__ = ("names", "pmid", "type", "sem", "units", "indom", "insts", "inames",
-                 "rate", "state", "col_cap", "col_inst", "sorted_inst", "sorted_col",
-                 "snapshot")
-
-    @property
-    def static(self) -> Tuple[str, int, int, int, int, int]:
-        return (self.names[0], self.pmid, self.type, self.sem, self.units, self.indom)
+                 "rate", "state", "col_cap", "col_inst", "inst_table", "snapshot", "static")
 
     def __init__(self, name: str, desc: Tuple[int, int, int, int, int]) -> None:
         self.names = [name]
@@ -391,16 +388,21 @@ class _Metric:
         self.rate = False
         self.state: Optional["_RateCarry"] = None
         self.col_cap = 0
+        self.inst_table: Optional[np.ndarray] = None
         self.snapshot: Optional[Tuple[np.ndarray, List[str]]] = None
 
     def index(self, col_cap: Optional[int] = None) -> None:
-        """The instance index the C scan searches (with room for col_cap columns)."""
+        """The instance index the C scan searches (with room for col_cap columns): the
+        instance of each column, and a hash table of (instance, column) pairs at most
+        half full, which pcp_cols_index fills (see _Scan._bind_index)."""
         if col_cap is not None:
             self.col_cap = col_cap
         self.col_inst = np.array(self.insts, np.int32)
-        order = np.argsort(self.col_inst, kind="stable").astype(np.int32)
-        self.sorted_inst = np.ascontiguousarray(self.col_inst[order])
-        self.sorted_col = order
+        slots = 4
+        while slots < 2 * max(self.col_cap, len(self.insts)):
+            slots *= 2
+        if self.inst_table is None or len(self.inst_table) != 2 * slots:
+            self.inst_table = np.empty(2 * slots, np.int32)
 
     def for_scan(self) -> "_Metric":
         """A copy with its own instance lists, for one scan: the C side holds pointers
@@ -413,7 +415,10 @@ class _Metric:
         m.rate = self.rate
         m.state = None
         m.col_cap = 0
+        m.inst_table = None
         m.snapshot = None
+        # what every chunk's MetricArray of it starts with
+        m.static = (m.names[0], m.pmid, m.type, m.sem, m.units, m.indom)
         return m
 
     def columns(self) -> Tuple[np.ndarray, List[str]]:
@@ -763,20 +768,23 @@ def _aligned(n: int) -> int:
 
 
 class _Ring:
-    """Memory of the chunk before last, reused once nothing refers to it any more (the
-    consumer's loop variable still holds the last chunk). Reusing memory that is
+    """Memory of the chunk before last, reused once nothing refers to it any more: a
+    new chunk's memory is taken when the consumer comes back for more, and by then its
+    loop variable holds the last chunk only (_Scan._next_chunk). Reusing memory that is
     already mapped saves the page faults and first-touch zeroing of fresh allocations,
-    which cost more than the scan itself."""
+    which cost about as much as the scan itself. The memory is not zeroed: the scan
+    zeroes each row of an arena as it reaches it, and staged bytes are only ever read
+    where the scan wrote them."""
 
     def __init__(self) -> None:
         self.items: List[np.ndarray] = []
         # views of an allocation kept for its next use (each holds a reference to it)
         self.views: Dict[int, Tuple[Any, List[np.ndarray]]] = {}
 
-    def get(self, size: int, zero: bool = True, at_least: int = 0) -> np.ndarray:
-        """`size` bytes (zeroed if asked), in an allocation of at least `at_least`
-        bytes: the pages that are never touched take no memory, and the next chunks,
-        which are seldom the same size, can reuse it."""
+    def get(self, size: int, at_least: int = 0) -> np.ndarray:
+        """`size` bytes, uninitialised, in an allocation of at least `at_least` bytes:
+        the pages that are never touched take no memory, and the next chunks, which are
+        seldom the same size, can reuse it."""
         got = None
         if len(self.items) >= 2:
             old = self.items.pop(0)
@@ -785,14 +793,12 @@ class _Ring:
             idle = 2 + (len(cached[1]) if cached else 0)
             if sys.getrefcount(old) == idle and old.nbytes >= size:
                 got = old
-                if zero:
-                    old[:size].fill(0)
             else:
                 self.views.pop(id(old), None)
             del old, cached
         if got is None:
             n = max(size, at_least)
-            got = np.zeros(n, np.uint8) if zero else np.empty(n, np.uint8)
+            got = np.empty(n, np.uint8)
         self.items.append(got)
         return got
 
@@ -854,14 +860,22 @@ class _Scan:
         s.miss_cap = MISS_CAP
 
     def _bind_hints(self) -> None:
-        """One array for every metric's instance-order hints, in metric order: the
-        records' value sets come in that order, so the scan reads it front to back."""
-        caps = np.array([2 * m.col_cap for m in self.metrics], np.int64)
-        offs = np.cumsum(caps) - caps
-        self.hints = np.full(max(int(caps.sum()), 1), -1, np.int32)
-        base = ffi.cast("int32_t *", self.hints.ctypes.data)
-        for i, off in enumerate(offs.tolist()):
-            self.cmetrics[i].hint = base + off
+        """One array for every metric's instance-order hints, one for its columns'
+        record serials and one for their successors (columns.h), in metric order: the
+        records' value sets come in that order, so the scan reads them front to back."""
+        caps = np.array([m.col_cap for m in self.metrics], np.int64)
+        offs = (np.cumsum(caps) - caps).tolist()
+        self.hints = np.full(max(2 * int(caps.sum()), 1), -1, np.int32)
+        self.col_serials = np.zeros(max(int(caps.sum()), 1), np.int64)  # serials start at 1
+        self.col_next = np.full(max(int(caps.sum()), 1), -1, np.int32)
+        hint = ffi.cast("int32_t *", self.hints.ctypes.data)
+        serial = ffi.cast("int64_t *", self.col_serials.ctypes.data)
+        after = ffi.cast("int32_t *", self.col_next.ctypes.data)
+        for i, off in enumerate(offs):
+            c = self.cmetrics[i]
+            c.hint = hint + 2 * off
+            c.col_serial = serial + off
+            c.col_next = after + off
 
     def _bind_index(self, i: int) -> None:
         m = self.metrics[i]
@@ -872,8 +886,10 @@ class _Scan:
         c.ncols = len(m.insts)
         c.col_cap = m.col_cap
         c.col_inst = ffi.cast("int32_t *", m.col_inst.ctypes.data)
-        c.sorted_inst = ffi.cast("int32_t *", m.sorted_inst.ctypes.data)
-        c.sorted_col = ffi.cast("int32_t *", m.sorted_col.ctypes.data)
+        c.inst_table = ffi.cast("int32_t *", m.inst_table.ctypes.data)
+        c.inst_mask = len(m.inst_table) // 2 - 1
+        if lib.pcp_cols_index(self.cmetrics + i) != 0:
+            raise AssertionError("instance table too small")
 
     def _build_map(self) -> None:
         n = len(self.metrics)
@@ -903,17 +919,23 @@ class _Scan:
 
     # ---- chunk memory ------------------------------------------------------------------
 
-    def _layout(self, cap: int) -> Tuple[np.ndarray, np.ndarray, int]:
-        """Offsets of every metric's values and present matrices in one arena."""
+    def _layout(self, cap: int) -> Tuple[np.ndarray, np.ndarray, int, int]:
+        """Where every metric's values and present matrices lie in one arena of `cap`
+        rows: (values offsets, present offsets, row bytes, arena bytes). A row of the
+        arena holds the values rows of every metric, in metric order (the order of the
+        records' value sets), then their present rows: the scan fills a row from front
+        to back while it is in cache, and zeroes it just before (pcp_cols_state's
+        zero_base)."""
         col_caps = np.array([m.col_cap for m in self.metrics], np.int64)
         key = (cap, col_caps.tobytes())
         if key != self._layout_key:
-            cells = cap * col_caps
-            vsize = (cells * self.itemsize + 63) & ~63
-            psize = (cells + 63) & ~63
-            ends = np.cumsum(vsize + psize)
-            starts = ends - (vsize + psize)
-            self._layout_val = (starts, starts + vsize, int(ends[-1]) if len(ends) else 0)
+            # each values row aligned to its cells' size (8 bytes does for all)
+            vsize = (col_caps * self.itemsize + 7) & ~7
+            voff = np.cumsum(vsize) - vsize
+            vbytes = int(vsize.sum())
+            poff = vbytes + np.cumsum(col_caps) - col_caps
+            row_bytes = _aligned(vbytes + int(col_caps.sum()))
+            self._layout_val = (voff, poff, row_bytes, max(cap * row_bytes, 1))
             self._layout_key = key
         return self._layout_val
 
@@ -952,20 +974,25 @@ class _Scan:
         s.nrow = 0
         s.time_ns = ffi.cast("int64_t *", self.time.ctypes.data)
         s.flags = ffi.cast("uint8_t *", self.flags.ctypes.data)
-        voff, poff, total = self._layout(cap)
+        voff, poff, row_bytes, total = self._layout(cap)
         self.chunk_key = self._layout_key
         self.chunk_caps = [m.col_cap for m in self.metrics]
-        # one zeroed allocation for every metric's arrays
-        self.arena = self.arenas.get(max(total, 1), at_least=self.r.chunk_bytes)
-        self.voff, self.poff = voff, poff
+        # one allocation for every metric's arrays, whose rows the scan zeroes
+        self.arena = self.arenas.get(total, at_least=self.r.chunk_bytes)
+        self.voff, self.poff, self.row_bytes = voff, poff, row_bytes
         self.own: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        arena = ffi.cast("uint8_t *", self.arena.ctypes.data)
+        s.zero_base = arena
+        s.zero_row_bytes = row_bytes
+        s.zeroed_rows = 0
         if self.metrics:
-            lib.pcp_cols_bind(s, ffi.cast("uint8_t *", self.arena.ctypes.data),
-                              ffi.cast("int64_t *", voff.ctypes.data),
-                              ffi.cast("int64_t *", poff.ctypes.data))
+            strides = np.full(len(self.metrics), row_bytes, np.int64)
+            lib.pcp_cols_bind(s, arena, ffi.cast("int64_t *", voff.ctypes.data),
+                              ffi.cast("int64_t *", poff.ctypes.data),
+                              ffi.cast("int64_t *", strides.ctypes.data),
+                              ffi.cast("int64_t *", strides.ctypes.data))
         if self.has_blobs:
-            # not zeroed: pages that are never written take no memory
-            self._set_staged(self.stagings.get(staged_size, zero=False,
+            self._set_staged(self.stagings.get(staged_size,
                                                at_least=self.r.chunk_bytes // 2))
         s.staged_used = 0
 
@@ -994,13 +1021,15 @@ class _Scan:
 
     def _make_views(self) -> List[np.ndarray]:
         views = []
-        cap, arena = self.cap, self.arena
-        for i, col_cap in enumerate(self.chunk_caps):
-            m = self.metrics[i]
+        cap, arena, row = self.cap, self.arena, self.row_bytes
+        for col_cap, m, voff, poff in zip(self.chunk_caps, self.metrics,
+                                          self.voff.tolist(), self.poff.tolist()):
             shape = (cap, col_cap)
-            views.append(np.ndarray(shape, _raw_dtype(m), buffer=arena,
-                                    offset=int(self.voff[i])))
-            views.append(np.ndarray(shape, bool, buffer=arena, offset=int(self.poff[i])))
+            dtype = _raw_dtype(m)
+            views.append(np.ndarray(shape, dtype, buffer=arena, offset=voff,
+                                    strides=(row, dtype.itemsize)))
+            views.append(np.ndarray(shape, bool, buffer=arena, offset=poff,
+                                    strides=(row, 1)))
         return views
 
     def _add_columns(self) -> None:
@@ -1039,6 +1068,8 @@ class _Scan:
                 c = self.cmetrics[i]
                 c.values = ffi.cast("void *", nv.ctypes.data)
                 c.present = ffi.cast("uint8_t *", npr.ctypes.data)
+                c.values_stride = nv.strides[0]
+                c.present_stride = npr.strides[0]
             else:
                 m.index()
             self._bind_index(i)
@@ -1107,6 +1138,16 @@ class _Scan:
                 ma = made[self.index[id(m)]]
                 out[name] = ma if ma.name == name else ma.renamed(name)
         return ArchiveColumns(time_ns.view("datetime64[ns]"), after, out)
+
+    def _next_chunk(self) -> Iterator[ArchiveColumns]:
+        """The rows read so far as a chunk, then memory for the next one. The new memory
+        is taken once the consumer has come back for more: by then it holds this chunk
+        only, and the memory of the one before can be reused (see _Ring)."""
+        chunk = self._emit()
+        if chunk is not None:
+            yield chunk
+            del chunk
+        self._new_chunk()
 
     # ---- the pass ----------------------------------------------------------------------
 
@@ -1212,11 +1253,7 @@ class _Scan:
                             continue
                         sts = 0                 # the chunk is full of strings
                     if sts == 0:
-                        chunk = self._emit()
-                        self._new_chunk()
-                        if chunk is not None:
-                            yield chunk
-                            del chunk
+                        yield from self._next_chunk()
                         continue
                     if sts == COLS_NEED_COLUMN:
                         self._add_columns()
@@ -1227,11 +1264,7 @@ class _Scan:
                         return True
                     # a damaged record
                     if self.r.errors == "raise":
-                        chunk = self._emit()
-                        self._new_chunk()
-                        if chunk is not None:
-                            yield chunk
-                            del chunk
+                        yield from self._next_chunk()
                         raise pmErr(sts)
                     if self.r.errors == "stop" or (int(pos[0]) <= at and row1 == row0):
                         break

@@ -352,6 +352,26 @@ def test_arrays_kept_from_a_chunk_are_not_reused(v2):
     assert kept_blobs.objects().tolist() == want[2]
 
 
+def test_chunk_memory_is_recycled(v2):
+    """A consumer that keeps only the chunk in hand gets the memory of the chunk before
+    it back for the next one (two allocations in turn, not one per chunk), and the
+    values read from recycled memory are those of a scan that keeps every chunk."""
+    names = ["sample.bin", "sample.string.hullo"]
+    addresses = []
+    sums = []
+    for chunk in bulk.ArchiveReader(v2, names, chunk_rows=3):
+        addresses.append(chunk["sample.bin"].present.__array_interface__["data"][0])
+        sums.append((int(chunk["sample.bin"].values.sum()),
+                     chunk["sample.string.hullo"].values.tolist()))
+    assert len(addresses) >= 6
+    assert len(set(addresses)) == 2, addresses
+    kept = list(bulk.ArchiveReader(v2, names, chunk_rows=3))
+    assert len({c["sample.bin"].present.__array_interface__["data"][0] for c in kept}) \
+        == len(kept)
+    assert sums == [(int(c["sample.bin"].values.sum()), c["sample.string.hullo"].values.tolist())
+                    for c in kept]
+
+
 def test_interleaved_scans_of_one_reader(v2):
     names = ["sample.bin", "sample.proc.exec", "sample.string.bin"]
     r = bulk.ArchiveReader(v2, names, chunk_rows=2)

@@ -3,14 +3,18 @@
  * Input: one byte choosing the format version and label length (as fuzz_archive), a
  * selection of CTRL_LEN bytes, then the data volume. The selection gives up to four
  * metrics (pmid, type, instance columns known up front), the rows per chunk, the
- * staging room, the window and whether unknown instances are dropped. The harness then
+ * staging room, the window, whether unknown instances are dropped and the memory layout:
+ * the reader's (every metric's row in one arena row, which the scan zeroes as it
+ * reaches it; the arena starts each chunk full of garbage) or separate zeroed matrices
+ * per metric (the reader's matrices for a metric whose columns grew). The harness then
  * drives pcp_cols_scan as pcp/_columns.py does: it adds a column for each instance the
  * scan reports missing (or drops them once the columns are full), grows the staging area
  * when asked, starts a new chunk when the rows are full, steps over bad records and
  * pauses at chosen positions. After every call it checks what the scan promises:
  *   - positions stay inside the volume and progress or stop;
- *   - rows are in the window, present cells lie in used columns, string references
- *     address staged bytes, and nvalues / nbytes equal what the chunk holds;
+ *   - rows are in the window, present cells lie in used columns, absent cells hold
+ *     zero, string references address staged bytes, and nvalues / nbytes equal what
+ *     the chunk holds;
  *   - a record that failed or stopped left nothing in the row after the last good one;
  *   - pcp_cols_pack of every string column writes within its buffers. */
 #include "fuzz_common.h"
@@ -20,6 +24,7 @@
 #define MAX_METRICS 4
 #define COL_CAP 6
 #define MAP_SLOTS 8
+#define INST_SLOTS 8            /* more than COL_CAP: the instance tables run nearly full */
 #define MAX_CALLS 256
 #define STAGED_MAX (1u << 20)
 
@@ -29,11 +34,13 @@ typedef struct {
     uint32_t map_pmid[MAP_SLOTS];
     int32_t map_metric[MAP_SLOTS];
     int32_t col_inst[MAX_METRICS][COL_CAP];
-    int32_t sorted_inst[MAX_METRICS][COL_CAP];
-    int32_t sorted_col[MAX_METRICS][COL_CAP];
+    int32_t inst_table[MAX_METRICS][2 * INST_SLOTS];
     int32_t hint[MAX_METRICS][2 * COL_CAP];
+    int64_t col_serial[MAX_METRICS][COL_CAP];
+    int32_t col_next[MAX_METRICS][COL_CAP];
     int64_t chunk_nvalues[MAX_METRICS];   /* nvalues / nbytes when the chunk began */
     int64_t chunk_nbytes[MAX_METRICS];
+    uint8_t *arena;         /* the reader's layout: row_cap rows of zero_row_bytes */
 } harness;
 
 static int is_ref(int32_t type)
@@ -44,21 +51,6 @@ static int is_ref(int32_t type)
 static size_t cell_size(int32_t type)
 {
     return type == PM_TYPE_32 || type == PM_TYPE_U32 || type == PM_TYPE_FLOAT ? 4 : 8;
-}
-
-static void sort_columns(harness *h, int32_t mi)
-{
-    pcp_cols_metric *m = &h->m[mi];
-    for (int32_t c = 0; c < m->ncols; c++) {
-        int32_t k = c;
-        while (k > 0 && h->sorted_inst[mi][k - 1] > h->col_inst[mi][c]) {
-            h->sorted_inst[mi][k] = h->sorted_inst[mi][k - 1];
-            h->sorted_col[mi][k] = h->sorted_col[mi][k - 1];
-            k--;
-        }
-        h->sorted_inst[mi][k] = h->col_inst[mi][c];
-        h->sorted_col[mi][k] = c;
-    }
 }
 
 static int has_column(const harness *h, int32_t mi, int32_t inst)
@@ -79,18 +71,57 @@ static void add_column(harness *h, int32_t mi, int32_t inst)
         return;
     }
     h->col_inst[mi][m->ncols++] = inst;
-    sort_columns(h, mi);
+    CHECK(pcp_cols_index(m) == 0);     /* INST_SLOTS > COL_CAP: always room */
 }
 
-/* Start a new chunk: rows and staged bytes from zero, cells absent (the reader hands
- * the kernel zeroed memory). */
+/* The chunk's memory: one arena in the reader's layout (zeroed by the scan row by row),
+ * or a values and a present matrix per metric, zeroed here at each chunk. */
+static void alloc_chunk(harness *h, int per_metric)
+{
+    pcp_cols_state *s = &h->s;
+    if (per_metric) {
+        for (int32_t i = 0; i < s->nmetrics; i++) {
+            pcp_cols_metric *m = &h->m[i];
+            m->values = fz_alloc((size_t)s->row_cap * COL_CAP, cell_size(m->type));
+            m->present = fz_alloc((size_t)s->row_cap * COL_CAP, 1);
+            m->values_stride = (int64_t)(COL_CAP * cell_size(m->type));
+            m->present_stride = COL_CAP;
+        }
+        return;
+    }
+    size_t vbytes = 0;
+    for (int32_t i = 0; i < s->nmetrics; i++)
+        vbytes += COL_CAP * cell_size(h->m[i].type);
+    /* rows 8-byte aligned, as the cells are (the values rows are 24 or 48 bytes) */
+    size_t row_bytes = (vbytes + (size_t)s->nmetrics * COL_CAP + 7) & ~(size_t)7;
+    h->arena = fz_alloc((size_t)s->row_cap, row_bytes);
+    s->zero_base = h->arena;
+    s->zero_row_bytes = (int64_t)row_bytes;
+    size_t at = 0;
+    for (int32_t i = 0; i < s->nmetrics; i++) {
+        pcp_cols_metric *m = &h->m[i];
+        m->values = h->arena + at;
+        at += COL_CAP * cell_size(m->type);
+        m->present = h->arena + vbytes + (size_t)i * COL_CAP;
+        m->values_stride = m->present_stride = (int64_t)row_bytes;
+    }
+}
+
+/* Start a new chunk: rows and staged bytes from zero, cells absent (zeroed matrices,
+ * or an arena of garbage the scan zeroes). */
 static void new_chunk(harness *h)
 {
     pcp_cols_state *s = &h->s;
+    if (h->arena) {
+        memset(h->arena, 0xa5, (size_t)s->row_cap * (size_t)s->zero_row_bytes);
+        s->zeroed_rows = 0;
+    }
     for (int32_t i = 0; i < s->nmetrics; i++) {
         pcp_cols_metric *m = &h->m[i];
-        memset(m->values, 0, (size_t)s->row_cap * COL_CAP * cell_size(m->type));
-        memset(m->present, 0, (size_t)s->row_cap * COL_CAP);
+        if (!h->arena) {
+            memset(m->values, 0, (size_t)s->row_cap * COL_CAP * cell_size(m->type));
+            memset(m->present, 0, (size_t)s->row_cap * COL_CAP);
+        }
         h->chunk_nvalues[i] = m->nvalues;
         h->chunk_nbytes[i] = m->nbytes;
     }
@@ -103,6 +134,12 @@ static void check_chunk(const harness *h)
     const pcp_cols_state *s = &h->s;
     CHECK(s->nrow >= 0 && s->nrow <= s->row_cap);
     CHECK(s->staged_used <= s->staged_cap);
+    /* the rows the scan has zeroed (all of them with zeroed matrices) */
+    int32_t rows = s->row_cap;
+    if (h->arena) {
+        CHECK(s->zeroed_rows >= s->nrow && s->zeroed_rows <= s->row_cap);
+        rows = s->zeroed_rows;
+    }
     for (int32_t r = 0; r < s->nrow; r++) {
         CHECK(s->time_ns[r] >= s->start_ns && s->time_ns[r] <= s->end_ns);
         CHECK((s->flags[r] & ~PCP_ROW_AFTER_MARK) == 0);
@@ -112,17 +149,23 @@ static void check_chunk(const harness *h)
         CHECK(m->ncols >= 0 && m->ncols <= COL_CAP);
         int64_t count = 0, bytes = 0;
         /* rows past nrow too: a failed record must leave its row empty */
-        for (int32_t r = 0; r < s->row_cap; r++) {
+        size_t size = cell_size(m->type);
+        for (int32_t r = 0; r < rows; r++) {
+            const uint8_t *values = (const uint8_t *)m->values + (size_t)r * m->values_stride;
+            const uint8_t *present = m->present + (size_t)r * m->present_stride;
             for (int32_t c = 0; c < COL_CAP; c++) {
-                size_t idx = (size_t)r * COL_CAP + (size_t)c;
-                uint8_t p = m->present[idx];
+                uint8_t p = present[c];
                 CHECK(p == 0 || p == 1);
-                if (!p)
+                if (!p) {
+                    for (size_t b = 0; b < size; b++)
+                        CHECK(values[(size_t)c * size + b] == 0);
                     continue;
+                }
                 CHECK(r < s->nrow && c < m->ncols);
                 count++;
                 if (is_ref(m->type)) {
-                    int64_t ref = ((const int64_t *)m->values)[idx];
+                    int64_t ref;
+                    memcpy(&ref, values + (size_t)c * size, 8);
                     uint64_t off = (uint64_t)ref & ((1ULL << PCP_COLS_REF_SHIFT) - 1);
                     uint64_t n = (uint64_t)ref >> PCP_COLS_REF_SHIFT;
                     CHECK(off <= s->staged_used && n <= s->staged_used - off);
@@ -149,8 +192,19 @@ static void pack_chunk(const harness *h)
         size_t cells = (size_t)m->ncols * (size_t)s->nrow;
         int64_t *offsets = fz_alloc(cells + 1, 8);
         uint8_t *data = fz_alloc(m->nbytes - h->chunk_nbytes[i], 1);
-        int64_t n = pcp_cols_pack(m->values, m->present, s->nrow, COL_CAP, 0, m->ncols,
+        /* contiguous copies, as Blobs.pack makes of the reader's strided matrices */
+        int64_t *refs = fz_alloc((size_t)s->nrow * COL_CAP + 1, 8);
+        uint8_t *present = fz_alloc((size_t)s->nrow * COL_CAP + 1, 1);
+        for (int32_t r = 0; r < s->nrow; r++) {
+            memcpy(refs + (size_t)r * COL_CAP,
+                   (const uint8_t *)m->values + (size_t)r * m->values_stride, COL_CAP * 8);
+            memcpy(present + (size_t)r * COL_CAP, m->present + (size_t)r * m->present_stride,
+                   COL_CAP);
+        }
+        int64_t n = pcp_cols_pack(refs, present, s->nrow, COL_CAP, 0, m->ncols,
                                   s->staged, s->staged_used, offsets, data);
+        free(refs);
+        free(present);
         CHECK(n == m->nbytes - h->chunk_nbytes[i]);
         for (size_t k = 0; k < cells; k++)
             CHECK(offsets[k] <= offsets[k + 1]);
@@ -179,13 +233,18 @@ static int32_t add_metric(harness *h, uint32_t pmid, int32_t type)
     m->next = -1;
     m->col_cap = COL_CAP;
     m->hint = h->hint[mi];
+    m->col_serial = h->col_serial[mi];
+    m->col_next = h->col_next[mi];
     for (int32_t k = 0; k < COL_CAP; k++) {
         h->hint[mi][2 * k] = 0;
         h->hint[mi][2 * k + 1] = -1;
+        h->col_serial[mi][k] = 0;
+        h->col_next[mi][k] = -1;
     }
     m->col_inst = h->col_inst[mi];
-    m->sorted_inst = h->sorted_inst[mi];
-    m->sorted_col = h->sorted_col[mi];
+    m->inst_table = h->inst_table[mi];
+    m->inst_mask = INST_SLOTS - 1;
+    CHECK(pcp_cols_index(m) == 0);
     return mi;
 }
 
@@ -250,10 +309,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s->miss_inst = miss_inst;
     s->miss_cap = 2;
     s->staged = fz_alloc(s->staged_cap, 1);
-    for (int32_t i = 0; i < s->nmetrics; i++) {
-        h->m[i].values = fz_alloc((size_t)s->row_cap * COL_CAP, cell_size(h->m[i].type));
-        h->m[i].present = fz_alloc((size_t)s->row_cap * COL_CAP, 1);
-    }
+    alloc_chunk(h, room >> 7);
     new_chunk(h);
 
     uint64_t pos = label_len;
@@ -303,9 +359,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     pack_chunk(h);
 
-    for (int32_t i = 0; i < s->nmetrics; i++) {
-        free(h->m[i].values);
-        free(h->m[i].present);
+    if (h->arena) {
+        free(h->arena);
+    } else {
+        for (int32_t i = 0; i < s->nmetrics; i++) {
+            free(h->m[i].values);
+            free(h->m[i].present);
+        }
     }
     free(s->staged);
     free(s->time_ns);
