@@ -636,7 +636,7 @@ def pmUsageMessage() -> None:
     Without a configured pmOptions structure this is the bare
     "Usage: <progname> [options]" line libpcp produces.
     """
-    # Imported here: pcp._errors imports this module.
-    from pcp import _errors  # pylint: disable=import-outside-toplevel
+    # Imported here: pcp._core.errors imports this module.
+    from pcp._core import errors as _errors  # pylint: disable=import-outside-toplevel
     _errors.pmprintf("Usage: %s [options]\n" % _errors.pmGetProgname())
     _errors.pmflush()

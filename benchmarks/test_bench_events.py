@@ -86,7 +86,7 @@ def _big_pdu(kind):
 @pytest.fixture(scope="module")
 def corpora(bench_tmpdir):
     from pcp import pmapi
-    from pcp._result import flat_of
+    from pcp._decode.result import flat_of
 
     ctx = ref_live.new_context(pmapi, HOST)
     pmids = ctx.pmLookupName(METRICS)
@@ -102,7 +102,7 @@ def corpora(bench_tmpdir):
 
 
 def _result(pdu):
-    from pcp._result import FlatResult, LP_pmHighResResult, pmHighResResult
+    from pcp._decode.result import FlatResult, LP_pmHighResResult, pmHighResResult
 
     return LP_pmHighResResult(pmHighResResult(FlatResult(pdu, True)))
 

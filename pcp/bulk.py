@@ -4,7 +4,7 @@
     for chunk in bulk.scan_archive("/var/log/pcp/pmlogger/host/20261121"):
         chunk.ival[chunk.vtype == 3]          # every U64 value of these records
 
-    # per metric, a time x instance matrix (pcp/_columns.py)
+    # per metric, a time x instance matrix (pcp/_bulk/columns.py)
     cols = bulk.read_archive("/var/log/pcp/pmlogger/host/20261121",
                              ["kernel.all.load", "disk.dev"], rate=True)
     cols.time, cols["disk.dev.read"].values, cols["disk.dev.read"].instance_names
@@ -21,12 +21,12 @@ from typing import Any, Iterator, List, NamedTuple
 
 import numpy as np
 
-from pcp._archive import Archive
-from pcp._columns import ArchiveColumns, ArchiveReader, MetricArray, read_archive  # noqa: F401
-from pcp._archive_files import expand_names
-from pcp._archive_meta import Metadata
-from pcp._errors import pmErr
-from pcp._native import ffi, lib
+from pcp._archive.context import Archive
+from pcp._bulk.columns import ArchiveColumns, ArchiveReader, MetricArray, read_archive  # noqa: F401
+from pcp._archive.files import expand_names
+from pcp._archive.meta import Metadata
+from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
 
 PM_ERR_LOGREC = -12373
 LOG_END = 1

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 import dask.dataframe as dd
 
-from pcp._archive import Archive
-from pcp._archive_files import expand_names
-from pcp._columns import ArchiveReader, TimeLike, to_ns, NS_MIN, NS_MAX
-from pcp import _columns_export
+from pcp._archive.context import Archive
+from pcp._archive.files import expand_names
+from pcp._bulk.columns import ArchiveReader, TimeLike, to_ns, NS_MIN, NS_MAX
+from pcp._bulk import export as _columns_export
 
 __all__ = ["read_archives", "archive_partitions"]
 
@@ -113,7 +113,7 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
 
 def _first_record(arch, vol: int) -> Optional[int]:
     """Time of the first record of a data volume (None if it has none)."""
-    from pcp._native import ffi, lib
+    from pcp._core.native import ffi, lib
     sts, mapped, _ = arch.open_volume(vol)
     if sts < 0 or mapped is None:
         return None

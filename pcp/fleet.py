@@ -38,12 +38,12 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 import cpmapi as c_api
-from pcp import _codec as codec
-from pcp import _transport
-from pcp import _typed
-from pcp._context import HostContext, _fix_client_side_sets, FEATURE_HIGHRES
-from pcp._errors import pmErr, pmErrStr
-from pcp._result import FlatResult
+from pcp._decode import pdu as codec
+from pcp._live import transport as _transport
+from pcp._bulk import typed as _typed
+from pcp._live.context import HostContext, _fix_client_side_sets, FEATURE_HIGHRES
+from pcp._core.errors import pmErr, pmErrStr
+from pcp._decode.result import FlatResult
 
 __all__ = ["Fleet", "fetch_many", "HostResult", "FleetResult"]
 

@@ -12,16 +12,16 @@ from ctypes import c_char_p, c_int, c_uint
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
-from pcp import _result as _result_module
-from pcp import _values
-from pcp._archive import ArchiveContext
-from pcp._context import HostContext
-from pcp import _errors
-from pcp import _events
-from pcp._errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
-from pcp._result import (LP_pmHighResResult, LP_pmResult, pmHighResResult, pmResult,
+from pcp._decode import result as _result_module
+from pcp._libpcp import values as _values
+from pcp._archive.context import ArchiveContext
+from pcp._live.context import HostContext
+from pcp._core import errors as _errors
+from pcp._decode import events as _events
+from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
+from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, pmHighResResult, pmResult,
                          pmValue, pmValueSet, store_arrays, flat_of, usec_of)
-from pcp._types import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel,
+from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel,
                         pmID, pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits,
                         pmValueBlock, timespec, timeval, tm)
 
@@ -652,14 +652,14 @@ class pmContext(object):
 
     @staticmethod
     def pmMergeLabels(labels: Any) -> str:
-        from pcp import _labels
+        from pcp._libpcp import labels as _labels
 
         labelsL = labels if isinstance(labels, list) else [labels]
         return _labels.merge_labels(labelsL)
 
     @staticmethod
     def pmMergeLabelSets(labelSets: Any, callback: Any = None, arg: Any = None) -> str:
-        from pcp import _labels
+        from pcp._libpcp import labels as _labels
 
         return _labels.merge_label_sets(labelSets, callback, arg)
 
@@ -671,7 +671,7 @@ class pmContext(object):
 
     @staticmethod
     def pmGetConfig(variable: Union[str, bytes]) -> Optional[str]:
-        from pcp import _config
+        from pcp._core import config as _config
 
         if isinstance(variable, bytes):
             variable = variable.decode()

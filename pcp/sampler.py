@@ -34,8 +34,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 import cpmapi as c_api
-from pcp import _typed
-from pcp._errors import pmErr
+from pcp._bulk import typed as _typed
+from pcp._core.errors import pmErr
 
 __all__ = ["Sampler", "MetricBuffer"]
 

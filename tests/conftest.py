@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if "libasan" in os.environ.get("LD_PRELOAD", ""):
     os.environ["PCP_TEST_ASAN_PRELOAD"] = os.environ.pop("LD_PRELOAD")
 
-import difftest  # noqa: E402
+from support import difftest  # noqa: E402
 
 PMCD_UNIX_SOCKETS = ("/run/pcp/pmcd.socket", "/var/run/pcp/pmcd.socket")
 PMCD_TCP = ("127.0.0.1", int(os.environ.get("PMCD_PORT", "44321").split(",")[0]))

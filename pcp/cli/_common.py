@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import cpmapi as c_api
 from pcp import pmapi
-from pcp._errors import pmErr, pmErrStr
+from pcp._core.errors import pmErr, pmErrStr
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 DEMO_ARCHIVE = os.path.join(DATA_DIR, "demo")

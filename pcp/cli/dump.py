@@ -5,7 +5,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
-from pcp._errors import pmErr, pmErrStr
+from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 

@@ -15,10 +15,12 @@ from typing import Any, List
 import numpy as np
 
 import cpmapi as c_api
-from pcp import _anon, _typed, bulk
-from pcp._columns import ArchiveColumns, MetricArray
-from pcp._errors import pmErr, pmErrStr
-from pcp._values import pmUnitsStr
+from pcp._libpcp import anon as _anon
+from pcp._bulk import typed as _typed
+from pcp import bulk
+from pcp._bulk.columns import ArchiveColumns, MetricArray
+from pcp._core.errors import pmErr, pmErrStr
+from pcp._libpcp.values import pmUnitsStr
 from pcp.cli._common import CliError, Source
 
 HELP = "an archive's values as a CSV or Parquet table"

@@ -14,8 +14,8 @@ import time
 from typing import Any, List, Optional, Tuple
 
 import cpmapi as c_api
-from pcp import _typed
-from pcp._errors import pmErr, pmErrStr
+from pcp._bulk import typed as _typed
+from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 from pcp.sampler import Sampler

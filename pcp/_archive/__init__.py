@@ -1,0 +1,1 @@
+"""Archives: file sets and volumes, metadata, the record reader, the archive context."""

@@ -1,0 +1,992 @@
+"""Archive contexts: PM_CONTEXT_ARCHIVE over one archive or several (a comma-separated
+list or a directory), read forwards and backwards exactly as libpcp 6.0.3 reads them.
+
+The reader keeps libpcp's model of a stdio stream: the current archive, the current
+volume and a byte position in it. Each step is one call of the C record reader
+(csrc/archive_record.c), which reports where libpcp's stream would be afterwards, so the
+observable behaviour on damaged archives (a truncated record failing again and again, a
+record with mismatched length words being stepped over) is libpcp's. Positioning by time
+uses the temporal index the way __pmLogSetTime does; pmGetArchiveEnd reads backwards from
+the end of the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
+
+The interface (lookup_names, desc, instances, text, labels, fetch, ...) is the one
+HostContext offers, so the pmapi facade serves both kinds of context.
+"""
+from __future__ import annotations
+
+import errno as _errno
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from pcp._libpcp import anon as _anon
+from pcp._archive.files import ArchiveFiles, MappedFile, expand_names, find_archive
+from pcp._archive.meta import Metadata, Stamp
+from pcp._live.context import Profile, _int32
+from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
+from pcp._decode.result import FlatResult
+
+PM_ERR_NAME = -12357
+PM_ERR_PMID = -12358
+PM_ERR_INDOM = -12359
+PM_ERR_NONLEAF = -12394
+PM_ERR_TOOSMALL = -12443
+PM_ERR_NODATA = -12354
+PM_ERR_EOL = -12370
+PM_ERR_MODE = -12371
+PM_ERR_LABEL = -12372
+PM_ERR_LOGREC = -12373
+PM_ERR_LOGFILE = -12375
+PM_ERR_NOCONTEXT = -12376
+PM_ERR_PMID_LOG = -12378
+PM_ERR_INDOM_LOG = -12379
+PM_ERR_INST_LOG = -12380
+PM_ERR_LOGOVERLAP = -12401
+PM_ERR_LOGHOST = -12402
+PM_ERR_FEATURE = -12413
+PM_ERR_NOLABELS = -12410
+
+PM_ID_NULL = 0xFFFFFFFF
+PM_INDOM_NULL = 0xFFFFFFFF
+PM_MODE_INTERP = 1
+PM_MODE_FORW = 2
+PM_MODE_BACK = 3
+PM_LABEL_CONTEXT = 0x01
+PM_LABEL_INSTANCES = 0x20
+
+PM_CTXFLAG_NO_FEATURE_CHECK = 1 << 15
+PM_LOG_FEATURE_QA = 0x80000000
+
+VOL_META = -1
+VOL_INDEX = -2
+LOG_END = 1                      # PCP_LOG_END in archive.h
+MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
+
+
+def _tsub(a: Stamp, b: Stamp) -> float:
+    """libpcp's __pmTimestampSub: the difference in seconds, as a double. The
+    nanoseconds are 32-bit fields subtracted in 32-bit arithmetic, so a garbage field
+    wraps around exactly as it does there."""
+    dn = ((a[1] - b[1] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    return float(a[0] - b[0]) + dn / 1e9
+
+
+class LogLabel:
+    """A decoded archive label record."""
+
+    __slots__ = ("version", "magic", "pid", "vol", "stamp", "features", "length",
+                 "hostname", "timezone", "zoneinfo")
+
+    def __init__(self, mapped: MappedFile) -> None:
+        out = ffi.new("pcp_log_label *")
+        sts = lib.pcp_log_label_decode(mapped.ptr, mapped.size, out)
+        if sts < 0:
+            raise pmErr(sts)
+        data = mapped.data
+        self.version = out.version
+        self.magic = out.magic
+        self.pid = out.pid
+        self.vol = out.vol
+        self.stamp: Stamp = (out.sec, out.nsec)
+        self.features = out.features
+        self.length = out.len
+        self.hostname = bytes(data[out.host_off:out.host_off + out.host_len])  # type: ignore[index]
+        self.timezone = bytes(data[out.tz_off:out.tz_off + out.tz_len])  # type: ignore[index]
+        self.zoneinfo = bytes(data[out.zone_off:out.zone_off + out.zone_len])  # type: ignore[index]
+
+
+class IndexEntry:
+    __slots__ = ("stamp", "vol", "off_meta", "off_data")
+
+    def __init__(self, stamp: Stamp, vol: int, off_meta: int, off_data: int) -> None:
+        self.stamp = stamp
+        self.vol = vol
+        self.off_meta = off_meta
+        self.off_data = off_data
+
+
+class Record:
+    """What one read produced: a record in a volume, or a <mark> made up between archives."""
+
+    __slots__ = ("stamp", "numpmid", "nvalues", "mapped", "version", "off", "length")
+
+    def __init__(self, stamp: Stamp, numpmid: int, mapped: Optional[MappedFile] = None,
+                 version: int = 2, off: int = 0, length: int = 0, nvalues: int = 0) -> None:
+        self.stamp = stamp
+        self.numpmid = numpmid
+        self.nvalues = nvalues
+        self.mapped = mapped
+        self.version = version
+        self.off = off
+        self.length = length
+
+    def decode(self) -> FlatResult:
+        if self.mapped is None:
+            return FlatResult.empty(self.stamp[0], self.stamp[1])
+        # a copy: results outlive the mapping, which may be closed or released
+        raw = self.mapped.slice(self.off, self.off + self.length)
+        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
+
+
+class Archive:
+    """One archive of a context (libpcp's __pmLogCtl): its files, label and index."""
+
+    def __init__(self, name: str, ctx_flags: int) -> None:
+        self.files: ArchiveFiles = find_archive(name)
+        self.name = self.files.base
+        self.ctx_flags = ctx_flags
+        self.minvol = self.files.volumes[0]
+        self.maxvol = self.files.volumes[-1]
+        self._files: Dict[int, MappedFile] = {}   # volumes opened so far, good or not
+        self._checked: Dict[int, LogLabel] = {}
+        self._seen: set = set()                   # libpcp's per-volume "label checked"
+        self.meta_file: Optional[MappedFile] = None
+        self.index: List[IndexEntry] = []
+        self.endtime: Stamp = (0, 0)
+        self.physend = -1
+        self.label: LogLabel
+        self.version = 0
+
+    # ---- opening ---------------------------------------------------------------------
+
+    def open(self) -> None:
+        """__pmLogOpen up to the metadata: the labels of the first volume, the index
+        (then its entries) and the .meta file, which must agree."""
+        first = self.check_volume(self.minvol)
+        self.label = first
+        self.version = first.version
+        if self.files.index is not None:
+            index_file = MappedFile(self.files.index)
+            try:
+                index_label = self._check_label(index_file, VOL_INDEX)
+                if index_label.version != self.version:
+                    raise pmErr(PM_ERR_LABEL)
+                if (first.pid, first.hostname) != (index_label.pid, index_label.hostname):
+                    raise pmErr(PM_ERR_LABEL)
+                self._load_index(index_file)
+            finally:
+                index_file.close()
+        self.meta_file = MappedFile(self.files.meta)
+        meta_label = self._check_label(self.meta_file, VOL_META)
+        if meta_label.version != self.version:
+            raise pmErr(PM_ERR_LABEL)
+        self.meta_label = meta_label
+
+    def load_meta(self, meta: Metadata) -> None:
+        """The rest of __pmLogOpen: .meta records into `meta` (shared by the archives
+        of a context), then the label agreement libpcp checks last."""
+        assert self.meta_file is not None
+        try:
+            meta.load(self.meta_file, self.meta_label.length)
+        finally:
+            self.meta_file.close()
+            self.meta_file = None
+        if (self.label.pid, self.label.hostname) != (self.meta_label.pid, self.meta_label.hostname):
+            raise pmErr(PM_ERR_LABEL)
+
+    def _check_label(self, mapped: MappedFile, vol: int) -> LogLabel:
+        """__pmLogChkLabel for one file opened as volume `vol`."""
+        label = LogLabel(mapped)
+        if label.vol != vol:
+            raise pmErr(PM_ERR_LABEL)
+        if not self.ctx_flags & PM_CTXFLAG_NO_FEATURE_CHECK:
+            if label.features & ~PM_LOG_FEATURE_QA:
+                raise pmErr(PM_ERR_FEATURE)
+        if mapped.size == label.length:
+            raise pmErr(PM_ERR_NODATA)   # a label and nothing else
+        return label
+
+    def _load_index(self, mapped: MappedFile) -> None:
+        cap = max((mapped.size - self.label.length) // (32 if self.version == 3 else 20), 0)
+        entries = ffi.new("pcp_index_entry[]", max(cap, 1))
+        n = lib.pcp_index_decode(mapped.ptr, mapped.size, self.label.length, self.version,
+                                 cap, entries)
+        if n < 0:
+            raise pmErr(n)
+        self.index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
+                      for e in entries[0:n]]
+
+    # ---- volumes ---------------------------------------------------------------------
+
+    def open_volume(self, vol: int) -> Tuple[int, Optional[MappedFile], int]:
+        """fopen + __pmLogChkLabel of data volume `vol`: (0 or the error, the file that
+        is now libpcp's stream, or None when there is no such file, and the position
+        the label check left it at). A failed check still leaves that file open in
+        libpcp, and its next reads use it: callers keep it as the stream."""
+        mapped = self._files.get(vol)
+        if mapped is None:
+            path = self.files.volume_path(vol)
+            if path is None:
+                return -_errno.ENOENT, None, 0
+            try:
+                mapped = MappedFile(path)
+            except (OSError, pmErr):
+                return -_errno.EIO, None, 0
+            self._files[vol] = mapped
+        if vol in self._seen:
+            return 0, mapped, self.label.length      # libpcp's cached fast path
+        try:
+            label = self._check_label(mapped, vol)
+        except pmErr as e:
+            if e.code == PM_ERR_NODATA and mapped.size >= 8:
+                self._seen.add(vol)   # a label-only volume is "seen" all the same
+            return e.code, mapped, _label_read_end(mapped)
+        self._seen.add(vol)
+        self._checked[vol] = label
+        return 0, mapped, label.length
+
+    def check_volume(self, vol: int) -> LogLabel:
+        """Data volume `vol`, which must pass the label check."""
+        sts, mapped, _ = self.open_volume(vol)
+        if sts < 0 or mapped is None:
+            raise pmErr(sts if sts < 0 else PM_ERR_LOGFILE)
+        return self._checked.get(vol) or self.label
+
+    def volume(self, vol: int) -> MappedFile:
+        return self._files[vol]
+
+    def label_len(self) -> int:
+        return self.label.length
+
+    def close(self) -> None:
+        for mapped in self._files.values():
+            mapped.close()
+        self._files.clear()
+        self._checked.clear()
+        if self.meta_file is not None:
+            self.meta_file.close()
+            self.meta_file = None
+
+    # ---- reading ---------------------------------------------------------------------
+
+    def read_at(self, mapped: Optional[MappedFile], pos: int, backward: bool,
+                paranoid: bool = False) -> Tuple[int, int, Optional[Record]]:
+        """One C reader step in a volume file: (status, new position, record)."""
+        if mapped is None:
+            return LOG_END, pos, None
+        newpos = ffi.new("uint64_t *")
+        rec = ffi.new("pcp_log_record *")
+        sts = lib.pcp_log_read(mapped.ptr, mapped.size, self.label.length, self.version,
+                               1 if backward else 0, 1 if paranoid else 0, pos, newpos, rec)
+        if sts == 0:
+            mapped.release_behind(newpos[0], backward)
+            return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
+                                        self.version, rec.off, rec.len, rec.nvalues)
+        return sts, newpos[0], None
+
+    def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
+        """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the
+        last volume does not change size). Raises PM_ERR_LOGREC if there is none. The
+        current volume is read through the context's stream, as libpcp does."""
+        for vol in range(self.maxvol, self.minvol - 1, -1):
+            if vol == curvol:
+                mapped = stream
+            else:
+                sts, mapped, _ = self.open_volume(vol)
+                if sts < 0:
+                    continue
+            if mapped is None:
+                continue
+            size = mapped.size
+            if vol == self.maxvol and size == self.physend:
+                return self.endtime
+            if size <= self.label.length:
+                continue
+            found: Optional[Record] = None
+            sts, _, rec = self.read_at(mapped, size, True, paranoid=True)
+            if sts == 0:
+                found = rec
+            else:
+                # A torn last record: start from the last index entry of this volume
+                # that lies inside the file, step back one record, then read forwards.
+                logend = None
+                for entry in reversed(self.index):
+                    if entry.vol == vol and entry.off_data <= size:
+                        logend = entry.off_data
+                        break
+                if logend is None:
+                    continue
+                pos = logend
+                if logend > self.label.length:
+                    # the index may point at the end of a record: step back over it
+                    # (that record only counts if a forward read succeeds after it)
+                    sts, pos, rec = self.read_at(mapped, logend, True, paranoid=True)
+                    if sts != 0:
+                        break
+                while pos + 4 <= size:
+                    head = int.from_bytes(mapped.slice(pos, pos + 4), "big", signed=True)
+                    if pos + head > size:
+                        break
+                    sts, pos, rec = self.read_at(mapped, pos, False, paranoid=True)
+                    if sts != 0:
+                        break
+                    found = rec
+            if found is not None:
+                if vol == self.maxvol:
+                    self.endtime = found.stamp
+                    self.physend = size
+                return found.stamp
+        raise pmErr(PM_ERR_LOGREC)
+
+
+def _label_read_end(mapped: MappedFile) -> int:
+    """Where libpcp's label reader leaves a stream: after the length and magic words,
+    and after the whole label when those looked right."""
+    size = mapped.size
+    if size < 8:
+        return size
+    head = mapped.slice(0, 8)
+    rlen = int.from_bytes(head[:4], "big")
+    version = head[7]
+    if (version, rlen) in ((2, 132), (3, 808)):
+        return min(size, rlen)
+    return 8
+
+
+class ArchiveContext:
+    """A PMAPI archive context over one or more archives."""
+
+    def __init__(self, handle: int, spec: str, ctx_flags: int = 0) -> None:
+        self.handle = handle
+        self.spec = spec
+        self.ctx_flags = ctx_flags
+        self.profile = Profile()
+        self.meta = Metadata()
+        self.archives: List[Archive] = []
+        try:
+            self._open_all(spec)
+        except BaseException:
+            self.close()
+            raise
+        first = self.archives[0]
+        self.cur = 0
+        self.curvol = first.minvol
+        # libpcp's stdio stream: the volume file it has open (after a failed volume
+        # change that may be another volume's file) and the position in it
+        self.stream: Optional[MappedFile] = first.volume(first.minvol)
+        self.pos = first.label_len()
+        self.origin: Stamp = first.label.stamp
+        self.mode = PM_MODE_FORW
+        self.delta: Stamp = (0, 0)
+        self.direction = 0
+        self.serial = False
+        self.mark_done = 0
+        self.vol_error = 0
+        # position remembered between fetches (libpcp's ac_vol / ac_offset)
+        self.saved: Tuple[int, int] = (self.curvol, self.pos)
+
+    features = 0
+
+    def _open_all(self, spec: str) -> None:
+        """initarchive: open each named archive, keep them sorted by start time, and
+        refuse archives of another host or two archives that start together."""
+        if spec == "":
+            raise pmErr(PM_ERR_LOGFILE)
+        names: Dict[int, str] = {}
+        for name in expand_names(spec):
+            arch = Archive(name, self.ctx_flags)
+            try:
+                arch.open()
+                if self.archives and self.archives[0].label.hostname != arch.label.hostname:
+                    raise pmErr(PM_ERR_LOGHOST)
+                arch.load_meta(self.meta)
+            except BaseException:
+                arch.close()
+                raise
+            at = len(self.archives)
+            duplicate = False
+            for i, other in enumerate(self.archives):
+                tdiff = _tsub(arch.label.stamp, other.label.stamp)
+                if tdiff < 0:
+                    at = i
+                    break
+                if tdiff == 0:
+                    if names[id(other)] == name:
+                        duplicate = True        # the same name twice: opened once
+                        break
+                    arch.close()
+                    raise pmErr(PM_ERR_LOGOVERLAP)
+            if duplicate:
+                arch.close()
+                continue
+            names[id(arch)] = name
+            self.archives.insert(at, arch)
+        self.meta.finish()
+
+    def close(self) -> None:
+        for arch in self.archives:
+            arch.close()
+
+    def duplicate(self, handle: int) -> "ArchiveContext":
+        dup = ArchiveContext(handle, self.spec, self.ctx_flags)
+        dup.profile = self.profile.copy()
+        dup.origin = self.origin
+        dup.mode = self.mode
+        dup.delta = self.delta
+        dup.direction = self.direction
+        dup._change_archive(self.cur)
+        dup.curvol = -1
+        dup._change_vol(self.curvol)
+        dup.pos = self.pos
+        dup.saved = self.saved
+        dup.serial = self.serial
+        return dup
+
+    # ---- labels and end --------------------------------------------------------------
+
+    @property
+    def arch(self) -> Archive:
+        return self.archives[self.cur]
+
+    def archive_label(self) -> LogLabel:
+        return self.archives[0].label
+
+    def archive_end(self) -> Stamp:
+        last = len(self.archives) - 1
+        if self.cur == last:
+            return self.arch.end(self.curvol, self.stream)
+        return self.archives[last].end()
+
+    # ---- the stream ------------------------------------------------------------------
+
+    def _change_vol(self, vol: int) -> bool:
+        """__pmLogChangeVol: the stream becomes volume `vol` (positioned after its
+        label), or, if its label check fails, stays on that bad file while the current
+        volume number does not change."""
+        if vol == self.curvol:
+            return True
+        sts, mapped, pos = self.arch.open_volume(vol)
+        if self.stream is not None and self.stream is not mapped:
+            self.stream.release_all()   # a volume left behind keeps no pages resident
+        self.stream = mapped
+        self.pos = pos
+        if sts < 0:
+            self.vol_error = sts
+            return False
+        self.curvol = vol
+        return True
+
+    def _change_archive(self, index: int) -> None:
+        """__pmLogChangeArchive: switch archive, positioned after its first label."""
+        if index == self.cur:
+            return
+        self.cur = index
+        self.mark_done = 0
+        self.curvol = -1
+        self._change_vol(self.arch.minvol)
+
+    def _last_volume_size(self) -> int:
+        """The size __pmLogSetTime compares index offsets with: it stats the stream
+        when the last volume has been seen (whatever the stream is), else peeks."""
+        arch = self.arch
+        if arch.maxvol in arch._seen:
+            return self._stream_size()
+        sts, mapped, _ = arch.open_volume(arch.maxvol)
+        return mapped.size if sts == 0 and mapped is not None else 0
+
+    def _stream_size(self) -> int:
+        return self.stream.size if self.stream is not None else 0
+
+    def _mark(self, backward: bool) -> Record:
+        arch = self.arch
+        if not backward:
+            sec, nsec = arch.end(self.curvol, self.stream)
+            nsec += 1000000
+            if nsec > 1000000000:
+                nsec -= 1000000000
+                sec += 1
+        else:
+            sec, nsec = arch.label.stamp
+            if nsec >= 1000000:
+                nsec -= 1000000
+            else:
+                nsec = 1000000000 - 1000000 + nsec
+                sec -= 1
+        return Record((sec, nsec), 0)
+
+    def _next_archive(self, backward: bool) -> Optional[Record]:
+        """At the end of an archive's data: a made-up <mark> the first time, else move
+        to the neighbouring archive (None) or raise PM_ERR_EOL / PM_ERR_LOGOVERLAP."""
+        last = len(self.archives) - 1
+        if (not backward and self.cur >= last) or (backward and self.cur == 0):
+            raise pmErr(PM_ERR_EOL)
+        if not self.mark_done:
+            rec = self._mark(backward)
+            self.mark_done = PM_MODE_BACK if backward else PM_MODE_FORW
+            return rec
+        if not backward:
+            prev_end = self.arch.endtime
+            self._change_archive(self.cur + 1)
+            if _tsub(prev_end, self.arch.label.stamp) > 0:
+                raise pmErr(PM_ERR_LOGOVERLAP)
+            return None
+        prev_start = self.arch.label.stamp
+        self._change_archive(self.cur - 1)
+        arch = self.arch
+        arch.end(self.curvol, self.stream)
+        for vol in range(arch.maxvol, arch.minvol - 1, -1):
+            if self._change_vol(vol):
+                break
+        else:
+            raise pmErr(PM_ERR_LOGFILE)
+        self.pos = self._stream_size()
+        if _tsub(arch.endtime, prev_start) > 0:
+            raise pmErr(PM_ERR_LOGOVERLAP)
+        return None
+
+    def _read(self, backward: bool) -> Record:
+        """__pmLogRead_ctx: the next record in the given direction."""
+        while True:
+            arch = self.arch
+            if backward and self.pos <= arch.label_len():
+                vol = self.curvol - 1
+                while vol >= arch.minvol:
+                    if self._change_vol(vol):
+                        self.pos = self._stream_size()
+                        break
+                    vol -= 1
+                if vol >= arch.minvol:
+                    continue
+                rec = self._next_archive(True)
+                if rec is not None:
+                    return rec
+                continue
+            sts, newpos, rec = arch.read_at(self.stream, self.pos, backward)
+            if sts == LOG_END:
+                if backward:
+                    raise pmErr(PM_ERR_EOL)
+                vol = self.curvol + 1
+                while vol <= arch.maxvol:
+                    if self._change_vol(vol):
+                        break
+                    vol += 1
+                if vol <= arch.maxvol:
+                    continue
+                rec = self._next_archive(False)
+                if rec is not None:
+                    return rec
+                continue
+            self.mark_done = 0
+            self.pos = newpos
+            if sts < 0:
+                raise pmErr(sts)
+            assert rec is not None
+            return rec
+
+    def _set_time(self) -> None:
+        """__pmLogSetTime: position the stream near the current time."""
+        mode = self.mode & 0xFFFF
+        if mode == PM_MODE_INTERP:
+            mode = PM_MODE_FORW if self.direction > 0 else PM_MODE_BACK
+        i = 0
+        while i < len(self.archives):
+            if _tsub(self.archives[i].label.stamp, self.origin) >= 0:
+                break
+            i += 1
+        if mode == PM_MODE_FORW:
+            if i > 0:
+                i -= 1
+        elif i >= len(self.archives):
+            i -= 1
+        self._change_archive(i)
+        arch = self.arch
+        ti = arch.index
+        if ti:
+            j = -1
+            toobig = False
+            match = False
+            last_size: Optional[int] = None
+            for n, entry in enumerate(ti):
+                if entry.vol < arch.minvol:
+                    continue
+                if entry.vol == arch.maxvol:
+                    if last_size is None:
+                        last_size = self._last_volume_size()
+                    if entry.off_data > last_size:
+                        j = n
+                        toobig = True
+                        break
+                t_hi = _tsub(entry.stamp, self.origin)
+                if t_hi > 0:
+                    j = n
+                    break
+                if t_hi == 0:
+                    j = n
+                    match = True
+                    break
+            else:
+                j = len(ti)
+            self.serial = True
+            if match:
+                j = self._vol_skip(mode, j)
+                self.pos = ti[j].off_data
+                if mode == PM_MODE_BACK:
+                    self.serial = False
+            elif j < 1:
+                j = self._vol_skip(PM_MODE_FORW, 0)
+                self.pos = ti[j].off_data
+            elif j == len(ti):
+                j = self._vol_skip(PM_MODE_BACK, len(ti) - 1)
+                self.pos = ti[j].off_data
+                if mode == PM_MODE_BACK:
+                    self.serial = False
+            else:
+                t_hi = _tsub(ti[j].stamp, self.origin)
+                t_lo = _tsub(self.origin, ti[j - 1].stamp)
+                if t_hi <= t_lo and not toobig:
+                    j = self._vol_skip(mode, j)
+                    self.pos = ti[j].off_data
+                    if mode == PM_MODE_FORW:
+                        self.serial = False
+                else:
+                    j = self._vol_skip(mode, j - 1)
+                    self.pos = ti[j].off_data
+                    if mode == PM_MODE_BACK:
+                        self.serial = False
+                if self.serial and mode == PM_MODE_FORW:
+                    # the index may point at the end of the record: back up one
+                    try:
+                        self._read(True)
+                    except pmErr:
+                        pass
+        else:
+            if mode == PM_MODE_FORW:
+                for vol in range(arch.minvol, arch.maxvol + 1):
+                    if self._change_vol(vol):
+                        break
+                else:
+                    raise pmErr(PM_ERR_LOGFILE)
+                self.pos = arch.label_len()
+            else:
+                for vol in range(arch.maxvol, arch.minvol - 1, -1):
+                    if self._change_vol(vol):
+                        break
+                else:
+                    raise pmErr(PM_ERR_LOGFILE)
+                self.pos = self._stream_size()
+        self.saved = (self.curvol, self.pos)
+
+    def _vol_skip(self, mode: int, j: int) -> int:
+        """VolSkip: the index entry to use, skipping entries of volumes that fail."""
+        arch = self.arch
+        ti = arch.index
+        vol = ti[j].vol
+        while arch.minvol <= vol <= arch.maxvol:
+            if self._change_vol(vol):
+                return j
+            if mode == PM_MODE_FORW:
+                j += 1
+                while j < len(ti) and ti[j].vol == vol:
+                    j += 1
+                if j == len(ti):
+                    raise pmErr(PM_ERR_LOGFILE)
+            else:
+                j -= 1
+                while j >= 0 and ti[j].vol == vol:
+                    j -= 1
+                if j < 0:
+                    raise pmErr(PM_ERR_LOGFILE)
+            vol = ti[j].vol
+        raise pmErr(PM_ERR_LOGFILE)
+
+    def set_mode(self, mode: int, when: Optional[Stamp], delta: Stamp, direction: int) -> None:
+        lmode = mode & 0xFFFF
+        if lmode not in (PM_MODE_INTERP, PM_MODE_FORW, PM_MODE_BACK):
+            raise pmErr(PM_ERR_MODE)
+        if when is not None:
+            self.origin = when
+        self.mode = mode
+        self.delta = delta
+        self.direction = direction
+        try:
+            self._set_time()
+        except pmErr:
+            pass        # libpcp reports positioning failures at the next fetch
+
+    # ---- fetching --------------------------------------------------------------------
+
+    def fetch_records(self, pmids: Optional[Sequence[int]]) -> FlatResult:
+        """__pmLogFetch in FORW/BACK mode. pmids None is pmFetchArchive (every set of
+        the next record, marks included), else pmFetch's selection and profile."""
+        mode = self.mode & 0xFFFF
+        backward = mode == PM_MODE_BACK
+        vol, pos = self.saved
+        if not self._change_vol(vol):
+            raise pmErr(self.vol_error)
+        self.pos = pos
+        try:
+            return self._fetch_loop(pmids, mode, backward)
+        finally:
+            self.saved = (self.curvol, self.pos)
+
+    def _fetch_loop(self, pmids: Optional[Sequence[int]], mode: int, backward: bool) -> FlatResult:
+        while True:
+            rec: Optional[Record] = None
+            while rec is None:
+                if not self.serial:
+                    self._set_time()
+                    while True:
+                        try:
+                            back = self._read(not backward)
+                        except pmErr:
+                            break
+                        tdiff = _tsub(back.stamp, self.origin)
+                        if (not backward and tdiff < 0) or (backward and tdiff > 0) or tdiff == 0:
+                            # one too far (or just right): the stream now sits where
+                            # the next read in the wanted direction returns it again
+                            break
+                    self.serial = True
+                candidate = self._read(backward)
+                tdiff = _tsub(candidate.stamp, self.origin)
+                if (tdiff < 0 and not backward) or (tdiff > 0 and backward):
+                    continue
+                rec = candidate
+            self.origin = rec.stamp
+            if rec.numpmid == 0:
+                if pmids is None:
+                    return rec.decode()
+                continue                # pmFetch skips <mark> records
+            flat = rec.decode()
+            if pmids is None:
+                return flat
+            selected = self._select(flat, pmids)
+            if selected is not None:
+                return selected
+
+    def _select(self, flat: FlatResult, pmids: Sequence[int]) -> Optional[FlatResult]:
+        where: Dict[int, int] = {}
+        for i, pmid in enumerate(flat.pmid):
+            where.setdefault(pmid, i)
+        found = [where.get(p, -1) for p in pmids]
+        if all(i < 0 for i in found) and not all(_anon.is_derived(p) for p in pmids):
+            return None
+        sets: List[Tuple[int, int, Optional[List[int]]]] = []
+        for pmid, src in zip(pmids, found):
+            if src < 0:
+                sets.append((pmid, -1, None))
+                continue
+            keep: Optional[List[int]] = None
+            if flat.numval[src] > 0:
+                desc = self.meta.descs.get(pmid)
+                if desc is None:
+                    raise pmErr(PM_ERR_PMID_LOG)
+                indom = desc[2]
+                if indom != PM_INDOM_NULL:
+                    base = flat.first[src]
+                    inst = flat.inst
+                    keep = [j for j in range(flat.numval[src])
+                            if self.profile.includes(indom, inst[base + j])]
+            sets.append((pmid, src, keep))
+        return flat.rearranged(sets)
+
+    def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
+        if len(pmids) < 1:
+            raise pmErr(PM_ERR_TOOSMALL)
+        if self.mode & 0xFFFF == PM_MODE_INTERP:
+            raise pmErr(-12387)  # PM_ERR_NYI: interpolation is a later piece of work
+        return self.fetch_records(pmids), 0
+
+    def fetch_archive(self) -> FlatResult:
+        if self.mode & 0xFFFF == PM_MODE_INTERP:
+            raise pmErr(PM_ERR_MODE)
+        return self.fetch_records(None)
+
+    # ---- PMNS ------------------------------------------------------------------------
+
+    def lookup_names(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
+        if len(names) < 1:
+            raise pmErr(PM_ERR_TOOSMALL)
+        pmids = []
+        for name in names:
+            pmid = self.meta.name_to_pmid.get(name)
+            if pmid is None and name in _anon.ANON:
+                pmid = _anon.ANON[name][0]
+            pmids.append(PM_ID_NULL if pmid is None else pmid)
+        resolved = len(pmids) - pmids.count(PM_ID_NULL)
+        if len(names) == 1 and resolved == 0 and names[0] and self._is_nonleaf(names[0]):
+            raise pmErr(PM_ERR_NONLEAF, pmids)
+        return resolved, pmids
+
+    def _node(self, name: bytes):
+        node = self.meta.root
+        if not name:
+            return node
+        for part in name.split(b"."):
+            node = node.child(part)
+            if node is None:
+                return None
+        return node
+
+    def _is_nonleaf(self, name: bytes) -> bool:
+        node = self._node(name)
+        return node is not None and bool(node.children)
+
+    def name_all(self, pmid: int) -> List[bytes]:
+        if pmid in _anon.BY_PMID:
+            return [_anon.BY_PMID[pmid]]
+        names = self.meta.names_of(pmid)
+        if not names:
+            raise pmErr(PM_ERR_PMID)
+        return list(names)
+
+    def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
+        node = self._node(name)
+        names: List[bytes] = []
+        status: List[int] = []
+        if node is not None:
+            for child, sub in node.children:
+                names.append(child)
+                status.append(1 if sub.children else 0)
+        for child, st in _anon.children(name):
+            if child not in names:
+                names.append(child)
+                status.append(st)
+        if node is None and not names:
+            raise pmErr(PM_ERR_NAME)
+        return names, (status if with_status else None)
+
+    def traverse(self, name: bytes) -> List[bytes]:
+        node = self._node(name)
+        out: List[bytes] = []
+        if node is not None:
+            if node.pmid is not None and not node.children:
+                out.append(name)
+            else:
+                self._walk(node, name, out)
+        out += [n for n in _anon.leaves(name) if n not in out]
+        if not out:
+            raise pmErr(PM_ERR_NAME)
+        return out
+
+    def _walk(self, node, prefix: bytes, out: List[bytes]) -> None:
+        for child, sub in node.children:
+            full = prefix + b"." + child if prefix else child
+            if sub.children:
+                self._walk(sub, full, out)
+            elif sub.pmid is not None:
+                out.append(full)
+
+    # ---- descriptors, instances, text ------------------------------------------------
+
+    def desc(self, pmid: int):
+        local = _anon.desc(pmid)
+        if local is not None:
+            return local
+        d = self.meta.descs.get(pmid)
+        if d is None:
+            raise pmErr(PM_ERR_PMID_LOG)
+        return d
+
+    def descs(self, pmids: Sequence[int]):
+        if len(pmids) < 1:
+            raise pmErr(PM_ERR_TOOSMALL)
+        out = []
+        for pmid in pmids:
+            try:
+                out.append(self.desc(pmid))
+            except pmErr:
+                out.append((PM_ID_NULL, 0, 0, 0, 0))
+        return out
+
+    def instances(self, indom: int, inst: int = -1,
+                  name: Optional[bytes] = None) -> Tuple[List[int], List[bytes]]:
+        """Instances in force at the current time; with `inst` or `name` one match."""
+        if indom == PM_INDOM_NULL:
+            raise pmErr(PM_ERR_INDOM)
+        inst = _int32(inst)
+        snap = self.meta.indom_at(indom, self.origin)
+        if snap is None:
+            raise pmErr(PM_ERR_INDOM_LOG)
+        if inst != -1:
+            for i, n in zip(snap.insts, snap.names):
+                if i == inst:
+                    return [i], [n or b""]
+            raise pmErr(PM_ERR_INST_LOG)
+        if name is not None:
+            hit = _match_name([(snap.insts, snap.names)], name)
+            if hit is None:
+                raise pmErr(PM_ERR_INST_LOG)
+            return [hit], [name]
+        return list(snap.insts), [n or b"" for n in snap.names]
+
+    def instances_archive(self, indom: int) -> Tuple[List[int], List[bytes]]:
+        chain = self._chain(indom)
+        insts: List[int] = []
+        names: List[bytes] = []
+        seen = set()
+        for snap in chain:
+            for i, n in zip(snap.insts, snap.names):
+                if i not in seen:
+                    seen.add(i)
+                    insts.append(i)
+                    names.append(n or b"")
+        return insts, names
+
+    def lookup_instance_archive(self, indom: int, name: bytes) -> int:
+        chain = self._chain(indom)
+        for snap in chain:
+            hit = _match_name([(snap.insts, snap.names)], name)
+            if hit is not None:
+                return hit
+        raise pmErr(PM_ERR_INST_LOG)
+
+    def name_instance_archive(self, indom: int, inst: int) -> bytes:
+        for snap in self._chain(indom):
+            for i, n in zip(snap.insts, snap.names):
+                if i == inst:
+                    return n or b""
+        raise pmErr(PM_ERR_INST_LOG)
+
+    def _chain(self, indom: int):
+        if indom == PM_INDOM_NULL:
+            raise pmErr(PM_ERR_INDOM)
+        chain = self.meta.indoms.get(indom)
+        if chain is None:
+            raise pmErr(PM_ERR_INDOM_LOG)
+        return chain
+
+    def text(self, ident: int, level: int, indom: bool) -> bytes:
+        if not indom:
+            local = _anon.text(ident, bool(level & 2))
+            if local is not None:
+                return local
+        kind = (level & 0x13) | (8 if indom else 4)
+        return self.meta.text(ident, kind)
+
+    # ---- labels ----------------------------------------------------------------------
+
+    def labels(self, ident: int, type_: int):
+        ident &= 0xFFFFFFFF
+        sets = self.meta.label_sets_at(type_, ident, self.origin)
+        if sets is None:
+            # archives without label records: libpcp makes up the context labels
+            if type_ == PM_LABEL_CONTEXT:
+                return [_hostname_labelset(self.archives[0].label.hostname)]
+            return []
+        return sets
+
+    def host_name(self) -> str:
+        return self.archives[0].label.hostname.decode("utf-8", "replace")
+
+
+def _match_name(snaps, name: bytes) -> Optional[int]:
+    """libpcp's instance-name match: exact first, then up to the first space."""
+    for insts, names in snaps:
+        for i, n in zip(insts, names):
+            if n is not None and n == name:
+                return i
+        for i, n in zip(insts, names):
+            if n is None:
+                continue
+            space = n.find(b" ")
+            if space >= 0 and name[:space] == n[:space]:
+                return i
+    return None
+
+
+def _hostname_labelset(hostname: bytes):
+    from pcp._decode.pdu import LabelSetData
+
+    json = b'{"hostname":"' + hostname + b'"}'
+    name_len = len(b"hostname")
+    return LabelSetData(-1, 1, json, [(2, name_len, PM_LABEL_CONTEXT, 2 + name_len + 2,
+                                       len(hostname) + 2)])

@@ -1,0 +1,407 @@
+"""Archive metadata read once into indexes: descriptors, the archive PMNS, instance
+domains in force at any time, label sets and help text (archive-format.md 7 and 8).
+
+Loading follows libpcp 6.0.3's __pmLogLoadMeta record by record (the C decoders in
+csrc/archive_meta.c do the byte work), including its error codes and its rules for
+conflicting descriptors, duplicate instance domains and repeated label sets. Metadata of
+the archives of a multi-archive context is merged into one Metadata object."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from pcp._decode.pdu import LabelSetData
+from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
+
+PM_ID_NULL = 0xFFFFFFFF
+PM_INDOM_NULL = 0xFFFFFFFF
+PM_LABEL_CONTEXT = 0x01
+PM_LABEL_COMPOUND = 0x40
+PM_LABEL_OPTIONAL = 0x80
+PM_TEXT_ONELINE = 1
+PM_TEXT_HELP = 2
+PM_TEXT_PMID = 4
+PM_TEXT_INDOM = 8
+PM_TEXT_DIRECT = 16
+
+PM_ERR_LOGREC = -12373
+PM_ERR_RECTYPE = -12412
+PM_ERR_LOGCHANGETYPE = -12404
+PM_ERR_LOGCHANGESEM = -12405
+PM_ERR_LOGCHANGEINDOM = -12406
+PM_ERR_LOGCHANGEUNITS = -12407
+PM_ERR_TEXT = -12349
+PM_ERR_NOTHOST = -12369
+
+# .meta record types
+DESC, INDOM_V2, LABEL_V2, TEXT, INDOM, INDOM_DELTA, LABEL = 1, 2, 3, 4, 5, 6, 7
+LOG_END = 1                     # PCP_LOG_END in archive.h
+
+Stamp = Tuple[int, int]         # (sec, nsec)
+DescTuple = Tuple[int, int, int, int, int]
+
+
+class InDomSnapshot:
+    """One instance-domain record: sorted by instance id as libpcp keeps them. A delta
+    record is made full (``isdelta`` cleared) when the metadata is finished."""
+
+    __slots__ = ("stamp", "insts", "names", "isdelta")
+
+    def __init__(self, stamp: Stamp, insts: List[int], names: List[Optional[bytes]],
+                 isdelta: bool) -> None:
+        order = sorted(range(len(insts)), key=insts.__getitem__)
+        self.stamp = stamp
+        self.insts = [insts[i] for i in order]
+        self.names = [names[i] for i in order]
+        self.isdelta = isdelta
+
+    def same(self, other: "InDomSnapshot") -> bool:
+        return self.insts == other.insts and self.names == other.names
+
+
+class LabelRecord:
+    __slots__ = ("stamp", "sets")
+
+    def __init__(self, stamp: Stamp, sets: List[LabelSetData]) -> None:
+        self.stamp = stamp
+        self.sets = sets
+
+
+class PMNSNode:
+    __slots__ = ("children", "pmid")
+
+    def __init__(self) -> None:
+        # children in libpcp's order: the most recently added first
+        self.children: List[Tuple[bytes, "PMNSNode"]] = []
+        self.pmid: Optional[int] = None
+
+    def child(self, name: bytes) -> Optional["PMNSNode"]:
+        for cname, node in self.children:
+            if cname == name:
+                return node
+        return None
+
+
+class Metadata:
+    """The merged metadata of every archive of a context."""
+
+    def __init__(self) -> None:
+        self.descs: Dict[int, DescTuple] = {}
+        self._names: Optional[Dict[int, List[bytes]]] = None   # pmid -> names, lazily
+        self.name_to_pmid: Dict[bytes, int] = {}
+        self.root = PMNSNode()
+        # indom -> snapshots, newest first (libpcp's chain order)
+        self.indoms: Dict[int, List[InDomSnapshot]] = {}
+        # (label type, ident) -> records, newest first
+        self.labels: Dict[Tuple[int, int], List[LabelRecord]] = {}
+        self.text_types: Dict[int, Dict[int, bytes]] = {}   # text type -> ident -> text
+
+    # ---- loading -----------------------------------------------------------------------
+
+    def load(self, mapped: "object", label_len: int) -> None:
+        """Read one archive's .meta (its bytes already checked to start with a label).
+        Raises pmErr with libpcp's code on the first bad record."""
+        buf = mapped.ptr        # type: ignore[attr-defined]
+        size = mapped.size      # type: ignore[attr-defined]
+        data = mapped.data      # type: ignore[attr-defined]
+        pos = label_len
+        numdescs = 0
+        rtype = ffi.new("int32_t *")
+        rlen = ffi.new("int32_t *")
+        nxt = ffi.new("uint64_t *")
+        new_labels: List[Tuple[int, int]] = []
+        try:
+            while True:
+                sts = lib.pcp_meta_header(buf, size, pos, rtype, rlen)
+                if sts == LOG_END:
+                    break
+                if sts < 0:
+                    raise pmErr(sts)
+                kind = rtype[0]
+                if kind == DESC:
+                    numdescs += 1
+                    pos = self._load_desc(buf, size, data, pos, nxt)
+                elif kind in (INDOM_V2, INDOM, INDOM_DELTA):
+                    # arrays are sized from the bytes really there, not the claimed length
+                    room = min(rlen[0], size - pos)
+                    pos = self._load_indom(buf, size, data, pos, room, kind, nxt)
+                elif kind in (LABEL_V2, LABEL):
+                    room = min(rlen[0], size - pos)
+                    pos = self._load_labels(buf, size, data, pos, room, nxt, new_labels)
+                elif kind == TEXT:
+                    pos = self._load_text(buf, size, data, pos, nxt)
+                else:
+                    raise pmErr(PM_ERR_RECTYPE)
+        finally:
+            self._discard_repeated_labels(new_labels)
+        if numdescs == 0:
+            raise pmErr(PM_ERR_LOGREC)
+
+    def _load_desc(self, buf, size, data, pos: int, nxt) -> int:
+        desc = ffi.new("pcp_desc *")
+        cap = 16
+        while True:
+            offs = ffi.new("uint32_t[]", cap)
+            lens = ffi.new("int32_t[]", cap)
+            n = lib.pcp_meta_desc(buf, size, pos, desc, cap, offs, lens, nxt)
+            if n < 0:
+                raise pmErr(n)
+            if n <= cap:
+                break
+            cap = n
+        t = (desc.pmid, desc.type, desc.indom, desc.sem, desc.units)
+        self.add_desc(t)
+        for i in range(n):
+            self.add_name(desc.pmid, bytes(data[offs[i]:offs[i] + lens[i]]))
+        return nxt[0]
+
+    def add_desc(self, t: DescTuple) -> None:
+        old = self.descs.get(t[0])
+        if old is None:
+            self.descs[t[0]] = t
+            return
+        if t[1] != old[1]:
+            raise pmErr(PM_ERR_LOGCHANGETYPE)
+        if t[3] != old[3]:
+            raise pmErr(PM_ERR_LOGCHANGESEM)
+        if t[2] != old[2]:
+            raise pmErr(PM_ERR_LOGCHANGEINDOM)
+        # the six unit fields; the low pad byte is not compared
+        if (t[4] & 0xFFFFFF00) != (old[4] & 0xFFFFFF00):
+            raise pmErr(PM_ERR_LOGCHANGEUNITS)
+
+    def add_name(self, pmid: int, name: bytes) -> None:
+        known = self.name_to_pmid.get(name)
+        if known is not None:
+            return              # a name keeps the first pmid it was bound to
+        parts = name.split(b".")
+        if not name or any(not p for p in parts):
+            return
+        node = self.root
+        for i, part in enumerate(parts):
+            child = node.child(part)
+            if child is None:
+                if node.pmid is not None:
+                    return      # a leaf cannot grow children
+                child = PMNSNode()
+                node.children.insert(0, (part, child))
+            node = child
+        if node.children:
+            return              # a non-leaf cannot become a leaf
+        node.pmid = pmid
+        self.name_to_pmid[name] = pmid
+        self._names = None
+
+    def names_of(self, pmid: int) -> List[bytes]:
+        """All names of a pmid in libpcp's order: its PMID hash chain is built by a
+        depth-first walk that pushes each leaf at the head, so the order is reversed."""
+        if self._names is None:
+            table: Dict[int, List[bytes]] = {}
+            stack = [(b"", self.root)]
+            order: List[Tuple[int, bytes]] = []
+            while stack:
+                prefix, node = stack.pop()
+                if node.pmid is not None:
+                    order.append((node.pmid, prefix))
+                for cname, child in reversed(node.children):
+                    stack.append((prefix + b"." + cname if prefix else cname, child))
+            for leaf_pmid, name in reversed(order):
+                table.setdefault(leaf_pmid, []).append(name)
+            self._names = table
+        return self._names.get(pmid, [])
+
+    def _load_indom(self, buf, size, data, pos: int, rec_len: int, kind: int, nxt) -> int:
+        head = ffi.new("pcp_indom_head *")
+        cap = max(rec_len // 8, 1)
+        insts = ffi.new("int32_t[]", cap)
+        offs = ffi.new("uint32_t[]", cap)
+        lens = ffi.new("int32_t[]", cap)
+        n = lib.pcp_meta_indom(buf, size, pos, head, cap, insts, offs, lens, nxt)
+        if n < 0:
+            raise pmErr(n)
+        if n > 0:
+            names: List[Optional[bytes]] = [
+                None if lens[i] < 0 else bytes(data[offs[i]:offs[i] + lens[i]])
+                for i in range(n)]
+            snap = InDomSnapshot((head.sec, head.nsec), list(insts[0:n]), names,
+                                 kind == INDOM_DELTA)
+            self._add_indom(head.indom, snap)
+        return nxt[0]
+
+    def _add_indom(self, indom: int, snap: InDomSnapshot) -> None:
+        chain = self.indoms.setdefault(indom, [])
+        # newest first; a record joins the head of its timestamp slot, an identical
+        # snapshot already in the slot moves there instead of being added again
+        i = 0
+        while i < len(chain) and chain[i].stamp > snap.stamp:
+            i += 1
+        j = i
+        while j < len(chain) and chain[j].stamp == snap.stamp:
+            if chain[j].same(snap):
+                snap = chain.pop(j)
+                break
+            j += 1
+        chain.insert(i, snap)
+
+    def _load_labels(self, buf, size, data, pos: int, rec_len: int, nxt,
+                     touched: List[Tuple[int, int]]) -> int:
+        head = ffi.new("pcp_label_head *")
+        set_cap = max(rec_len // 12, 1)
+        label_cap = max(rec_len // 8, 1)
+        sets = ffi.new("pcp_labelset[]", set_cap)
+        labels = ffi.new("pcp_label[]", label_cap)
+        total = ffi.new("int32_t *")
+        n = lib.pcp_meta_labels(buf, size, pos, head, set_cap, sets, label_cap, labels,
+                                total, nxt)
+        if n < 0:
+            raise pmErr(n)
+        out: List[LabelSetData] = []
+        for i in range(n):
+            s = sets[i]
+            json = bytes(data[s.json_off:s.json_off + s.json_len])
+            lab = [(labels[k].name, labels[k].namelen, labels[k].flags, labels[k].value,
+                    labels[k].valuelen)
+                   for k in range(s.first, s.first + max(s.nlabels, 0))]
+            out.append(LabelSetData(s.inst, s.nlabels, json, lab))
+        ltype = head.type & ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
+        ident = PM_ID_NULL if ltype == PM_LABEL_CONTEXT else head.ident
+        key = (ltype, ident)
+        chain = self.labels.setdefault(key, [])
+        rec = LabelRecord((head.sec, head.nsec), out)
+        i = 0
+        while i < len(chain) and chain[i].stamp >= rec.stamp:
+            i += 1
+        chain.insert(i, rec)
+        touched.append(key)
+        return nxt[0]
+
+    def _discard_repeated_labels(self, keys: List[Tuple[int, int]]) -> None:
+        """libpcp drops, from each label record, the sets that the next older record of
+        the same key already holds, and then records left with no sets."""
+        for key in set(keys):
+            chain = self.labels[key]
+            kept: List[LabelRecord] = []
+            for i, rec in enumerate(chain):
+                if i + 1 < len(chain):
+                    older = chain[i + 1].sets
+                    rec.sets = [s for s in rec.sets
+                                if not any(_same_labelset(s, o) for o in older)]
+                    if not rec.sets:
+                        continue
+                kept.append(rec)
+            self.labels[key] = kept
+
+    def _load_text(self, buf, size, data, pos: int, nxt) -> int:
+        ttype = ffi.new("uint32_t *")
+        ident = ffi.new("uint32_t *")
+        toff = ffi.new("uint32_t *")
+        tlen = ffi.new("uint32_t *")
+        sts = lib.pcp_meta_text(buf, size, pos, ttype, ident, toff, tlen, nxt)
+        if sts < 0:
+            raise pmErr(sts)
+        if sts == 0:
+            text = bytes(data[toff[0]:toff[0] + tlen[0]])
+            # a later record for the same kind and ident replaces the earlier one
+            self.text_types.setdefault(ttype[0], {})[ident[0]] = text
+        return nxt[0]
+
+    def finish(self) -> None:
+        """Make every delta instance-domain record full (libpcp does it lazily; the
+        outcome is the same for every chain that starts with a full record)."""
+        for chain in self.indoms.values():
+            _undelta(chain)
+
+    # ---- queries -----------------------------------------------------------------------
+
+    def indom_at(self, indom: int, stamp: Stamp) -> Optional[InDomSnapshot]:
+        for snap in self.indoms.get(indom, ()):
+            if snap.stamp <= stamp:
+                return snap
+        return None
+
+    def label_sets_at(self, ltype: int, ident: int, stamp: Stamp) -> Optional[List[LabelSetData]]:
+        """None when the archive holds no record of this kind and ident at all."""
+        ltype &= ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
+        if ltype == PM_LABEL_CONTEXT:
+            ident = PM_ID_NULL
+        chain = self.labels.get((ltype, ident))
+        if chain is None:
+            return None
+        for rec in chain:
+            if rec.stamp <= stamp:
+                return rec.sets
+        return []
+
+    def text(self, ident: int, level: int) -> bytes:
+        """Help text with libpcp's fallback from HELP to ONELINE."""
+        kind = level & ~PM_TEXT_DIRECT
+        while True:
+            table = self.text_types.get(kind)
+            if table is None:
+                sts = PM_ERR_NOTHOST
+                text = None
+            else:
+                text = table.get(ident)
+                sts = 0 if text is not None else PM_ERR_TEXT
+            if sts == 0 and text:
+                return text  # type: ignore[return-value]
+            if kind & PM_TEXT_HELP:
+                kind = (kind & ~PM_TEXT_HELP) | PM_TEXT_ONELINE
+                continue
+            if sts < 0:
+                raise pmErr(sts)
+            return text  # type: ignore[return-value]
+
+
+def _same_labelset(a: LabelSetData, b: LabelSetData) -> bool:
+    if a.inst != b.inst or a.nlabels != b.nlabels:
+        return False
+    for (n1, nl1, _f1, v1, vl1) in a.labels:
+        for (n2, nl2, _f2, v2, vl2) in b.labels:
+            if nl1 != nl2 or a.json[n1:n1 + nl1] != b.json[n2:n2 + nl2]:
+                continue
+            if vl1 != vl2 or a.json[v1:v1 + vl1] != b.json[v2:v2 + vl2]:
+                return False
+            break
+        else:
+            return False
+    return True
+
+
+def _undelta(chain: List[InDomSnapshot]) -> None:
+    """Replay delta snapshots (oldest first) onto the full snapshot before them, with
+    libpcp 6.0.3's merge: both lists sorted by instance id; a deletion removes the
+    matching instance, an addition is placed before the first larger id."""
+    full: Optional[InDomSnapshot] = None
+    for snap in reversed(chain):
+        if not snap.isdelta:
+            full = snap
+            continue
+        if full is None:
+            continue            # no full record before it: libpcp leaves it as it is
+        old_i, old_n = full.insts, full.names
+        d_i, d_n = snap.insts, snap.names
+        insts: List[int] = []
+        names: List[Optional[bytes]] = []
+        i = j = 0
+        while i < len(old_i) or j < len(d_i):
+            if i < len(old_i) and j < len(d_i):
+                if d_n[j] is None and old_i[i] == d_i[j]:
+                    i += 1
+                    j += 1
+                    continue
+                if d_n[j] is not None and old_i[i] > d_i[j]:
+                    insts.append(d_i[j])
+                    names.append(d_n[j])
+                    j += 1
+                    continue
+            if i < len(old_i):
+                insts.append(old_i[i])
+                names.append(old_n[i])
+                i += 1
+            else:
+                insts.append(d_i[j])
+                names.append(d_n[j])
+                j += 1
+        snap.insts, snap.names, snap.isdelta = insts, names, False
+        full = snap

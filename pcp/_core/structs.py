@@ -1,0 +1,488 @@
+"""ctypes structures mirroring those exposed by the official ``pcp.pmapi``.
+
+The official binding declares these structures so that they can be handed to
+libpcp; we never call libpcp, but applications poke at the same fields, pass
+the structures around, cast pointers and take ``sizeof``, so names, field
+order, C types and bitfield layouts must match the reference exactly.
+
+Only little-endian bitfield order is exercised on our test hosts; the
+big-endian branch follows the C headers' MSB-first declaration order.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import sys
+import time
+from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p,
+                    c_double, c_float, c_int, c_int32, c_int64, c_long, c_uint,
+                    c_uint32, c_uint64, c_void_p)
+from typing import Any, Tuple, Union as _TUnion
+
+# --------------------------------------------------------------------------
+# Constants come from cpmapi, the one table of PMAPI values.
+from cpmapi import (PM_TYPE_NOSUPPORT, PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64,  # noqa: E402
+                    PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING,
+                    PM_TYPE_AGGREGATE, PM_TYPE_AGGREGATE_STATIC, PM_TYPE_EVENT,
+                    PM_TYPE_HIGHRES_EVENT, PM_TYPE_UNKNOWN, PM_LOG_MAXHOSTLEN,
+                    PM_TZ_MAXLEN, PM_MAX_HOSTNAMELEN, PM_MAX_TIMEZONELEN,
+                    PM_MAX_ZONEINFOLEN)
+
+# The C bitfields are declared in opposite orders on the two byte orders so
+# that the 32-bit word looks the same; ctypes follows the host compiler's
+# rules, so we need the same switch as the C headers.
+_BITFIELDS_LTOR = sys.byteorder == "big"
+
+# time_t and suseconds_t are both 64-bit on every LP64 Linux; on 32-bit
+# hosts they follow the size of a C long (old ABI) which is what we mirror.
+c_time_t = c_int64 if ctypes.sizeof(c_long) == 8 else c_long
+c_suseconds_t = c_int64 if ctypes.sizeof(c_long) == 8 else c_long
+
+
+# --------------------------------------------------------------------------
+# Exact emulation of libpcp's "seconds as double" helpers, which compute in
+# x87 long double (64-bit significand) before rounding to double.  Plain
+# Python float arithmetic can differ from that in the last bit, which shows
+# up in "%.3f" output at rounding boundaries.
+
+_LD_BITS = 64 if ctypes.sizeof(ctypes.c_longdouble) > 8 else 53
+
+
+def _round_ratio(num: int, den: int, bits: int = _LD_BITS) -> Tuple[int, int]:
+    """num/den rounded to *bits* significant bits, ties to even.
+
+    Returns (m, e) with the rounded value equal to m * 2**e.  Integer-only,
+    so it is exact and much faster than going through Fraction.  The
+    exponent range of the target format is not modelled (irrelevant for
+    the magnitudes libpcp feeds through long double here).
+    """
+    if num == 0:
+        return 0, 0
+    neg = (num < 0) != (den < 0)
+    num, den = abs(num), abs(den)
+    # Choose e so that the integer quotient has bits+1 .. bits+3 bits.
+    e = num.bit_length() - den.bit_length() - bits - 2
+    if e >= 0:
+        q, r = divmod(num, den << e)
+    else:
+        q, r = divmod(num << -e, den)
+    extra = q.bit_length() - bits
+    low = q & ((1 << extra) - 1)
+    q >>= extra
+    e += extra
+    half = 1 << (extra - 1)
+    if low > half or (low == half and (r or q & 1)):
+        q += 1
+        if q.bit_length() > bits:       # carried into a new bit: exact shift
+            q >>= 1
+            e += 1
+    return (-q if neg else q), e
+
+
+def _to_double(m: int, e: int) -> float:
+    """m * 2**e rounded once to double (int->float rounds correctly and
+    ldexp is exact away from the subnormal/overflow ranges)."""
+    return math.ldexp(float(m), e)
+
+
+def ld_divide(value: float, divisor: int) -> float:
+    """(double)((long double)value / (long double)divisor)."""
+    n, d = value.as_integer_ratio()
+    return _to_double(*_round_ratio(n, d * divisor))
+
+
+def _sub_seconds_to_real(sec: int, frac: int, per_sec: int) -> float:
+    """tv_sec + (long double)frac / per_sec, returned as a C double."""
+    # The C code divides in long double, adds the integral seconds in long
+    # double and finally narrows to double: three roundings, reproduced here.
+    m, e = _round_ratio(frac, per_sec)
+    if e >= 0:
+        total, den = (sec + (m << e)), 1
+    else:
+        total, den = ((sec << -e) + m), 1 << -e
+    return _to_double(*_round_ratio(total, den))
+
+
+def timeval_to_real(sec: int, usec: int) -> float:
+    """Equivalent of libpcp pmtimevalToReal()."""
+    if usec == 0 and -(1 << 53) <= sec <= (1 << 53):
+        return float(sec)  # exact: no rounding step can change anything
+    return _sub_seconds_to_real(sec, usec, 1000000)
+
+
+def timespec_to_real(sec: int, nsec: int) -> float:
+    """Equivalent of libpcp pmtimespecToReal()."""
+    if nsec == 0 and -(1 << 53) <= sec <= (1 << 53):
+        return float(sec)
+    return _sub_seconds_to_real(sec, nsec, 1000000000)
+
+
+class timeval(Structure):
+    """struct timeval, with the float/int/str conveniences of the reference."""
+
+    _fields_ = [("tv_sec", c_time_t),
+                ("tv_usec", c_suseconds_t)]
+
+    def __init__(self, sec: int = 0, usec: int = 0) -> None:
+        Structure.__init__(self)
+        self.tv_sec = sec
+        self.tv_usec = usec
+
+    def __str__(self) -> str:
+        return "%.3f" % timeval_to_real(self.tv_sec, self.tv_usec)
+
+    def __float__(self) -> float:
+        return float(timeval_to_real(self.tv_sec, self.tv_usec))
+
+    def __complex__(self) -> complex:
+        return complex(timeval_to_real(self.tv_sec, self.tv_usec))
+
+    def __index__(self) -> int:
+        return int(self.tv_sec)
+
+    def __int__(self) -> int:
+        return int(self.tv_sec)
+
+    def sleep(self) -> None:
+        """Block for the interval this timeval describes."""
+        time.sleep(float(self))
+
+
+class timespec(Structure):
+    """struct timespec, with the float/int/str conveniences of the reference."""
+
+    _fields_ = [("tv_sec", c_time_t),
+                ("tv_nsec", c_long)]
+
+    def __init__(self, sec: int = 0, nsec: int = 0) -> None:
+        Structure.__init__(self)
+        self.tv_sec = sec
+        self.tv_nsec = nsec
+
+    def __str__(self) -> str:
+        return "%.3f" % timespec_to_real(self.tv_sec, self.tv_nsec)
+
+    def __float__(self) -> float:
+        return float(timespec_to_real(self.tv_sec, self.tv_nsec))
+
+    def __complex__(self) -> complex:
+        return complex(timespec_to_real(self.tv_sec, self.tv_nsec))
+
+    def __index__(self) -> int:
+        return int(self.tv_sec)
+
+    def __int__(self) -> int:
+        return int(self.tv_sec)
+
+    def sleep(self) -> None:
+        """Block for the interval this timespec describes."""
+        time.sleep(float(self))
+
+
+class tm(Structure):
+    """struct tm including the glibc/BSD tm_gmtoff and tm_zone extensions."""
+
+    _fields_ = [("tm_sec", c_int),
+                ("tm_min", c_int),
+                ("tm_hour", c_int),
+                ("tm_mday", c_int),
+                ("tm_mon", c_int),
+                ("tm_year", c_int),
+                ("tm_wday", c_int),
+                ("tm_yday", c_int),
+                ("tm_isdst", c_int),
+                ("tm_gmtoff", c_long),
+                ("tm_zone", c_char_p)]
+
+    def struct_time(self) -> time.struct_time:
+        # POSIX counts weekdays from Sunday and yday from 0; Python counts
+        # weekdays from Monday and yday from 1.  The reference maps wday by
+        # subtracting one (Sunday -> 6) and subtracts one from yday, and we
+        # keep exactly that mapping, odd as the yday part is.
+        wday = self.tm_wday - 1
+        if wday < 0:
+            wday = 6
+        return time.struct_time([self.tm_year + 1900, self.tm_mon + 1,
+                                 self.tm_mday, self.tm_hour, self.tm_min,
+                                 self.tm_sec, wday, self.tm_yday - 1,
+                                 self.tm_isdst])
+
+    def __str__(self) -> str:
+        # The reference normalises the fields with mktime(3) in the local
+        # zone and prints the resulting instant with ctime(3) (minus the
+        # newline).  time.mktime/time.asctime are thin wrappers of the same
+        # C library calls.
+        stamp = time.mktime((self.tm_year + 1900, self.tm_mon + 1,
+                             self.tm_mday, self.tm_hour, self.tm_min,
+                             self.tm_sec, (self.tm_wday + 6) % 7,
+                             self.tm_yday + 1, self.tm_isdst))
+        return time.asctime(time.localtime(int(stamp))).rstrip()
+
+
+class pmAtomValue(Union):
+    """One metric value of any PM_TYPE_* (the C pmAtomValue union).
+
+    Aggregates produced by :func:`pcp._libpcp.values.extract_value` additionally
+    carry the payload as a Python ``bytes`` object in the ``aggregate``
+    attribute; ``vp`` then points at a private copy of the whole value block
+    (header word in host order followed by the payload), as libpcp would.
+    """
+
+    _fields_ = [("l", c_int32),
+                ("ul", c_uint32),
+                ("ll", c_int64),
+                ("ull", c_uint64),
+                ("f", c_float),
+                ("d", c_double),
+                ("cp", c_char_p),
+                ("vp", c_void_p)]
+
+    # Which union member holds the value for each type; types without a
+    # Python representation (aggregates, events, ...) dereference to None.
+    _atomDrefD = {
+        PM_TYPE_32: lambda a: a.l,
+        PM_TYPE_U32: lambda a: a.ul,
+        PM_TYPE_64: lambda a: a.ll,
+        PM_TYPE_U64: lambda a: a.ull,
+        PM_TYPE_FLOAT: lambda a: a.f,
+        PM_TYPE_DOUBLE: lambda a: a.d,
+        PM_TYPE_STRING: lambda a: a.cp,
+        PM_TYPE_AGGREGATE: lambda a: None,
+        PM_TYPE_AGGREGATE_STATIC: lambda a: None,
+        PM_TYPE_EVENT: lambda a: None,
+        PM_TYPE_HIGHRES_EVENT: lambda a: None,
+        PM_TYPE_NOSUPPORT: lambda a: None,
+        PM_TYPE_UNKNOWN: lambda a: None,
+    }
+
+    def dref(self, typed: int) -> Any:
+        """Return the value as a Python object according to *typed*.
+
+        Strings come back as ``str`` (UTF-8 decoded; undecodable bytes give
+        ``str(bytes)``, and a NULL pointer gives ``'None'``, like the
+        reference).  Unknown type codes raise KeyError, also like the
+        reference.
+        """
+        value = self._atomDrefD[typed](self)
+        if typed == PM_TYPE_STRING:
+            try:
+                value = str(value.decode("utf-8"))
+            except Exception:
+                value = str(value)
+        return value
+
+
+class pmUnits(Structure):
+    """Dimensions and scales of a metric (4-bit signed C bitfields)."""
+
+    # All members are declared as signed ints, as in the reference; the C
+    # header has scaleSpace/scaleTime unsigned, so string/conversion code
+    # must re-read those two as unsigned (see pcp._libpcp.values).
+    if _BITFIELDS_LTOR:
+        _fields_ = [("dimSpace", c_int, 4),
+                    ("dimTime", c_int, 4),
+                    ("dimCount", c_int, 4),
+                    ("scaleSpace", c_int, 4),
+                    ("scaleTime", c_int, 4),
+                    ("scaleCount", c_int, 4),
+                    ("pad", c_int, 8)]
+    else:
+        _fields_ = [("pad", c_int, 8),
+                    ("scaleCount", c_int, 4),
+                    ("scaleTime", c_int, 4),
+                    ("scaleSpace", c_int, 4),
+                    ("dimCount", c_int, 4),
+                    ("dimTime", c_int, 4),
+                    ("dimSpace", c_int, 4)]
+
+    def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
+                 scaleS: int = 0, scaleT: int = 0, scaleC: int = 0) -> None:
+        Structure.__init__(self)
+        self.dimSpace = dimS
+        self.dimTime = dimT
+        self.dimCount = dimC
+        self.scaleSpace = scaleS
+        self.scaleTime = scaleT
+        self.scaleCount = scaleC
+        self.pad = 0
+
+    def __int__(self) -> int:
+        """The packed 32-bit word (pad bits excluded) as a signed C int."""
+        return units_to_int(self)
+
+    def __str__(self) -> str:
+        from pcp._libpcp.values import pmUnitsStr  # late import: _values imports us
+        return pmUnitsStr(self)
+
+
+def units_to_int(units: pmUnits) -> int:
+    """Pack a pmUnits the way the reference's cpmapi.pmUnits_int does."""
+    word = (((units.dimSpace & 0xF) << 28) | ((units.dimTime & 0xF) << 24)
+            | ((units.dimCount & 0xF) << 20) | ((units.scaleSpace & 0xF) << 16)
+            | ((units.scaleTime & 0xF) << 12) | ((units.scaleCount & 0xF) << 8))
+    # pmUnits_int hands the word back through a C "int", hence signed.
+    return word - (1 << 32) if word & 0x80000000 else word
+
+
+def units_from_int(word: int) -> pmUnits:
+    """Build a pmUnits from a packed 32-bit word (layout of protocol.md 3.4).
+
+    The low 8 bits (pad; PCP 7.2 extra units) are kept in ``pad``.
+    """
+    u = pmUnits()
+    u.dimSpace = (word >> 28) & 0xF
+    u.dimTime = (word >> 24) & 0xF
+    u.dimCount = (word >> 20) & 0xF
+    u.scaleSpace = (word >> 16) & 0xF
+    u.scaleTime = (word >> 12) & 0xF
+    u.scaleCount = (word >> 8) & 0xF
+    u.pad = word & 0xFF
+    return u
+
+
+class pmValueBlock(Structure):
+    """Header of an out-of-line value: 24-bit length, 8-bit type, payload."""
+
+    if _BITFIELDS_LTOR:
+        _fields_ = [("vtype", c_uint, 8),
+                    ("vlen", c_uint, 24),
+                    ("vbuf", c_char * 1)]
+    else:
+        _fields_ = [("vlen", c_uint, 24),
+                    ("vtype", c_uint, 8),
+                    ("vbuf", c_char * 1)]
+
+
+pmID = c_uint
+pmInDom = c_uint
+
+
+class pmDesc(Structure):
+    """Metric descriptor."""
+
+    _fields_ = [("pmid", c_uint),
+                ("type", c_int),
+                ("indom", c_uint),
+                ("sem", c_int),
+                ("units", pmUnits)]
+
+    def __str__(self) -> str:
+        return "pmDesc@%#lx id=%#lx type=%d" % (addressof(self), self.pmid,
+                                               self.type)
+
+
+pmDescPtr = POINTER(pmDesc)
+# Applications read descriptor fields straight off the pointer objects that
+# pmLookupDesc(s) return, so the pointer type grows read-only properties.
+pmDescPtr.sem = property(lambda x: x.contents.sem, None, None, None)
+pmDescPtr.type = property(lambda x: x.contents.type, None, None, None)
+pmDescPtr.indom = property(lambda x: x.contents.indom, None, None, None)
+pmDescPtr.units = property(lambda x: x.contents.units, None, None, None)
+
+
+def get_indom(pmdesc: _TUnion["pmDescPtr", pmDesc, int]) -> int:
+    """Return the instance domain of a descriptor pointer, or a raw indom.
+
+    The reference also tries to accept a raw indom here, but its union trick
+    rejects Python ints with TypeError; we accept ints (masked to 32 bits)
+    and plain pmDesc structures as well.
+    """
+    if isinstance(pmdesc, pmDescPtr):
+        return pmdesc.contents.indom
+    if isinstance(pmdesc, pmDesc):
+        return pmdesc.indom
+    if pmdesc is None:
+        # A NULL pointer reinterpreted as an unsigned int is 0 in the
+        # reference; keep that.
+        return 0
+    if isinstance(pmdesc, int):
+        return pmdesc & 0xFFFFFFFF
+    raise TypeError("expected LP_pmDesc instance, got %s"
+                    % type(pmdesc).__name__)
+
+
+class pmLogLabel(Structure):
+    """Label record at the start of every version 2 archive file."""
+
+    _fields_ = [("magic", c_int),
+                ("pid_t", c_int),
+                ("start", timeval),
+                ("hostname", c_char * PM_LOG_MAXHOSTLEN),
+                ("tz", c_char * PM_TZ_MAXLEN)]
+
+    def get_hostname(self) -> str:
+        return str(self.hostname.decode())
+
+    def get_timezone(self) -> str:
+        return str(self.tz.decode())
+
+
+class pmHighResLogLabel(Structure):
+    """Label record at the start of every version 3 archive file."""
+
+    _fields_ = [("magic", c_int),
+                ("pid_t", c_int),
+                ("start", timespec),
+                ("hostname", c_char * PM_MAX_HOSTNAMELEN),
+                ("timezone", c_char * PM_MAX_TIMEZONELEN),
+                ("zoneinfo", c_char * PM_MAX_ZONEINFOLEN)]
+
+    def get_hostname(self) -> str:
+        return str(self.hostname.decode())
+
+    def get_timezone(self) -> str:
+        return str(self.timezone.decode())
+
+    def get_zoneinfo(self) -> str:
+        return str(self.zoneinfo.decode())
+
+
+class pmLabel(Structure):
+    """One label: offsets/lengths of its name and value in the JSON text."""
+
+    _fields_ = [("name", c_int, 16),
+                ("namelen", c_int, 8),
+                ("flags", c_int, 8),
+                ("value", c_int, 16),
+                ("valuelen", c_int, 16)]
+
+    def __str__(self) -> str:
+        # name/value are integer offsets, so the reference's string
+        # concatenation always raises TypeError; we keep that behaviour
+        # rather than invent a format nobody can rely on.
+        return self.name + ":" + '"' + self.value + '"'
+
+
+pmLabelPtr = POINTER(pmLabel)
+pmLabelPtr.name = property(lambda x: x.contents.name, None, None, None)
+pmLabelPtr.namelen = property(lambda x: x.contents.namelen, None, None, None)
+pmLabelPtr.flags = property(lambda x: x.contents.flags, None, None, None)
+pmLabelPtr.value = property(lambda x: x.contents.value, None, None, None)
+pmLabelPtr.valuelen = property(lambda x: x.contents.valuelen, None, None, None)
+
+
+class pmLabelSet(Structure):
+    """A set of labels for one instance (or none) plus their JSON text."""
+
+    _fields_ = [("inst", c_uint),
+                ("nlabels", c_int),
+                ("json", c_char_p),
+                ("jsonlen", c_int, 16),
+                ("padding", c_int, 15),
+                ("compound", c_int, 1),
+                ("labels", POINTER(pmLabel)),
+                ("hash", c_void_p)]
+
+    def __str__(self) -> str:
+        if self.json is None:
+            return "{}"
+        return self.json.decode()
+
+
+__all__ = [
+    "timeval", "timespec", "tm", "pmAtomValue", "pmUnits", "pmValueBlock",
+    "pmID", "pmInDom", "pmDesc", "pmDescPtr", "get_indom", "pmLogLabel",
+    "pmHighResLogLabel", "pmLabel", "pmLabelPtr", "pmLabelSet",
+    "timeval_to_real", "timespec_to_real", "units_to_int", "units_from_int",
+]

@@ -1,0 +1,1 @@
+"""The Python half of each C decoder family: PDUs, results, event records."""

@@ -1,0 +1,210 @@
+"""Python side of the PDU codec: sizes buffers, calls the C encoders/decoders, and turns
+their flat outputs (offsets into the PDU) into the few Python objects a caller asked for."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
+
+PDU_ERROR = 0x7000
+PDU_RESULT = 0x7001
+PDU_PROFILE = 0x7002
+PDU_FETCH = 0x7003
+PDU_DESC_REQ = 0x7004
+PDU_DESC = 0x7005
+PDU_INSTANCE_REQ = 0x7006
+PDU_INSTANCE = 0x7007
+PDU_TEXT_REQ = 0x7008
+PDU_TEXT = 0x7009
+PDU_CREDS = 0x700C
+PDU_PMNS_IDS = 0x700D
+PDU_PMNS_NAMES = 0x700E
+PDU_PMNS_CHILD = 0x700F
+PDU_PMNS_TRAVERSE = 0x7010
+PDU_ATTR = 0x7011
+PDU_LABEL_REQ = 0x7012
+PDU_LABEL = 0x7013
+PDU_HIGHRES_FETCH = 0x7014
+PDU_HIGHRES_RESULT = 0x7015
+PDU_DESC_IDS = 0x7016
+PDU_DESCS = 0x7017
+
+PM_ERR_IPC = -12366
+
+# A decoded pmDesc: (pmid, type, indom, sem, units word).
+DescTuple = Tuple[int, int, int, int, int]
+
+
+def _encode(fn, *args) -> bytes:
+    """Run a C encoder twice: once to size the PDU, once to write it."""
+    need = fn(ffi.NULL, 0, *args)
+    if need < 0:
+        raise pmErr(need)
+    buf = ffi.new("uint8_t[]", need)
+    got = fn(buf, need, *args)
+    if got < 0:
+        raise pmErr(got)
+    return ffi.buffer(buf, got)[:]
+
+
+def encode_creds(from_: int, flags: int) -> bytes:
+    return _encode(lib.pcp_encode_creds, from_, flags)
+
+
+def encode_attr(from_: int, attr: int, value: bytes) -> bytes:
+    return _encode(lib.pcp_encode_attr, from_, attr, value, len(value))
+
+
+def encode_profile(from_: int, ctxid: int, g_state: int,
+                   entries: Sequence[Tuple[int, int, Sequence[int]]]) -> bytes:
+    """entries: (indom, state, instances) in creation order."""
+    n = len(entries)
+    indoms = ffi.new("uint32_t[]", [e[0] for e in entries] or [0])
+    states = ffi.new("int32_t[]", [e[1] for e in entries] or [0])
+    counts = ffi.new("int32_t[]", [len(e[2]) for e in entries] or [0])
+    flat = [i for e in entries for i in e[2]]
+    insts = ffi.new("int32_t[]", flat or [0])
+    return _encode(lib.pcp_encode_profile, from_, ctxid, g_state, n, indoms, states, counts, insts)
+
+
+def encode_fetch(from_: int, highres: bool, ctxid: int, pmids: Sequence[int]) -> bytes:
+    arr = ffi.new("uint32_t[]", list(pmids))
+    return _encode(lib.pcp_encode_fetch, from_, 1 if highres else 0, ctxid, len(pmids), arr)
+
+
+def encode_desc_req(from_: int, pmid: int) -> bytes:
+    return _encode(lib.pcp_encode_desc_req, from_, pmid)
+
+
+def encode_ids(from_: int, pdu_type: int, sts: int, ids: Sequence[int]) -> bytes:
+    arr = ffi.new("uint32_t[]", list(ids))
+    return _encode(lib.pcp_encode_ids, from_, pdu_type, sts, len(ids), arr)
+
+
+def encode_instance_req(from_: int, indom: int, inst: int, name: bytes) -> bytes:
+    return _encode(lib.pcp_encode_instance_req, from_, indom, inst, name, len(name))
+
+
+def encode_text_req(from_: int, ident: int, type_: int) -> bytes:
+    return _encode(lib.pcp_encode_text_req, from_, ident, type_)
+
+
+def encode_pmns_names(from_: int, names: Sequence[bytes]) -> bytes:
+    lens = ffi.new("int32_t[]", [len(n) for n in names])
+    return _encode(lib.pcp_encode_pmns_names, from_, len(names), b"".join(names), lens)
+
+
+def encode_pmns_node(from_: int, pdu_type: int, subtype: int, name: bytes) -> bytes:
+    return _encode(lib.pcp_encode_pmns_node, from_, pdu_type, subtype, name, len(name))
+
+
+def encode_label_req(from_: int, ident: int, type_: int) -> bytes:
+    return _encode(lib.pcp_encode_label_req, from_, ident, type_)
+
+
+# ---- decoders ----------------------------------------------------------------------
+
+
+def _check(sts: int) -> int:
+    if sts < 0:
+        raise pmErr(sts)
+    return sts
+
+
+def decode_error(pdu: bytes) -> int:
+    code = ffi.new("int32_t *")
+    datum = ffi.new("uint32_t *")
+    _check(lib.pcp_decode_error(pdu, len(pdu), code, datum))
+    return code[0]
+
+
+def decode_desc(pdu: bytes) -> DescTuple:
+    d = ffi.new("pcp_desc *")
+    _check(lib.pcp_decode_desc(pdu, len(pdu), d))
+    return (d.pmid, d.type, d.indom, d.sem, d.units)
+
+
+def decode_descs(pdu: bytes, expected: int) -> List[DescTuple]:
+    out = ffi.new("pcp_desc[]", max(expected, 1))
+    n = _check(lib.pcp_decode_descs(pdu, len(pdu), expected, out))
+    return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in (out[i] for i in range(n))]
+
+
+def decode_instance(pdu: bytes) -> Tuple[int, List[int], List[Optional[bytes]]]:
+    cap = max((len(pdu) - 20) // 8, 1)
+    indom = ffi.new("uint32_t *")
+    inst = ffi.new("int32_t[]", cap)
+    off = ffi.new("uint32_t[]", cap)
+    nlen = ffi.new("int32_t[]", cap)
+    n = _check(lib.pcp_decode_instance(pdu, len(pdu), indom, cap, inst, off, nlen))
+    insts = ffi.unpack(inst, n)
+    offs = ffi.unpack(off, n)
+    lens = ffi.unpack(nlen, n)
+    names = [pdu[o:o + ln] for o, ln in zip(offs, lens)]
+    return indom[0], insts, names
+
+
+def decode_text(pdu: bytes) -> bytes:
+    off = ffi.new("uint32_t *")
+    tlen = ffi.new("int32_t *")
+    _check(lib.pcp_decode_text(pdu, len(pdu), off, tlen))
+    return pdu[off[0]:off[0] + tlen[0]]
+
+
+def decode_pmns_ids(pdu: bytes) -> Tuple[int, List[int]]:
+    cap = max((len(pdu) - 20) // 4, 1)
+    sts = ffi.new("int32_t *")
+    ids = ffi.new("uint32_t[]", cap)
+    n = _check(lib.pcp_decode_pmns_ids(pdu, len(pdu), sts, cap, ids))
+    return sts[0], ffi.unpack(ids, n)
+
+
+def decode_pmns_names(pdu: bytes) -> Tuple[List[bytes], Optional[List[int]]]:
+    cap = max((len(pdu) - 24) // 4, 1)
+    has_status = ffi.new("int32_t *")
+    status = ffi.new("int32_t[]", cap)
+    off = ffi.new("uint32_t[]", cap)
+    nlen = ffi.new("int32_t[]", cap)
+    n = _check(lib.pcp_decode_pmns_names(pdu, len(pdu), cap, has_status, status, off, nlen))
+    names = [pdu[o:o + ln] for o, ln in zip(ffi.unpack(off, n), ffi.unpack(nlen, n))]
+    return names, (ffi.unpack(status, n) if has_status[0] else None)
+
+
+class LabelSetData:
+    """One decoded label set: the JSON text and its labels (offsets into the text)."""
+
+    __slots__ = ("inst", "nlabels", "json", "labels")
+
+    def __init__(self, inst: int, nlabels: int, json: bytes,
+                 labels: List[Tuple[int, int, int, int, int]]) -> None:
+        self.inst = inst
+        self.nlabels = nlabels
+        self.json = json
+        self.labels = labels  # (name, namelen, flags, value, valuelen)
+
+
+def decode_labels(pdu: bytes) -> Tuple[int, int, List[LabelSetData]]:
+    set_cap = max((len(pdu) - 28) // 16, 1)
+    label_cap = max((len(pdu) - 28) // 8, 1)
+    ident = ffi.new("int32_t *")
+    type_ = ffi.new("int32_t *")
+    sets = ffi.new("pcp_labelset[]", set_cap)
+    labels = ffi.new("pcp_label[]", label_cap)
+    n = _check(lib.pcp_decode_labels(pdu, len(pdu), ident, type_, set_cap, sets, label_cap, labels))
+    out = []
+    for i in range(n):
+        s = sets[i]
+        nl = max(s.nlabels, 0)
+        ls = [(l.name, l.namelen, l.flags, l.value, l.valuelen)
+              for l in (labels[s.first + j] for j in range(nl))]
+        out.append(LabelSetData(s.inst, s.nlabels, pdu[s.json_off:s.json_off + s.json_len], ls))
+    return ident[0], type_[0], out
+
+
+def decode_attr(pdu: bytes) -> Tuple[int, bytes]:
+    attr = ffi.new("int32_t *")
+    off = ffi.new("uint32_t *")
+    vlen = ffi.new("int32_t *")
+    _check(lib.pcp_decode_attr(pdu, len(pdu), attr, off, vlen))
+    return attr[0], pdu[off[0]:off[0] + vlen[0]]

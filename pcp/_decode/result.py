@@ -1,0 +1,613 @@
+"""Decoded results: flat C arrays filled by one decoder call, and the lazy drop-in
+pmResult / pmValueSet / pmValue objects that read from them on demand."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+import ctypes
+import sys
+
+from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
+
+PM_VAL_INSITU = 0
+
+
+class ResultArrays(NamedTuple):
+    """A result's columns (pcp_result in csrc/result.h): per value set `pmid`, `numval`
+    (< 0 an error code), `valfmt` and `first` (index of its first value); per value
+    `inst`, `vtype` (-1 for a 32-bit INSITU value), `ival` (integers), `dval` (FLOAT and
+    DOUBLE), and `boff`/`blen` locating other payloads (strings...) in `data`. Arrays are
+    read-only views that keep the result's memory alive."""
+
+    pmid: Any
+    numval: Any
+    valfmt: Any
+    first: Any
+    inst: Any
+    vtype: Any
+    ival: Any
+    dval: Any
+    boff: Any
+    blen: Any
+    data: bytes
+
+
+def usec_of(nsec: int) -> int:
+    """Nanoseconds to a timeval's microseconds as C's integer division does it."""
+    return -((-nsec) // 1000) if nsec < 0 else nsec // 1000
+
+
+# Column memory is written in full by the decoder before anything reads it: skip the
+# zero-fill ffi.new would do (it is a measurable part of decoding a large record).
+_raw_alloc = ffi.new_allocator(should_clear_after_alloc=False)
+
+
+def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+    mem = _raw_alloc("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
+    c = ffi.new("pcp_result *")
+    lib.pcp_result_bind(c, mem, numpmid, nvalues)
+    c.numpmid = numpmid
+    c.nvalues = nvalues
+    return c, mem
+
+
+class FlatResult:
+    """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
+
+    The C arrays live in one allocation; Python lists of the per-value columns are made
+    on first use (one C-level unpack per column), so the drop-in accessors index lists
+    and the bulk API can copy the C arrays straight into numpy."""
+
+    __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
+                 "pmid", "numval", "valfmt", "first", "_inst", "_vtype", "_ival", "_dval",
+                 "_blocks")
+
+    def __init__(self, pdu: bytes, highres: bool) -> None:
+        counts = ffi.new("int32_t[2]")
+        sts = lib.pcp_scan_result_pdu(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
+        if sts < 0:
+            raise pmErr(sts)
+        c, mem = _allocate(counts[0], counts[1])
+        sts = lib.pcp_decode_result_pdu(pdu, len(pdu), 1 if highres else 0, c)
+        if sts < 0:
+            raise pmErr(sts)
+        self._setup(pdu, c, mem)
+
+    @classmethod
+    def from_log_record(cls, record: bytes, version: int,
+                        sizes: Optional[Tuple[int, int]] = None) -> "FlatResult":
+        """An archive data record (length words included), decoded by the same value
+        decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
+        (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
+        if sizes is None:
+            counts = ffi.new("int32_t[2]")
+            sts = lib.pcp_log_record_scan(record, len(record), version, counts, counts + 1)
+            if sts < 0:
+                raise pmErr(sts)
+            sizes = (counts[0], counts[1])
+        c, mem = _allocate(sizes[0], sizes[1])
+        sts = lib.pcp_log_record_decode(record, len(record), version, c)
+        if sts < 0:
+            raise pmErr(sts)
+        self = object.__new__(cls)
+        self._setup(record, c, mem)
+        return self
+
+    def _setup(self, pdu: bytes, c: Any, mem: Any) -> None:
+        self.pdu = pdu
+        self.c = c
+        self._mem = mem
+        self.sec = c.sec
+        self.nsec = c.nsec
+        numpmid, nvalues = c.numpmid, c.nvalues
+        self.numpmid = numpmid
+        self.nvalues = nvalues
+        self.pmid = ffi.unpack(c.pmid, numpmid)
+        self.numval = ffi.unpack(c.numval, numpmid)
+        self.valfmt = ffi.unpack(c.valfmt, numpmid)
+        self.first = ffi.unpack(c.first, numpmid)
+        self._inst = None
+        self._vtype = None
+        self._ival = None
+        self._dval = None
+        self._blocks: Optional[Dict[int, Any]] = None
+
+    def rearranged(self, sets: List[Tuple[int, int, Optional[List[int]]]]) -> "FlatResult":
+        """A result whose value sets are picked from this one: for each output set
+        (pmid, index of the source set or -1 for "no values", indices of the source
+        set's values to keep or None for all). Blocks stay in this result's bytes."""
+        picks: List[int] = []
+        meta = []
+        for pmid, src, keep in sets:
+            if src < 0:
+                meta.append((pmid, 0, 0, len(picks)))
+                continue
+            numval = self.numval[src]
+            first = len(picks)
+            if numval > 0:
+                base = self.first[src]
+                chosen = range(numval) if keep is None else keep
+                picks.extend(base + j for j in chosen)
+                numval = len(picks) - first
+            meta.append((pmid, numval, self.valfmt[src], first))
+        c, mem = _allocate(len(sets), len(picks))
+        src_c = self.c
+        for i, (pmid, numval, valfmt, first) in enumerate(meta):
+            c.pmid[i] = pmid
+            c.numval[i] = numval
+            c.valfmt[i] = valfmt if numval > 0 else 0
+            c.first[i] = first
+        for k, s in enumerate(picks):
+            c.inst[k] = src_c.inst[s]
+            c.vtype[k] = src_c.vtype[s]
+            c.ival[k] = src_c.ival[s]
+            c.dval[k] = src_c.dval[s]
+            c.boff[k] = src_c.boff[s]
+            c.blen[k] = src_c.blen[s]
+        c.sec = self.sec
+        c.nsec = self.nsec
+        c.numpmid = len(sets)
+        c.nvalues = len(picks)
+        out = object.__new__(FlatResult)
+        out._setup(self.pdu, c, mem)
+        return out
+
+    @classmethod
+    def empty(cls, sec: int, nsec: int) -> "FlatResult":
+        """A result with no value sets: an archive <mark> record made up by the reader."""
+        c, mem = _allocate(0, 0)
+        c.sec = sec
+        c.nsec = nsec
+        self = object.__new__(cls)
+        self._setup(b"", c, mem)
+        return self
+
+    def arrays(self) -> "ResultArrays":
+        import numpy as np
+
+        nv = max(self.nvalues, 1)
+        np_ = max(self.numpmid, 1)
+        mem = ffi.buffer(self._mem)
+        n, m = self.nvalues, self.numpmid
+
+        def col(offset: int, dtype: Any, count: int) -> Any:
+            return np.frombuffer(mem, dtype=dtype, count=count, offset=offset)
+
+        base = nv * 32
+        return ResultArrays(
+            pmid=col(base, np.uint32, m), numval=col(base + np_ * 4, np.int32, m),
+            valfmt=col(base + np_ * 8, np.int32, m), first=col(base + np_ * 12, np.int32, m),
+            inst=col(nv * 16, np.int32, n), vtype=col(nv * 20, np.int32, n),
+            ival=col(0, np.int64, n), dval=col(nv * 8, np.float64, n),
+            boff=col(nv * 24, np.uint32, n), blen=col(nv * 28, np.uint32, n),
+            data=self.pdu)
+
+    # Per-value columns as Python lists, unpacked once on first use.
+    @property
+    def inst(self) -> List[int]:
+        if self._inst is None:
+            self._inst = ffi.unpack(self.c.inst, self.nvalues)
+        return self._inst
+
+    @property
+    def vtype(self) -> List[int]:
+        if self._vtype is None:
+            self._vtype = ffi.unpack(self.c.vtype, self.nvalues)
+        return self._vtype
+
+    @property
+    def ival(self) -> List[int]:
+        if self._ival is None:
+            self._ival = ffi.unpack(self.c.ival, self.nvalues)
+        return self._ival
+
+    @property
+    def dval(self) -> List[float]:
+        if self._dval is None:
+            self._dval = ffi.unpack(self.c.dval, self.nvalues)
+        return self._dval
+
+    def payload(self, k: int) -> bytes:
+        """The value block payload of value k exactly as received (big-endian numbers).
+        Only meaningful while the block has not been materialised by `pval`."""
+        off = self.c.boff[k]
+        return self.pdu[off:off + self.c.blen[k]]
+
+    def has_block(self, k: int) -> bool:
+        return self._blocks is not None and k in self._blocks
+
+    def block_pointer(self, k: int) -> Any:
+        """A ctypes POINTER(pmValueBlock) to a native-layout copy of value k's block,
+        made once: client code may read or edit it in place, as with libpcp memory."""
+        if self._blocks is None:
+            self._blocks = {}
+        ptr = self._blocks.get(k)
+        if ptr is None:
+            ptr = _native_block(self.vtype[k], self.payload(k))
+            self._blocks[k] = ptr
+        return ptr
+
+    def set_block_pointer(self, k: int, ptr: Any) -> None:
+        """Point value k at a caller-made block (a caller preparing a pmStore)."""
+        if self._blocks is None:
+            self._blocks = {}
+        self._blocks[k] = ptr
+
+    def block_contents(self, k: int) -> Tuple[int, bytes]:
+        """(vtype, payload with numbers in host order) of a materialised block."""
+        blk = self._blocks[k].contents
+        return blk.vtype, ctypes.string_at(ctypes.addressof(blk) + 4, max(blk.vlen - 4, 0))
+
+
+_NUMERIC_WIDTH = {0: 4, 1: 4, 4: 4, 2: 8, 3: 8, 5: 8}
+
+
+def _wire_to_host(vtype: int, payload: bytes) -> bytes:
+    width = _NUMERIC_WIDTH.get(vtype)
+    if width and len(payload) >= width:
+        return payload[:width][::-1] + payload[width:] if sys.byteorder == "little" else payload
+    return payload
+
+
+def _event_array_to_host(payload: bytes, highres: bool) -> bytes:
+    """An event array (payload after the block header) with every field in host order,
+    as libpcp leaves it after decoding a result: counts, timestamps, flags, parameter
+    headers and numeric parameter values swapped, strings and aggregates as they are.
+    A malformed array is converted as far as it is well formed."""
+    if sys.byteorder != "little":
+        return payload
+    out = bytearray(payload)
+    n = len(out)
+
+    def swap(at: int, width: int) -> bool:
+        if at < 0 or at + width > n:
+            return False
+        out[at:at + width] = out[at:at + width][::-1]
+        return True
+
+    if not swap(0, 4):
+        return bytes(out)
+    nrecords = int.from_bytes(payload[0:4], "big", signed=True)
+    pos = 4
+    head = 24 if highres else 16
+    for _ in range(max(nrecords, 0)):
+        if pos + head > n:
+            break
+        if highres:
+            swap(pos, 8)
+            swap(pos + 8, 8)
+        else:
+            swap(pos, 4)
+            swap(pos + 4, 4)
+        swap(pos + head - 8, 4)                     # er_flags
+        nparams = int.from_bytes(payload[pos + head - 4:pos + head], "big", signed=True)
+        swap(pos + head - 4, 4)                     # er_nparams
+        flags = int.from_bytes(payload[pos + head - 8:pos + head - 4], "big")
+        pos += head
+        if flags & 0x80000000:                      # PM_EVENT_FLAG_MISSED: no parameters
+            continue
+        for _ in range(max(nparams, 0)):
+            if pos + 8 > n:
+                return bytes(out)
+            word = int.from_bytes(payload[pos + 4:pos + 8], "big")
+            ptype, plen = word >> 24, word & 0xFFFFFF
+            swap(pos, 4)                            # ep_pmid
+            swap(pos + 4, 4)                        # ep_type / ep_len
+            if plen < 4 or pos + 4 + plen > n:
+                return bytes(out)
+            width = _NUMERIC_WIDTH.get(ptype)
+            if width and plen - 4 >= width:
+                swap(pos + 8, width)
+            pos += 4 + ((plen + 3) & ~3)
+    return bytes(out)
+
+
+def _native_block(vtype: int, payload: bytes) -> Any:
+    from pcp._core.structs import pmValueBlock
+
+    if vtype in (9, 10):
+        data = _event_array_to_host(payload, vtype == 10)
+    else:
+        data = _wire_to_host(vtype, payload)
+    size = 4 + len(data)
+    buf = ctypes.create_string_buffer((size + 7) & ~7)
+    ptr = ctypes.cast(buf, ctypes.POINTER(pmValueBlock))
+    ptr.contents.vtype = vtype
+    ptr.contents.vlen = size
+    ctypes.memmove(ctypes.addressof(buf) + 4, data, len(data))
+    return ptr
+
+
+_new = object.__new__
+
+
+class valueDref:
+    """The pmValue.value union: `lval` for INSITU values, `pval` for value blocks."""
+
+    __slots__ = ("_r", "_k")
+    _fields_ = (("pval", None), ("lval", None))  # the official union's members
+
+    @property
+    def lval(self) -> int:
+        r = self._r
+        if r.vtype[self._k] < 0:
+            return r.ival[self._k]
+        # In libpcp this word would be the block's address, as in the union.
+        return ctypes.cast(r.block_pointer(self._k), ctypes.c_void_p).value & 0xFFFFFFFF
+
+    @lval.setter
+    def lval(self, value: int) -> None:
+        self._r.ival[self._k] = _to_int32(value)
+
+    @property
+    def pval(self) -> Any:
+        return self._r.block_pointer(self._k)
+
+    @pval.setter
+    def pval(self, block: Any) -> None:
+        self._r.set_block_pointer(self._k, block)
+
+    def __str__(self) -> str:
+        return "value=%#lx" % (self.lval)
+
+
+def _to_int32(value: int) -> int:
+    value = int(value) & 0xFFFFFFFF
+    return value - 0x100000000 if value & 0x80000000 else value
+
+
+class pmValue:
+    """One value of a result: `inst` and the `value` union, read from the flat arrays."""
+
+    __slots__ = ("_r", "_k")
+    _fields_ = (("inst", None), ("value", None))
+
+    @property
+    def inst(self) -> int:
+        return self._r.inst[self._k]
+
+    @inst.setter
+    def inst(self, value: int) -> None:
+        self._r.inst[self._k] = _to_int32(value)
+
+    @property
+    def value(self) -> valueDref:
+        v = _new(valueDref)
+        v._r = self._r
+        v._k = self._k
+        return v
+
+    def __str__(self) -> str:
+        return "pmValue@%#lx inst=%d %s" % (id(self), self.inst, self.value)
+
+
+def _make_value(r: FlatResult, k: int) -> pmValue:
+    v = _new(pmValue)
+    v._r = r
+    v._k = k
+    return v
+
+
+class _ValueList:
+    """vset.vlist: indexable like the C array (no bounds beyond numval)."""
+
+    __slots__ = ("_r", "_first", "_n")
+
+    def __init__(self, r: FlatResult, i: int) -> None:
+        self._r = r
+        self._first = r.first[i]
+        self._n = max(r.numval[i], 0)
+
+    def __getitem__(self, j: int) -> pmValue:
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError("invalid index")
+        return _make_value(self._r, self._first + j)
+
+    def __len__(self) -> int:
+        return self._n
+
+
+class pmValueSet:
+    """One metric's values; `.contents` returns itself so POINTER-style code works."""
+
+    __slots__ = ("_r", "_i")
+    _fields_ = (("pmid", None), ("numval", None), ("valfmt", None), ("vlist", None))
+
+    def __init__(self, r: FlatResult, i: int) -> None:
+        self._r = r
+        self._i = i
+
+    @property
+    def contents(self) -> "pmValueSet":
+        return self
+
+    @property
+    def pmid(self) -> int:
+        return self._r.pmid[self._i]
+
+    @pmid.setter
+    def pmid(self, value: int) -> None:
+        self._r.pmid[self._i] = int(value) & 0xFFFFFFFF
+
+    @property
+    def numval(self) -> int:
+        return self._r.numval[self._i]
+
+    @property
+    def valfmt(self) -> int:
+        return self._r.valfmt[self._i]
+
+    @property
+    def vlist(self) -> _ValueList:
+        return _ValueList(self._r, self._i)
+
+    def __str__(self) -> str:
+        if self.valfmt != 0:
+            return ""
+        vals = [" %s" % str(self.vlist[j]) for j in range(max(self.numval, 0))]
+        return "pmValueSet@%#lx id=%#lx numval=%d valfmt=%d" % (
+            id(self), self.pmid, self.numval, self.valfmt) + str(vals)
+
+
+class _VsetArray:
+    __slots__ = ("_r",)
+
+    def __init__(self, r: FlatResult) -> None:
+        self._r = r
+
+    def __getitem__(self, i: int) -> pmValueSet:
+        n = self._r.numpmid
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("invalid index")
+        return pmValueSet(self._r, i)
+
+    def __len__(self) -> int:
+        return self._r.numpmid
+
+
+class _ResultBase:
+    """Shared accessors of pmResult and pmHighResResult (same names as the official)."""
+
+    __slots__ = ("_r", "numpmid", "changes", "__weakref__")
+    _fields_ = (("timestamp", None), ("numpmid", None), ("vset", None))
+
+    def __init__(self, r: FlatResult, numpmid: Optional[int] = None, changes: int = 0) -> None:
+        self._r = r
+        self.numpmid = r.numpmid if numpmid is None else numpmid
+        self.changes = changes
+
+    @property
+    def contents(self):
+        return self
+
+    @property
+    def vset(self) -> _VsetArray:
+        return _VsetArray(self._r)
+
+    def as_arrays(self) -> "ResultArrays":
+        """Beyond the official binding: every value of this result as numpy arrays,
+        viewing the decoded columns without a copy or a Python object per value."""
+        return self._r.arrays()
+
+    def get_pmid(self, vset_idx: int) -> int:
+        return self._r.pmid[vset_idx]
+
+    def get_valfmt(self, vset_idx: int) -> int:
+        return self._r.valfmt[vset_idx]
+
+    def get_numval(self, vset_idx: int) -> int:
+        return self._r.numval[vset_idx]
+
+    def get_vset(self, vset_idx: int) -> pmValueSet:
+        if not 0 <= vset_idx < self.numpmid:
+            raise IndexError("invalid index")
+        return pmValueSet(self._r, vset_idx)
+
+    def get_vlist(self, vset_idx: int, vlist_idx: int) -> pmValue:
+        r = self._r
+        if not 0 <= vlist_idx < r.numval[vset_idx]:
+            raise IndexError("invalid index")
+        v = _new(pmValue)
+        v._r = r
+        v._k = r.first[vset_idx] + vlist_idx
+        return v
+
+    def get_inst(self, vset_idx: int, vlist_idx: int) -> int:
+        r = self._r
+        if not 0 <= vlist_idx < r.numval[vset_idx]:
+            raise IndexError("invalid index")
+        return r.inst[r.first[vset_idx] + vlist_idx]
+
+    def __str__(self) -> str:
+        vstr = str([" %s" % str(self.vset[i]) for i in range(self.numpmid)])
+        return "%s@%#lx id#=%d " % (type(self).__name__, id(self), self.numpmid) + vstr
+
+
+class pmResult(_ResultBase):
+    """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
+
+    __slots__ = ()
+
+    @property
+    def timestamp(self):
+        from pcp._core.structs import timeval
+
+        return timeval(self._r.sec, usec_of(self._r.nsec))
+
+
+class pmHighResResult(_ResultBase):
+    """What pmFetchHighRes returns, with a timespec timestamp."""
+
+    __slots__ = ()
+
+    @property
+    def timestamp(self):
+        from pcp._core.structs import timespec
+
+        return timespec(self._r.sec, self._r.nsec)
+
+
+class LP_pmResult:
+    """What pmFetch returns: like the official binding's POINTER(pmResult), a handle
+    whose `.contents` is the result (a plain slot, the cheapest attribute to read)."""
+
+    __slots__ = ("contents", "__weakref__")
+
+    def __init__(self, contents: "pmResult") -> None:
+        self.contents = contents
+
+    def __bool__(self) -> bool:
+        return True
+
+
+class LP_pmHighResResult(LP_pmResult):
+    """What pmFetchHighRes returns: POINTER(pmHighResResult)'s counterpart."""
+
+    __slots__ = ()
+
+
+def flat_of(result: Any) -> Optional[FlatResult]:
+    """The FlatResult behind a drop-in result object, or None for foreign objects."""
+    if isinstance(result, LP_pmResult):
+        result = result.contents
+    r = getattr(result, "_r", None)
+    return r if isinstance(r, FlatResult) else None
+
+
+def store_arrays(r: FlatResult, numpmid: int) -> Dict[str, Any]:
+    """Flatten a (possibly modified) result into the arrays pcp_encode_store packs."""
+    pmids, numvals, valfmts = [], [], []
+    insts, lvals, vtypes, poffs, plens = [], [], [], [], []
+    payload = bytearray()
+    for i in range(numpmid):
+        numval = r.numval[i]
+        pmids.append(r.pmid[i])
+        numvals.append(numval)
+        valfmts.append(r.valfmt[i])
+        first = r.first[i]
+        for k in range(first, first + max(numval, 0)):
+            insts.append(r.inst[k])
+            if r.valfmt[i] == PM_VAL_INSITU:
+                lvals.append(r.ival[k])
+                vtypes.append(0)
+                poffs.append(0)
+                plens.append(0)
+                continue
+            if r.has_block(k):
+                vtype, data = r.block_contents(k)
+            else:
+                vtype = r.vtype[k]
+                # The encoder wants numbers in host order; the wire bytes are big-endian.
+                data = _wire_to_host(vtype, r.payload(k))
+            lvals.append(0)
+            vtypes.append(vtype)
+            poffs.append(len(payload))
+            plens.append(len(data))
+            payload += data
+    return dict(pmids=pmids, numvals=numvals, valfmts=valfmts, insts=insts, lvals=lvals,
+                vtypes=vtypes, poffs=poffs, plens=plens, payload=bytes(payload))

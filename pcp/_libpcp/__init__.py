@@ -1,0 +1,1 @@
+"""libpcp behaviour reproduced in Python over the decoded data: values, units, labels, anonymous metrics."""

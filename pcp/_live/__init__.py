@@ -1,0 +1,1 @@
+"""Live host contexts: host specs, the pmcd transport, the host context."""

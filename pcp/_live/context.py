@@ -1,0 +1,474 @@
+"""Host contexts: one pmcd connection, its instance profile, and every PMAPI request
+as an encode -> send -> receive -> decode exchange over the C codec."""
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from pcp._libpcp import anon as _anon
+from pcp._decode import pdu as codec
+from pcp._core.errors import pmErr
+from pcp._decode.result import FlatResult
+
+PM_ERR_NAME = -12357
+PM_ERR_PMID = -12358
+PM_ERR_INDOM = -12359
+PM_ERR_IPC = -12366
+PM_ERR_TIMEOUT = -12353
+PM_ERR_TOOSMALL = -12443
+PM_ERR_VALUE = -12351
+PM_ERR_PROFILESPEC = -12377
+PM_ERR_NOLABELS = -12410
+PM_ERR_NOAGENT = -12386
+PM_ERR_TEXT = -12349
+
+PM_ID_NULL = 0xFFFFFFFF
+PM_INDOM_NULL = 0xFFFFFFFF
+PM_IN_NULL = -1
+
+PM_PROFILE_INCLUDE = 0
+PM_PROFILE_EXCLUDE = 1
+
+PM_TEXT_ONELINE = 1
+PM_TEXT_HELP = 2
+PM_TEXT_PMID = 4
+PM_TEXT_INDOM = 8
+PM_TEXT_DIRECT = 16
+
+FEATURE_LABELS = 0x0200
+FEATURE_HIGHRES = 0x0400
+FEATURE_DESCS = 0x0800
+
+# libpcp cuts pmLookupName requests of 500+ names into PDUs of at most this size.
+_NAMES_BATCH_THRESHOLD = 500
+_NAMES_BATCH_BYTES = 64512
+
+_CTXID = 0  # each connection carries one context, so PROFILE/FETCH always use slot 0
+
+
+class Profile:
+    """The instance profile (protocol.md 9.2): a global state plus per-indom entries."""
+
+    __slots__ = ("g_state", "entries", "sent")
+
+    def __init__(self) -> None:
+        self.g_state = PM_PROFILE_INCLUDE
+        # indom -> [state, instance list]; dicts keep creation order, as libpcp sends it
+        self.entries: dict = {}
+        self.sent = False
+
+    def copy(self) -> "Profile":
+        p = Profile()
+        p.g_state = self.g_state
+        p.entries = {k: [v[0], list(v[1])] for k, v in self.entries.items()}
+        return p
+
+    def _change(self, indom: int, insts: Optional[Sequence[int]], adding: bool) -> None:
+        self.sent = False
+        if indom == PM_INDOM_NULL:
+            if insts:
+                raise pmErr(PM_ERR_PROFILESPEC)
+            self.entries.clear()
+            self.g_state = PM_PROFILE_INCLUDE if adding else PM_PROFILE_EXCLUDE
+            return
+        entry = self.entries.get(indom)
+        if entry is None:
+            # A new entry starts as "exclude everything" (libpcp behaviour).
+            entry = self.entries[indom] = [PM_PROFILE_EXCLUDE, []]
+        if not insts:
+            entry[0] = PM_PROFILE_INCLUDE if adding else PM_PROFILE_EXCLUDE
+            entry[1] = []
+            return
+        state, listed = entry
+        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
+        grow = (state == PM_PROFILE_EXCLUDE) == adding
+        if grow:
+            for i in insts:
+                if i not in listed:
+                    listed.append(i)
+        else:
+            drop = set(insts)
+            entry[1] = [i for i in listed if i not in drop]
+
+    def add(self, indom: int, insts: Optional[Sequence[int]]) -> None:
+        self._change(indom, insts, True)
+
+    def delete(self, indom: int, insts: Optional[Sequence[int]]) -> None:
+        self._change(indom, insts, False)
+
+    def includes(self, indom: int, inst: int) -> bool:
+        """Whether an instance passes the profile (archives filter values locally)."""
+        entry = self.entries.get(indom)
+        if entry is None:
+            return self.g_state == PM_PROFILE_INCLUDE
+        state, listed = entry
+        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
+        return (inst in listed) == (state == PM_PROFILE_EXCLUDE)
+
+    def encode(self, from_: int) -> bytes:
+        entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]
+        return codec.encode_profile(from_, _CTXID, self.g_state, entries)
+
+
+def _int32(value: int) -> int:
+    """Instance ids and label idents travel as int32; callers pass them either way."""
+    value = int(value) & 0xFFFFFFFF
+    return value - 0x100000000 if value & 0x80000000 else value
+
+
+def _fix_client_side_sets(flat: FlatResult) -> None:
+    """libpcp's post-fetch rewrite: pmcd answers PM_ERR_NOAGENT for the anonymous
+    metrics, which libpcp reports as having no values (numval 0). libpcp 6.0.3 leaves
+    PM_ERR_NOAGENT alone for PM_ID_NULL (protocol.md 9.3 step 7 describes 7.x)."""
+    for i, pmid in enumerate(flat.pmid):
+        if flat.numval[i] == PM_ERR_NOAGENT and pmid in _anon.BY_PMID:
+            flat.numval[i] = flat.c.numval[i] = 0
+
+
+def _reconnect_backoff() -> List[float]:
+    raw = os.environ.get("PMCD_RECONNECT_TIMEOUT", "")
+    try:
+        vals = [float(x) for x in raw.split(",") if x.strip()]
+        if vals and all(v > 0 for v in vals):
+            return vals
+    except ValueError:
+        pass
+    return [5.0, 10.0, 20.0, 40.0, 80.0]
+
+
+class HostContext:
+    """A PMAPI host context: connection, profile, and the request methods."""
+
+    def __init__(self, handle: int, spec: str, ctx_flags: int = 0,
+                 connector: Optional[Callable] = None) -> None:
+        from pcp._live import transport as _transport
+
+        self.handle = handle
+        self.spec = spec
+        self.ctx_flags = ctx_flags
+        self._connector = connector or _transport.connect
+        self.profile = Profile()
+        self.conn = None
+        self._backoff_index = 0
+        self._retry_after = 0.0
+        self._fetch_cache: Tuple[Optional[tuple], bytes, bool] = (None, b"", False)
+        self.conn = self._connector(spec, ctx_flags)
+
+    # ---- connection management ----------------------------------------------------
+
+    @property
+    def features(self) -> int:
+        return self.conn.features if self.conn is not None else 0
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def reconnect(self) -> int:
+        now = time.monotonic()
+        if self._retry_after and now < self._retry_after:
+            raise pmErr(-errno.ETIMEDOUT)
+        self.close()
+        try:
+            self.conn = self._connector(self.spec, self.ctx_flags)
+        except pmErr:
+            steps = _reconnect_backoff()
+            self._retry_after = time.monotonic() + steps[min(self._backoff_index, len(steps) - 1)]
+            self._backoff_index += 1
+            raise pmErr(-errno.ETIMEDOUT)
+        self._backoff_index = 0
+        self._retry_after = 0.0
+        self.profile.sent = False
+        return self.handle
+
+    def duplicate(self, handle: int) -> "HostContext":
+        dup = HostContext(handle, self.spec, self.ctx_flags, self._connector)
+        dup.profile = self.profile.copy()
+        dup.profile.sent = False
+        return dup
+
+    def _live(self):
+        if self.conn is None:
+            raise pmErr(PM_ERR_IPC)
+        return self.conn
+
+    def _request(self, request: bytes, expect: int, decode: Callable):
+        """_exchange, then decode the reply; a reply that does not decode means the
+        stream can no longer be trusted, so the connection is closed as for PM_ERR_IPC."""
+        pdu = self._exchange(request, expect)
+        try:
+            return decode(pdu)
+        except pmErr as e:
+            if e.code == PM_ERR_IPC:
+                self.close()
+            raise
+
+    def _exchange(self, request: bytes, expect: int) -> bytes:
+        """Send one request and read its reply PDU; an ERROR reply raises its code."""
+        conn = self._live()
+        try:
+            conn.send(request)
+            ptype, pdu = conn.recv_pdu()
+        except pmErr as e:
+            if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+                # A late reply may still be queued: the connection is no longer in step.
+                self.close()
+            raise
+        if ptype == expect:
+            return pdu
+        if ptype == codec.PDU_ERROR:
+            try:
+                code = codec.decode_error(pdu)
+            except pmErr:
+                self.close()
+                raise
+            if code < 0:
+                raise pmErr(code)
+        self.close()
+        raise pmErr(PM_ERR_IPC)
+
+    # ---- PMNS ------------------------------------------------------------------------
+
+    def lookup_names(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
+        """Returns (number resolved, pmids with PM_ID_NULL for failures)."""
+        if len(names) < 1:
+            raise pmErr(PM_ERR_TOOSMALL)
+        # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
+        anon = _anon.ANON
+        if not any(n in anon for n in names):
+            return self._lookup_remote(names)
+        local = [anon[n][0] if n in anon else None for n in names]
+        remote = [n for n, p in zip(names, local) if p is None]
+        resolved, ids = self._lookup_remote(remote) if remote else (0, [])
+        it = iter(ids)
+        pmids = [p if p is not None else next(it) for p in local]
+        return resolved + sum(1 for p in local if p is not None), pmids
+
+    def _lookup_remote(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
+        batches: List[Sequence[bytes]] = []
+        if len(names) < _NAMES_BATCH_THRESHOLD:
+            batches.append(names)
+        else:
+            start, size = 0, 24
+            for i, n in enumerate(names):
+                need = 4 + ((len(n) + 4) & ~3)
+                if i > start and size + need > _NAMES_BATCH_BYTES:
+                    batches.append(names[start:i])
+                    start, size = i, 24
+                size += need
+            batches.append(names[start:])
+        pmids: List[int] = []
+        resolved = 0
+        for batch in batches:
+            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch), codec.PDU_PMNS_IDS,
+                                     codec.decode_pmns_ids)
+            if len(ids) != len(batch):
+                self.close()
+                raise pmErr(PM_ERR_IPC)
+            pmids.extend(ids)
+            resolved += len(ids) - ids.count(PM_ID_NULL)
+        return resolved, pmids
+
+    def name_all(self, pmid: int) -> List[bytes]:
+        if pmid in _anon.BY_PMID:
+            return [_anon.BY_PMID[pmid]]
+        req = codec.encode_ids(self.handle, codec.PDU_PMNS_IDS, 0, [pmid])
+        names, _ = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
+        return names
+
+    def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
+        extra = _anon.children(name)
+        req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_CHILD, 1 if with_status else 0, name)
+        try:
+            names, status = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
+        except pmErr as e:
+            if e.code != PM_ERR_NAME or not extra:
+                raise
+            names, status = [], ([] if with_status else None)
+        for child, st in extra:
+            if child not in names:
+                names.append(child)
+                if status is not None:
+                    status.append(st)
+        if with_status and status is None:
+            status = [0] * len(names)
+        return names, status
+
+    def traverse(self, name: bytes) -> List[bytes]:
+        extra = _anon.leaves(name)
+        req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_TRAVERSE, 0, name)
+        try:
+            names, _ = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
+        except pmErr as e:
+            if e.code != PM_ERR_NAME or not extra:
+                raise
+            names = []
+        return names + [n for n in extra if n not in names]
+
+    # ---- descriptors, instances, text ------------------------------------------------
+
+    def desc(self, pmid: int) -> codec.DescTuple:
+        local = _anon.desc(pmid)
+        if local is not None:
+            return local
+        return self._request(codec.encode_desc_req(self.handle, pmid), codec.PDU_DESC, codec.decode_desc)
+
+    def descs(self, pmids: Sequence[int]) -> List[codec.DescTuple]:
+        """One descriptor per pmid; failed ones come back with pmid PM_ID_NULL."""
+        if len(pmids) < 1:
+            raise pmErr(PM_ERR_TOOSMALL)
+        if self.features & FEATURE_DESCS:
+            req = codec.encode_ids(self.handle, codec.PDU_DESC_IDS, -1, pmids)
+            descs = self._request(req, codec.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
+            return [_anon.desc(p) or d for p, d in zip(pmids, descs)]
+        out = []
+        for pmid in pmids:
+            try:
+                out.append(self.desc(pmid))
+            except pmErr as e:
+                if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+                    raise
+                out.append((PM_ID_NULL, 0, 0, 0, 0))
+        return out
+
+    def instances(self, indom: int, inst: int = PM_IN_NULL, name: bytes = b"") -> Tuple[List[int], List[bytes]]:
+        if indom == PM_INDOM_NULL:
+            raise pmErr(PM_ERR_INDOM)
+        inst = _int32(inst)
+        req = codec.encode_instance_req(self.handle, indom, inst, name)
+        _, insts, names = self._request(req, codec.PDU_INSTANCE, codec.decode_instance)
+        return insts, names
+
+    def text(self, ident: int, level: int, indom: bool) -> bytes:
+        if not indom:
+            local = _anon.text(ident, bool(level & PM_TEXT_HELP))
+            if local is not None:
+                return local
+        kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
+        req = codec.encode_text_req(self.handle, ident, kind)
+        try:
+            text = self._request(req, codec.PDU_TEXT, codec.decode_text)
+        except pmErr as e:
+            if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+                raise
+            text = b""
+        if text == b"" and (level & PM_TEXT_HELP) and not (level & PM_TEXT_DIRECT):
+            # libpcp falls back to the one-line text when there is no help text.
+            kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
+            req = codec.encode_text_req(self.handle, ident, kind)
+            text = self._request(req, codec.PDU_TEXT, codec.decode_text)
+        return text
+
+    # ---- fetch and store -------------------------------------------------------------
+
+    def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
+        """Returns the decoded result and the pmcd state-change mask (0 if none)."""
+        conn = self._live()
+        use_highres = bool(conn.features & FEATURE_HIGHRES)
+        key = tuple(pmids)
+        cached_key, request, cached_hr = self._fetch_cache
+        if cached_key != key or cached_hr != use_highres:
+            if len(key) < 1:
+                raise pmErr(PM_ERR_TOOSMALL)
+            request = codec.encode_fetch(self.handle, use_highres, _CTXID, key)
+            self._fetch_cache = (key, request, use_highres)
+        if not self.profile.sent:
+            request = self.profile.encode(self.handle) + request
+            self.profile.sent = True
+        expect = codec.PDU_HIGHRES_RESULT if use_highres else codec.PDU_RESULT
+        changes = 0
+        try:
+            conn.send(request)
+            while True:
+                ptype, pdu = conn.recv_pdu()
+                if ptype == expect:
+                    break
+                if ptype != codec.PDU_ERROR:
+                    raise pmErr(PM_ERR_IPC)
+                code = codec.decode_error(pdu)
+                if code < 0:
+                    raise pmErr(code)
+                if code == 0:
+                    # libpcp ends the fetch with success but no result; treat the
+                    # stream as out of step instead of inventing an empty result.
+                    raise pmErr(PM_ERR_IPC)
+                changes |= code
+        except pmErr as e:
+            if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+                self.close()
+            raise
+        try:
+            flat = FlatResult(pdu, use_highres)
+        except pmErr:
+            self.close()
+            raise
+        _fix_client_side_sets(flat)
+        return flat, changes
+
+    def store(self, arrays: dict, sec: int, usec: int) -> int:
+        from pcp._core.native import ffi, lib
+
+        n = len(arrays["pmids"])
+        if n < 1:
+            raise pmErr(PM_ERR_TOOSMALL)
+        for nv in arrays["numvals"]:
+            if nv < 1:
+                raise pmErr(PM_ERR_VALUE)
+        args = (
+            self.handle, sec, usec, n,
+            ffi.new("uint32_t[]", arrays["pmids"]),
+            ffi.new("int32_t[]", arrays["numvals"]),
+            ffi.new("int32_t[]", arrays["valfmts"]),
+            ffi.new("int32_t[]", arrays["insts"] or [0]),
+            ffi.new("int32_t[]", arrays["lvals"] or [0]),
+            ffi.new("int32_t[]", arrays["vtypes"] or [0]),
+            ffi.new("uint32_t[]", arrays["poffs"] or [0]),
+            ffi.new("uint32_t[]", arrays["plens"] or [0]),
+            arrays["payload"], len(arrays["payload"]),
+        )
+        request = codec._encode(lib.pcp_encode_store, *args)
+        code = self._request(request, codec.PDU_ERROR, codec.decode_error)
+        if code < 0:
+            raise pmErr(code)
+        return code
+
+    # ---- labels ----------------------------------------------------------------------
+
+    def labels(self, ident: int, type_: int) -> List[codec.LabelSetData]:
+        if not self.features & FEATURE_LABELS:
+            raise pmErr(PM_ERR_NOLABELS)
+        if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
+            self._live().send(self.profile.encode(self.handle))
+            self.profile.sent = True
+        ident = _int32(ident)
+        req = codec.encode_label_req(self.handle, ident, type_)
+        rident, rtype, sets = self._request(req, codec.PDU_LABEL, codec.decode_labels)
+        if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
+            self.close()
+            raise pmErr(PM_ERR_IPC)
+        return sets
+
+    # ---- host name -------------------------------------------------------------------
+
+    def host_name(self) -> str:
+        try:
+            _, pmids = self.lookup_names([b"pmcd.hostname"])
+            if pmids[0] != PM_ID_NULL:
+                flat, _ = self.fetch(pmids, True)
+                if flat.numval[0] > 0 and flat.vtype[0] == 6:
+                    name = flat.payload(0).split(b"\0", 1)[0].decode("utf-8", "replace")
+                    if name:
+                        return name
+        except pmErr:
+            pass
+        host = getattr(self.conn, "hostname", None) if self.conn is not None else None
+        if host and not host.startswith("localhost") and not host.startswith("/"):
+            return host
+        return socket.gethostname()

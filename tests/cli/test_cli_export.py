@@ -1,0 +1,252 @@
+"""`python -m pcp export`: every value of the table checked against pmdumplog's dump of
+the same archive (the bundled one, and the pmlogger corpus), CSV and Parquet, wide and
+long layouts, counter rates, and the error when pyarrow is missing."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+from support.cliutil import DEMO_ARCHIVE, run_cli, run_tool
+
+_TIME = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) (\d+) metrics?$|^(\d\d:\d\d:\d\d\.\d+)  <mark>$")
+_SET = re.compile(r"^    [\d.]+ \((.*)\):(.*)$")
+_VAL = re.compile(r'^\s*(?:inst \[(-?\d+) or (?:"(.*)"|\?\?\?)\] )?value (.*)$')
+
+
+def pmdumplog_values(archive, names=()):
+    """{time of day: {(metric, inst or None): value text}} from pmdumplog in UTC."""
+    env_tz = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    try:
+        text = run_tool("pmdumplog", archive, *names, check=True).stdout
+    finally:
+        if env_tz is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = env_tz
+    out = {}
+    cur = None
+    metric = None
+    for line in text.splitlines():
+        m = _TIME.match(line)
+        if m:
+            cur = out.setdefault(m.group(1) or m.group(3), {})
+            continue
+        m = _SET.match(line)
+        if m:
+            metric = tuple(m.group(1).split(" or "))
+            rest = m.group(2).strip()
+            if rest.startswith("value") or rest.startswith("inst"):
+                _add(cur, metric, rest)
+            continue
+        if line.startswith("        ") and "value " in line and cur is not None:
+            _add(cur, metric, line.strip())
+    return out
+
+
+INST_NAMES = {}       # (metric, inst) -> the instance's name pmdumplog printed last
+
+
+def _add(cur, metric, text):
+    m = _VAL.match(text)
+    assert m, text
+    inst = int(m.group(1)) if m.group(1) is not None else None
+    cur[(metric, inst)] = m.group(3)
+    if m.group(2) is not None:
+        INST_NAMES[(metric, inst)] = m.group(2)
+
+
+def _same(mine, theirs):
+    if theirs.startswith('"'):
+        return mine == theirs[1:-1]
+    if mine == "":
+        return False
+    a, b = float(mine), float(theirs)
+    return a == b or math.isclose(a, b, rel_tol=1e-7)
+
+
+def _csv(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+def _time_of_day(iso, digits):
+    return iso[11:20] + iso[20:20 + digits]
+
+
+def _check_wide(header, rows, ref, digits, extra_names=None):
+    """Every non-empty cell equals pmdumplog's value; every pmdumplog value is there."""
+    seen = 0
+    by_time = {_time_of_day(r[0], digits): r for r in rows}
+    for t, values in ref.items():
+        if t not in by_time:
+            continue
+        row = by_time[t]
+        for (metric, inst), value in values.items():
+            cols = [c for c in names_of(metric, inst) if c in header]
+            if not cols and extra_names and inst is not None:
+                cols = ["%s[%s]" % (m, extra_names[(m, inst)]) for m in metric
+                        if (m, inst) in extra_names]
+                cols = [c for c in cols if c in header]
+            if not cols:
+                continue
+            cell = row[header.index(cols[0])]
+            if value == '""':
+                assert cell == ""       # an empty string: an empty cell, as a missing value
+                continue
+            assert _same(cell, value), (t, cols[0], cell, value)
+            seen += 1
+    filled = sum(1 for r in rows for c in r[1:] if c != "")
+    assert seen == filled
+    return seen
+
+
+def names_of(metrics, inst):
+    """The column names a (pmdumplog "a or b" metric, instance) value may be under."""
+    out = []
+    for metric in metrics:
+        if inst is None:
+            out.append(metric)
+        elif (metrics, inst) in INST_NAMES:
+            out.append("%s[%s]" % (metric, INST_NAMES[(metrics, inst)]))
+        out.append("%s[%s]" % (metric, inst))
+    return out
+
+
+def test_export_csv_matches_pmdumplog_values():
+    got = run_cli("export")
+    assert got.status == 0, got.err
+    header, rows = _csv(got.out)
+    assert header[0] == "time"
+    ref = pmdumplog_values(DEMO_ARCHIVE)
+    seen = _check_wide(header, rows, ref, 9)
+    assert seen > 300
+
+
+def test_export_selected_metrics_and_long_layout():
+    got = run_cli("export", "--layout", "long", "sample.colour", "kernel.all.load",
+                  "kernel.uname.release")
+    assert got.status == 0, got.err
+    header, rows = _csv(got.out)
+    assert header == ["time", "metric", "inst", "instance", "value"]
+    ref = pmdumplog_values(DEMO_ARCHIVE, ["sample.colour", "kernel.all.load", "kernel.uname.release"])
+    n = 0
+    for t, metric, inst, iname, value in rows:
+        want = ref[_time_of_day(t, 9)]
+        key = [k for k in want if metric in k[0] and
+               (k[1] == (int(inst) if inst else None))]
+        assert len(key) == 1, (metric, inst)
+        assert _same(value, want[key[0]])
+        n += 1
+    assert n == sum(len(v) for v in ref.values())
+    assert {r[1] for r in rows} == {"sample.colour", "kernel.all.load", "kernel.uname.release"}
+
+
+def test_export_rates():
+    raw = _csv(run_cli("export", "sample.seconds", "kernel.all.cpu.user").out)
+    rates = _csv(run_cli("export", "-r", "sample.seconds", "kernel.all.cpu.user").out)
+    assert raw[0] == rates[0]
+    times = [np.datetime64(r[0][:-1]) for r in raw[1]]
+    col = raw[0].index("sample.seconds")
+    vals = [(t, int(r[col])) for t, r in zip(times, raw[1]) if r[col]]
+    rcol = [float(r[col]) for r in rates[1] if r[col]]
+    assert len(rcol) == len(vals) - 1
+    for (t0, v0), (t1, v1), r in zip(vals, vals[1:], rcol):
+        dt = (t1 - t0) / np.timedelta64(1, "ns") * 1e-9
+        assert r == pytest.approx((v1 - v0) / dt)
+        assert 0.5 < r < 1.5              # sample.seconds counts seconds
+
+
+def test_export_parquet_matches_csv(tmp_path):
+    # pyarrow is an optional extra: setup.sh installs it into .venv, but the interpreter
+    # of .ci/sanitize.sh may not have it
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "demo.parquet"
+    got = run_cli("export", "-o", str(out))
+    assert got.status == 0, got.err
+    table = pq.read_table(out)
+    header, rows = _csv(run_cli("export").out)
+    assert table.column_names == header
+    assert table.num_rows == len(rows)
+    assert table.schema.field("time").type == pa.timestamp("ns", tz="UTC")
+    assert table.schema.field("kernel.all.cpu.user").type == pa.uint64()
+    assert table.schema.field("sample.long.one").type == pa.int32()
+    assert table.schema.field("kernel.uname.release").type == pa.string()
+    meta = table.schema.field("kernel.all.cpu.user").metadata
+    assert meta[b"units"] == b"millisec" and meta[b"semantics"] == b"counter"
+    for name in header[1:]:
+        col = table.column(name).to_pylist()
+        for cell, value in zip((r[header.index(name)] for r in rows), col):
+            if cell == "":
+                assert value is None
+            elif isinstance(value, str):
+                assert value == cell
+            else:
+                assert float(value) == pytest.approx(float(cell), rel=1e-7)
+    ns = table.column("time").cast(pa.int64()).to_pylist()
+    assert [np.datetime64(r[0][:-1], "ns").astype(np.int64) for r in rows] == ns
+
+
+def test_export_parquet_long(tmp_path):
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "long.pq"
+    assert run_cli("export", "-o", str(out), "--layout", "long", "kernel.all.load").status == 0
+    t = pq.read_table(out, columns=["metric", "instance", "value"]).to_pydict()
+    ref = pmdumplog_values(DEMO_ARCHIVE, ["kernel.all.load"])
+    assert len(t["value"]) == sum(len(v) for v in ref.values())
+    assert set(t["metric"]) == {"kernel.all.load"}
+    assert set(t["instance"]) == {"1 minute", "5 minute", "15 minute"}
+
+
+def test_export_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    got = run_cli("export", "-o", str(tmp_path / "x.parquet"))
+    assert got.status == 1
+    assert "pyarrow" in got.err and "Traceback" not in got.err
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_export_to_file(tmp_path):
+    out = tmp_path / "demo.csv"
+    assert run_cli("export", "-o", str(out), "hinv").status == 0
+    header, rows = _csv(out.read_text())
+    assert header == ["time", "hinv.ncpu", "hinv.physmem"]
+    assert len(rows) == 1
+
+
+@pytest.mark.pmcd
+@pytest.mark.parametrize("name", ["v2", "v3native", "mv3", "marks"])
+def test_export_corpus_matches_pmdumplog(pmcd, name):
+    from support import archives
+    from pcp import pmapi
+    import cpmapi as c_api
+
+    path = archives.get_corpus()[name]
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, path)
+    digits = 9 if ctx.pmGetArchiveLabel().magic & 0xFF == 3 else 6
+    metrics = ["sample.colour", "sample.proc", "sample.many.int", "sample.double",
+               "sample.ulonglong", "sample.string", "sample.seconds", "hinv.ncpu"]
+    got = run_cli("export", "-a", path, *metrics)
+    assert got.status == 0, got.err
+    header, rows = _csv(got.out)
+    ref = pmdumplog_values(path, metrics)
+    # instances pmdumplog could not name at the time ("inst [N or ???]") are named in
+    # the table after any instance-domain record of the archive that knows them
+    extra = {}
+    for leaf in {h.split("[")[0] for h in header[1:]}:
+        desc = ctx.pmLookupDescs(ctx.pmLookupName([leaf]))[0]
+        if desc.contents.indom != c_api.PM_INDOM_NULL:
+            for i, n in zip(*ctx.pmGetInDomArchive(desc)):
+                extra[(leaf, i)] = n
+    assert _check_wide(header, rows, ref, digits, extra) > 100

@@ -1,0 +1,197 @@
+"""`python -m pcp info` and `dump` against pminfo and pmdumplog: on the bundled archive
+(no pmcd needed), on the pmlogger test corpus (v2/v3, compressed, multi-volume, marks,
+event records) and on the live pmcd. The outputs must be identical, byte for byte."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cpmapi as c_api
+from pcp import pmapi
+
+from support.cliutil import DEMO_ARCHIVE, our_env, run_cli, run_module, run_tool
+
+
+def _files(base):
+    d = os.path.dirname(base)
+    return sorted(f for f in os.listdir(d) if f.startswith(os.path.basename(base) + "."))
+
+
+# ---- the bundled archive ---------------------------------------------------------------
+
+def test_bundled_archive_is_shipped_small_and_readable():
+    files = _files(DEMO_ARCHIVE)
+    assert files == ["demo.0.xz", "demo.index", "demo.meta.xz"]
+    total = sum(os.path.getsize(os.path.join(os.path.dirname(DEMO_ARCHIVE), f)) for f in files)
+    assert total < 64 * 1024
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, DEMO_ARCHIVE)
+    assert ctx.pmGetArchiveLabel().get_hostname()
+    n = 0
+    while True:
+        try:
+            ctx.pmFetchArchive()
+        except pmapi.pmErr as e:
+            assert e.args[0] == c_api.PM_ERR_EOL
+            break
+        n += 1
+    assert n >= 10
+    # counters, instance domains and strings are all there
+    names = ["sample.seconds", "kernel.all.cpu.user", "kernel.all.load",
+             "network.interface.in.bytes", "kernel.uname.release", "sample.string.hullo"]
+    descs = ctx.pmLookupDescs(ctx.pmLookupName(names))
+    sems = [d.contents.sem for d in descs]
+    assert sems[0] == sems[1] == c_api.PM_SEM_COUNTER
+    assert descs[2].contents.indom != c_api.PM_INDOM_NULL
+    assert descs[4].contents.type == c_api.PM_TYPE_STRING
+
+
+DUMP_CASES = [
+    ([], []),
+    (["--all"], ["-a"]),
+    (["-l"], ["-l"]),
+    (["-L"], ["-L"]),
+    (["-d"], ["-d"]),
+    (["-i"], ["-i"]),
+    (["-t"], ["-t"]),
+    (["-h"], ["-h"]),
+    (["-s"], ["-s"]),
+    (["-r"], ["-r"]),
+    (["-z", "-dim"], ["-z", "-dim"]),
+    (["-Z", "EST5EDT", "-l"], ["-Z", "EST5EDT", "-l"]),
+]
+
+
+@pytest.mark.parametrize("ours,theirs", DUMP_CASES, ids=[" ".join(c[1]) or "default" for c in DUMP_CASES])
+def test_dump_bundled_matches_pmdumplog(ours, theirs):
+    ref = run_tool("pmdumplog", *theirs, DEMO_ARCHIVE, check=True)
+    got = run_cli("dump", *ours)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+@pytest.mark.parametrize("names", [["sample.colour", "kernel.all.load"], ["sample"],
+                                   ["network", "sample.long.one"]])
+def test_dump_bundled_selected_metrics_match_pmdumplog(names):
+    for flags in ([], ["-r"], ["-s"]):
+        ref = run_tool("pmdumplog", *flags, DEMO_ARCHIVE, *names, check=True)
+        got = run_cli("dump", *flags, *names)
+        assert got.status == 0, got.err
+        assert got.out == ref.stdout
+
+
+def test_dump_unknown_metric_fails():
+    got = run_cli("dump", "no.such.metric")
+    assert got.status == 1
+    assert "No metric names can be translated" in got.err
+
+
+def test_dump_record_limit():
+    got = run_cli("dump", "-n", "2")
+    assert got.out.count(" metrics\n") == 2
+
+
+INFO_CASES = [[], ["-m"], ["-M", "-t"], ["-d"], ["-f"], ["-T"], ["-l"], ["-dfmtTl"],
+              ["-f", "sample", "kernel.all"], ["-l", "kernel.all.load", "hinv.ncpu"],
+              ["-dt", "sample.colour", "network"], ["-fM", "pmcd"], ["-z", "-f", "hinv"],
+              ["-Z", "UTC", "-m", "kernel"]]
+
+
+@pytest.mark.parametrize("flags", INFO_CASES, ids=[" ".join(c) or "default" for c in INFO_CASES])
+def test_info_bundled_matches_pminfo(flags):
+    ref = run_tool("pminfo", "-a", DEMO_ARCHIVE, *flags, check=True)
+    got = run_cli("info", *flags)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+def test_info_unknown_name_reports_and_fails():
+    ref = run_tool("pminfo", "-a", DEMO_ARCHIVE, "-f", "sample.nope", "sample.long.one")
+    got = run_cli("info", "-f", "sample.nope", "sample.long.one")
+    assert got.status == ref.returncode == 1
+    assert got.out == ref.stdout
+    assert "sample.nope: Unknown metric name" in got.err
+
+
+def test_source_errors_are_one_line():
+    got = run_cli("info", "-a", "/nonexistent/archive")
+    assert got.status == 1
+    assert got.err.startswith("pcp: Cannot connect to archive")
+    assert "Traceback" not in got.err
+
+
+def test_module_and_console_script_run():
+    p = run_module("dump", "-l")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("Log Label (Log Format Version 3)")
+    p = run_module("--help")
+    assert p.returncode == 0 and "info" in p.stdout and "dump" in p.stdout
+    script = os.path.join(os.path.dirname(sys.executable), "pcp-native")
+    if os.path.exists(script):
+        p = subprocess.run([script, "info", "hinv.ncpu"], capture_output=True, text=True,
+                           env=our_env())
+        assert p.returncode == 0 and p.stdout == "hinv.ncpu\n"
+
+
+def test_broken_pipe_is_quiet():
+    p = subprocess.run("%s -m pcp dump --all | head -1" % sys.executable, shell=True,
+                       capture_output=True, text=True, env=our_env())
+    assert p.stdout == "Log Label (Log Format Version 3)\n"
+    assert "Traceback" not in p.stderr and "Error" not in p.stderr
+
+
+# ---- the pmlogger corpus ---------------------------------------------------------------
+
+CORPUS = ["v2", "v3native", "marks", "marks3", "mv3", "xz_all", "bz2_v3", "noindex"]
+
+
+@pytest.fixture(scope="module")
+def corpus(pmcd):
+    from support import archives
+
+    return archives.get_corpus()
+
+
+@pytest.mark.pmcd
+@pytest.mark.parametrize("name", CORPUS)
+def test_dump_corpus_matches_pmdumplog(corpus, name):
+    path = corpus[name]
+    for ours, theirs in ((["--all"], ["-a"]), (["-r", "-z"], ["-r", "-z"]),
+                         (["-m"], ["-m"])):
+        ref = run_tool("pmdumplog", *theirs, path, check=True)
+        got = run_cli("dump", "-a", path, *ours)
+        assert got.status == 0, got.err
+        assert got.out == ref.stdout, (name, ours)
+
+
+@pytest.mark.pmcd
+@pytest.mark.parametrize("name", ["v2", "v3native", "marks", "mv3"])
+def test_info_corpus_matches_pminfo(corpus, name):
+    path = corpus[name]
+    ref = run_tool("pminfo", "-a", path, "-dfmtTlM", check=True)
+    got = run_cli("info", "-a", path, "-dfmtTlM")
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+# ---- live ------------------------------------------------------------------------------
+
+@pytest.mark.pmcd
+def test_info_live_metadata_matches_pminfo():
+    ref = run_tool("pminfo", "-h", "local:", "-dmtT", "sample", "kernel.all", "hinv", check=True)
+    got = run_cli("info", "-h", "local:", "-dmtT", "sample", "kernel.all", "hinv")
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
+def test_info_live_values_match_pminfo():
+    stable = ["sample.long", "sample.ulong", "sample.longlong", "sample.float", "sample.double",
+              "sample.string.hullo", "sample.bin", "sample.aggregate.hullo", "sample.noinst",
+              "sample.bad.novalues", "hinv.ncpu"]
+    ref = run_tool("pminfo", "-h", "local:", "-f", *stable, check=True)
+    got = run_cli("info", "-h", "local:", "-f", *stable)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
