@@ -21,7 +21,7 @@ from typing import Any, Iterator, List, NamedTuple
 
 import numpy as np
 
-from pcp._archive.context import Archive
+from pcp._archive.reader import Archive
 from pcp._bulk.columns import ArchiveColumns, ArchiveReader, MetricArray, read_archive  # noqa: F401
 from pcp._archive.files import expand_names
 from pcp._archive.meta import Metadata

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import dask.dataframe as dd
 
-from pcp._archive.context import Archive
+from pcp._archive.reader import Archive
 from pcp._archive.files import expand_names
 from pcp._bulk.columns import ArchiveReader, TimeLike, to_ns, NS_MIN, NS_MAX
 from pcp._bulk import export as _columns_export

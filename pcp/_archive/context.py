@@ -1,345 +1,28 @@
 """Archive contexts: PM_CONTEXT_ARCHIVE over one archive or several (a comma-separated
 list or a directory), read forwards and backwards exactly as libpcp 6.0.3 reads them.
+Positioning by time uses the temporal index the way __pmLogSetTime does; the archives
+themselves are read by pcp._archive.reader.
 
-The reader keeps libpcp's model of a stdio stream: the current archive, the current
-volume and a byte position in it. Each step is one call of the C record reader
-(csrc/archive_record.c), which reports where libpcp's stream would be afterwards, so the
-observable behaviour on damaged archives (a truncated record failing again and again, a
-record with mismatched length words being stepped over) is libpcp's. Positioning by time
-uses the temporal index the way __pmLogSetTime does; pmGetArchiveEnd reads backwards from
-the end of the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
-
-The interface (lookup_names, desc, instances, text, labels, fetch, ...) is the one
-HostContext offers, so the pmapi facade serves both kinds of context.
+The context satisfies the Context Protocol (pcp._core.abc), as HostContext does, so the
+pmapi facade serves both kinds of context.
 """
 from __future__ import annotations
 
-import errno as _errno
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from pcp._libpcp import anon as _anon
-from pcp._archive.files import ArchiveFiles, MappedFile, expand_names, find_archive
+from pcp._archive.files import MappedFile, expand_names
 from pcp._archive.meta import Metadata, Stamp
-from pcp._live.context import Profile, _int32
+from pcp._archive.reader import LOG_END, Archive, LogLabel, Record, tsub
+from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
+                                 PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP,
+                                 PM_ERR_MODE, PM_ERR_NAME, PM_ERR_NONLEAF,
+                                 PM_ERR_PMID, PM_ERR_PMID_LOG, PM_ERR_TOOSMALL, PM_ID_NULL,
+                                 PM_INDOM_NULL, PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW,
+                                 PM_MODE_INTERP)
 from pcp._core.errors import pmErr
-from pcp._core.native import ffi, lib
 from pcp._decode.result import FlatResult
-
-PM_ERR_NAME = -12357
-PM_ERR_PMID = -12358
-PM_ERR_INDOM = -12359
-PM_ERR_NONLEAF = -12394
-PM_ERR_TOOSMALL = -12443
-PM_ERR_NODATA = -12354
-PM_ERR_EOL = -12370
-PM_ERR_MODE = -12371
-PM_ERR_LABEL = -12372
-PM_ERR_LOGREC = -12373
-PM_ERR_LOGFILE = -12375
-PM_ERR_NOCONTEXT = -12376
-PM_ERR_PMID_LOG = -12378
-PM_ERR_INDOM_LOG = -12379
-PM_ERR_INST_LOG = -12380
-PM_ERR_LOGOVERLAP = -12401
-PM_ERR_LOGHOST = -12402
-PM_ERR_FEATURE = -12413
-PM_ERR_NOLABELS = -12410
-
-PM_ID_NULL = 0xFFFFFFFF
-PM_INDOM_NULL = 0xFFFFFFFF
-PM_MODE_INTERP = 1
-PM_MODE_FORW = 2
-PM_MODE_BACK = 3
-PM_LABEL_CONTEXT = 0x01
-PM_LABEL_INSTANCES = 0x20
-
-PM_CTXFLAG_NO_FEATURE_CHECK = 1 << 15
-PM_LOG_FEATURE_QA = 0x80000000
-
-VOL_META = -1
-VOL_INDEX = -2
-LOG_END = 1                      # PCP_LOG_END in archive.h
-MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
-
-
-def _tsub(a: Stamp, b: Stamp) -> float:
-    """libpcp's __pmTimestampSub: the difference in seconds, as a double. The
-    nanoseconds are 32-bit fields subtracted in 32-bit arithmetic, so a garbage field
-    wraps around exactly as it does there."""
-    dn = ((a[1] - b[1] + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-    return float(a[0] - b[0]) + dn / 1e9
-
-
-class LogLabel:
-    """A decoded archive label record."""
-
-    __slots__ = ("version", "magic", "pid", "vol", "stamp", "features", "length",
-                 "hostname", "timezone", "zoneinfo")
-
-    def __init__(self, mapped: MappedFile) -> None:
-        out = ffi.new("pcp_log_label *")
-        sts = lib.pcp_log_label_decode(mapped.ptr, mapped.size, out)
-        if sts < 0:
-            raise pmErr(sts)
-        data = mapped.data
-        self.version = out.version
-        self.magic = out.magic
-        self.pid = out.pid
-        self.vol = out.vol
-        self.stamp: Stamp = (out.sec, out.nsec)
-        self.features = out.features
-        self.length = out.len
-        self.hostname = bytes(data[out.host_off:out.host_off + out.host_len])  # type: ignore[index]
-        self.timezone = bytes(data[out.tz_off:out.tz_off + out.tz_len])  # type: ignore[index]
-        self.zoneinfo = bytes(data[out.zone_off:out.zone_off + out.zone_len])  # type: ignore[index]
-
-
-class IndexEntry:
-    __slots__ = ("stamp", "vol", "off_meta", "off_data")
-
-    def __init__(self, stamp: Stamp, vol: int, off_meta: int, off_data: int) -> None:
-        self.stamp = stamp
-        self.vol = vol
-        self.off_meta = off_meta
-        self.off_data = off_data
-
-
-class Record:
-    """What one read produced: a record in a volume, or a <mark> made up between archives."""
-
-    __slots__ = ("stamp", "numpmid", "nvalues", "mapped", "version", "off", "length")
-
-    def __init__(self, stamp: Stamp, numpmid: int, mapped: Optional[MappedFile] = None,
-                 version: int = 2, off: int = 0, length: int = 0, nvalues: int = 0) -> None:
-        self.stamp = stamp
-        self.numpmid = numpmid
-        self.nvalues = nvalues
-        self.mapped = mapped
-        self.version = version
-        self.off = off
-        self.length = length
-
-    def decode(self) -> FlatResult:
-        if self.mapped is None:
-            return FlatResult.empty(self.stamp[0], self.stamp[1])
-        # a copy: results outlive the mapping, which may be closed or released
-        raw = self.mapped.slice(self.off, self.off + self.length)
-        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
-
-
-class Archive:
-    """One archive of a context (libpcp's __pmLogCtl): its files, label and index."""
-
-    def __init__(self, name: str, ctx_flags: int) -> None:
-        self.files: ArchiveFiles = find_archive(name)
-        self.name = self.files.base
-        self.ctx_flags = ctx_flags
-        self.minvol = self.files.volumes[0]
-        self.maxvol = self.files.volumes[-1]
-        self._files: Dict[int, MappedFile] = {}   # volumes opened so far, good or not
-        self._checked: Dict[int, LogLabel] = {}
-        self._seen: set = set()                   # libpcp's per-volume "label checked"
-        self.meta_file: Optional[MappedFile] = None
-        self.index: List[IndexEntry] = []
-        self.endtime: Stamp = (0, 0)
-        self.physend = -1
-        self.label: LogLabel
-        self.version = 0
-
-    # ---- opening ---------------------------------------------------------------------
-
-    def open(self) -> None:
-        """__pmLogOpen up to the metadata: the labels of the first volume, the index
-        (then its entries) and the .meta file, which must agree."""
-        first = self.check_volume(self.minvol)
-        self.label = first
-        self.version = first.version
-        if self.files.index is not None:
-            index_file = MappedFile(self.files.index)
-            try:
-                index_label = self._check_label(index_file, VOL_INDEX)
-                if index_label.version != self.version:
-                    raise pmErr(PM_ERR_LABEL)
-                if (first.pid, first.hostname) != (index_label.pid, index_label.hostname):
-                    raise pmErr(PM_ERR_LABEL)
-                self._load_index(index_file)
-            finally:
-                index_file.close()
-        self.meta_file = MappedFile(self.files.meta)
-        meta_label = self._check_label(self.meta_file, VOL_META)
-        if meta_label.version != self.version:
-            raise pmErr(PM_ERR_LABEL)
-        self.meta_label = meta_label
-
-    def load_meta(self, meta: Metadata) -> None:
-        """The rest of __pmLogOpen: .meta records into `meta` (shared by the archives
-        of a context), then the label agreement libpcp checks last."""
-        assert self.meta_file is not None
-        try:
-            meta.load(self.meta_file, self.meta_label.length)
-        finally:
-            self.meta_file.close()
-            self.meta_file = None
-        if (self.label.pid, self.label.hostname) != (self.meta_label.pid, self.meta_label.hostname):
-            raise pmErr(PM_ERR_LABEL)
-
-    def _check_label(self, mapped: MappedFile, vol: int) -> LogLabel:
-        """__pmLogChkLabel for one file opened as volume `vol`."""
-        label = LogLabel(mapped)
-        if label.vol != vol:
-            raise pmErr(PM_ERR_LABEL)
-        if not self.ctx_flags & PM_CTXFLAG_NO_FEATURE_CHECK:
-            if label.features & ~PM_LOG_FEATURE_QA:
-                raise pmErr(PM_ERR_FEATURE)
-        if mapped.size == label.length:
-            raise pmErr(PM_ERR_NODATA)   # a label and nothing else
-        return label
-
-    def _load_index(self, mapped: MappedFile) -> None:
-        cap = max((mapped.size - self.label.length) // (32 if self.version == 3 else 20), 0)
-        entries = ffi.new("pcp_index_entry[]", max(cap, 1))
-        n = lib.pcp_index_decode(mapped.ptr, mapped.size, self.label.length, self.version,
-                                 cap, entries)
-        if n < 0:
-            raise pmErr(n)
-        self.index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
-                      for e in entries[0:n]]
-
-    # ---- volumes ---------------------------------------------------------------------
-
-    def open_volume(self, vol: int) -> Tuple[int, Optional[MappedFile], int]:
-        """fopen + __pmLogChkLabel of data volume `vol`: (0 or the error, the file that
-        is now libpcp's stream, or None when there is no such file, and the position
-        the label check left it at). A failed check still leaves that file open in
-        libpcp, and its next reads use it: callers keep it as the stream."""
-        mapped = self._files.get(vol)
-        if mapped is None:
-            path = self.files.volume_path(vol)
-            if path is None:
-                return -_errno.ENOENT, None, 0
-            try:
-                mapped = MappedFile(path)
-            except (OSError, pmErr):
-                return -_errno.EIO, None, 0
-            self._files[vol] = mapped
-        if vol in self._seen:
-            return 0, mapped, self.label.length      # libpcp's cached fast path
-        try:
-            label = self._check_label(mapped, vol)
-        except pmErr as e:
-            if e.code == PM_ERR_NODATA and mapped.size >= 8:
-                self._seen.add(vol)   # a label-only volume is "seen" all the same
-            return e.code, mapped, _label_read_end(mapped)
-        self._seen.add(vol)
-        self._checked[vol] = label
-        return 0, mapped, label.length
-
-    def check_volume(self, vol: int) -> LogLabel:
-        """Data volume `vol`, which must pass the label check."""
-        sts, mapped, _ = self.open_volume(vol)
-        if sts < 0 or mapped is None:
-            raise pmErr(sts if sts < 0 else PM_ERR_LOGFILE)
-        return self._checked.get(vol) or self.label
-
-    def volume(self, vol: int) -> MappedFile:
-        return self._files[vol]
-
-    def label_len(self) -> int:
-        return self.label.length
-
-    def close(self) -> None:
-        for mapped in self._files.values():
-            mapped.close()
-        self._files.clear()
-        self._checked.clear()
-        if self.meta_file is not None:
-            self.meta_file.close()
-            self.meta_file = None
-
-    # ---- reading ---------------------------------------------------------------------
-
-    def read_at(self, mapped: Optional[MappedFile], pos: int, backward: bool,
-                paranoid: bool = False) -> Tuple[int, int, Optional[Record]]:
-        """One C reader step in a volume file: (status, new position, record)."""
-        if mapped is None:
-            return LOG_END, pos, None
-        newpos = ffi.new("uint64_t *")
-        rec = ffi.new("pcp_log_record *")
-        sts = lib.pcp_log_read(mapped.ptr, mapped.size, self.label.length, self.version,
-                               1 if backward else 0, 1 if paranoid else 0, pos, newpos, rec)
-        if sts == 0:
-            mapped.release_behind(newpos[0], backward)
-            return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
-                                        self.version, rec.off, rec.len, rec.nvalues)
-        return sts, newpos[0], None
-
-    def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
-        """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the
-        last volume does not change size). Raises PM_ERR_LOGREC if there is none. The
-        current volume is read through the context's stream, as libpcp does."""
-        for vol in range(self.maxvol, self.minvol - 1, -1):
-            if vol == curvol:
-                mapped = stream
-            else:
-                sts, mapped, _ = self.open_volume(vol)
-                if sts < 0:
-                    continue
-            if mapped is None:
-                continue
-            size = mapped.size
-            if vol == self.maxvol and size == self.physend:
-                return self.endtime
-            if size <= self.label.length:
-                continue
-            found: Optional[Record] = None
-            sts, _, rec = self.read_at(mapped, size, True, paranoid=True)
-            if sts == 0:
-                found = rec
-            else:
-                # A torn last record: start from the last index entry of this volume
-                # that lies inside the file, step back one record, then read forwards.
-                logend = None
-                for entry in reversed(self.index):
-                    if entry.vol == vol and entry.off_data <= size:
-                        logend = entry.off_data
-                        break
-                if logend is None:
-                    continue
-                pos = logend
-                if logend > self.label.length:
-                    # the index may point at the end of a record: step back over it
-                    # (that record only counts if a forward read succeeds after it)
-                    sts, pos, rec = self.read_at(mapped, logend, True, paranoid=True)
-                    if sts != 0:
-                        break
-                while pos + 4 <= size:
-                    head = int.from_bytes(mapped.slice(pos, pos + 4), "big", signed=True)
-                    if pos + head > size:
-                        break
-                    sts, pos, rec = self.read_at(mapped, pos, False, paranoid=True)
-                    if sts != 0:
-                        break
-                    found = rec
-            if found is not None:
-                if vol == self.maxvol:
-                    self.endtime = found.stamp
-                    self.physend = size
-                return found.stamp
-        raise pmErr(PM_ERR_LOGREC)
-
-
-def _label_read_end(mapped: MappedFile) -> int:
-    """Where libpcp's label reader leaves a stream: after the length and magic words,
-    and after the whole label when those looked right."""
-    size = mapped.size
-    if size < 8:
-        return size
-    head = mapped.slice(0, 8)
-    rlen = int.from_bytes(head[:4], "big")
-    version = head[7]
-    if (version, rlen) in ((2, 132), (3, 808)):
-        return min(size, rlen)
-    return 8
+from pcp._libpcp import anon as _anon
+from pcp._live.context import Profile, _int32
 
 
 class ArchiveContext:
@@ -395,7 +78,7 @@ class ArchiveContext:
             at = len(self.archives)
             duplicate = False
             for i, other in enumerate(self.archives):
-                tdiff = _tsub(arch.label.stamp, other.label.stamp)
+                tdiff = tsub(arch.label.stamp, other.label.stamp)
                 if tdiff < 0:
                     at = i
                     break
@@ -516,7 +199,7 @@ class ArchiveContext:
         if not backward:
             prev_end = self.arch.endtime
             self._change_archive(self.cur + 1)
-            if _tsub(prev_end, self.arch.label.stamp) > 0:
+            if tsub(prev_end, self.arch.label.stamp) > 0:
                 raise pmErr(PM_ERR_LOGOVERLAP)
             return None
         prev_start = self.arch.label.stamp
@@ -529,7 +212,7 @@ class ArchiveContext:
         else:
             raise pmErr(PM_ERR_LOGFILE)
         self.pos = self._stream_size()
-        if _tsub(arch.endtime, prev_start) > 0:
+        if tsub(arch.endtime, prev_start) > 0:
             raise pmErr(PM_ERR_LOGOVERLAP)
         return None
 
@@ -579,7 +262,7 @@ class ArchiveContext:
             mode = PM_MODE_FORW if self.direction > 0 else PM_MODE_BACK
         i = 0
         while i < len(self.archives):
-            if _tsub(self.archives[i].label.stamp, self.origin) >= 0:
+            if tsub(self.archives[i].label.stamp, self.origin) >= 0:
                 break
             i += 1
         if mode == PM_MODE_FORW:
@@ -605,7 +288,7 @@ class ArchiveContext:
                         j = n
                         toobig = True
                         break
-                t_hi = _tsub(entry.stamp, self.origin)
+                t_hi = tsub(entry.stamp, self.origin)
                 if t_hi > 0:
                     j = n
                     break
@@ -630,8 +313,8 @@ class ArchiveContext:
                 if mode == PM_MODE_BACK:
                     self.serial = False
             else:
-                t_hi = _tsub(ti[j].stamp, self.origin)
-                t_lo = _tsub(self.origin, ti[j - 1].stamp)
+                t_hi = tsub(ti[j].stamp, self.origin)
+                t_lo = tsub(self.origin, ti[j - 1].stamp)
                 if t_hi <= t_lo and not toobig:
                     j = self._vol_skip(mode, j)
                     self.pos = ti[j].off_data
@@ -729,14 +412,14 @@ class ArchiveContext:
                             back = self._read(not backward)
                         except pmErr:
                             break
-                        tdiff = _tsub(back.stamp, self.origin)
+                        tdiff = tsub(back.stamp, self.origin)
                         if (not backward and tdiff < 0) or (backward and tdiff > 0) or tdiff == 0:
                             # one too far (or just right): the stream now sits where
                             # the next read in the wanted direction returns it again
                             break
                     self.serial = True
                 candidate = self._read(backward)
-                tdiff = _tsub(candidate.stamp, self.origin)
+                tdiff = tsub(candidate.stamp, self.origin)
                 if (tdiff < 0 and not backward) or (tdiff > 0 and backward):
                     continue
                 rec = candidate

@@ -25,7 +25,9 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from pcp._archive.context import ArchiveContext, PM_ERR_LOGOVERLAP, _tsub
+from pcp._archive.context import ArchiveContext
+from pcp._archive.reader import tsub
+from pcp._core.constants import PM_ERR_LOGOVERLAP
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 
@@ -1185,7 +1187,7 @@ class _Scan:
                 break
             if k > 0:
                 s.pending_flags |= ROW_AFTER_MARK   # libpcp's <mark> between archives
-                if prev_end is not None and _tsub(prev_end, arch.label.stamp) > 0:
+                if prev_end is not None and tsub(prev_end, arch.label.stamp) > 0:
                     raise pmErr(PM_ERR_LOGOVERLAP)
             last_t: List[Optional[Tuple[int, int]]] = [None]
             done = yield from self._archive(arch, bar, last_t)

@@ -24,10 +24,8 @@ import os
 import sys
 from typing import Any, List
 
-import cpmapi
-
-PM_ERR_NYI = cpmapi.PM_ERR_NYI
-PM_MAXERRMSGLEN = cpmapi.PM_MAXERRMSGLEN
+from pcp._core import constants
+from pcp._core.constants import PM_ERR_NYI, PM_MAXERRMSGLEN
 
 # Error code -> message, as printed by libpcp 6.0.3 (``pmerr -l``).
 _PCP_MESSAGES = {
@@ -137,7 +135,7 @@ _SASL_MESSAGES = {
 _SASL_UNDEFINED = "undefined error!"
 
 # The first (highest) PCP error code; negative codes above it are errno values.
-_PCP_FIRST = cpmapi.PM_ERR_GENERIC
+_PCP_FIRST = constants.PM_ERR_GENERIC
 
 # Lowest SASL code libpcp reports as an authentication error.
 _SASL_LOWEST = -1000
@@ -249,7 +247,7 @@ class pmErr(Exception):
             self.code = 0
 
     def __str__(self) -> str:
-        symbol = cpmapi.pmErrSymDict.get(self.code)
+        symbol = constants.pmErrSymDict.get(self.code)
         if symbol is None:
             return self.message()
         return "%s %s" % (symbol, self.message())
@@ -277,7 +275,7 @@ class pmUsageErr(Exception):
     def message(self) -> None:
         for item in self.args:
             pmprintf(str(item))
-        return cpmapi.pmUsageMessage()
+        return pmUsageMessage()
 
 
 def check(status: int) -> int:
@@ -285,3 +283,10 @@ def check(status: int) -> int:
     if status < 0:
         raise pmErr(status)
     return status
+
+
+def pmUsageMessage() -> None:
+    """Write the usage message (after any pmprintf'd text) to stderr: with no options
+    structure set up this is the bare "Usage: <progname> [options]" line libpcp prints."""
+    pmprintf("Usage: %s [options]\n" % pmGetProgname())
+    pmflush()

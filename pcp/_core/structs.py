@@ -21,8 +21,8 @@ from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p,
 from typing import Any, Tuple, Union as _TUnion
 
 # --------------------------------------------------------------------------
-# Constants come from cpmapi, the one table of PMAPI values.
-from cpmapi import (PM_TYPE_NOSUPPORT, PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64,  # noqa: E402
+# Constants come from pcp._core.constants, the one table of PMAPI values.
+from pcp._core.constants import (PM_TYPE_NOSUPPORT, PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64,  # noqa: E402
                     PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING,
                     PM_TYPE_AGGREGATE, PM_TYPE_AGGREGATE_STATIC, PM_TYPE_EVENT,
                     PM_TYPE_HIGHRES_EVENT, PM_TYPE_UNKNOWN, PM_LOG_MAXHOSTLEN,

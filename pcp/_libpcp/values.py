@@ -30,8 +30,8 @@ from pcp._core.structs import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_AGGREGATE,
                         pmUnits, units_from_int)
 
 # ---------------------------------------------------------------------------
-# Constants come from cpmapi, the one table of PMAPI values.
-from cpmapi import (PM_ERR_UNIT, PM_ERR_CONV, PM_ERR_TRUNC, PM_ERR_SIGN,  # noqa: E402
+# Constants come from pcp._core.constants, the one table of PMAPI values.
+from pcp._core.constants import (PM_ERR_UNIT, PM_ERR_CONV, PM_ERR_TRUNC, PM_ERR_SIGN,  # noqa: E402
                     PM_VAL_INSITU, PM_VAL_DPTR, PM_VAL_SPTR, PM_ID_NULL, PM_INDOM_NULL,
                     PM_SEM_COUNTER, PM_SEM_INSTANT, PM_SEM_DISCRETE,
                     PM_SPACE_BYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_GBYTE,

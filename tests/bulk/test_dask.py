@@ -74,7 +74,7 @@ def test_long_form_is_every_archive_read_by_bulk(client):
 
 
 def _host(name):
-    from pcp._archive.context import Archive
+    from pcp._archive.reader import Archive
     a = Archive(name, 0)
     a.open()
     try:
@@ -87,7 +87,7 @@ def test_divisions_from_labels(client):
     names = [corpus("next"), corpus("v2")]          # given out of order
     parts, div = pcpdask.archive_partitions(names)
     assert [p[0] for p in parts] == [corpus("v2"), corpus("next")]
-    from pcp._archive.context import Archive
+    from pcp._archive.reader import Archive
     starts = []
     for n in (corpus("v2"), corpus("next")):
         a = Archive(n, 0)

@@ -1,0 +1,343 @@
+"""Every number of the PMAPI, written once: the values the official ``cpmapi`` module
+exposes on 64-bit little-endian Linux with PCP 6.0.3. ``cpmapi`` re-exports them all; every
+module of the package imports its numbers from here (wire-only numbers, such as PDU types,
+are in ``pcp._core.wire``)."""
+
+# ---------------------------------------------------------------------------
+# Build / ABI facts (x86_64 Linux, little-endian bit-field allocation)
+# ---------------------------------------------------------------------------
+HAVE_BITFIELDS_LTOR = 0
+HAVE_BITFIELDS_RTOL = 1
+PM_SIZEOF_SUSECONDS_T = 8
+PM_SIZEOF_TIME_T = 8
+
+# ---------------------------------------------------------------------------
+# PMAPI versions
+# ---------------------------------------------------------------------------
+PMAPI_VERSION_2 = 2
+PMAPI_VERSION_3 = 3
+PMAPI_VERSION = PMAPI_VERSION_3
+
+# ---------------------------------------------------------------------------
+# Null identifiers (all bits set in a 32-bit word)
+# ---------------------------------------------------------------------------
+PM_ID_NULL = 0xFFFFFFFF
+PM_INDOM_NULL = 0xFFFFFFFF
+PM_IN_NULL = 0xFFFFFFFF
+
+# ---------------------------------------------------------------------------
+# Namespace (PMNS) locations and node status
+# ---------------------------------------------------------------------------
+PM_NS_DEFAULT = 0
+PMNS_LOCAL = 1
+PMNS_REMOTE = 2
+PMNS_ARCHIVE = 3
+PMNS_LEAF_STATUS = 0
+PMNS_NONLEAF_STATUS = 1
+
+# ---------------------------------------------------------------------------
+# Metric value types (pmDesc.type)
+# ---------------------------------------------------------------------------
+PM_TYPE_NOSUPPORT = -1
+PM_TYPE_32 = 0
+PM_TYPE_U32 = 1
+PM_TYPE_64 = 2
+PM_TYPE_U64 = 3
+PM_TYPE_FLOAT = 4
+PM_TYPE_DOUBLE = 5
+PM_TYPE_STRING = 6
+PM_TYPE_AGGREGATE = 7
+PM_TYPE_AGGREGATE_STATIC = 8
+PM_TYPE_EVENT = 9
+PM_TYPE_HIGHRES_EVENT = 10
+PM_TYPE_UNKNOWN = 255
+
+# ---------------------------------------------------------------------------
+# Metric semantics (pmDesc.sem)
+# ---------------------------------------------------------------------------
+PM_SEM_COUNTER = 1
+PM_SEM_INSTANT = 3
+PM_SEM_DISCRETE = 4
+
+# ---------------------------------------------------------------------------
+# Units: space scale, time scale, count scale (pmUnits fields)
+# ---------------------------------------------------------------------------
+PM_SPACE_BYTE = 0
+PM_SPACE_KBYTE = 1
+PM_SPACE_MBYTE = 2
+PM_SPACE_GBYTE = 3
+PM_SPACE_TBYTE = 4
+PM_SPACE_PBYTE = 5
+PM_SPACE_EBYTE = 6
+PM_SPACE_ZBYTE = 7
+PM_SPACE_YBYTE = 8
+
+PM_TIME_NSEC = 0
+PM_TIME_USEC = 1
+PM_TIME_MSEC = 2
+PM_TIME_SEC = 3
+PM_TIME_MIN = 4
+PM_TIME_HOUR = 5
+
+PM_COUNT_ONE = 0
+
+# ---------------------------------------------------------------------------
+# Context types and context flags (pmNewContext)
+# ---------------------------------------------------------------------------
+PM_CONTEXT_UNDEF = -1
+PM_CONTEXT_HOST = 1
+PM_CONTEXT_ARCHIVE = 2
+PM_CONTEXT_LOCAL = 3
+PM_CONTEXT_TYPEMASK = 0xFF
+
+PM_CTXFLAG_EXCLUSIVE = 1 << 9
+PM_CTXFLAG_SECURE = 1 << 10
+PM_CTXFLAG_COMPRESS = 1 << 11
+PM_CTXFLAG_RELAXED = 1 << 12
+
+# ---------------------------------------------------------------------------
+# Archive time-travel modes (pmSetMode) and the extended time base flag
+# ---------------------------------------------------------------------------
+PM_MODE_LIVE = 0
+PM_MODE_INTERP = 1
+PM_MODE_FORW = 2
+PM_MODE_BACK = 3
+
+PM_XTB_FLAG = 0x1000000
+
+# ---------------------------------------------------------------------------
+# Help and one-line text requests (pmLookupText / pmLookupInDomText)
+# ---------------------------------------------------------------------------
+PM_TEXT_ONELINE = 1
+PM_TEXT_HELP = 2
+PM_TEXT_PMID = 4
+PM_TEXT_INDOM = 8
+PM_TEXT_DIRECT = 16
+
+# ---------------------------------------------------------------------------
+# Metric labels
+# ---------------------------------------------------------------------------
+PM_LABEL_CONTEXT = 1 << 0
+PM_LABEL_DOMAIN = 1 << 1
+PM_LABEL_INDOM = 1 << 2
+PM_LABEL_CLUSTER = 1 << 3
+PM_LABEL_ITEM = 1 << 4
+PM_LABEL_INSTANCES = 1 << 5
+PM_LABEL_OPTIONAL = 1 << 7
+PM_MAXLABELS = 255
+PM_MAXLABELJSONLEN = 65535
+
+# ---------------------------------------------------------------------------
+# Value encodings inside a pmValueSet (valfmt) and pmValueBlock header
+# ---------------------------------------------------------------------------
+PM_VAL_INSITU = 0
+PM_VAL_DPTR = 1
+PM_VAL_SPTR = 2
+PM_VAL_HDR_SIZE = 4
+PM_VAL_VLEN_MAX = 0xFFFFFF
+
+# ---------------------------------------------------------------------------
+# Event record flags
+# ---------------------------------------------------------------------------
+PM_EVENT_FLAG_POINT = 1 << 0
+PM_EVENT_FLAG_START = 1 << 1
+PM_EVENT_FLAG_END = 1 << 2
+PM_EVENT_FLAG_ID = 1 << 3
+PM_EVENT_FLAG_PARENT = 1 << 4
+PM_EVENT_FLAG_MISSED = 1 << 31
+
+# ---------------------------------------------------------------------------
+# PMCD state-change flags (reported in pmResult numpmid / pmcd.*)
+# ---------------------------------------------------------------------------
+PMCD_NO_CHANGE = 0
+PMCD_ADD_AGENT = 1 << 0
+PMCD_RESTART_AGENT = 1 << 1
+PMCD_DROP_AGENT = 1 << 2
+PMCD_AGENT_CHANGE = PMCD_ADD_AGENT | PMCD_RESTART_AGENT | PMCD_DROP_AGENT
+PMCD_LABEL_CHANGE = 1 << 3
+PMCD_NAMES_CHANGE = 1 << 4
+
+# ---------------------------------------------------------------------------
+# Archive files
+# ---------------------------------------------------------------------------
+PM_LOG_MAGIC = 0x50052600
+PM_LOG_VERS02 = 2
+PM_LOG_VERS03 = 3
+PM_LOG_VOL_TI = -2
+PM_LOG_VOL_META = -1
+PM_LOG_MAXHOSTLEN = 64
+
+# ---------------------------------------------------------------------------
+# Size limits
+# ---------------------------------------------------------------------------
+PM_MAXERRMSGLEN = 128
+PM_MAX_HOSTNAMELEN = 256
+PM_MAX_TIMEZONELEN = 256
+PM_MAX_ZONEINFOLEN = 256
+PM_TZ_MAXLEN = 40
+
+# ---------------------------------------------------------------------------
+# Debug bits reserved for applications
+# ---------------------------------------------------------------------------
+PM_DEBUG_APPL0 = 1 << 11
+PM_DEBUG_APPL1 = 1 << 12
+PM_DEBUG_APPL2 = 1 << 13
+
+# ---------------------------------------------------------------------------
+# Command line option flags (pmOptions.flags)
+# ---------------------------------------------------------------------------
+PM_OPTFLAG_INIT = 1 << 0
+PM_OPTFLAG_DONE = 1 << 1
+PM_OPTFLAG_MULTI = 1 << 2
+PM_OPTFLAG_USAGE_ERR = 1 << 3
+PM_OPTFLAG_RUNTIME_ERR = 1 << 4
+PM_OPTFLAG_EXIT = 1 << 5
+PM_OPTFLAG_POSIX = 1 << 6
+PM_OPTFLAG_MIXED = 1 << 7
+PM_OPTFLAG_ENV_ONLY = 1 << 8
+PM_OPTFLAG_LONG_ONLY = 1 << 9
+PM_OPTFLAG_BOUNDARIES = 1 << 10
+PM_OPTFLAG_STDOUT_TZ = 1 << 11
+PM_OPTFLAG_NOFLUSH = 1 << 12
+PM_OPTFLAG_QUIET = 1 << 13
+
+# ---------------------------------------------------------------------------
+# Error codes (negative; PM_ERR_BASE is 12345)
+# ---------------------------------------------------------------------------
+PM_ERR_GENERIC = -12345
+PM_ERR_PMNS = -12346
+PM_ERR_NOPMNS = -12347
+PM_ERR_DUPPMNS = -12348
+PM_ERR_TEXT = -12349
+PM_ERR_APPVERSION = -12350
+PM_ERR_VALUE = -12351
+PM_ERR_TIMEOUT = -12353
+PM_ERR_NODATA = -12354
+PM_ERR_RESET = -12355
+PM_ERR_NAME = -12357
+PM_ERR_PMID = -12358
+PM_ERR_INDOM = -12359
+PM_ERR_INST = -12360
+PM_ERR_UNIT = -12361
+PM_ERR_CONV = -12362
+PM_ERR_TRUNC = -12363
+PM_ERR_SIGN = -12364
+PM_ERR_PROFILE = -12365
+PM_ERR_IPC = -12366
+PM_ERR_EOF = -12368
+PM_ERR_NOTHOST = -12369
+PM_ERR_EOL = -12370
+PM_ERR_MODE = -12371
+PM_ERR_LABEL = -12372
+PM_ERR_LOGREC = -12373
+PM_ERR_NOTARCHIVE = -12374
+PM_ERR_LOGFILE = -12375
+PM_ERR_NOCONTEXT = -12376
+PM_ERR_PROFILESPEC = -12377
+PM_ERR_PMID_LOG = -12378
+PM_ERR_INDOM_LOG = -12379
+PM_ERR_INST_LOG = -12380
+PM_ERR_NOPROFILE = -12381
+PM_ERR_NOAGENT = -12386
+PM_ERR_PERMISSION = -12387
+PM_ERR_CONNLIMIT = -12388
+PM_ERR_AGAIN = -12389
+PM_ERR_ISCONN = -12390
+PM_ERR_NOTCONN = -12391
+PM_ERR_NEEDPORT = -12392
+PM_ERR_NONLEAF = -12394
+PM_ERR_TYPE = -12397
+PM_ERR_THREAD = -12398
+PM_ERR_NOCONTAINER = -12399
+PM_ERR_BADSTORE = -12400
+PM_ERR_LOGOVERLAP = -12401
+PM_ERR_LOGHOST = -12402
+PM_ERR_LOGCHANGETYPE = -12404
+PM_ERR_LOGCHANGESEM = -12405
+PM_ERR_LOGCHANGEINDOM = -12406
+PM_ERR_LOGCHANGEUNITS = -12407
+PM_ERR_NEEDCLIENTCERT = -12408
+PM_ERR_BADDERIVE = -12409
+PM_ERR_NOLABELS = -12410
+PM_ERR_PMDAFENCED = -12411
+PM_ERR_RECTYPE = -12412
+PM_ERR_FEATURE = -12413
+PM_ERR_TLS = -12414
+PM_ERR_BOTCH = -12442
+PM_ERR_TOOSMALL = -12443
+PM_ERR_TOOBIG = -12444
+PM_ERR_FAULT = -12445
+PM_ERR_PMDAREADY = -13393
+PM_ERR_PMDANOTREADY = -13394
+PM_ERR_NYI = -21344
+
+# Error code -> symbolic name (same entries, and same insertion order, as the
+# official module's dictionary).
+pmErrSymDict = {
+    PM_ERR_GENERIC: "PM_ERR_GENERIC",
+    PM_ERR_PMNS: "PM_ERR_PMNS",
+    PM_ERR_NOPMNS: "PM_ERR_NOPMNS",
+    PM_ERR_DUPPMNS: "PM_ERR_DUPPMNS",
+    PM_ERR_TEXT: "PM_ERR_TEXT",
+    PM_ERR_APPVERSION: "PM_ERR_APPVERSION",
+    PM_ERR_VALUE: "PM_ERR_VALUE",
+    PM_ERR_TIMEOUT: "PM_ERR_TIMEOUT",
+    PM_ERR_NODATA: "PM_ERR_NODATA",
+    PM_ERR_RESET: "PM_ERR_RESET",
+    PM_ERR_NAME: "PM_ERR_NAME",
+    PM_ERR_PMID: "PM_ERR_PMID",
+    PM_ERR_INDOM: "PM_ERR_INDOM",
+    PM_ERR_INST: "PM_ERR_INST",
+    PM_ERR_TYPE: "PM_ERR_TYPE",
+    PM_ERR_UNIT: "PM_ERR_UNIT",
+    PM_ERR_CONV: "PM_ERR_CONV",
+    PM_ERR_TRUNC: "PM_ERR_TRUNC",
+    PM_ERR_SIGN: "PM_ERR_SIGN",
+    PM_ERR_PROFILE: "PM_ERR_PROFILE",
+    PM_ERR_IPC: "PM_ERR_IPC",
+    PM_ERR_EOF: "PM_ERR_EOF",
+    PM_ERR_NOTHOST: "PM_ERR_NOTHOST",
+    PM_ERR_EOL: "PM_ERR_EOL",
+    PM_ERR_MODE: "PM_ERR_MODE",
+    PM_ERR_LABEL: "PM_ERR_LABEL",
+    PM_ERR_LOGREC: "PM_ERR_LOGREC",
+    PM_ERR_LOGFILE: "PM_ERR_LOGFILE",
+    PM_ERR_NOTARCHIVE: "PM_ERR_NOTARCHIVE",
+    PM_ERR_NOCONTEXT: "PM_ERR_NOCONTEXT",
+    PM_ERR_PROFILESPEC: "PM_ERR_PROFILESPEC",
+    PM_ERR_PMID_LOG: "PM_ERR_PMID_LOG",
+    PM_ERR_INDOM_LOG: "PM_ERR_INDOM_LOG",
+    PM_ERR_INST_LOG: "PM_ERR_INST_LOG",
+    PM_ERR_NOPROFILE: "PM_ERR_NOPROFILE",
+    PM_ERR_NOAGENT: "PM_ERR_NOAGENT",
+    PM_ERR_PERMISSION: "PM_ERR_PERMISSION",
+    PM_ERR_CONNLIMIT: "PM_ERR_CONNLIMIT",
+    PM_ERR_AGAIN: "PM_ERR_AGAIN",
+    PM_ERR_ISCONN: "PM_ERR_ISCONN",
+    PM_ERR_NOTCONN: "PM_ERR_NOTCONN",
+    PM_ERR_NEEDPORT: "PM_ERR_NEEDPORT",
+    PM_ERR_NONLEAF: "PM_ERR_NONLEAF",
+    PM_ERR_PMDAREADY: "PM_ERR_PMDAREADY",
+    PM_ERR_PMDANOTREADY: "PM_ERR_PMDANOTREADY",
+    PM_ERR_BOTCH: "PM_ERR_BOTCH",
+    PM_ERR_TOOSMALL: "PM_ERR_TOOSMALL",
+    PM_ERR_TOOBIG: "PM_ERR_TOOBIG",
+    PM_ERR_FAULT: "PM_ERR_FAULT",
+    PM_ERR_THREAD: "PM_ERR_THREAD",
+    PM_ERR_NOCONTAINER: "PM_ERR_NOCONTAINER",
+    PM_ERR_BADSTORE: "PM_ERR_BADSTORE",
+    PM_ERR_LOGOVERLAP: "PM_ERR_LOGOVERLAP",
+    PM_ERR_LOGHOST: "PM_ERR_LOGHOST",
+    PM_ERR_LOGCHANGETYPE: "PM_ERR_LOGCHANGETYPE",
+    PM_ERR_LOGCHANGESEM: "PM_ERR_LOGCHANGESEM",
+    PM_ERR_LOGCHANGEINDOM: "PM_ERR_LOGCHANGEINDOM",
+    PM_ERR_LOGCHANGEUNITS: "PM_ERR_LOGCHANGEUNITS",
+    PM_ERR_NEEDCLIENTCERT: "PM_ERR_NEEDCLIENTCERT",
+    PM_ERR_BADDERIVE: "PM_ERR_BADDERIVE",
+    PM_ERR_NOLABELS: "PM_ERR_NOLABELS",
+    PM_ERR_PMDAFENCED: "PM_ERR_PMDAFENCED",
+    PM_ERR_RECTYPE: "PM_ERR_RECTYPE",
+    PM_ERR_FEATURE: "PM_ERR_FEATURE",
+    PM_ERR_TLS: "PM_ERR_TLS",
+    PM_ERR_NYI: "PM_ERR_NYI",
+}

@@ -1,0 +1,51 @@
+"""Numbers of the wire protocol and the archive format that the official ``cpmapi`` does
+not expose (PDU types, feature bits, archive volume markers), written once. The PMAPI
+numbers are in ``pcp._core.constants``."""
+
+# ---- PDU types (protocol.md 2.4) ------------------------------------------------------
+PDU_ERROR = 0x7000
+PDU_RESULT = 0x7001
+PDU_PROFILE = 0x7002
+PDU_FETCH = 0x7003
+PDU_DESC_REQ = 0x7004
+PDU_DESC = 0x7005
+PDU_INSTANCE_REQ = 0x7006
+PDU_INSTANCE = 0x7007
+PDU_TEXT_REQ = 0x7008
+PDU_TEXT = 0x7009
+PDU_CREDS = 0x700C
+PDU_PMNS_IDS = 0x700D
+PDU_PMNS_NAMES = 0x700E
+PDU_PMNS_CHILD = 0x700F
+PDU_PMNS_TRAVERSE = 0x7010
+PDU_ATTR = 0x7011
+PDU_LABEL_REQ = 0x7012
+PDU_LABEL = 0x7013
+PDU_HIGHRES_FETCH = 0x7014
+PDU_HIGHRES_RESULT = 0x7015
+PDU_DESC_IDS = 0x7016
+PDU_DESCS = 0x7017
+
+PDU_HEADER_LEN = 12
+PDU_MAX_LEN = 0x7FFFFFFF - 1024
+
+# ---- pmcd feature bits of the connection handshake (protocol.md 4.3) -----------------
+FEATURE_SECURE = 0x0001
+FEATURE_COMPRESS = 0x0002
+FEATURE_AUTH = 0x0004
+FEATURE_CREDS_REQD = 0x0008
+FEATURE_SECURE_ACK = 0x0010
+FEATURE_CONTAINER = 0x0040
+FEATURE_CERT_REQD = 0x0080
+FEATURE_HIGHRES = 0x0400
+
+# ---- context flags libpcp keeps private ------------------------------------------------
+PM_CTXFLAG_NO_FEATURE_CHECK = 1 << 15
+
+# ---- archives (archive-format.md) ------------------------------------------------------
+PM_LOG_FEATURE_QA = 0x80000000
+VOL_META = -1                    # volume number of the .meta file
+VOL_INDEX = -2                   # volume number of the .index file
+LOG_END = 1                      # PCP_LOG_END in csrc/archive.h
+DYNAMIC_DOMAIN = 511             # the domain of derived and anonymous metrics' pmids
+PM_IN_NULL_INT32 = -1            # PM_IN_NULL as the int32 the data records carry
