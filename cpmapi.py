@@ -20,6 +20,8 @@ from fractions import Fraction as _Fraction
 
 from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined once)
 from pcp._core.constants import PM_XTB_FLAG  # used below
+from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
+from pcp._core.cint import wrap_int32 as _to_int32
 from pcp._core.errors import pmUsageMessage  # noqa: F401  (the official module's)
 
 # ---------------------------------------------------------------------------
@@ -103,51 +105,9 @@ DELIBERATE_OMISSIONS = (
     "pmnsTraverse",
 )
 
-# ---------------------------------------------------------------------------
-# Argument conversion helpers.  The official module parses its arguments
-# with CPython's PyArg_ParseTuple codes; these reproduce the same accepted
-# types, range checks and exception messages.
-# ---------------------------------------------------------------------------
-_INT_MIN = -(1 << 31)
-_INT_MAX = (1 << 31) - 1
-_LONG_MIN = -(1 << 63)
-_LONG_MAX = (1 << 63) - 1
+# The official module parses its arguments with CPython's PyArg_ParseTuple codes;
+# pcp._core.cint reproduces the same accepted types, range checks and messages.
 _LONG_DOUBLE_BITS = 64  # significand of the x86 80-bit long double
-
-
-def _c_int(value: int) -> int:
-    """Like the "i" code: an integer that must fit a C int."""
-    number = _operator.index(value)
-    if not _LONG_MIN <= number <= _LONG_MAX:
-        # CPython reads the value as a C long before the int range check.
-        raise OverflowError("Python int too large to convert to C long")
-    if number > _INT_MAX:
-        raise OverflowError("signed integer is greater than maximum")
-    if number < _INT_MIN:
-        raise OverflowError("signed integer is less than minimum")
-    return number
-
-
-def _c_long(value: int) -> int:
-    """Like the "l" code: an integer that must fit a C long (64 bits)."""
-    number = _operator.index(value)
-    if not _LONG_MIN <= number <= _LONG_MAX:
-        raise OverflowError("Python int too large to convert to C long")
-    return number
-
-
-def _c_long_long(value: int) -> int:
-    """Like the "L" code: an integer that must fit a C long long."""
-    number = _operator.index(value)
-    if not _LONG_MIN <= number <= _LONG_MAX:
-        raise OverflowError("int too big to convert")
-    return number
-
-
-def _to_int32(number: int) -> int:
-    """Reinterpret the low 32 bits of ``number`` as a signed C int."""
-    number &= 0xFFFFFFFF
-    return number - (1 << 32) if number & 0x80000000 else number
 
 
 # ---------------------------------------------------------------------------

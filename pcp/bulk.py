@@ -21,15 +21,13 @@ from typing import Any, Iterator, List, NamedTuple
 
 import numpy as np
 
-from pcp._archive.reader import Archive
-from pcp._bulk.columns import ArchiveColumns, ArchiveReader, MetricArray, read_archive  # noqa: F401
 from pcp._archive.files import expand_names
 from pcp._archive.meta import Metadata
+from pcp._archive.reader import Archive
+from pcp._bulk.columns import ArchiveColumns, ArchiveReader, MetricArray, read_archive  # noqa: F401
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-
-PM_ERR_LOGREC = -12373
-LOG_END = 1
+from pcp._core.wire import LOG_END
 
 
 class Chunk(NamedTuple):

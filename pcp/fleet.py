@@ -38,17 +38,18 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 import cpmapi as c_api
-from pcp._decode import pdu as codec
-from pcp._live import transport as _transport
 from pcp._bulk import typed as _typed
-from pcp._live.context import HostContext, _fix_client_side_sets, FEATURE_HIGHRES
+from pcp._core import wire
+from pcp._core.constants import PM_ERR_NAME, PM_ID_NULL
 from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.wire import FEATURE_HIGHRES
+from pcp._decode import pdu as codec
 from pcp._decode.result import FlatResult
+from pcp._libpcp.anon import fix_client_side_sets
+from pcp._live import transport as _transport
+from pcp._live.context import HostContext
 
 __all__ = ["Fleet", "fetch_many", "HostResult", "FleetResult"]
-
-PM_ID_NULL = 0xFFFFFFFF
-PM_ERR_NAME = -12357
 
 
 class HostResult:
@@ -265,7 +266,7 @@ class Fleet:
                 fetch.append(p)
             highres = bool(hc.features & FEATURE_HIGHRES)
             request = codec.encode_fetch(hc.handle, highres, 0, fetch)
-            expect = codec.PDU_HIGHRES_RESULT if highres else codec.PDU_RESULT
+            expect = wire.PDU_HIGHRES_RESULT if highres else wire.PDU_RESULT
             return hc, None, "", (slot, errs, dlist, request, expect)
         except pmErr as e:
             hc.close()
@@ -372,19 +373,19 @@ class Fleet:
         remaining = 0.0 if deadline is None else max(deadline - time.monotonic(), 0.001)
         try:
             ptype, pdu = hc.conn.recv_pdu(remaining)
-            if ptype == codec.PDU_ERROR:
+            if ptype == wire.PDU_ERROR:
                 code = codec.decode_error(pdu)
                 if code > 0:
                     return False            # pmcd's state-change notice: the result follows
                 raise pmErr(code if code < 0 else c_api.PM_ERR_IPC)
             if ptype != m.expect:
                 raise pmErr(c_api.PM_ERR_IPC)
-            flat = FlatResult(pdu, m.expect == codec.PDU_HIGHRES_RESULT)
+            flat = FlatResult(pdu, m.expect == wire.PDU_HIGHRES_RESULT)
         except pmErr as e:
             self._drop(m, e, "fetch")
             results[m.index] = HostResult(m, e, "fetch")
             return True
-        _fix_client_side_sets(flat)
+        fix_client_side_sets(flat)
         results[m.index] = HostResult(m, None, "", flat, time.monotonic() - t_sent)
         return True
 

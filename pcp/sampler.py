@@ -35,11 +35,10 @@ import numpy as np
 
 import cpmapi as c_api
 from pcp._bulk import typed as _typed
+from pcp._core.constants import PM_ERR_IPC
 from pcp._core.errors import pmErr
 
 __all__ = ["Sampler", "MetricBuffer"]
-
-PM_ERR_IPC = -12366
 
 
 class MetricBuffer:
@@ -77,8 +76,8 @@ class MetricBuffer:
         return np.full((rows, cols), np.nan)
 
     def _raw_dtype(self) -> Any:
-        if self.type in _typed.DTYPES and self.type not in (_typed.PM_TYPE_FLOAT, _typed.PM_TYPE_DOUBLE):
-            return np.uint64 if self.type in (_typed.PM_TYPE_U32, _typed.PM_TYPE_U64) else np.int64
+        if self.type in _typed.DTYPES and self.type not in (c_api.PM_TYPE_FLOAT, c_api.PM_TYPE_DOUBLE):
+            return np.uint64 if self.type in (c_api.PM_TYPE_U32, c_api.PM_TYPE_U64) else np.int64
         return np.float64
 
     def _widen(self, ncols: int) -> None:

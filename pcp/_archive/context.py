@@ -13,16 +13,16 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from pcp._archive.files import MappedFile, expand_names
 from pcp._archive.meta import Metadata, Stamp
 from pcp._archive.reader import LOG_END, Archive, LogLabel, Record, tsub
+from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
-                                 PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP,
-                                 PM_ERR_MODE, PM_ERR_NAME, PM_ERR_NONLEAF,
-                                 PM_ERR_PMID, PM_ERR_PMID_LOG, PM_ERR_TOOSMALL, PM_ID_NULL,
-                                 PM_INDOM_NULL, PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW,
-                                 PM_MODE_INTERP)
+                                 PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
+                                 PM_ERR_NAME, PM_ERR_NONLEAF, PM_ERR_PMID, PM_ERR_PMID_LOG,
+                                 PM_ERR_TOOSMALL, PM_ID_NULL, PM_INDOM_NULL, PM_LABEL_CONTEXT,
+                                 PM_MODE_BACK, PM_MODE_FORW, PM_MODE_INTERP)
 from pcp._core.errors import pmErr
 from pcp._decode.result import FlatResult
 from pcp._libpcp import anon as _anon
-from pcp._live.context import Profile, _int32
+from pcp._libpcp.profile import Profile
 
 
 class ArchiveContext:
@@ -575,7 +575,7 @@ class ArchiveContext:
         """Instances in force at the current time; with `inst` or `name` one match."""
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
-        inst = _int32(inst)
+        inst = wrap_int32(int(inst))
         snap = self.meta.indom_at(indom, self.origin)
         if snap is None:
             raise pmErr(PM_ERR_INDOM_LOG)

@@ -20,11 +20,9 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Dict, List, Optional
 
+from pcp._core.constants import PM_ERR_LOGFILE, PM_ERR_LOGREC
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi
-
-PM_ERR_LOGFILE = -12375
-PM_ERR_LOGREC = -12373
 
 # libpcp 6.0.3's search order; ".zst" is known to libpcp only from 6.3.2 and is tried
 # last here (an extension over the reference, which cannot open such volumes).

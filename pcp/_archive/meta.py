@@ -9,33 +9,17 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from pcp._decode.pdu import LabelSetData
+from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_ERR_LOGCHANGETYPE,
+                                 PM_ERR_LOGCHANGEUNITS, PM_ERR_LOGREC, PM_ERR_NOTHOST,
+                                 PM_ERR_RECTYPE, PM_ERR_TEXT, PM_ID_NULL, PM_LABEL_CONTEXT,
+                                 PM_LABEL_OPTIONAL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-
-PM_ID_NULL = 0xFFFFFFFF
-PM_INDOM_NULL = 0xFFFFFFFF
-PM_LABEL_CONTEXT = 0x01
-PM_LABEL_COMPOUND = 0x40
-PM_LABEL_OPTIONAL = 0x80
-PM_TEXT_ONELINE = 1
-PM_TEXT_HELP = 2
-PM_TEXT_PMID = 4
-PM_TEXT_INDOM = 8
-PM_TEXT_DIRECT = 16
-
-PM_ERR_LOGREC = -12373
-PM_ERR_RECTYPE = -12412
-PM_ERR_LOGCHANGETYPE = -12404
-PM_ERR_LOGCHANGESEM = -12405
-PM_ERR_LOGCHANGEINDOM = -12406
-PM_ERR_LOGCHANGEUNITS = -12407
-PM_ERR_TEXT = -12349
-PM_ERR_NOTHOST = -12369
+from pcp._core.wire import LOG_END, PM_LABEL_COMPOUND
+from pcp._decode.pdu import LabelSetData
 
 # .meta record types
 DESC, INDOM_V2, LABEL_V2, TEXT, INDOM, INDOM_DELTA, LABEL = 1, 2, 3, 4, 5, 6, 7
-LOG_END = 1                     # PCP_LOG_END in archive.h
 
 Stamp = Tuple[int, int]         # (sec, nsec)
 DescTuple = Tuple[int, int, int, int, int]

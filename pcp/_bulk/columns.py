@@ -27,19 +27,13 @@ import numpy as np
 
 from pcp._archive.context import ArchiveContext
 from pcp._archive.reader import tsub
-from pcp._core.constants import PM_ERR_LOGOVERLAP
+from pcp._core.constants import (PM_ERR_LOGOVERLAP, PM_ERR_NAME, PM_ID_NULL, PM_INDOM_NULL,
+                                 PM_SEM_COUNTER, PM_TYPE_32, PM_TYPE_64, PM_TYPE_AGGREGATE,
+                                 PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32,
+                                 PM_TYPE_U64)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-
-PM_ERR_NAME = -12357
-PM_ERR_LOGREC = -12373
-PM_ID_NULL = 0xFFFFFFFF
-PM_INDOM_NULL = 0xFFFFFFFF
-PM_IN_NULL = -1                 # as the int32 the data records carry
-PM_SEM_COUNTER = 1
-
-PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64 = 0, 1, 2, 3
-PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING, PM_TYPE_AGGREGATE = 4, 5, 6, 7
+from pcp._core.wire import LOG_END, PM_IN_NULL_INT32
 
 # numpy dtype of each PM_TYPE_* the reader can hold
 DTYPES = {PM_TYPE_32: np.dtype(np.int32), PM_TYPE_U32: np.dtype(np.uint32),
@@ -50,7 +44,6 @@ NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_T
 BLOBS = (PM_TYPE_STRING, PM_TYPE_AGGREGATE)
 
 # csrc/columns.h and archive.h
-LOG_END = 1
 COLS_PAST_END = 2
 COLS_NEED_COLUMN = 3
 COLS_NEED_ROOM = 4
@@ -179,7 +172,7 @@ class MetricArray:
              uint32, int64, uint64, float32, float64; object for strings (str) and
              aggregates (bytes), made on first use; float64 when converted to a rate)
     present  2-D bool array of the same shape: True where the archive holds a value
-    instances  instance id of each column (PM_IN_NULL, -1, for a singular metric)
+    instances  instance id of each column (-1: PM_IN_NULL as an int32, for a singular metric)
     instance_names  instance name of each column ("" for a singular metric)
     blobs    for strings and aggregates of a chunk: the packed bytes (Blobs), else None
 
@@ -527,7 +520,7 @@ def _instance_name(meta, indom: int, inst: int, cache: Dict[int, Dict[int, str]]
     got = names.get(inst)
     if got is not None:
         return got
-    return "" if inst == PM_IN_NULL else str(inst)
+    return "" if inst == PM_IN_NULL_INT32 else str(inst)
 
 
 # --------------------------------------------------------------------------------------
@@ -683,7 +676,7 @@ class ArchiveReader:
             if m is None:
                 m = by_pmid[pmid] = _Metric(name, meta.descs[pmid])
                 if m.indom == PM_INDOM_NULL:
-                    m.insts, m.inames = [PM_IN_NULL], [""]
+                    m.insts, m.inames = [PM_IN_NULL_INT32], [""]
                 else:
                     m.insts, m.inames = _columns_in_window(meta, m.indom, self.start_ns,
                                                            self.end_ns)

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64 = 0, 1, 2, 3
-PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING = 4, 5, 6
+from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_U32,
+                                 PM_TYPE_U64)
+
 NUMERIC = (0, 1, 2, 3, 4, 5)
 
 DTYPES = {0: np.dtype(np.int32), 1: np.dtype(np.uint32), 2: np.dtype(np.int64),

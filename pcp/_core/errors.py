@@ -25,6 +25,7 @@ import sys
 from typing import Any, List
 
 from pcp._core import constants
+from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_ERR_NYI, PM_MAXERRMSGLEN
 
 # Error code -> message, as printed by libpcp 6.0.3 (``pmerr -l``).
@@ -141,12 +142,6 @@ _PCP_FIRST = constants.PM_ERR_GENERIC
 _SASL_LOWEST = -1000
 
 
-def _as_c_int(code: int) -> int:
-    """Reduce an integer to a signed 32-bit C int (wrapping, like ctypes)."""
-    code = operator.index(code) & 0xFFFFFFFF
-    return code - (1 << 32) if code & 0x80000000 else code
-
-
 def _limit(text: str) -> str:
     """Clip to what fits a PM_MAXERRMSGLEN byte buffer (with its NUL)."""
     raw = text.encode("utf-8", "surrogateescape")
@@ -175,7 +170,7 @@ def _message(code: int) -> str:
 
 def pmErrStr(code: int) -> str:
     """Return libpcp's text for a PMAPI or errno-style (negative) error code."""
-    return _limit(_message(_as_c_int(code)))
+    return _limit(_message(wrap_int32(operator.index(code))))
 
 
 # ---------------------------------------------------------------------------

@@ -37,10 +37,21 @@ FEATURE_CREDS_REQD = 0x0008
 FEATURE_SECURE_ACK = 0x0010
 FEATURE_CONTAINER = 0x0040
 FEATURE_CERT_REQD = 0x0080
+FEATURE_LABELS = 0x0200
 FEATURE_HIGHRES = 0x0400
+FEATURE_DESCS = 0x0800
 
 # ---- context flags libpcp keeps private ------------------------------------------------
+PM_CTXFLAG_AUTH = 0x2000
+PM_CTXFLAG_CONTAINER = 0x4000
 PM_CTXFLAG_NO_FEATURE_CHECK = 1 << 15
+
+# ---- profiles (protocol.md: the PDU_PROFILE state words) -------------------------------
+PM_PROFILE_INCLUDE = 0
+PM_PROFILE_EXCLUDE = 1
+
+# ---- labels: the flag libpcp sets on a label set merged from several -------------------
+PM_LABEL_COMPOUND = 0x40
 
 # ---- archives (archive-format.md) ------------------------------------------------------
 PM_LOG_FEATURE_QA = 0x80000000

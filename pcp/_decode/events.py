@@ -9,22 +9,18 @@ from __future__ import annotations
 import struct
 import threading
 from dataclasses import dataclass
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional,
-                    Sequence, Tuple)
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence,
+                    Tuple)
 
+from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INST, PM_ERR_TYPE, PM_EVENT_FLAG_MISSED,
+                                 PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_EVENT,
+                                 PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING, PM_TYPE_U32,
+                                 PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._decode.result import (FlatResult, LP_pmHighResResult, LP_pmResult, pmHighResResult,
-                         pmResult, pmValueSet)
+                                pmResult, pmValueSet)
 
-PM_ERR_CONV = -12362
-PM_ERR_INST = -12360
-PM_ERR_TYPE = -12397
-PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64 = 0, 1, 2, 3
-PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING, PM_TYPE_AGGREGATE = 4, 5, 6, 7
-PM_TYPE_AGGREGATE_STATIC, PM_TYPE_EVENT, PM_TYPE_HIGHRES_EVENT = 8, 9, 10
-PM_VAL_INSITU, PM_VAL_DPTR, PM_VAL_SPTR = 0, 1, 2
-PM_EVENT_FLAG_MISSED = 0x80000000
 EVENT_FLAGS_PMID = 0x7FC00001   # event.flags, 511.0.1 (csrc/events.h)
 EVENT_MISSED_PMID = 0x7FC00002  # event.missed, 511.0.2
 _EVENT_KINDS = (PM_TYPE_EVENT, PM_TYPE_HIGHRES_EVENT)
@@ -503,10 +499,6 @@ def _padded(buf: Any, boff: Any, blen: Any, width: int, np: Any) -> Any:
     if sts < 0:
         raise pmErr(sts)
     return out.view("S%d" % width)
-
-
-def _int32(v: int) -> int:
-    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def _columns(buf: Any, view: _Views, cc: Any, errors: List[Tuple[int, int, int, int]],

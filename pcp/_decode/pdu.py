@@ -7,31 +7,6 @@ from typing import List, Optional, Sequence, Tuple
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 
-PDU_ERROR = 0x7000
-PDU_RESULT = 0x7001
-PDU_PROFILE = 0x7002
-PDU_FETCH = 0x7003
-PDU_DESC_REQ = 0x7004
-PDU_DESC = 0x7005
-PDU_INSTANCE_REQ = 0x7006
-PDU_INSTANCE = 0x7007
-PDU_TEXT_REQ = 0x7008
-PDU_TEXT = 0x7009
-PDU_CREDS = 0x700C
-PDU_PMNS_IDS = 0x700D
-PDU_PMNS_NAMES = 0x700E
-PDU_PMNS_CHILD = 0x700F
-PDU_PMNS_TRAVERSE = 0x7010
-PDU_ATTR = 0x7011
-PDU_LABEL_REQ = 0x7012
-PDU_LABEL = 0x7013
-PDU_HIGHRES_FETCH = 0x7014
-PDU_HIGHRES_RESULT = 0x7015
-PDU_DESC_IDS = 0x7016
-PDU_DESCS = 0x7017
-
-PM_ERR_IPC = -12366
-
 # A decoded pmDesc: (pmid, type, indom, sem, units word).
 DescTuple = Tuple[int, int, int, int, int]
 

@@ -2,15 +2,14 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
-
 import ctypes
 import sys
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from pcp._core.cint import wrap_int32
+from pcp._core.constants import PM_VAL_INSITU
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-
-PM_VAL_INSITU = 0
 
 
 class ResultArrays(NamedTuple):
@@ -338,7 +337,7 @@ class valueDref:
 
     @lval.setter
     def lval(self, value: int) -> None:
-        self._r.ival[self._k] = _to_int32(value)
+        self._r.ival[self._k] = wrap_int32(int(value))
 
     @property
     def pval(self) -> Any:
@@ -350,11 +349,6 @@ class valueDref:
 
     def __str__(self) -> str:
         return "value=%#lx" % (self.lval)
-
-
-def _to_int32(value: int) -> int:
-    value = int(value) & 0xFFFFFFFF
-    return value - 0x100000000 if value & 0x80000000 else value
 
 
 class pmValue:
@@ -369,7 +363,7 @@ class pmValue:
 
     @inst.setter
     def inst(self, value: int) -> None:
-        self._r.inst[self._k] = _to_int32(value)
+        self._r.inst[self._k] = wrap_int32(int(value))
 
     @property
     def value(self) -> valueDref:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-DYNAMIC_DOMAIN = 511
-PM_ID_NULL = 0xFFFFFFFF
+from pcp._core.constants import PM_ERR_NOAGENT, PM_ID_NULL
+from pcp._core.wire import DYNAMIC_DOMAIN
 
 # name -> (pmid, oneline, help); both are U32, singular, discrete, dimensionless.
 ANON: Dict[bytes, Tuple[int, bytes, bytes]] = {
@@ -55,3 +55,12 @@ def text(pmid: int, help_text: bool) -> Optional[bytes]:
     if name is None:
         return None
     return ANON[name][2] if help_text else ANON[name][1]
+
+
+def fix_client_side_sets(flat) -> None:
+    """libpcp's post-fetch rewrite: pmcd answers PM_ERR_NOAGENT for the anonymous
+    metrics, which libpcp reports as having no values (numval 0). libpcp 6.0.3 leaves
+    PM_ERR_NOAGENT alone for PM_ID_NULL (protocol.md 9.3 step 7 describes 7.x)."""
+    for i, pmid in enumerate(flat.pmid):
+        if flat.numval[i] == PM_ERR_NOAGENT and pmid in BY_PMID:
+            flat.numval[i] = flat.c.numval[i] = 0

@@ -59,18 +59,16 @@ import functools
 import json as _json
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from pcp._core.constants import PM_MAXLABELJSONLEN, PM_MAXLABELS
 from pcp._core.errors import pmErr
+from pcp._core.wire import PM_LABEL_COMPOUND
 
 EINVAL = 22
 E2BIG = 7
 ENOMEM = 12
 
-PM_MAXLABELS = (1 << 8) - 1
-PM_MAXLABELJSONLEN = (1 << 16) - 1
 MAXLABELNAMELEN = (1 << 8) - 1
 MAXLABELSET = PM_MAXLABELS * 6
-PM_LABEL_COMPOUND = 1 << 6
-PM_LABEL_OPTIONAL = 1 << 7
 
 _MAX_RECURSION_DEPTH = 256      # jsonsl stack size
 _MAX_DESCENT_LEVEL = 64         # no callbacks at or beyond this level
@@ -946,7 +944,7 @@ def _object_to_view(obj: Any) -> Optional[_SetView]:
 
 def _make_label_arg(label: _Label) -> Any:
     try:
-        from pcp._core.structs import pmLabel          # sibling module
+        from pcp._core.structs import pmLabel  # sibling module
     except ImportError:                         # pragma: no cover
         return label
     lab = pmLabel()

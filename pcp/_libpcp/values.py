@@ -17,29 +17,25 @@ import ctypes
 import math
 import struct
 import sys
-from fractions import Fraction
 from ctypes import ArgumentError, addressof, create_string_buffer
+from fractions import Fraction
 from typing import Tuple, Union
-
-from pcp._core.errors import pmErr
-from pcp._core.structs import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_AGGREGATE,
-                        PM_TYPE_AGGREGATE_STATIC, PM_TYPE_DOUBLE,
-                        PM_TYPE_EVENT, PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT,
-                        PM_TYPE_NOSUPPORT, PM_TYPE_STRING, PM_TYPE_U32,
-                        PM_TYPE_U64, PM_TYPE_UNKNOWN, ld_divide, pmAtomValue,
-                        pmUnits, units_from_int)
 
 # ---------------------------------------------------------------------------
 # Constants come from pcp._core.constants, the one table of PMAPI values.
-from pcp._core.constants import (PM_ERR_UNIT, PM_ERR_CONV, PM_ERR_TRUNC, PM_ERR_SIGN,  # noqa: E402
-                    PM_VAL_INSITU, PM_VAL_DPTR, PM_VAL_SPTR, PM_ID_NULL, PM_INDOM_NULL,
-                    PM_SEM_COUNTER, PM_SEM_INSTANT, PM_SEM_DISCRETE,
-                    PM_SPACE_BYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_GBYTE,
-                    PM_SPACE_TBYTE, PM_SPACE_PBYTE, PM_SPACE_EBYTE,
-                    PM_TIME_NSEC, PM_TIME_USEC, PM_TIME_MSEC, PM_TIME_SEC,
-                    PM_TIME_MIN, PM_TIME_HOUR)
+from pcp._core.constants import (PM_ERR_CONV, PM_ERR_SIGN, PM_ERR_TRUNC, PM_ERR_UNIT,  # noqa: E402
+                                 PM_ID_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_SEM_DISCRETE,
+                                 PM_SEM_INSTANT, PM_SPACE_BYTE, PM_SPACE_EBYTE, PM_SPACE_GBYTE,
+                                 PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_PBYTE, PM_SPACE_TBYTE,
+                                 PM_TIME_HOUR, PM_TIME_MIN, PM_TIME_MSEC, PM_TIME_NSEC, PM_TIME_SEC,
+                                 PM_TIME_USEC, PM_VAL_DPTR, PM_VAL_HDR_SIZE, PM_VAL_INSITU,
+                                 PM_VAL_SPTR)
+from pcp._core.errors import pmErr
+from pcp._core.structs import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_AGGREGATE, PM_TYPE_AGGREGATE_STATIC,
+                               PM_TYPE_DOUBLE, PM_TYPE_EVENT, PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT,
+                               PM_TYPE_NOSUPPORT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
+                               PM_TYPE_UNKNOWN, ld_divide, pmAtomValue, pmUnits, units_from_int)
 
-PM_VAL_HDR_SIZE = 4   # the value block header word (not in cpmapi)
 DYNAMIC_PMID = 511    # reserved domain of dynamic/derived pmIDs (not in cpmapi)
 
 _M32 = 0xFFFFFFFF

@@ -8,124 +8,24 @@ import socket
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from pcp._libpcp import anon as _anon
-from pcp._decode import pdu as codec
+from pcp._core import wire
+from pcp._core.cint import wrap_int32
+from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_NAME, PM_ERR_NOLABELS,
+                                 PM_ERR_TIMEOUT, PM_ERR_TOOSMALL, PM_ERR_VALUE,
+                                 PM_ID_NULL, PM_INDOM_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP,
+                                 PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID)
 from pcp._core.errors import pmErr
+from pcp._core.wire import (FEATURE_DESCS, FEATURE_HIGHRES, FEATURE_LABELS, PM_IN_NULL_INT32)
+from pcp._decode import pdu as codec
 from pcp._decode.result import FlatResult
-
-PM_ERR_NAME = -12357
-PM_ERR_PMID = -12358
-PM_ERR_INDOM = -12359
-PM_ERR_IPC = -12366
-PM_ERR_TIMEOUT = -12353
-PM_ERR_TOOSMALL = -12443
-PM_ERR_VALUE = -12351
-PM_ERR_PROFILESPEC = -12377
-PM_ERR_NOLABELS = -12410
-PM_ERR_NOAGENT = -12386
-PM_ERR_TEXT = -12349
-
-PM_ID_NULL = 0xFFFFFFFF
-PM_INDOM_NULL = 0xFFFFFFFF
-PM_IN_NULL = -1
-
-PM_PROFILE_INCLUDE = 0
-PM_PROFILE_EXCLUDE = 1
-
-PM_TEXT_ONELINE = 1
-PM_TEXT_HELP = 2
-PM_TEXT_PMID = 4
-PM_TEXT_INDOM = 8
-PM_TEXT_DIRECT = 16
-
-FEATURE_LABELS = 0x0200
-FEATURE_HIGHRES = 0x0400
-FEATURE_DESCS = 0x0800
+from pcp._libpcp import anon as _anon
+from pcp._libpcp.profile import Profile
 
 # libpcp cuts pmLookupName requests of 500+ names into PDUs of at most this size.
 _NAMES_BATCH_THRESHOLD = 500
 _NAMES_BATCH_BYTES = 64512
 
 _CTXID = 0  # each connection carries one context, so PROFILE/FETCH always use slot 0
-
-
-class Profile:
-    """The instance profile (protocol.md 9.2): a global state plus per-indom entries."""
-
-    __slots__ = ("g_state", "entries", "sent")
-
-    def __init__(self) -> None:
-        self.g_state = PM_PROFILE_INCLUDE
-        # indom -> [state, instance list]; dicts keep creation order, as libpcp sends it
-        self.entries: dict = {}
-        self.sent = False
-
-    def copy(self) -> "Profile":
-        p = Profile()
-        p.g_state = self.g_state
-        p.entries = {k: [v[0], list(v[1])] for k, v in self.entries.items()}
-        return p
-
-    def _change(self, indom: int, insts: Optional[Sequence[int]], adding: bool) -> None:
-        self.sent = False
-        if indom == PM_INDOM_NULL:
-            if insts:
-                raise pmErr(PM_ERR_PROFILESPEC)
-            self.entries.clear()
-            self.g_state = PM_PROFILE_INCLUDE if adding else PM_PROFILE_EXCLUDE
-            return
-        entry = self.entries.get(indom)
-        if entry is None:
-            # A new entry starts as "exclude everything" (libpcp behaviour).
-            entry = self.entries[indom] = [PM_PROFILE_EXCLUDE, []]
-        if not insts:
-            entry[0] = PM_PROFILE_INCLUDE if adding else PM_PROFILE_EXCLUDE
-            entry[1] = []
-            return
-        state, listed = entry
-        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
-        grow = (state == PM_PROFILE_EXCLUDE) == adding
-        if grow:
-            for i in insts:
-                if i not in listed:
-                    listed.append(i)
-        else:
-            drop = set(insts)
-            entry[1] = [i for i in listed if i not in drop]
-
-    def add(self, indom: int, insts: Optional[Sequence[int]]) -> None:
-        self._change(indom, insts, True)
-
-    def delete(self, indom: int, insts: Optional[Sequence[int]]) -> None:
-        self._change(indom, insts, False)
-
-    def includes(self, indom: int, inst: int) -> bool:
-        """Whether an instance passes the profile (archives filter values locally)."""
-        entry = self.entries.get(indom)
-        if entry is None:
-            return self.g_state == PM_PROFILE_INCLUDE
-        state, listed = entry
-        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
-        return (inst in listed) == (state == PM_PROFILE_EXCLUDE)
-
-    def encode(self, from_: int) -> bytes:
-        entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]
-        return codec.encode_profile(from_, _CTXID, self.g_state, entries)
-
-
-def _int32(value: int) -> int:
-    """Instance ids and label idents travel as int32; callers pass them either way."""
-    value = int(value) & 0xFFFFFFFF
-    return value - 0x100000000 if value & 0x80000000 else value
-
-
-def _fix_client_side_sets(flat: FlatResult) -> None:
-    """libpcp's post-fetch rewrite: pmcd answers PM_ERR_NOAGENT for the anonymous
-    metrics, which libpcp reports as having no values (numval 0). libpcp 6.0.3 leaves
-    PM_ERR_NOAGENT alone for PM_ID_NULL (protocol.md 9.3 step 7 describes 7.x)."""
-    for i, pmid in enumerate(flat.pmid):
-        if flat.numval[i] == PM_ERR_NOAGENT and pmid in _anon.BY_PMID:
-            flat.numval[i] = flat.c.numval[i] = 0
 
 
 def _reconnect_backoff() -> List[float]:
@@ -223,7 +123,7 @@ class HostContext:
             raise
         if ptype == expect:
             return pdu
-        if ptype == codec.PDU_ERROR:
+        if ptype == wire.PDU_ERROR:
             try:
                 code = codec.decode_error(pdu)
             except pmErr:
@@ -267,7 +167,7 @@ class HostContext:
         pmids: List[int] = []
         resolved = 0
         for batch in batches:
-            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch), codec.PDU_PMNS_IDS,
+            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch), wire.PDU_PMNS_IDS,
                                      codec.decode_pmns_ids)
             if len(ids) != len(batch):
                 self.close()
@@ -279,15 +179,15 @@ class HostContext:
     def name_all(self, pmid: int) -> List[bytes]:
         if pmid in _anon.BY_PMID:
             return [_anon.BY_PMID[pmid]]
-        req = codec.encode_ids(self.handle, codec.PDU_PMNS_IDS, 0, [pmid])
-        names, _ = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
+        req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid])
+        names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
         return names
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         extra = _anon.children(name)
-        req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_CHILD, 1 if with_status else 0, name)
+        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD, 1 if with_status else 0, name)
         try:
-            names, status = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
+            names, status = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -303,9 +203,9 @@ class HostContext:
 
     def traverse(self, name: bytes) -> List[bytes]:
         extra = _anon.leaves(name)
-        req = codec.encode_pmns_node(self.handle, codec.PDU_PMNS_TRAVERSE, 0, name)
+        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_TRAVERSE, 0, name)
         try:
-            names, _ = self._request(req, codec.PDU_PMNS_NAMES, codec.decode_pmns_names)
+            names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -318,15 +218,15 @@ class HostContext:
         local = _anon.desc(pmid)
         if local is not None:
             return local
-        return self._request(codec.encode_desc_req(self.handle, pmid), codec.PDU_DESC, codec.decode_desc)
+        return self._request(codec.encode_desc_req(self.handle, pmid), wire.PDU_DESC, codec.decode_desc)
 
     def descs(self, pmids: Sequence[int]) -> List[codec.DescTuple]:
         """One descriptor per pmid; failed ones come back with pmid PM_ID_NULL."""
         if len(pmids) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.features & FEATURE_DESCS:
-            req = codec.encode_ids(self.handle, codec.PDU_DESC_IDS, -1, pmids)
-            descs = self._request(req, codec.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
+            req = codec.encode_ids(self.handle, wire.PDU_DESC_IDS, -1, pmids)
+            descs = self._request(req, wire.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
             return [_anon.desc(p) or d for p, d in zip(pmids, descs)]
         out = []
         for pmid in pmids:
@@ -338,12 +238,12 @@ class HostContext:
                 out.append((PM_ID_NULL, 0, 0, 0, 0))
         return out
 
-    def instances(self, indom: int, inst: int = PM_IN_NULL, name: bytes = b"") -> Tuple[List[int], List[bytes]]:
+    def instances(self, indom: int, inst: int = PM_IN_NULL_INT32, name: bytes = b"") -> Tuple[List[int], List[bytes]]:
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
-        inst = _int32(inst)
+        inst = wrap_int32(int(inst))
         req = codec.encode_instance_req(self.handle, indom, inst, name)
-        _, insts, names = self._request(req, codec.PDU_INSTANCE, codec.decode_instance)
+        _, insts, names = self._request(req, wire.PDU_INSTANCE, codec.decode_instance)
         return insts, names
 
     def text(self, ident: int, level: int, indom: bool) -> bytes:
@@ -354,7 +254,7 @@ class HostContext:
         kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
         req = codec.encode_text_req(self.handle, ident, kind)
         try:
-            text = self._request(req, codec.PDU_TEXT, codec.decode_text)
+            text = self._request(req, wire.PDU_TEXT, codec.decode_text)
         except pmErr as e:
             if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 raise
@@ -363,7 +263,7 @@ class HostContext:
             # libpcp falls back to the one-line text when there is no help text.
             kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
             req = codec.encode_text_req(self.handle, ident, kind)
-            text = self._request(req, codec.PDU_TEXT, codec.decode_text)
+            text = self._request(req, wire.PDU_TEXT, codec.decode_text)
         return text
 
     # ---- fetch and store -------------------------------------------------------------
@@ -380,9 +280,9 @@ class HostContext:
             request = codec.encode_fetch(self.handle, use_highres, _CTXID, key)
             self._fetch_cache = (key, request, use_highres)
         if not self.profile.sent:
-            request = self.profile.encode(self.handle) + request
+            request = self.profile.encode(self.handle, _CTXID) + request
             self.profile.sent = True
-        expect = codec.PDU_HIGHRES_RESULT if use_highres else codec.PDU_RESULT
+        expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
         changes = 0
         try:
             conn.send(request)
@@ -390,7 +290,7 @@ class HostContext:
                 ptype, pdu = conn.recv_pdu()
                 if ptype == expect:
                     break
-                if ptype != codec.PDU_ERROR:
+                if ptype != wire.PDU_ERROR:
                     raise pmErr(PM_ERR_IPC)
                 code = codec.decode_error(pdu)
                 if code < 0:
@@ -409,7 +309,7 @@ class HostContext:
         except pmErr:
             self.close()
             raise
-        _fix_client_side_sets(flat)
+        _anon.fix_client_side_sets(flat)
         return flat, changes
 
     def store(self, arrays: dict, sec: int, usec: int) -> int:
@@ -434,7 +334,7 @@ class HostContext:
             arrays["payload"], len(arrays["payload"]),
         )
         request = codec._encode(lib.pcp_encode_store, *args)
-        code = self._request(request, codec.PDU_ERROR, codec.decode_error)
+        code = self._request(request, wire.PDU_ERROR, codec.decode_error)
         if code < 0:
             raise pmErr(code)
         return code
@@ -445,11 +345,11 @@ class HostContext:
         if not self.features & FEATURE_LABELS:
             raise pmErr(PM_ERR_NOLABELS)
         if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
-            self._live().send(self.profile.encode(self.handle))
+            self._live().send(self.profile.encode(self.handle, _CTXID))
             self.profile.sent = True
-        ident = _int32(ident)
+        ident = wrap_int32(int(ident))
         req = codec.encode_label_req(self.handle, ident, type_)
-        rident, rtype, sets = self._request(req, codec.PDU_LABEL, codec.decode_labels)
+        rident, rtype, sets = self._request(req, wire.PDU_LABEL, codec.decode_labels)
         if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
             self.close()
             raise pmErr(PM_ERR_IPC)

@@ -7,10 +7,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from pcp._core.config import pmGetConfig
+from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_NOTHOST
 from pcp._core.errors import pmErr
-
-PM_ERR_GENERIC = -12345
-PM_ERR_NOTHOST = -12369
 
 # Attribute names accepted in "?name=value" mapped to the canonical key (the name libpcp
 # prints for it). Anything else is silently ignored, as libpcp does.

@@ -11,45 +11,24 @@ import struct
 import time
 from typing import Dict, List, Optional, Tuple, Union
 
+from pcp._core.constants import (PM_CTXFLAG_COMPRESS, PM_CTXFLAG_RELAXED, PM_CTXFLAG_SECURE,
+                                 PM_ERR_IPC, PM_ERR_NEEDCLIENTCERT, PM_ERR_PERMISSION,
+                                 PM_ERR_TIMEOUT)
 from pcp._core.errors import pmErr
+from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, FEATURE_CREDS_REQD,
+                            PDU_ATTR, PDU_ERROR, PDU_HEADER_LEN, PDU_MAX_LEN,
+                            PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER)
 from pcp._live.hostspec import HostSpec, parse_hostspec
 
 __all__ = [
     "Connection", "connect", "connect_timeout", "request_timeout", "pmcd_ports",
-    "PDU_ERROR", "PDU_ATTR", "PDU_CREDS",
 ]
 
 log = logging.getLogger(__name__)
 
-# ---- protocol constants (protocol.md 2.4, 4.3, 12) ----------------------------------
-PDU_ERROR = 0x7000
-PDU_CREDS = 0x700C
-PDU_ATTR = 0x7011
-PDU_HEADER_LEN = 12
-PDU_MAX_LEN = 0x7FFFFFFF - 1024
-
-FEATURE_SECURE = 0x0001
-FEATURE_COMPRESS = 0x0002
-FEATURE_AUTH = 0x0004
-FEATURE_CREDS_REQD = 0x0008
-FEATURE_SECURE_ACK = 0x0010
-FEATURE_CONTAINER = 0x0040
-FEATURE_CERT_REQD = 0x0080
-
-# Context flags that may be OR-ed into pmNewContext's type (protocol.md 9.1).
-PM_CTXFLAG_SECURE = 0x0400
-PM_CTXFLAG_COMPRESS = 0x0800
-PM_CTXFLAG_RELAXED = 0x1000
-PM_CTXFLAG_AUTH = 0x2000
-PM_CTXFLAG_CONTAINER = 0x4000
-
 ATTR_CONTAINER = 15
 ATTR_SASL = 0
 
-PM_ERR_TIMEOUT = -12353
-PM_ERR_IPC = -12366
-PM_ERR_PERMISSION = -12387
-PM_ERR_NEEDCLIENTCERT = -12408
 
 SERVER_PORT = 44321
 PROXY_PORT = 44322

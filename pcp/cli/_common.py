@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import cpmapi as c_api
 from pcp import pmapi
+from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
@@ -158,7 +159,7 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
     vt = int(arrays.vtype[k])
     if mtype in (0, 1, 2, 3, 4, 5) and (vt == -1 or vt == mtype):
         if mtype == 0:
-            return "%d" % _int32(int(arrays.ival[k]))
+            return "%d" % wrap_int32(int(arrays.ival[k]))
         if mtype == 1:
             return "%d" % (int(arrays.ival[k]) & 0xFFFFFFFF)
         if mtype == 2:
@@ -226,7 +227,7 @@ def event_summary(raw: bytes, highres: bool) -> str:
 
     for _ in range(nrecords - 1):
         flags = word(base + head - 8)
-        nparams = _int32(word(base + head - 4))
+        nparams = wrap_int32(word(base + head - 4))
         if flags & 0x80000000:
             nmissed += nparams
             continue
@@ -239,8 +240,8 @@ def event_summary(raw: bytes, highres: bool) -> str:
             sec = int.from_bytes(raw[at:at + 8], "big", signed=True)
             nsec = int.from_bytes(raw[at + 8:at + 16], "big", signed=True)
             return Clock.hms(sec, nsec, 9)
-        sec = _int32(word(at))
-        usec = _int32(word(at + 4))
+        sec = wrap_int32(word(at))
+        usec = wrap_int32(word(at + 4))
         tm = time.localtime(sec)
         return "%02d:%02d:%02d.%03d" % (tm.tm_hour, tm.tm_min, tm.tm_sec, int(usec / 1000))
 
@@ -256,11 +257,6 @@ def event_summary(raw: bytes, highres: bool) -> str:
 
 def _g(x: float, digits: int) -> str:
     return "%.*g" % (digits, x)
-
-
-def _int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v & 0x80000000 else v
 
 
 def block_bytes(arrays: Any, k: int) -> bytes:

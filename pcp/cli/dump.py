@@ -5,11 +5,12 @@ import sys
 from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
+from pcp._core.cint import wrap_int32
+from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
-PM_EVENT_FLAG_MISSED = 0x80000000
 _EVENT_FLAGS = ((1, "point"), (2, "start"), (4, "end"), (8, "id"), (16, "parent"))
 
 HELP = "an archive's label, descriptors, instance domains and records (like pmdumplog)"
@@ -278,7 +279,7 @@ class _Dump:
             f = r._r
             if (r.numpmid == 2 and f.pmid[0] == flags_pmid and f.ival[0] & PM_EVENT_FLAG_MISSED
                     and f.pmid[1] == missed_pmid):
-                nmissed += _common._int32(f.ival[1])
+                nmissed += wrap_int32(f.ival[1])
         w("%d" % len(results))
         if nmissed > 0:
             w(" (and %d missed)" % nmissed)
@@ -301,12 +302,12 @@ class _Dump:
                 if names is not None:
                     if p == 0:
                         if ppmid == flags_pmid:
-                            flags = _common._int32(f.ival[0])
+                            flags = wrap_int32(f.ival[0])
                             w(" flags 0x%x (%s) ---\n" % (flags & 0xFFFFFFFF, _event_flags(flags)))
                             continue
                         w(" ---\n")
                     if flags & PM_EVENT_FLAG_MISSED and p == 1 and ppmid == missed_pmid:
-                        w("        ==> %d missed event records\n" % _common._int32(f.ival[1]))
+                        w("        ==> %d missed event records\n" % wrap_int32(f.ival[1]))
                         continue
                     w("        %s (%s):" % (_common.pmid_text(ppmid), names))
                 else:

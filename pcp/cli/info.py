@@ -6,6 +6,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
+from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import Source
@@ -269,7 +270,7 @@ class _Info:
         else:
             entries = [(inst, None) for inst, _ in names]
         for inst, extra in entries:
-            inst = _common._int32(inst)
+            inst = wrap_int32(inst)
             sets = base + ([extra] if extra else [])
             merged = self._merge(sets)
             if merged:

@@ -37,43 +37,18 @@ import threading
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-# ---- constants (protocol.md 2.4, 12) ---------------------------------------------------
+# ---- constants (protocol.md 2.4, 12): the package's own tables, checked against libpcp's
+# headers by tests/core/test_sourcecode.py; only what pcp-native never sends is here.
+from pcp._core.constants import (PM_ID_NULL, PM_INDOM_NULL, PM_SEM_INSTANT,  # noqa: E402,F401
+                                 PM_TYPE_STRING, PM_TYPE_U32, PM_VAL_DPTR, PM_VAL_INSITU)
+from pcp._core.wire import *  # noqa: E402,F401,F403  (the PDU types)
 
-PDU_ERROR = 0x7000
-PDU_RESULT = 0x7001
-PDU_PROFILE = 0x7002
-PDU_FETCH = 0x7003
-PDU_DESC_REQ = 0x7004
-PDU_DESC = 0x7005
-PDU_INSTANCE_REQ = 0x7006
-PDU_INSTANCE = 0x7007
-PDU_TEXT_REQ = 0x7008
-PDU_TEXT = 0x7009
-PDU_CREDS = 0x700C
-PDU_PMNS_IDS = 0x700D
-PDU_PMNS_NAMES = 0x700E
-PDU_PMNS_CHILD = 0x700F
-PDU_PMNS_TRAVERSE = 0x7010
-PDU_ATTR = 0x7011
-PDU_LABEL_REQ = 0x7012
-PDU_LABEL = 0x7013
-PDU_HIGHRES_FETCH = 0x7014
-PDU_HIGHRES_RESULT = 0x7015
-PDU_DESC_IDS = 0x7016
-PDU_DESCS = 0x7017
 PDU_UNKNOWN = 0x7099          # no such PDU type
 
 FETCH_ANY = "fetch"           # script key matching FETCH and HIGHRES_FETCH
 
 FEATURES_DEFAULT = 0x0E44     # DESCS|HIGHRES|LABELS|CONTAINER|AUTH, as pmcd 6.0.3
-PM_ID_NULL = 0xFFFFFFFF
-PM_INDOM_NULL = 0xFFFFFFFF
-PM_IN_NULL = -1
-PM_TYPE_U32 = 1
-PM_TYPE_STRING = 6
-PM_SEM_INSTANT = 3
-PM_VAL_INSITU = 0
-PM_VAL_DPTR = 1
+PM_IN_NULL = -1               # as the int32 on the wire
 
 SAMPLE_DOMAIN = 29
 

@@ -1,0 +1,75 @@
+"""The instance profile of a context (pmAddProfile / pmDelProfile): a global state plus
+per-indom entries, kept as libpcp keeps it. Host contexts send it to pmcd (protocol.md
+9.2); archive contexts filter values with it locally."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from pcp._core.constants import PM_ERR_PROFILESPEC, PM_INDOM_NULL
+from pcp._core.errors import pmErr
+from pcp._core.wire import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
+from pcp._decode import pdu
+
+
+class Profile:
+    """The instance profile (protocol.md 9.2): a global state plus per-indom entries."""
+
+    __slots__ = ("g_state", "entries", "sent")
+
+    def __init__(self) -> None:
+        self.g_state = PM_PROFILE_INCLUDE
+        # indom -> [state, instance list]; dicts keep creation order, as libpcp sends it
+        self.entries: dict = {}
+        self.sent = False
+
+    def copy(self) -> "Profile":
+        p = Profile()
+        p.g_state = self.g_state
+        p.entries = {k: [v[0], list(v[1])] for k, v in self.entries.items()}
+        return p
+
+    def _change(self, indom: int, insts: Optional[Sequence[int]], adding: bool) -> None:
+        self.sent = False
+        if indom == PM_INDOM_NULL:
+            if insts:
+                raise pmErr(PM_ERR_PROFILESPEC)
+            self.entries.clear()
+            self.g_state = PM_PROFILE_INCLUDE if adding else PM_PROFILE_EXCLUDE
+            return
+        entry = self.entries.get(indom)
+        if entry is None:
+            # A new entry starts as "exclude everything" (libpcp behaviour).
+            entry = self.entries[indom] = [PM_PROFILE_EXCLUDE, []]
+        if not insts:
+            entry[0] = PM_PROFILE_INCLUDE if adding else PM_PROFILE_EXCLUDE
+            entry[1] = []
+            return
+        state, listed = entry
+        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
+        grow = (state == PM_PROFILE_EXCLUDE) == adding
+        if grow:
+            for i in insts:
+                if i not in listed:
+                    listed.append(i)
+        else:
+            drop = set(insts)
+            entry[1] = [i for i in listed if i not in drop]
+
+    def add(self, indom: int, insts: Optional[Sequence[int]]) -> None:
+        self._change(indom, insts, True)
+
+    def delete(self, indom: int, insts: Optional[Sequence[int]]) -> None:
+        self._change(indom, insts, False)
+
+    def includes(self, indom: int, inst: int) -> bool:
+        """Whether an instance passes the profile (archives filter values locally)."""
+        entry = self.entries.get(indom)
+        if entry is None:
+            return self.g_state == PM_PROFILE_INCLUDE
+        state, listed = entry
+        # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
+        return (inst in listed) == (state == PM_PROFILE_EXCLUDE)
+
+    def encode(self, from_: int, ctxid: int) -> bytes:
+        entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]
+        return pdu.encode_profile(from_, ctxid, self.g_state, entries)
