@@ -30,7 +30,8 @@ import dask.dataframe as dd
 
 from pcp._archive.reader import Archive
 from pcp._archive.files import expand_names
-from pcp._bulk.columns import ArchiveReader, TimeLike, to_ns, NS_MIN, NS_MAX
+from pcp._bulk.columns import ArchiveReader
+from pcp._bulk.selection import NS_MAX, NS_MIN, TimeLike, to_ns
 from pcp._bulk import export as _columns_export
 
 __all__ = ["read_archives", "archive_partitions"]
@@ -90,7 +91,7 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
                 continue
             vols = []
             for vol in range(arch.minvol, arch.maxvol + 1):
-                t = _first_record(arch, vol)
+                t = arch.first_record_ns(vol)
                 if t is not None:
                     vols.append((t, vol))
             for k, (t, vol) in enumerate(vols):
@@ -109,22 +110,6 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
         if any(a >= b for a, b in zip(divisions, divisions[1:])):
             divisions = None
     return parts, divisions
-
-
-def _first_record(arch, vol: int) -> Optional[int]:
-    """Time of the first record of a data volume (None if it has none)."""
-    from pcp._core.native import ffi, lib
-    sts, mapped, _ = arch.open_volume(vol)
-    if sts < 0 or mapped is None:
-        return None
-    newpos = ffi.new("uint64_t *")
-    rec = ffi.new("pcp_log_record *")
-    sts = lib.pcp_log_read(mapped.ptr, mapped.size, arch.label.length, arch.version, 0, 0,
-                           arch.label.length, newpos, rec)
-    mapped.release_all()
-    if sts != 0:
-        return None
-    return rec.sec * 1000000000 + rec.nsec
 
 
 class _ReadPartition:

@@ -265,7 +265,7 @@ class Fleet:
                 dlist.append(d)
                 fetch.append(p)
             highres = bool(hc.features & FEATURE_HIGHRES)
-            request = codec.encode_fetch(hc.handle, highres, 0, fetch)
+            request = codec.encode_fetch(hc.handle, highres, wire.CTXID, fetch)
             expect = wire.PDU_HIGHRES_RESULT if highres else wire.PDU_RESULT
             return hc, None, "", (slot, errs, dlist, request, expect)
         except pmErr as e:

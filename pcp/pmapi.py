@@ -12,18 +12,17 @@ from ctypes import c_char_p, c_int, c_uint
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
-from pcp._decode import result as _result_module
-from pcp._libpcp import values as _values
 from pcp._archive.context import ArchiveContext
-from pcp._live.context import HostContext
-from pcp._core import errors as _errors
-from pcp._decode import events as _events
+from pcp._core import errors as _errors, units as _units
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
-from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, pmHighResResult, pmResult,
-                         pmValue, pmValueSet, store_arrays, flat_of, usec_of)
-from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel,
-                        pmID, pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits,
-                        pmValueBlock, timespec, timeval, tm)
+from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel, pmID,
+                               pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
+                               timespec, timeval, tm)
+from pcp._decode import events as _events, result as _result_module
+from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
+                                pmValue, pmValueSet, store_arrays, usec_of)
+from pcp._libpcp import strings as _strings, values as _values
+from pcp._live.context import HostContext
 
 __all__ = [
     "pmErr", "pmUsageErr", "pmContext", "pmResult", "pmHighResResult", "pmValueSet",
@@ -742,59 +741,59 @@ class pmContext(object):
 
     @staticmethod
     def pmUnitsStr(units: Any) -> str:
-        return _values.pmUnitsStr(units)
+        return _units.pmUnitsStr(units)
 
     @staticmethod
     def pmNumberStr(value: float) -> str:
-        return _values.pmNumberStr(value)
+        return _strings.pmNumberStr(value)
 
     @staticmethod
     def pmID_build(d: int, c: int, i: int) -> int:
-        return _values.pmID_build(d, c, i)
+        return _strings.pmID_build(d, c, i)
 
     @staticmethod
     def pmID_domain(pmid: int) -> int:
-        return _values.pmID_domain(pmid)
+        return _strings.pmID_domain(pmid)
 
     @staticmethod
     def pmID_cluster(pmid: int) -> int:
-        return _values.pmID_cluster(pmid)
+        return _strings.pmID_cluster(pmid)
 
     @staticmethod
     def pmID_item(pmid: int) -> int:
-        return _values.pmID_item(pmid)
+        return _strings.pmID_item(pmid)
 
     @staticmethod
     def pmIDStr(pmid: int) -> str:
-        return _values.pmIDStr(pmid)
+        return _strings.pmIDStr(pmid)
 
     @staticmethod
     def pmInDom_build(d: int, s: int) -> int:
-        return _values.pmInDom_build(d, s)
+        return _strings.pmInDom_build(d, s)
 
     @staticmethod
     def pmInDom_domain(indom: int) -> int:
-        return _values.pmInDom_domain(indom)
+        return _strings.pmInDom_domain(indom)
 
     @staticmethod
     def pmInDom_serial(indom: int) -> int:
-        return _values.pmInDom_serial(indom)
+        return _strings.pmInDom_serial(indom)
 
     @staticmethod
     def pmInDomStr(pmdescp: Any) -> str:
-        return _values.pmInDomStr(get_indom(pmdescp))
+        return _strings.pmInDomStr(get_indom(pmdescp))
 
     @staticmethod
     def pmTypeStr(typed: int) -> str:
-        return _values.pmTypeStr(typed)
+        return _strings.pmTypeStr(typed)
 
     @staticmethod
     def pmAtomStr(atom: Any, typed: int) -> str:
-        return _values.pmAtomStr(atom, typed)
+        return _strings.pmAtomStr(atom, typed)
 
     @staticmethod
     def pmSemStr(sem: int) -> str:
-        return _values.pmSemStr(sem)
+        return _strings.pmSemStr(sem)
 
     @staticmethod
     def pmPrintValue(fileObj: Any, result: Any, ptype: int, vset_idx: int, vlist_idx: int,
@@ -833,7 +832,7 @@ class pmContext(object):
 
     @staticmethod
     def pmParseUnitsStr(string: Any):
-        return _values.pmParseUnitsStr(string)
+        return _units.pmParseUnitsStr(string)
 
     @staticmethod
     def pmtimespecSleep(spec: Any) -> None:

@@ -208,6 +208,22 @@ class Archive:
     def volume(self, vol: int) -> MappedFile:
         return self._files[vol]
 
+    def first_record_ns(self, vol: int) -> Optional[int]:
+        """Time of the first record of data volume `vol` in nanoseconds since the epoch
+        (None when the volume is missing, unusable or has no record)."""
+        sts, mapped, _ = self.open_volume(vol)
+        if sts < 0 or mapped is None:
+            return None
+        newpos = ffi.new("uint64_t *")
+        rec = ffi.new("pcp_log_record *")
+        start = self.label.length
+        sts = lib.pcp_log_read(mapped.ptr, mapped.size, start, self.version, 0, 0, start,
+                               newpos, rec)
+        mapped.release_all()
+        if sts != 0:
+            return None
+        return rec.sec * 1000000000 + rec.nsec
+
     def label_len(self) -> int:
         return self.label.length
 

@@ -10,11 +10,15 @@ aggregates are selected, text (their values; value is then null on those rows). 
 rows are grouped by metric, in time order within each metric of a chunk."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from pcp._bulk.columns import BLOBS, DTYPES, PM_TYPE_AGGREGATE, ArchiveColumns, MetricArray
+from pcp._bulk.typed import BLOBS, CELL_DTYPES
+from pcp._core.constants import PM_INDOM_NULL, PM_TYPE_AGGREGATE
+
+if TYPE_CHECKING:
+    from pcp._bulk.arrays import ArchiveColumns, MetricArray
 
 
 def need(module: str, extra: str) -> Any:
@@ -40,6 +44,13 @@ def _unique(names: List[str], ids) -> List[str]:
     for n in names:
         seen[n] = seen.get(n, 0) + 1
     return [n if seen[n] == 1 else "%s (%d)" % (n, int(i)) for n, i in zip(names, ids)]
+
+
+def column_names(name: str, indom: int, instance_names: List[str]) -> List[str]:
+    """"metric" for a singular metric, else "metric[instance name]" per column."""
+    if indom == PM_INDOM_NULL and len(instance_names) == 1:
+        return [name]
+    return ["%s[%s]" % (name, n) for n in instance_names]
 
 
 def wide_names(m: MetricArray) -> List[str]:
@@ -148,7 +159,7 @@ def _arrow_type(pa, type_: int, rate: bool):
         return pa.large_binary()
     if type_ in BLOBS:
         return pa.large_string()
-    return pa.from_numpy_dtype(DTYPES[type_])
+    return pa.from_numpy_dtype(CELL_DTYPES[type_])
 
 
 def wide_schema(pa, metrics: List[Any]):
@@ -253,8 +264,12 @@ class _Meta:
         self.instances = np.array(m.insts, np.int32)
         self.instance_names = list(m.inames)
 
-    singular = MetricArray.singular
-    column_names = MetricArray.column_names
+    @property
+    def singular(self) -> bool:
+        return self.indom == PM_INDOM_NULL
+
+    def column_names(self) -> List[str]:
+        return column_names(self.name, self.indom, self.instance_names)
 
 
 def batch_reader(reader, form: str = "wide"):

@@ -7,13 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_U32,
-                                 PM_TYPE_U64)
+from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_AGGREGATE, PM_TYPE_DOUBLE,
+                                 PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64)
 
-NUMERIC = (0, 1, 2, 3, 4, 5)
+NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
+BLOBS = (PM_TYPE_STRING, PM_TYPE_AGGREGATE)   # values kept as bytes, not numbers
 
-DTYPES = {0: np.dtype(np.int32), 1: np.dtype(np.uint32), 2: np.dtype(np.int64),
-          3: np.dtype(np.uint64), 4: np.dtype(np.float32), 5: np.dtype(np.float64)}
+# numpy dtype of each numeric PM_TYPE_*
+DTYPES = {PM_TYPE_32: np.dtype(np.int32), PM_TYPE_U32: np.dtype(np.uint32),
+          PM_TYPE_64: np.dtype(np.int64), PM_TYPE_U64: np.dtype(np.uint64),
+          PM_TYPE_FLOAT: np.dtype(np.float32), PM_TYPE_DOUBLE: np.dtype(np.float64)}
+# ... and of every type a bulk column can hold (strings and aggregates as objects)
+CELL_DTYPES = {**DTYPES, PM_TYPE_STRING: np.dtype(object), PM_TYPE_AGGREGATE: np.dtype(object)}
 
 
 def typed(mtype: int, vtype: Any, ival: Any, dval: Any) -> Any:

@@ -13,26 +13,20 @@ from __future__ import annotations
 
 import ctypes
 import math
-import sys
 import time
-from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p,
-                    c_double, c_float, c_int, c_int32, c_int64, c_long, c_uint,
-                    c_uint32, c_uint64, c_void_p)
+from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p, c_double, c_float,
+                    c_int, c_int32, c_int64, c_long, c_uint, c_uint32, c_uint64, c_void_p)
 from typing import Any, Tuple, Union as _TUnion
 
+from pcp._core.constants import (PM_LOG_MAXHOSTLEN, PM_MAX_HOSTNAMELEN,  # noqa: E402
+                                 PM_MAX_TIMEZONELEN, PM_MAX_ZONEINFOLEN, PM_TYPE_32, PM_TYPE_64,
+                                 PM_TYPE_AGGREGATE, PM_TYPE_AGGREGATE_STATIC, PM_TYPE_DOUBLE,
+                                 PM_TYPE_EVENT, PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT,
+                                 PM_TYPE_NOSUPPORT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
+                                 PM_TYPE_UNKNOWN, PM_TZ_MAXLEN)
 # --------------------------------------------------------------------------
 # Constants come from pcp._core.constants, the one table of PMAPI values.
-from pcp._core.constants import (PM_TYPE_NOSUPPORT, PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64,  # noqa: E402
-                    PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE, PM_TYPE_STRING,
-                    PM_TYPE_AGGREGATE, PM_TYPE_AGGREGATE_STATIC, PM_TYPE_EVENT,
-                    PM_TYPE_HIGHRES_EVENT, PM_TYPE_UNKNOWN, PM_LOG_MAXHOSTLEN,
-                    PM_TZ_MAXLEN, PM_MAX_HOSTNAMELEN, PM_MAX_TIMEZONELEN,
-                    PM_MAX_ZONEINFOLEN)
-
-# The C bitfields are declared in opposite orders on the two byte orders so
-# that the 32-bit word looks the same; ctypes follows the host compiler's
-# rules, so we need the same switch as the C headers.
-_BITFIELDS_LTOR = sys.byteorder == "big"
+from pcp._core.units import BITFIELDS_LTOR, pmUnits, units_from_int, units_to_int  # noqa: F401
 
 # time_t and suseconds_t are both 64-bit on every LP64 Linux; on 32-bit
 # hosts they follow the size of a C long (old ABI) which is what we mirror.
@@ -273,78 +267,10 @@ class pmAtomValue(Union):
         return value
 
 
-class pmUnits(Structure):
-    """Dimensions and scales of a metric (4-bit signed C bitfields)."""
-
-    # All members are declared as signed ints, as in the reference; the C
-    # header has scaleSpace/scaleTime unsigned, so string/conversion code
-    # must re-read those two as unsigned (see pcp._libpcp.values).
-    if _BITFIELDS_LTOR:
-        _fields_ = [("dimSpace", c_int, 4),
-                    ("dimTime", c_int, 4),
-                    ("dimCount", c_int, 4),
-                    ("scaleSpace", c_int, 4),
-                    ("scaleTime", c_int, 4),
-                    ("scaleCount", c_int, 4),
-                    ("pad", c_int, 8)]
-    else:
-        _fields_ = [("pad", c_int, 8),
-                    ("scaleCount", c_int, 4),
-                    ("scaleTime", c_int, 4),
-                    ("scaleSpace", c_int, 4),
-                    ("dimCount", c_int, 4),
-                    ("dimTime", c_int, 4),
-                    ("dimSpace", c_int, 4)]
-
-    def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
-                 scaleS: int = 0, scaleT: int = 0, scaleC: int = 0) -> None:
-        Structure.__init__(self)
-        self.dimSpace = dimS
-        self.dimTime = dimT
-        self.dimCount = dimC
-        self.scaleSpace = scaleS
-        self.scaleTime = scaleT
-        self.scaleCount = scaleC
-        self.pad = 0
-
-    def __int__(self) -> int:
-        """The packed 32-bit word (pad bits excluded) as a signed C int."""
-        return units_to_int(self)
-
-    def __str__(self) -> str:
-        from pcp._libpcp.values import pmUnitsStr  # late import: _values imports us
-        return pmUnitsStr(self)
-
-
-def units_to_int(units: pmUnits) -> int:
-    """Pack a pmUnits the way the reference's cpmapi.pmUnits_int does."""
-    word = (((units.dimSpace & 0xF) << 28) | ((units.dimTime & 0xF) << 24)
-            | ((units.dimCount & 0xF) << 20) | ((units.scaleSpace & 0xF) << 16)
-            | ((units.scaleTime & 0xF) << 12) | ((units.scaleCount & 0xF) << 8))
-    # pmUnits_int hands the word back through a C "int", hence signed.
-    return word - (1 << 32) if word & 0x80000000 else word
-
-
-def units_from_int(word: int) -> pmUnits:
-    """Build a pmUnits from a packed 32-bit word (layout of protocol.md 3.4).
-
-    The low 8 bits (pad; PCP 7.2 extra units) are kept in ``pad``.
-    """
-    u = pmUnits()
-    u.dimSpace = (word >> 28) & 0xF
-    u.dimTime = (word >> 24) & 0xF
-    u.dimCount = (word >> 20) & 0xF
-    u.scaleSpace = (word >> 16) & 0xF
-    u.scaleTime = (word >> 12) & 0xF
-    u.scaleCount = (word >> 8) & 0xF
-    u.pad = word & 0xFF
-    return u
-
-
 class pmValueBlock(Structure):
     """Header of an out-of-line value: 24-bit length, 8-bit type, payload."""
 
-    if _BITFIELDS_LTOR:
+    if BITFIELDS_LTOR:
         _fields_ = [("vtype", c_uint, 8),
                     ("vlen", c_uint, 24),
                     ("vbuf", c_char * 1)]

@@ -27,6 +27,8 @@ PDU_DESC_IDS = 0x7016
 PDU_DESCS = 0x7017
 
 PDU_HEADER_LEN = 12
+# the context slot of PROFILE and FETCH PDUs: each connection carries one context
+CTXID = 0
 PDU_MAX_LEN = 0x7FFFFFFF - 1024
 
 # ---- pmcd feature bits of the connection handshake (protocol.md 4.3) -----------------

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 from pcp._core.constants import PM_ERR_PROFILESPEC, PM_INDOM_NULL
 from pcp._core.errors import pmErr
-from pcp._core.wire import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
+from pcp._core.wire import CTXID, PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
 from pcp._decode import pdu
 
 
@@ -70,6 +70,6 @@ class Profile:
         # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
         return (inst in listed) == (state == PM_PROFILE_EXCLUDE)
 
-    def encode(self, from_: int, ctxid: int) -> bytes:
+    def encode(self, from_: int) -> bytes:
         entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]
-        return pdu.encode_profile(from_, ctxid, self.g_state, entries)
+        return pdu.encode_profile(from_, CTXID, self.g_state, entries)

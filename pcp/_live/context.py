@@ -25,8 +25,6 @@ from pcp._libpcp.profile import Profile
 _NAMES_BATCH_THRESHOLD = 500
 _NAMES_BATCH_BYTES = 64512
 
-_CTXID = 0  # each connection carries one context, so PROFILE/FETCH always use slot 0
-
 
 def _reconnect_backoff() -> List[float]:
     raw = os.environ.get("PMCD_RECONNECT_TIMEOUT", "")
@@ -277,10 +275,10 @@ class HostContext:
         if cached_key != key or cached_hr != use_highres:
             if len(key) < 1:
                 raise pmErr(PM_ERR_TOOSMALL)
-            request = codec.encode_fetch(self.handle, use_highres, _CTXID, key)
+            request = codec.encode_fetch(self.handle, use_highres, wire.CTXID, key)
             self._fetch_cache = (key, request, use_highres)
         if not self.profile.sent:
-            request = self.profile.encode(self.handle, _CTXID) + request
+            request = self.profile.encode(self.handle) + request
             self.profile.sent = True
         expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
         changes = 0
@@ -345,7 +343,7 @@ class HostContext:
         if not self.features & FEATURE_LABELS:
             raise pmErr(PM_ERR_NOLABELS)
         if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
-            self._live().send(self.profile.encode(self.handle, _CTXID))
+            self._live().send(self.profile.encode(self.handle))
             self.profile.sent = True
         ident = wrap_int32(int(ident))
         req = codec.encode_label_req(self.handle, ident, type_)

@@ -18,9 +18,9 @@ import cpmapi as c_api
 from pcp._libpcp import anon as _anon
 from pcp._bulk import typed as _typed
 from pcp import bulk
-from pcp._bulk.columns import ArchiveColumns, MetricArray
+from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
-from pcp._libpcp.values import pmUnitsStr
+from pcp._core.units import pmUnitsStr
 from pcp.cli._common import CliError, Source
 
 HELP = "an archive's values as a CSV or Parquet table"

@@ -16,6 +16,7 @@ import pytest
 from support import archives
 from pcp import bulk
 from pcp._bulk import columns as C
+from pcp._bulk import scan
 from pcp.pmapi import pmErr
 
 pytestmark = pytest.mark.pmcd
@@ -260,7 +261,7 @@ def test_pandas_of_reader(v2):
 
 @pytest.mark.parametrize("miss_cap", [4096, 2])
 def test_instances_unknown_to_the_window_get_columns(v2, monkeypatch, miss_cap):
-    monkeypatch.setattr(C, "MISS_CAP", miss_cap)
+    monkeypatch.setattr(scan, "MISS_CAP", miss_cap)
     whole = bulk.read_archive(v2, ["sample.bin", "sample.proc.exec", "sample.string.bin"])
     r = bulk.ArchiveReader(v2, ["sample.bin", "sample.proc.exec", "sample.string.bin"],
                            chunk_rows=4)
@@ -288,7 +289,7 @@ def test_instances_unknown_to_the_window_get_columns(v2, monkeypatch, miss_cap):
 
 @pytest.mark.parametrize("variant", ["v2", "mv"])
 def test_counts_and_string_bytes(variant, monkeypatch):
-    monkeypatch.setattr(C, "STAGED_START", 64)
+    monkeypatch.setattr(scan, "STAGED_START", 64)
     for chunk in bulk.ArchiveReader(corpus(variant), chunk_bytes=1 << 16):
         for m in chunk.values():
             assert m.count == int(np.count_nonzero(m.present)), m.name
@@ -302,7 +303,7 @@ def test_counts_and_string_bytes(variant, monkeypatch):
 
 def test_string_staging_grows(v2, monkeypatch):
     whole = bulk.read_archive(v2, ["sample.string", "kernel.uname", "sample.aggregate"])
-    monkeypatch.setattr(C, "STAGED_START", 4)
+    monkeypatch.setattr(scan, "STAGED_START", 4)
     small = bulk.read_archive(v2, ["sample.string", "kernel.uname", "sample.aggregate"])
     for name, m in whole.items():
         assert small[name].values.tolist() == m.values.tolist()
@@ -317,9 +318,9 @@ def test_counts_survive_records_read_again(v2, monkeypatch):
     want_dropped = sum(int(m.present[:, 2:].sum()) for m in whole.values())
     want_values = sum(int(m.present[:, :2].sum()) for m in whole.values())
     assert want_dropped > 0 and want_values > 0
-    monkeypatch.setattr(C, "STAGED_START", 4)      # every string record asks for room
+    monkeypatch.setattr(scan, "STAGED_START", 4)      # every string record asks for room
     for miss_cap in (4096, 1):                      # columns added one at a time
-        monkeypatch.setattr(C, "MISS_CAP", miss_cap)
+        monkeypatch.setattr(scan, "MISS_CAP", miss_cap)
         r = bulk.ArchiveReader(v2, names, chunk_rows=3)
         for m in r._metrics:
             inames = dict(zip(m.insts, m.inames))
@@ -428,7 +429,7 @@ def test_progress_bar(v2, capsys):
     err = capsys.readouterr().err
     assert "archive" in err or "B/s" in err or err == ""
     # off when stderr is not a terminal (pytest captures it)
-    assert C._progress_bar(None, None, 0) is None
+    assert scan.progress_bar(None, None, 0) is None
 
 
 # ---- memory -----------------------------------------------------------------------------

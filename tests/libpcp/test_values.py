@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Sequence
 
 import pytest
 
+from pcp._core import units as U
+from pcp._libpcp import strings as S
 from pcp._libpcp import values as V
 from pcp._core.errors import pmErr
 from pcp._core.structs import pmAtomValue, pmUnits, units_from_int
@@ -282,7 +284,7 @@ def _ours_atomstr(case: list) -> list:
         keep = ctypes.create_string_buffer(struct.pack("=I", hdr) + payload, 64)
         atom.vp = ctypes.addressof(keep)
     try:
-        return ["s", V.pmAtomStr(atom, t)]
+        return ["s", S.pmAtomStr(atom, t)]
     except Exception as exc:  # reference raises UnicodeDecodeError etc.
         return ["x", type(exc).__name__]
     finally:
@@ -315,13 +317,13 @@ def _parse_strings() -> List[str]:
         u = units_from_int(w)
         if (u.scaleTime & 15) > 5:
             continue
-        out.append(V.pmUnitsStr(u))
+        out.append(U.pmUnitsStr(u))
     return out
 
 
 def _ours_parse(s: str) -> list:
     try:
-        units, mult = V.pmParseUnitsStr(s)
+        units, mult = U.pmParseUnitsStr(s)
     except pmErr as exc:
         return ["e", exc.args[0], str(exc.args[1])]
     return ["v", int(units), struct.pack("<d", mult).hex()]
@@ -547,12 +549,12 @@ def test_conv_scale_int_outunits(grids, ref):
 @reference
 def test_units_str(grids, ref):
     words = grids["units"]
-    assert _diff(words, [V.pmUnitsStr(units_from_int(w)) for w in words],
+    assert _diff(words, [U.pmUnitsStr(units_from_int(w)) for w in words],
                  ref["unitsstr"]) == []
     assert _diff(words, [str(units_from_int(w)) for w in words],
                  ref["unitsstr_method"]) == []
     # packed int form accepted too (extension) and identical
-    assert [V.pmUnitsStr(w) for w in words] == ref["unitsstr"]
+    assert [U.pmUnitsStr(w) for w in words] == ref["unitsstr"]
 
 
 @reference
@@ -566,7 +568,7 @@ def test_units_int(grids, ref):
 @reference
 def test_number_str(grids, ref):
     nums = grids["numbers"]
-    assert _diff(nums, [V.pmNumberStr(x) for x in nums], ref["number"]) == []
+    assert _diff(nums, [S.pmNumberStr(x) for x in nums], ref["number"]) == []
 
 
 @reference
@@ -584,23 +586,23 @@ def test_parse_units_str(grids, ref):
 
 @reference
 def test_simple_str_functions(grids, ref):
-    assert _diff(grids["types"], [V.pmTypeStr(t) for t in grids["types"]],
+    assert _diff(grids["types"], [S.pmTypeStr(t) for t in grids["types"]],
                  ref["typestr"]) == []
-    assert _diff(grids["sems"], [V.pmSemStr(t) for t in grids["sems"]],
+    assert _diff(grids["sems"], [S.pmSemStr(t) for t in grids["sems"]],
                  ref["semstr"]) == []
     pmids = grids["pmids"]
-    assert _diff(pmids, [V.pmIDStr(p) for p in pmids], ref["idstr"]) == []
-    assert _diff(pmids, [V.pmInDomStr(p) for p in pmids], ref["indomstr"]) == []
+    assert _diff(pmids, [S.pmIDStr(p) for p in pmids], ref["idstr"]) == []
+    assert _diff(pmids, [S.pmInDomStr(p) for p in pmids], ref["indomstr"]) == []
 
 
 @reference
 def test_id_helpers(grids, ref):
     pmids = grids["pmids"]
-    ours = [[V.pmID_domain(p), V.pmID_cluster(p), V.pmID_item(p),
-             V.pmInDom_domain(p), V.pmInDom_serial(p)] for p in pmids]
+    ours = [[S.pmID_domain(p), S.pmID_cluster(p), S.pmID_item(p),
+             S.pmInDom_domain(p), S.pmInDom_serial(p)] for p in pmids]
     assert _diff(pmids, ours, ref["id_parts"]) == []
     triples = grids["triples"]
-    ours = [[V.pmID_build(*t), V.pmInDom_build(t[0], t[1])] for t in triples]
+    ours = [[S.pmID_build(*t), S.pmInDom_build(t[0], t[1])] for t in triples]
     assert _diff(triples, ours, ref["id_build"]) == []
 
 
@@ -620,8 +622,8 @@ def test_extract_string_and_aggregate_shapes():
 
 
 def test_wrong_argument_types_raise_like_ctypes():
-    for func in (V.pmIDStr, V.pmTypeStr, V.pmNumberStr, V.pmID_domain):
+    for func in (S.pmIDStr, S.pmTypeStr, S.pmNumberStr, S.pmID_domain):
         with pytest.raises(ctypes.ArgumentError):
             func("x")
     with pytest.raises(pmErr):
-        V.pmParseUnitsStr(5)
+        U.pmParseUnitsStr(5)
