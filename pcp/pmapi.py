@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import cpmapi as c_api
 from pcp._archive.context import ArchiveContext
 from pcp._core import errors as _errors, units as _units
+from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
 from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel, pmID,
                                pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
@@ -51,7 +52,7 @@ class _Registry:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.next_handle = 0
-        self.contexts: Dict[int, HostContext] = {}
+        self.contexts: Dict[int, Context] = {}
         self.current = -1
 
     def allocate(self) -> int:
@@ -87,7 +88,7 @@ class pmContext(object):
         self._type = typed
         self._target = target
         self._ctx = c_api.PM_ERR_NOCONTEXT
-        self._host: Optional[Union[HostContext, ArchiveContext]] = None
+        self._host: Optional[Context] = None
         if isinstance(target, str) and not target:
             # the official binding hands "" to ctypes as a str, which ctypes refuses
             raise ctypes.ArgumentError("argument 2: TypeError: wrong type")
@@ -145,17 +146,11 @@ class pmContext(object):
     def __exit__(self, *exc: Any) -> None:
         self._destroy()
 
-    def _use(self) -> Any:
+    def _use(self) -> Context:
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         _registry.current = host.handle
-        return host
-
-    def _archive(self) -> ArchiveContext:
-        host = self._use()
-        if not isinstance(host, ArchiveContext):
-            raise pmErr(c_api.PM_ERR_NOTARCHIVE)
         return host
 
     @classmethod
@@ -177,9 +172,7 @@ class pmContext(object):
         return [n.decode() for n in names], list(status or [0] * len(names))
 
     def pmGetPMNSLocation(self) -> int:
-        if isinstance(self._use(), ArchiveContext):
-            return c_api.PMNS_ARCHIVE
-        return c_api.PMNS_REMOTE
+        return self._use().pmns_location
 
     def pmLoadNameSpace(self, filename: Any) -> int:
         raise _not_supported("pmLoadNameSpace")
@@ -382,13 +375,6 @@ class pmContext(object):
 
     @staticmethod
     def _set_mode(host: Any, mode: int, when: Any, delta: Tuple[int, int], direction: int) -> int:
-        lmode = mode & 0xFFFF
-        if not isinstance(host, ArchiveContext):
-            if lmode != c_api.PM_MODE_LIVE:
-                raise pmErr(c_api.PM_ERR_MODE)
-            return 0
-        if lmode == c_api.PM_MODE_INTERP:
-            raise _not_supported("PM_MODE_INTERP (interpolated archive fetches)")
         host.set_mode(mode, when, delta, direction)
         return 0
 
@@ -396,8 +382,6 @@ class pmContext(object):
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
-        if isinstance(host, ArchiveContext):
-            return host.handle
         return host.reconnect()
 
     def pmGetContextHostName(self) -> str:
@@ -456,8 +440,6 @@ class pmContext(object):
 
     def _store(self, result: Any) -> Any:
         host = self._use()
-        if isinstance(host, ArchiveContext):
-            raise pmErr(c_api.PM_ERR_NOTHOST)
         flat = flat_of(result)
         if flat is None:
             raise pmErr(c_api.PM_ERR_GENERIC, "pmStore needs a result made by pmFetch")
@@ -523,7 +505,7 @@ class pmContext(object):
     # ---- archives ----------------------------------------------------------------------
 
     def pmGetArchiveLabel(self):
-        label = self._archive().archive_label()
+        label = self._use().archive_label()
         out = pmLogLabel()
         out.magic = label.magic
         out.pid_t = label.pid
@@ -534,7 +516,7 @@ class pmContext(object):
         return out
 
     def pmGetHighResArchiveLabel(self):
-        label = self._archive().archive_label()
+        label = self._use().archive_label()
         out = pmHighResLogLabel()
         out.magic = label.magic
         out.pid_t = label.pid
@@ -546,42 +528,42 @@ class pmContext(object):
         return out
 
     def pmGetArchiveEnd(self):
-        sec, nsec = self._archive().archive_end()
+        sec, nsec = self._use().archive_end()
         tv = timeval()
         tv.tv_sec = sec
         tv.tv_usec = usec_of(nsec)
         return tv
 
     def pmGetHighResArchiveEnd(self):
-        sec, nsec = self._archive().archive_end()
+        sec, nsec = self._use().archive_end()
         ts = timespec()
         ts.tv_sec = sec
         ts.tv_nsec = nsec
         return ts
 
     def pmGetInDomArchive(self, pmdescp: Any):
-        insts, names = self._archive().instances_archive(get_indom(pmdescp))
+        insts, names = self._use().instances_archive(get_indom(pmdescp))
         if not insts:
             return None, None
         return [int(i) for i in insts], [str(n.decode("ascii", "ignore")) for n in names]
 
     def pmLookupInDomArchive(self, pmdesc: Any, name: Any) -> int:
-        arch = self._archive()
+        arch = self._use()
         if not isinstance(name, bytes):
             name = name.encode("utf-8")
         return arch.lookup_instance_archive(get_indom(pmdesc), name)
 
     def pmNameInDomArchive(self, pmdesc: Any, inst: int) -> str:
-        arch = self._archive()
+        arch = self._use()
         name = arch.name_instance_archive(get_indom(pmdesc), c_int(inst).value)
         return str(name.decode("ascii", "ignore"))
 
     def pmFetchArchive(self):
-        flat = self._archive().fetch_archive()
+        flat = self._use().fetch_archive()
         return LP_pmResult(pmResult(flat, flat.numpmid, 0))
 
     def pmFetchHighResArchive(self):
-        flat = self._archive().fetch_archive()
+        flat = self._use().fetch_archive()
         return LP_pmHighResResult(pmHighResResult(flat, flat.numpmid, 0))
 
     # ---- labels ------------------------------------------------------------------------
@@ -937,3 +919,9 @@ def _sort_instances(result: Any) -> None:
             # Edited or materialised value blocks move with their values.
             moved = {first + j: blocks.pop(k) for j, k in enumerate(order) if k in blocks}
             blocks.update(moved)
+
+def context_of(ctx: pmContext) -> Context:
+    """The context behind a pmContext (pcp._core.abc.Context): for this package's own
+    tools (the CLI), which read archive metadata the PMAPI does not hand out. Not part of
+    the official module."""
+    return ctx._use()

@@ -16,9 +16,10 @@ from pcp._archive.reader import LOG_END, Archive, LogLabel, Record, tsub
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
                                  PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
-                                 PM_ERR_NAME, PM_ERR_NONLEAF, PM_ERR_PMID, PM_ERR_PMID_LOG,
-                                 PM_ERR_TOOSMALL, PM_ID_NULL, PM_INDOM_NULL, PM_LABEL_CONTEXT,
-                                 PM_MODE_BACK, PM_MODE_FORW, PM_MODE_INTERP)
+                                 PM_ERR_NAME, PM_ERR_NONLEAF, PM_ERR_NOTHOST, PM_ERR_NYI,
+                                 PM_ERR_PMID, PM_ERR_PMID_LOG, PM_ERR_TOOSMALL, PM_ID_NULL,
+                                 PM_INDOM_NULL, PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW,
+                                 PM_MODE_INTERP, PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
 from pcp._decode.result import FlatResult
 from pcp._libpcp import anon as _anon
@@ -26,7 +27,9 @@ from pcp._libpcp.profile import Profile
 
 
 class ArchiveContext:
-    """A PMAPI archive context over one or more archives."""
+    """A PMAPI archive context over one or more archives (a pcp._core.abc.Context)."""
+
+    pmns_location = PMNS_ARCHIVE
 
     def __init__(self, handle: int, spec: str, ctx_flags: int = 0) -> None:
         self.handle = handle
@@ -98,6 +101,13 @@ class ArchiveContext:
     def close(self) -> None:
         for arch in self.archives:
             arch.close()
+
+    def reconnect(self) -> int:
+        """pmReconnectContext: nothing to reconnect for an archive."""
+        return self.handle
+
+    def store(self, arrays: dict, sec: int, usec: int) -> int:
+        raise pmErr(PM_ERR_NOTHOST)
 
     def duplicate(self, handle: int) -> "ArchiveContext":
         dup = ArchiveContext(handle, self.spec, self.ctx_flags)
@@ -375,6 +385,9 @@ class ArchiveContext:
         lmode = mode & 0xFFFF
         if lmode not in (PM_MODE_INTERP, PM_MODE_FORW, PM_MODE_BACK):
             raise pmErr(PM_ERR_MODE)
+        if lmode == PM_MODE_INTERP:
+            raise pmErr(PM_ERR_NYI, "PM_MODE_INTERP (interpolated archive fetches) is not "
+                                    "supported by pcp-native yet")
         if when is not None:
             self.origin = when
         self.mode = mode

@@ -10,12 +10,13 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
 from pcp._core.cint import wrap_int32
-from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_NAME, PM_ERR_NOLABELS,
-                                 PM_ERR_TIMEOUT, PM_ERR_TOOSMALL, PM_ERR_VALUE,
-                                 PM_ID_NULL, PM_INDOM_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP,
-                                 PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID)
+from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_MODE, PM_ERR_NAME,
+                                 PM_ERR_NOLABELS, PM_ERR_NOTARCHIVE, PM_ERR_TIMEOUT,
+                                 PM_ERR_TOOSMALL, PM_ERR_VALUE, PM_ID_NULL, PM_INDOM_NULL,
+                                 PM_MODE_LIVE, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_INDOM,
+                                 PM_TEXT_ONELINE, PM_TEXT_PMID, PMNS_REMOTE)
 from pcp._core.errors import pmErr
-from pcp._core.wire import (FEATURE_DESCS, FEATURE_HIGHRES, FEATURE_LABELS, PM_IN_NULL_INT32)
+from pcp._core.wire import FEATURE_DESCS, FEATURE_HIGHRES, FEATURE_LABELS, PM_IN_NULL_INT32
 from pcp._decode import pdu as codec
 from pcp._decode.result import FlatResult
 from pcp._libpcp import anon as _anon
@@ -56,6 +57,8 @@ class HostContext:
         self.conn = self._connector(spec, ctx_flags)
 
     # ---- connection management ----------------------------------------------------
+
+    pmns_location = PMNS_REMOTE
 
     @property
     def features(self) -> int:
@@ -370,3 +373,29 @@ class HostContext:
         if host and not host.startswith("localhost") and not host.startswith("/"):
             return host
         return socket.gethostname()
+
+    # ---- what only archives do -------------------------------------------------------
+
+    def set_mode(self, mode: int, when: Optional[Tuple[int, int]], delta: Tuple[int, int],
+                 direction: int) -> None:
+        """pmSetMode on a host context: only PM_MODE_LIVE, which changes nothing."""
+        if mode & 0xFFFF != PM_MODE_LIVE:
+            raise pmErr(PM_ERR_MODE)
+
+    def archive_label(self):
+        raise pmErr(PM_ERR_NOTARCHIVE)
+
+    def archive_end(self) -> Tuple[int, int]:
+        raise pmErr(PM_ERR_NOTARCHIVE)
+
+    def fetch_archive(self) -> FlatResult:
+        raise pmErr(PM_ERR_NOTARCHIVE)
+
+    def instances_archive(self, indom: int) -> Tuple[List[int], List[bytes]]:
+        raise pmErr(PM_ERR_NOTARCHIVE)
+
+    def lookup_instance_archive(self, indom: int, name: bytes) -> int:
+        raise pmErr(PM_ERR_NOTARCHIVE)
+
+    def name_instance_archive(self, indom: int, inst: int) -> bytes:
+        raise pmErr(PM_ERR_NOTARCHIVE)

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import cpmapi as c_api
+from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
+
+if TYPE_CHECKING:
+    from pcp._archive.context import ArchiveContext
 
 _EVENT_FLAGS = ((1, "point"), (2, "start"), (4, "end"), (8, "id"), (16, "parent"))
 
@@ -54,7 +58,7 @@ class _Dump:
         self.ctx = src.ctx
         self.args = args
         self.w = out.write
-        self.host = self.ctx._host             # the ArchiveContext: metadata, index
+        self.host: ArchiveContext = pmapi.context_of(self.ctx)   # metadata, index
         label = self.ctx.pmGetHighResArchiveLabel()
         self.label = label
         self.version = label.magic & 0xFF

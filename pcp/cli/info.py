@@ -6,6 +6,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
+from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
@@ -200,7 +201,7 @@ class _Info:
 
     def _raw_labels(self, ident: int, ltype: int) -> Optional[str]:
         """The label set's JSON text as the source sent it, or None."""
-        sets = self.src.ctx._host.labels(ident, ltype)
+        sets = pmapi.context_of(self.src.ctx).labels(ident, ltype)
         if not sets or sets[0].nlabels <= 0:
             return None
         return sets[0].json.decode("utf-8", "replace")
@@ -261,7 +262,7 @@ class _Info:
             return
         names = self._indom_cache(indom)
         # every instance label set in the order the source gave them, empty ones too
-        inst_sets = self._cached("ilabels", indom, lambda: self.src.ctx._host.labels(
+        inst_sets = self._cached("ilabels", indom, lambda: pmapi.context_of(self.src.ctx).labels(
             indom, c_api.PM_LABEL_INSTANCES))
         base = self._label_sets(pmid, desc, True)
         if inst_sets:
