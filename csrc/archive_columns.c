@@ -155,14 +155,6 @@ static int store_kind(int32_t valfmt, int32_t type)
     }
 }
 
-/* Smallest block (header included) libpcp accepts for a block type: 8 for 32-bit
- * numbers, 12 for 64-bit ones, else just the header. */
-static uint32_t min_block(uint32_t vtype)
-{
-    static const uint8_t len[6] = {8, 8, 12, 12, 8, 12};
-    return vtype < 6 ? len[vtype] : 4;
-}
-
 /* The block a DPTR word points at, checked as libpcp checks it: the word counts 4-byte
  * units from 8 bytes before the record, and the block lies inside the value-set and
  * block bytes r[0..len) with a length its type allows. Returns its offset in the
@@ -176,7 +168,7 @@ static size_t block_at(const uint8_t *r, size_t len, uint32_t word, uint32_t *he
         return 0;
     uint32_t h = pcp_load_be32(r + off);
     uint32_t vlen = h & 0xffffffu;
-    if (vlen < min_block(h >> 24) || vlen > len - off)
+    if (vlen < pcp_block_min_len(h >> 24) || vlen > len - off)
         return 0;
     *header = h;
     return (size_t)off;

@@ -16,28 +16,6 @@
 #define EVENT_ARRAY_HDR 8      /* header word + ea_nrecords */
 #define EVENT_PARAM_HDR 8      /* ep_pmid + ep_type/ep_len word */
 
-/* Value bytes a parameter of this type must carry, or -1 for a type unpack refuses
- * (nested event arrays, unknown types). */
-static int param_need(uint32_t type)
-{
-    switch (type) {
-    case PM_TYPE_32:
-    case PM_TYPE_U32:
-    case PM_TYPE_FLOAT:
-        return 4;
-    case PM_TYPE_64:
-    case PM_TYPE_U64:
-    case PM_TYPE_DOUBLE:
-        return 8;
-    case PM_TYPE_STRING:
-    case PM_TYPE_AGGREGATE:
-    case PM_TYPE_AGGREGATE_STATIC:
-        return 0;
-    default:
-        return -1;
-    }
-}
-
 /* Where the walk writes, when it writes: the columns and the next free slots. */
 typedef struct {
     pcp_events *out;
@@ -191,7 +169,7 @@ static int walk_block(const uint8_t *buf, size_t len, size_t off, size_t avail, 
              * one, and a number longer than its parameter is read (and, on receipt,
              * byte-swapped) over the fields that follow, so libpcp's answer depends on
              * bytes that are not this parameter's. Refuse both, at once. */
-            int need = param_need(type);
+            int need = pcp_type_size(type);
             if (plen < 4 || (need > 0 && plen - 4 < (uint32_t)need))
                 return PM_ERR_TOOSMALL;
             if (type_err)

@@ -76,6 +76,24 @@
 #define PM_TYPE_EVENT 9
 #define PM_TYPE_HIGHRES_EVENT 10
 
+/* Bytes of a value of a fixed-size type: 4 (32-bit integers, FLOAT) or 8 (64-bit
+ * integers, DOUBLE); 0 for the types whose values are byte strings (STRING, AGGREGATE,
+ * AGGREGATE_STATIC); -1 for any other (event arrays, unknown types). The one place the
+ * size of a type is written down. */
+static inline int pcp_type_size(uint32_t type)
+{
+    static const int8_t size[9] = {4, 4, 8, 8, 4, 8, 0, 0, 0};
+    return type < 9 ? size[type] : -1;
+}
+
+/* Smallest value block, its 4-byte header included, that libpcp accepts for a block
+ * type: 8 for 32-bit numbers, 12 for 64-bit ones, else just the header. */
+static inline uint32_t pcp_block_min_len(uint32_t vtype)
+{
+    int size = pcp_type_size(vtype);
+    return 4u + (uint32_t)(size > 0 ? size : 0);
+}
+
 /* A v2 (timeval) timestamp's microseconds as libpcp stores them: multiplied by 1000 in
  * unsigned 32-bit arithmetic into a 32-bit nanosecond field, so garbage wraps as there. */
 static inline int64_t pcp_usec_to_nsec(uint32_t usec)

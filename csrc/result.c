@@ -2,23 +2,6 @@
 #include "result.h"
 #include "cursor.h"
 
-/* Smallest vlen (header included) a block of this type can have and still hold its value. */
-static uint32_t min_block_len(uint32_t vtype)
-{
-    switch (vtype) {
-    case PM_TYPE_32:
-    case PM_TYPE_U32:
-    case PM_TYPE_FLOAT:
-        return 8;
-    case PM_TYPE_64:
-    case PM_TYPE_U64:
-    case PM_TYPE_DOUBLE:
-        return 12;
-    default:
-        return 4;
-    }
-}
-
 /* Locate and check the value block that DPTR word `word` points at. On success the
  * payload is [*payload_off, *payload_off + *payload_len) and lies after the value sets. */
 static int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
@@ -33,7 +16,7 @@ static int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *l
     uint32_t header = pcp_load_be32(buf + off);
     uint32_t vlen = header & 0xffffffu;
     *vtype = header >> 24;
-    if (vlen < 4 || vlen > len - (size_t)off || vlen < min_block_len(*vtype))
+    if (vlen < 4 || vlen > len - (size_t)off || vlen < pcp_block_min_len(*vtype))
         return -1;
     *payload_off = (size_t)off + 4;
     *payload_len = vlen - 4;

@@ -1,6 +1,6 @@
 /* pmStore encoding: packs pmValueSets and pmValueBlocks into a classic RESULT PDU with
  * the strict layout pmcd enforces (blocks contiguous, in value order, after the sets). */
-#include "pdu.h"
+#include "store.h"
 #include "cursor.h"
 
 #define CLIENT_PDU_MAX 65536

@@ -11,6 +11,7 @@
  *     bytes are decoded again and the arguments must survive. */
 #include "fuzz_common.h"
 #include "pdu.h"
+#include "store.h"
 #include "result.h"
 
 #define CLIENT_PDU_MAX 65536

@@ -31,6 +31,21 @@ def encode_attr(from_: int, attr: int, value: bytes) -> bytes:
     return _encode(lib.pcp_encode_attr, from_, attr, value, len(value))
 
 
+def encode_store(from_: int, sec: int, usec: int, arrays: dict) -> bytes:
+    """pmStore's RESULT PDU from the flat arrays pcp._decode.result.store_arrays makes
+    (at least one value set, each with at least one value: the caller checks)."""
+    return _encode(lib.pcp_encode_store, from_, sec, usec, len(arrays["pmids"]),
+                   ffi.new("uint32_t[]", arrays["pmids"]),
+                   ffi.new("int32_t[]", arrays["numvals"]),
+                   ffi.new("int32_t[]", arrays["valfmts"]),
+                   ffi.new("int32_t[]", arrays["insts"] or [0]),
+                   ffi.new("int32_t[]", arrays["lvals"] or [0]),
+                   ffi.new("int32_t[]", arrays["vtypes"] or [0]),
+                   ffi.new("uint32_t[]", arrays["poffs"] or [0]),
+                   ffi.new("uint32_t[]", arrays["plens"] or [0]),
+                   arrays["payload"], len(arrays["payload"]))
+
+
 def encode_profile(from_: int, ctxid: int, g_state: int,
                    entries: Sequence[Tuple[int, int, Sequence[int]]]) -> bytes:
     """entries: (indom, state, instances) in creation order."""

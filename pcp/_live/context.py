@@ -314,27 +314,11 @@ class HostContext:
         return flat, changes
 
     def store(self, arrays: dict, sec: int, usec: int) -> int:
-        from pcp._core.native import ffi, lib
-
-        n = len(arrays["pmids"])
-        if n < 1:
+        if len(arrays["pmids"]) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
-        for nv in arrays["numvals"]:
-            if nv < 1:
-                raise pmErr(PM_ERR_VALUE)
-        args = (
-            self.handle, sec, usec, n,
-            ffi.new("uint32_t[]", arrays["pmids"]),
-            ffi.new("int32_t[]", arrays["numvals"]),
-            ffi.new("int32_t[]", arrays["valfmts"]),
-            ffi.new("int32_t[]", arrays["insts"] or [0]),
-            ffi.new("int32_t[]", arrays["lvals"] or [0]),
-            ffi.new("int32_t[]", arrays["vtypes"] or [0]),
-            ffi.new("uint32_t[]", arrays["poffs"] or [0]),
-            ffi.new("uint32_t[]", arrays["plens"] or [0]),
-            arrays["payload"], len(arrays["payload"]),
-        )
-        request = codec._encode(lib.pcp_encode_store, *args)
+        if any(nv < 1 for nv in arrays["numvals"]):
+            raise pmErr(PM_ERR_VALUE)
+        request = codec.encode_store(self.handle, sec, usec, arrays)
         code = self._request(request, wire.PDU_ERROR, codec.decode_error)
         if code < 0:
             raise pmErr(code)

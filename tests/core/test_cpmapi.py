@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 import cpmapi
-from support.refutil import require_reference, run_reference
+from support.difftest import require_reference, run_reference
 
 pytestmark = pytest.mark.reference
 

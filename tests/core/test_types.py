@@ -18,7 +18,7 @@ from typing import Any, Dict, List
 import pytest
 
 from pcp._core import structs as T
-from support.refutil import run_reference
+from support.difftest import run_reference
 
 # Only the tests that consult the reference carry the marker (conftest then
 # fails them under CI, or skips them locally, when the reference is missing).

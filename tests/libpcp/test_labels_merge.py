@@ -12,7 +12,7 @@ import pytest
 
 from pcp._libpcp import labels as _labels
 from pcp._core.errors import pmErr
-from support import refutil
+from support import difftest
 
 # (id, list of label strings)
 MERGE_CASES = [
@@ -165,14 +165,14 @@ def _wire_sets(sets):
 
 @pytest.fixture(scope="module")
 def reference_answers():
-    refutil.require_reference()
+    difftest.require_reference()
     payload = json.dumps([
         MERGE_CASES,
         [[n, _wire_sets(s), f] for n, s, f in SET_CASES],
         _FILTERS])
     program = ("import sys, io\nsys.stdin = io.StringIO(%r)\n" % (payload + "\n")
                + _REFERENCE_PROGRAM)
-    return refutil.run_reference(program)
+    return difftest.run_reference(program)
 
 
 def _ours(fn):
@@ -251,4 +251,4 @@ def test_merge_label_sets_dict_and_callback_arg():
 def test_ci_never_skips_reference():
     """With $CI set an unavailable reference must fail, not skip."""
     if os.environ.get("CI"):
-        assert refutil._reference_problem() is None  # pylint: disable=protected-access
+        assert difftest.reference_problem() is None  # pylint: disable=protected-access

@@ -24,7 +24,7 @@ from pcp._libpcp import strings as S
 from pcp._libpcp import values as V
 from pcp._core.errors import pmErr
 from pcp._core.structs import pmAtomValue, pmUnits, units_from_int
-from support.refutil import run_reference
+from support.difftest import run_reference
 
 # Only the tests that consult the reference carry the marker (conftest then
 # fails them under CI, or skips them locally, when the reference is missing).

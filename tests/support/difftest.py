@@ -1,6 +1,12 @@
-"""Differential test harness: run the same snippet under the official binding
-(REFERENCE, /usr/bin/python3 + /usr/lib/python3/dist-packages/pcp) and under
-our package (the venv interpreter), and compare the JSON each one prints.
+"""The one reference runner: run code under the official binding (REFERENCE,
+/usr/bin/python3 + /usr/lib/python3/dist-packages/pcp) and under our package (the venv
+interpreter), each in a scratch directory with an environment that cannot see the other
+side, and compare the JSON each one prints.
+
+Two ways in: ``run_reference(code)`` runs a whole program under the reference and returns
+the JSON of its last output line (``require_reference()`` fails under CI, else skips,
+when the reference cannot be imported); the snippet harness below runs one snippet on
+both sides.
 
 Snippet contract
 ----------------
@@ -32,11 +38,15 @@ Prelude helpers available to snippets
 """
 
 import difflib
+import functools
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from typing import Any, Optional
+
+import pytest
 
 REF_PYTHON = os.environ.get("PCP_REF_PYTHON", "/usr/bin/python3")
 OUR_PYTHON = os.environ.get("PCP_OUR_PYTHON", sys.executable)
@@ -292,6 +302,64 @@ def _finish(proc, ours):
     except ValueError:
         return {"__crash__": "%s: last stdout line is not JSON" % side,
                 "stdout_tail": out[-2000:], "stderr": err[-2000:]}
+
+
+# Linux refuses a single argv string of 128 KiB or more (MAX_ARG_STRLEN): longer
+# programs are fed on stdin.
+_MAX_ARGUMENT_BYTES = 100_000
+
+
+def run_reference(code: str, timeout: float = 120) -> Any:
+    """Run a whole program under the reference Python; return its last stdout line as
+    JSON. Raises AssertionError (with the child's stderr) when it fails or does not end
+    with JSON."""
+    if len(code.encode("utf-8")) < _MAX_ARGUMENT_BYTES:
+        argv, stdin_text = [REF_PYTHON, "-c", code], None
+    else:
+        argv, stdin_text = [REF_PYTHON, "-"], code
+    try:
+        proc = subprocess.run(argv, input=stdin_text, cwd=_cwd(), env=_env(False),
+                              capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AssertionError("reference python could not run: %r" % (exc,)) from exc
+    if proc.returncode != 0:
+        raise AssertionError("reference python exited with status %d\n--- stderr ---\n%s"
+                             % (proc.returncode, proc.stderr))
+    lines = proc.stdout.strip().splitlines()
+    if not lines:
+        raise AssertionError("reference python printed nothing\n--- stderr ---\n%s"
+                             % proc.stderr)
+    try:
+        return json.loads(lines[-1])
+    except ValueError as exc:
+        raise AssertionError("reference python did not end with a JSON line: %r\n"
+                             "--- stderr ---\n%s" % (lines[-1][:500], proc.stderr)) from exc
+
+
+@functools.lru_cache(maxsize=None)
+def reference_problem() -> Optional[str]:
+    """None when the reference binding imports cleanly from /usr, else why not."""
+    probe = ("import json, cpmapi\n"
+             "from pcp import pmapi\n"
+             "print(json.dumps([cpmapi.__file__, pmapi.__file__]))\n")
+    try:
+        files = run_reference(probe, timeout=60)
+    except AssertionError as exc:
+        return str(exc)
+    if not all(path.startswith("/usr/") for path in files):
+        return "reference modules resolved outside /usr: %r" % (files,)
+    return None
+
+
+def require_reference() -> None:
+    """Fail (if $CI is set) or skip the calling test when the reference is unusable."""
+    problem = reference_problem()
+    if problem is None:
+        return
+    message = "official PCP python binding unavailable under %s: %s" % (REF_PYTHON, problem)
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 def run_ref(snippet):
