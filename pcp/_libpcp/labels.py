@@ -57,57 +57,16 @@ Q11 ``-01`` is accepted as a number (``01`` is not), ``1.e5`` is accepted,
 import ctypes
 import functools
 import json as _json
+from errno import E2BIG, EINVAL
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from pcp._core.constants import PM_MAXLABELJSONLEN, PM_MAXLABELS
 from pcp._core.errors import pmErr
 from pcp._core.wire import PM_LABEL_COMPOUND
-
-EINVAL = 22
-E2BIG = 7
-ENOMEM = 12
+from pcp._libpcp.label_json import T_HKEY, T_LIST, T_OBJECT, T_STRING, ParseError, tokenize
 
 MAXLABELNAMELEN = (1 << 8) - 1
 MAXLABELSET = PM_MAXLABELS * 6
-
-_MAX_RECURSION_DEPTH = 256      # jsonsl stack size
-_MAX_DESCENT_LEVEL = 64         # no callbacks at or beyond this level
-
-# jsonsl state types (only identity matters here)
-_T_ROOT, _T_STRING, _T_HKEY, _T_OBJECT, _T_LIST, _T_SPECIAL = range(6)
-
-# jsonsl "special" (bareword) sub-type flags
-_SP_SIGNED = 1 << 0
-_SP_UNSIGNED = 1 << 1
-_SP_TRUE = 1 << 2
-_SP_FALSE = 1 << 3
-_SP_NULL = 1 << 4
-_SP_FLOAT = 1 << 5
-_SP_EXPONENT = 1 << 6
-_SP_INF = 1 << 9
-_SP_ZERO = (1 << 11) | _SP_UNSIGNED
-_SP_DASH = 1 << 12
-_SP_NUMERIC = _SP_SIGNED | _SP_UNSIGNED
-
-_SPECIAL_START = {ord('-'): _SP_DASH, ord('0'): _SP_ZERO,
-                  ord('f'): _SP_FALSE, ord('n'): _SP_NULL, ord('t'): _SP_TRUE}
-for _d in b"123456789":
-    _SPECIAL_START[_d] = _SP_UNSIGNED
-_SPECIAL_END = frozenset(b'\t\n\r ",:[\\]{}')
-_WHITESPACE = frozenset(b"\t\n\r ")
-_ESCAPES = frozenset(b'"/\\bfnrtu')
-# bytes that stop the fast scan through a string body
-_STRING_STOP = frozenset(list(range(0x00, 0x14)) + [ord('"'), ord('\\')])
-_DIGITS = frozenset(b"0123456789")
-
-
-class _ParseError(Exception):
-    """Raised inside the simulation with a negative errno-style code."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__(code)
-        self.code = code
-
 
 # ---------------------------------------------------------------------------
 # compound-name hash (models libpcp's __pmHash for same-key ordering)
@@ -316,19 +275,19 @@ class _LabelParser:
 
     # -- jsonsl events --------------------------------------------------------
     def push(self, kind: int, pos: int) -> None:
-        if kind == _T_OBJECT:
+        if kind == T_OBJECT:
             if self.comma:
                 self._stash(b",")
             self._stash(b"{")
             self._push_name()
             self.comma = False
-        elif kind == _T_LIST:
+        elif kind == T_LIST:
             if self.comma:
                 self._stash(b",")
             self._stash(b"[")
             self.array = pos
             self.comma = False
-        elif kind == _T_HKEY:
+        elif kind == T_HKEY:
             if self.comma:
                 self._stash(b",")
             self.token = pos
@@ -340,13 +299,13 @@ class _LabelParser:
             self.comma = True
 
     def pop(self, kind: int, level: int, at: int) -> None:
-        if kind == _T_OBJECT:
+        if kind == T_OBJECT:
             self._stash(b"}")
             if self.namelevel == level and self.name:
                 self._add_value(2, True)        # empty map "{}"
             self._pop_name()
             self.comma = True
-        elif kind == _T_LIST:
+        elif kind == T_LIST:
             self._stash(b"]")
             if self.array is None:
                 # Q5: libpcp subtracts a NULL pointer; model as "unknown"
@@ -360,7 +319,7 @@ class _LabelParser:
                     self._add_value(length, False)
             self.array = None
             self.comma = True
-        elif kind == _T_HKEY:
+        elif kind == T_HKEY:
             start = self.token + 1
             length = at - start
             nested = bool(self.flags & PM_LABEL_COMPOUND)
@@ -377,7 +336,7 @@ class _LabelParser:
             self.token = -1
         else:                                   # string or special
             length = at - self.token
-            if kind == _T_STRING:
+            if kind == T_STRING:
                 length += 1
             self._stash(self.text[self.token:self.token + length])
             if self.namelevel == level and self.name:
@@ -412,311 +371,16 @@ def _verify_name(name: bytes, nested: bool) -> int:
     return sts
 
 
-class _State:
-    __slots__ = ("kind", "level", "nelem", "special", "speclen", "pos_begin")
-
-    def __init__(self, level: int) -> None:
-        self.kind = _T_ROOT
-        self.level = level
-        self.nelem = 0
-        self.special = 0
-        self.speclen = 0
-        self.pos_begin = 0
-
-
-def _tokenize(data: bytes, parser: _LabelParser) -> None:
-    """Feed ``data`` through a jsonsl-compatible tokenizer.
-
-    Raises _ParseError(-EINVAL) where jsonsl would report an error (the
-    libpcp error handler stops the parse); simply returns at end of input,
-    whatever state the tokenizer is in (Q9).
-    """
-    stack = [_State(0)]
-    level = 0
-    can_insert = True
-    expecting = 0
-    tok_last = 0
-    in_escape = False
-    n = len(data)
-    i = 0
-
-    def fail() -> None:
-        raise _ParseError(-EINVAL)
-
-    def callback_ok(st: _State) -> bool:
-        return st.level < _MAX_DESCENT_LEVEL
-
-    while i < n:
-        st = stack[level]
-        c = data[i]
-        goto = None
-        if st.kind in (_T_STRING, _T_HKEY):
-            if in_escape:
-                in_escape = False
-                if c not in _ESCAPES:
-                    fail()
-                i += 1
-                continue
-            while i < n and data[i] not in _STRING_STOP:
-                i += 1
-            if i >= n:
-                return
-            c = data[i]
-            if c == 0x22:
-                goto = "quote"
-            elif c == 0x5C:
-                goto = "escape"
-            else:
-                fail()
-        elif st.kind == _T_SPECIAL:
-            flags = st.special
-            numeric_entry = False
-            if flags in (_SP_UNSIGNED, _SP_SIGNED):
-                while i < n and data[i] in _DIGITS:
-                    i += 1
-                if i >= n:
-                    return
-                c = data[i]
-                numeric_entry = True
-            elif flags == _SP_DASH:
-                if c not in _DIGITS:
-                    fail()
-                st.special = (_SP_ZERO | _SP_SIGNED) if c == 0x30 else _SP_SIGNED
-                i += 1
-                continue
-            elif flags == _SP_ZERO:
-                if c in _DIGITS:
-                    fail()
-                st.special = _SP_UNSIGNED
-                numeric_entry = True
-            elif (flags & _SP_NUMERIC) and not (flags & _SP_INF):
-                numeric_entry = True
-            pop_now = False
-            if numeric_entry:
-                if c in _DIGITS:
-                    tok_last = ord('1')
-                    i += 1
-                    continue
-                if c == 0x2E:
-                    if st.special & _SP_FLOAT:
-                        fail()
-                    st.special |= _SP_FLOAT
-                    tok_last = ord('.')
-                    i += 1
-                    continue
-                if c in (0x65, 0x45):
-                    if st.special & _SP_EXPONENT:
-                        fail()
-                    st.special |= _SP_EXPONENT
-                    tok_last = ord('e')
-                    i += 1
-                    continue
-                if c in (0x2D, 0x2B):
-                    if tok_last != ord('e'):
-                        fail()
-                    tok_last = ord('-')
-                    i += 1
-                    continue
-                if c not in _SPECIAL_END:
-                    fail()
-                pop_now = True
-            if not pop_now and c not in _SPECIAL_END:
-                st.speclen += 1
-                lit = {_SP_TRUE: b"true", _SP_FALSE: b"false",
-                       _SP_NULL: b"null"}.get(st.special)
-                if lit is not None:
-                    k = i - st.pos_begin
-                    if k >= len(lit) or c != lit[k]:
-                        fail()
-                i += 1
-                continue
-            # special value ends at data[i]
-            can_insert = False
-            fl = st.special
-            if fl in (_SP_UNSIGNED, _SP_SIGNED):
-                pass
-            elif fl in (_SP_ZERO, _SP_ZERO | _SP_SIGNED):
-                st.special = _SP_UNSIGNED
-            elif fl == _SP_DASH:
-                fail()
-            elif fl & _SP_NUMERIC:
-                if tok_last != ord('1'):
-                    fail()
-            elif fl == _SP_TRUE or fl == _SP_NULL:
-                if st.speclen != 4:
-                    fail()
-            elif fl == _SP_FALSE:
-                if st.speclen != 5:
-                    fail()
-            if callback_ok(st):
-                parser.pop(_T_SPECIAL, st.level, i)
-            level -= 1
-            st = stack[level]
-            expecting = ord(',')
-            tok_last = 0
-            if c in _WHITESPACE:
-                i += 1
-                continue
-            goto = "structural"
-        elif c in _WHITESPACE:
-            i += 1
-            continue
-        elif c in _SPECIAL_START:
-            goto = "special_begin"
-
-        if goto is None:
-            if c == 0x22:
-                goto = "quote"
-            elif c == 0x5C:
-                goto = "escape"
-            else:
-                goto = "structural"
-
-        if goto == "quote":
-            can_insert = False
-            kind = st.kind
-            if kind in (_T_STRING, _T_HKEY):
-                if callback_ok(st):
-                    parser.pop(kind, st.level, i)
-                level -= 1
-            elif kind == _T_OBJECT:
-                st.nelem += 1
-                if (st.nelem - 1) % 2:
-                    if tok_last != ord(':'):
-                        fail()
-                    expecting = ord(',')
-                    tok_last = 0
-                    level = _push(stack, level, _T_STRING, i)
-                    if callback_ok(stack[level]):
-                        parser.push(_T_STRING, i)
-                else:
-                    if expecting != 0x22:
-                        fail()
-                    tok_last = 0
-                    expecting = ord(':')
-                    level = _push(stack, level, _T_HKEY, i)
-                    if callback_ok(stack[level]):
-                        parser.push(_T_HKEY, i)
-            elif kind == _T_LIST:
-                st.nelem += 1
-                level = _push(stack, level, _T_STRING, i)
-                expecting = ord(',')
-                tok_last = 0
-                if callback_ok(stack[level]):
-                    parser.push(_T_STRING, i)
-            else:
-                fail()
-            i += 1
-            continue
-        if goto == "escape":
-            if st.kind not in (_T_STRING, _T_HKEY):
-                fail()
-            in_escape = True
-            i += 1
-            continue
-
-        # structural token (or the start of a special value)
-        if goto == "structural" and c == 0x3A:          # ':'
-            if expecting != c:
-                fail()
-            tok_last = c
-            can_insert = True
-            expecting = 0x22
-            i += 1
-            continue
-        if goto == "structural" and c == 0x2C:          # ','
-            if expecting != c:
-                fail()
-            if st.kind != _T_OBJECT:
-                can_insert = True
-            tok_last = c
-            expecting = 0x22
-            i += 1
-            continue
-        if goto == "structural" and c in (0x7B, 0x5B):  # '{' '['
-            if not can_insert:
-                fail()
-            if st.nelem % 2 == 0 and st.kind == _T_OBJECT:
-                fail()
-            st.nelem += 1
-            kind = _T_OBJECT if c == 0x7B else _T_LIST
-            level = _push(stack, level, kind, i)
-            stack[level].nelem = 0
-            can_insert = True
-            if kind == _T_OBJECT:
-                expecting = 0x22
-            if callback_ok(stack[level]):
-                parser.push(kind, i)
-            tok_last = 0
-            i += 1
-            continue
-        if goto == "structural" and c in (0x7D, 0x5D):  # '}' ']'
-            if tok_last == 0x2C:
-                fail()                      # trailing comma
-            can_insert = False
-            expecting = ord(',')
-            tok_last = 0
-            if level == 0:
-                fail()                      # bracket mismatch at the root
-            if c == 0x5D:
-                if st.kind != _T_LIST:
-                    fail()
-            else:
-                if st.kind != _T_OBJECT:
-                    fail()
-                if st.nelem and st.nelem % 2:
-                    fail()
-            level -= 1
-            if callback_ok(st):
-                parser.pop(st.kind, st.level, i)
-            i += 1
-            continue
-        # special value start
-        if st.kind != _T_SPECIAL:
-            sflags = _SPECIAL_START.get(c, 0)
-            if not sflags:
-                fail()
-            if st.nelem % 2 == 0 and st.kind == _T_OBJECT:
-                fail()
-            st.nelem += 1
-            if not can_insert:
-                fail()
-            level = _push(stack, level, _T_SPECIAL, i)
-            ns = stack[level]
-            ns.special = sflags
-            ns.speclen = 1
-            tok_last = ord('1') if sflags == _SP_UNSIGNED else ord('-')
-            ns.nelem = 0
-            if callback_ok(ns):
-                parser.push(_T_SPECIAL, i)
-        i += 1
-
-
-def _push(stack: List[_State], level: int, kind: int, pos: int) -> int:
-    if level >= _MAX_RECURSION_DEPTH - 1:
-        raise _ParseError(-EINVAL)
-    level += 1
-    if level == len(stack):
-        stack.append(_State(level))
-    st = stack[level]
-    st.kind = kind
-    st.pos_begin = pos
-    st.nelem = 0
-    st.special = 0
-    st.speclen = 0
-    return level
-
-
 def _parse(text: bytes, flags: int, maxlabels: int = MAXLABELSET,
            buflen: int = PM_MAXLABELJSONLEN) -> _Parsed:
     """__pmParseLabels: JSONB text, sorted label index, compound names."""
     parser = _LabelParser(text, flags, maxlabels, buflen)
     try:
-        _tokenize(text, parser)
-    except _ParseError as exc:
+        tokenize(text, parser)
+    except ParseError as exc:
         parser.error = exc.code
     if parser.error:
-        raise _ParseError(parser.error)
+        raise ParseError(parser.error)
     out = bytes(parser.out)
     if not parser.labels:
         return _Parsed(b"", [], _NameHash(), 0)
@@ -728,7 +392,7 @@ def _parse(text: bytes, flags: int, maxlabels: int = MAXLABELSET,
     labels = sorted(parser.labels, key=functools.cmp_to_key(cmp))
     for a, b in zip(labels, labels[1:]):
         if cmp(a, b) == 0:
-            raise _ParseError(-EINVAL)      # duplicate label name
+            raise ParseError(-EINVAL)      # duplicate label name
     return _Parsed(out, labels, hsh, buflen - parser.buflen)
 
 
@@ -760,7 +424,7 @@ def _stash_label(lp: Any, json: bytes, hsh: Optional[_NameHash],
     name, namelen = _label_name(lp, json, hsh)
     name = name[:namelen]
     if namelen + 2 + 1 + lp.valuelen + 1 >= out.left:
-        raise _ParseError(-E2BIG)
+        raise ParseError(-E2BIG)
     start = out.bp
     if lp.valuelen:
         value = _cstr(json, lp.value, lp.valuelen)
@@ -781,7 +445,7 @@ def _merge_sets(alabels: Sequence[Any], ajson: bytes, ah: Optional[_NameHash],
     """__pmMergeLabelSets: b-group values win over a-group ones."""
     na, nb = len(alabels), len(blabels)
     if out.left <= 1:
-        raise _ParseError(-E2BIG)
+        raise ParseError(-E2BIG)
     out.write(b"{")
     i = j = 0
     while i < na or j < nb:
@@ -811,7 +475,7 @@ def _merge_sets(alabels: Sequence[Any], ajson: bytes, ah: Optional[_NameHash],
         out.bp -= 1
         out.left += 1
     if 2 >= out.left:
-        raise _ParseError(-E2BIG)
+        raise ParseError(-E2BIG)
     out.write(b"}")
     return out.bp
 
@@ -865,8 +529,8 @@ def merge_labels(labels: Any) -> str:
             used = _merge_two(_cstr(work, 0), text, result, buflen,
                               PM_LABEL_COMPOUND)
             if used >= buflen or used >= PM_MAXLABELJSONLEN:
-                raise _ParseError(-E2BIG)
-    except _ParseError as exc:
+                raise ParseError(-E2BIG)
+    except ParseError as exc:
         raise pmErr(exc.code) from None
     return _answer(result)
 
@@ -898,7 +562,7 @@ def parse_label_set(text: Any, flags: int = 0) -> Tuple[bytes, List[Tuple[int, i
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     try:
         parsed = _parse(data, flags)
-    except _ParseError as exc:
+    except ParseError as exc:
         raise pmErr(exc.code) from None
     names = {k: v[0] for k, v in parsed.hash.table.items() if v}
     return (parsed.json[:parsed.size],
@@ -993,7 +657,7 @@ def merge_label_sets(labelSets: Any, callback: Optional[Callable[[Any, Any, Any]
 
     try:
         if not flat:
-            raise _ParseError(-EINVAL)
+            raise ParseError(-EINVAL)
         views = []
         for item in flat:
             if isinstance(item, dict):
@@ -1018,8 +682,8 @@ def merge_label_sets(labelSets: Any, callback: Optional[Callable[[Any, Any, Any]
                                view.json, view.hash, olabels,
                                _Output(result, buflen), filt)
             if used >= buflen or used >= PM_MAXLABELJSONLEN:
-                raise _ParseError(-E2BIG)
-    except _ParseError as exc:
+                raise ParseError(-E2BIG)
+    except ParseError as exc:
         raise pmErr(exc.code) from None
     return _answer(result)
 

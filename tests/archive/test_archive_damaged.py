@@ -34,7 +34,7 @@ import pytest
 
 from support import archives
 from support.archives import LABEL_LEN, meta_records, patch, records, truncate, version_of
-from support.archsnip import check, prebuild, snippet
+from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -718,22 +718,10 @@ RESULT = R
 SECTIONS = ["label", "label_v2", "end", "end_highres", "forw", "forw_highres", "back",
             "back_far", "fetch_forw", "names", "descs", "indom_proc"]
 
-_PAIRS = {}
-_PREBUILT = []
+pair_for = PairCache(lambda case: Pair(snippet(BODY, ARCH=damaged(case))), CASES)
 
 
-def pair_for(case):
-    if case not in _PAIRS:
-        _PAIRS[case] = Pair(snippet(BODY, ARCH=damaged(case)))
-    return _PAIRS[case]
-
-
-@pytest.fixture(scope="module", params=CASES)
-def pair(request, pmcd, reference_binding):
-    if not _PREBUILT:
-        _PREBUILT.append(True)
-        prebuild(pair_for, CASES)
-    return pair_for(request.param)
+pair = pair_for.fixture()
 
 
 def test_open(pair):

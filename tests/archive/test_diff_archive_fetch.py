@@ -11,7 +11,7 @@ The probe times are taken from the reference's view of each archive
 import pytest
 
 from support import archives
-from support.archsnip import check, prebuild, snippet
+from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -143,10 +143,6 @@ R["bad_modes"] = catch(bad_modes)
 RESULT = R
 '''
 
-_PAIRS = {}
-_PREBUILT = []
-
-
 def _times(facts):
     """Probe times: record timestamps, +-1 usec / nsec, midpoints between
     records, before the start and after the end."""
@@ -174,22 +170,17 @@ def _times(facts):
     return to_usec, to_nsec
 
 
-def pair_for(variant):
-    if variant not in _PAIRS:
-        corpus = archives.get_corpus()
-        facts = archives.ref_facts(corpus[variant])
-        tu, tn = _times(facts)
-        _PAIRS[variant] = Pair(snippet(BODY, ARCH=corpus[variant], FETCH_NAMES=FETCH_NAMES,
-                                       TIMES_USEC=tu, TIMES_NSEC=tn))
-    return _PAIRS[variant]
+def _build(variant):
+    corpus = archives.get_corpus()
+    tu, tn = _times(archives.ref_facts(corpus[variant]))
+    return Pair(snippet(BODY, ARCH=corpus[variant], FETCH_NAMES=FETCH_NAMES,
+                        TIMES_USEC=tu, TIMES_NSEC=tn))
 
 
-@pytest.fixture(scope="module", params=VARIANTS)
-def pair(request, pmcd, reference_binding):
-    if not _PREBUILT:
-        _PREBUILT.append(True)
-        prebuild(pair_for, VARIANTS)
-    return pair_for(request.param)
+pair_for = PairCache(_build, VARIANTS)
+
+
+pair = pair_for.fixture()
 
 
 def test_pmids(pair):

@@ -13,7 +13,7 @@ are reported as xfail (any other difference fails)."""
 import pytest
 
 from support import archives
-from support.archsnip import check, prebuild, snippet
+from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -152,45 +152,37 @@ SECTIONS = ["forw_100ms", "forw_100ms_unsorted", "back_100ms", "forw_highres_37m
 # (test_interp_setmode_into_missing_volumes).
 MID_AVOIDS_GAP = {"mv_gap"}
 
-_PAIRS = {}
-_PREBUILT = []
+def _build(variant):
+    corpus = archives.get_corpus()
+    f = archives.ref_facts(corpus[variant])
+    start = archives.ns(f["start"])
+    end = archives.ns(f["end"])
+    mid = (start + end) // 2
+    if variant in MID_AVOIDS_GAP:
+        data_ns = [archives.ns(t) for t in archives.data_times(f)]
+        mid = (data_ns[-2] + data_ns[-1]) // 2
+    data = archives.data_times(f)
+    usec = lambda n: [n // 1000000000, (n % 1000000000) // 1000]   # noqa: E731
+    edges = {"before_2ms": archives.from_ns(start - 2000000),
+             "before_half_ms": archives.from_ns(start - 500000),
+             "start": f["start"],
+             "end": f["end"],
+             "after_half_ms": archives.from_ns(end + 500000),
+             "after_2ms": archives.from_ns(end + 2000000)}
+    picks = [data[i] for i in sorted(set([0, 1, 2, len(data) // 2, len(data) - 2,
+                                          len(data) - 1])) if 0 <= i < len(data)]
+    marks = [r["ts"] for r in f["records"] if r.get("numpmid") == 0]
+    return Pair(snippet(
+        BODY, ARCH=corpus[variant], INTERP_NAMES=INTERP_NAMES,
+        START_USEC=usec(start), END_USEC=usec(end), MID_USEC=usec(mid),
+        START_NSEC=f["start"], END_NSEC=f["end"], MID_NSEC=archives.from_ns(mid),
+        EDGES=edges, RECORD_TIMES=picks + marks))
 
 
-def pair_for(variant):
-    if variant not in _PAIRS:
-        corpus = archives.get_corpus()
-        f = archives.ref_facts(corpus[variant])
-        start = archives.ns(f["start"])
-        end = archives.ns(f["end"])
-        mid = (start + end) // 2
-        if variant in MID_AVOIDS_GAP:
-            data_ns = [archives.ns(t) for t in archives.data_times(f)]
-            mid = (data_ns[-2] + data_ns[-1]) // 2
-        data = archives.data_times(f)
-        usec = lambda n: [n // 1000000000, (n % 1000000000) // 1000]   # noqa: E731
-        edges = {"before_2ms": archives.from_ns(start - 2000000),
-                 "before_half_ms": archives.from_ns(start - 500000),
-                 "start": f["start"],
-                 "end": f["end"],
-                 "after_half_ms": archives.from_ns(end + 500000),
-                 "after_2ms": archives.from_ns(end + 2000000)}
-        picks = [data[i] for i in sorted(set([0, 1, 2, len(data) // 2, len(data) - 2,
-                                              len(data) - 1])) if 0 <= i < len(data)]
-        marks = [r["ts"] for r in f["records"] if r.get("numpmid") == 0]
-        _PAIRS[variant] = Pair(snippet(
-            BODY, ARCH=corpus[variant], INTERP_NAMES=INTERP_NAMES,
-            START_USEC=usec(start), END_USEC=usec(end), MID_USEC=usec(mid),
-            START_NSEC=f["start"], END_NSEC=f["end"], MID_NSEC=archives.from_ns(mid),
-            EDGES=edges, RECORD_TIMES=picks + marks))
-    return _PAIRS[variant]
+pair_for = PairCache(_build, VARIANTS)
 
 
-@pytest.fixture(scope="module", params=VARIANTS)
-def pair(request, pmcd, reference_binding):
-    if not _PREBUILT:
-        _PREBUILT.append(True)
-        prebuild(pair_for, VARIANTS)
-    return pair_for(request.param)
+pair = pair_for.fixture()
 
 
 def _nyi(x):

@@ -18,7 +18,7 @@
 import pytest
 
 from support import archives
-from support.archsnip import check, prebuild, snippet
+from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, SideCrash, assert_equal, run_ours
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -261,10 +261,6 @@ RESULT = R
 # time gets its own context.
 FRESH_CONTEXT_PER_TIME = {"list_pair3"}
 
-_PAIRS = {}
-_PREBUILT = []
-
-
 def _indom_times(facts):
     data = archives.data_times(facts)
     out = []
@@ -299,36 +295,31 @@ def _program(variant, fresh):
         INDOM_TIMES=_indom_times(facts), LABEL_TIMES=_label_times(facts), FRESH=fresh)
 
 
-def pair_for(variant):
+def _build(variant):
     """The variant's pair. libpcp 6.0.3 corrupts its heap on some of these archives
     (list_pair3: repeated indom lookups over two v3 archives) and its process can
     segfault at random: try again, and if the reference keeps crashing record that
     instead of a difference (ours is checked alone by the *_where_reference_crashes
     tests)."""
-    if variant not in _PAIRS:
-        crash = None
-        for _ in range(3):
-            try:
-                _PAIRS[variant] = Pair(_program(variant, variant in FRESH_CONTEXT_PER_TIME))
-                break
-            except SideCrash as e:
-                if "reference side crashed" not in str(e):
-                    raise
-                crash = e
-        else:
-            _PAIRS[variant] = crash
-    return _PAIRS[variant]
+    crash = None
+    for _ in range(3):
+        try:
+            return Pair(_program(variant, variant in FRESH_CONTEXT_PER_TIME))
+        except SideCrash as e:
+            if "reference side crashed" not in str(e):
+                raise
+            crash = e
+    return crash
 
 
-@pytest.fixture(scope="module", params=VARIANTS)
-def pair(request, pmcd, reference_binding):
-    if not _PREBUILT:
-        _PREBUILT.append(True)
-        prebuild(pair_for, VARIANTS)
-    got = pair_for(request.param)
+def _crash_is_xfail(got):
     if isinstance(got, SideCrash):
         pytest.xfail("libpcp 6.0.3 crashed on this variant three times: %s" % str(got)[:200])
     return got
+
+
+pair_for = PairCache(_build, VARIANTS)
+pair = pair_for.fixture(_crash_is_xfail)
 
 
 # ---- PMNS

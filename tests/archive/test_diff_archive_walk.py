@@ -9,7 +9,7 @@ mark records, synthetic marks and PM_ERR_LOGOVERLAP between archives)."""
 import pytest
 
 from support import archives
-from support.archsnip import check, prebuild, snippet
+from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -82,23 +82,14 @@ R["forw_again"] = catch(rewalk)
 RESULT = R
 '''
 
-_PAIRS = {}
-_PREBUILT = []
+def _build(variant):
+    return Pair(snippet(BODY, ARCH=archives.get_corpus()[variant]))
 
 
-def pair_for(variant):
-    if variant not in _PAIRS:
-        corpus = archives.get_corpus()
-        _PAIRS[variant] = Pair(snippet(BODY, ARCH=corpus[variant]))
-    return _PAIRS[variant]
+pair_for = PairCache(_build, VARIANTS)
 
 
-@pytest.fixture(scope="module", params=VARIANTS)
-def pair(request, pmcd, reference_binding):
-    if not _PREBUILT:
-        _PREBUILT.append(True)
-        prebuild(pair_for, VARIANTS)
-    return pair_for(request.param)
+pair = pair_for.fixture()
 
 
 def test_label(pair):

@@ -229,3 +229,34 @@ def prebuild(pair_for, keys, workers=None):
                 f.result()
             except Exception:
                 pass
+
+
+class PairCache:
+    """The Pairs of one test module, one per archive variant (or damaged case): each is
+    built once by `build(key)`, and the first test that asks builds them all
+    concurrently (prebuild). `fixture()` is the module's parametrised `pair` fixture."""
+
+    def __init__(self, build, keys):
+        self.build = build
+        self.keys = list(keys)
+        self.pairs = {}
+        self.prebuilt = False
+
+    def __call__(self, key):
+        if key not in self.pairs:
+            self.pairs[key] = self.build(key)
+        return self.pairs[key]
+
+    def fixture(self, accept=None):
+        """A module-scoped fixture over the keys giving each key's Pair; `accept(pair)`,
+        when given, may turn a value into an xfail or skip first."""
+        import pytest
+
+        @pytest.fixture(scope="module", params=self.keys)
+        def pair(request, pmcd, reference_binding):
+            if not self.prebuilt:
+                self.prebuilt = True
+                prebuild(self, self.keys)
+            got = self(request.param)
+            return accept(got) if accept is not None else got
+        return pair
