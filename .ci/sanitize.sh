@@ -2,7 +2,7 @@
 # Run the pytest suite against a copy of pcp._native built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (PCP_NATIVE_SANITIZE=1, see csrc/build_ffi.py).
 #
-#   .ci/sanitize.sh [pytest args...]      e.g. .ci/sanitize.sh tests/test_native_decoders.py -q
+#   .ci/sanitize.sh [pytest args...]      e.g. .ci/sanitize.sh tests/native/test_native_decoders.py -q
 #
 # The sanitized extension is built in a temporary copy of the source tree, so the
 # normal build in the checkout (and any editable install pointing at it) is never

@@ -2,7 +2,7 @@
  *
  * The framing and the record checks are libpcp's, as csrc/archive_record.c and
  * csrc/result.c implement them for pcp_log_read, done here in the pass that stores the
- * values (tests/test_columns_hostile.py holds the two to the same verdicts and stream
+ * values (tests/bulk/test_columns_hostile.py holds the two to the same verdicts and stream
  * positions on random and damaged records). */
 #include "columns.h"
 #include "cursor.h"

@@ -1,5 +1,5 @@
 /* Archive data records scattered straight into time x instance matrices, one matrix
- * per selected metric, for the columnar archive reader (pcp/_bulk/columns.py).
+ * per selected metric, for the columnar archive reader (pcp/_bulk/scan.py).
  *
  * One call reads whole records of one volume forwards. Each record that carries at
  * least one selected metric becomes one row: its timestamp goes to time_ns[row] and each

@@ -7,7 +7,7 @@
  * the reader's (every metric's row in one arena row, which the scan zeroes as it
  * reaches it; the arena starts each chunk full of garbage) or separate zeroed matrices
  * per metric (the reader's matrices for a metric whose columns grew). The harness then
- * drives pcp_cols_scan as pcp/_bulk/columns.py does: it adds a column for each instance the
+ * drives pcp_cols_scan as pcp/_bulk/scan.py does: it adds a column for each instance the
  * scan reports missing (or drops them once the columns are full), grows the staging area
  * when asked, starts a new chunk when the rows are full, steps over bad records and
  * pauses at chosen positions. After every call it checks what the scan promises:
