@@ -2,6 +2,8 @@
 
 Names, signatures, return shapes, exception types and error codes follow the official
 binding; the work is done by pcp-native's own protocol session and C codec.
+``__implementation__`` is "pcp-native" (the official module has no such name), so a
+program can tell which binding it runs on.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ctypes import c_char_p, c_int, c_uint
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
+from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
 from pcp._archive.context import ArchiveContext
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context

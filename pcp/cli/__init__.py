@@ -25,6 +25,14 @@ def _module(name: str):
     return importlib.import_module("pcp.cli." + name)
 
 
+def _version_text() -> str:
+    import pcp
+    from pcp import pmapi
+
+    return "%s %s (pcp.pmapi from %s; no libpcp)" % (pcp.__implementation__, pcp.__version__,
+                                                     pmapi.__file__)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pcp", add_help=False,
@@ -33,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         "fetch samples the local pmcd."
         % _common.DEMO_ARCHIVE)
     parser.add_argument("--help", "-?", action="help", help="show this help and exit")
+    parser.add_argument("--version", "-V", action="version", version=_version_text(),
+                        help="say which implementation and version this is, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         _module(name).add_parser(sub)
