@@ -289,14 +289,22 @@ class Clock:
 
     @staticmethod
     def ctime(sec: int) -> str:
-        return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(sec))
+        """ctime(3)'s text: the day of the month space padded ("Mon Jan  1 ...")."""
+        tm = time.localtime(sec)
+        return "%s %02d:%02d:%02d %d" % (_day(tm), tm.tm_hour, tm.tm_min, tm.tm_sec,
+                                         tm.tm_year)
 
     def stamp(self, sec: int, nsec: int, digits: int = 6) -> str:
         """ctime with the fraction after the seconds: "Sat Nov 21 06:14:48.740350 2026"."""
         tm = time.localtime(sec)
         frac = nsec if digits == 9 else nsec // 1000
-        return "%s %02d:%02d:%02d.%0*d %d" % (time.strftime("%a %b %d", tm), tm.tm_hour,
-                                             tm.tm_min, tm.tm_sec, digits, frac, tm.tm_year)
+        return "%s %02d:%02d:%02d.%0*d %d" % (_day(tm), tm.tm_hour, tm.tm_min, tm.tm_sec,
+                                             digits, frac, tm.tm_year)
+
+
+def _day(tm: time.struct_time) -> str:
+    """"Mon Jan  1": asctime's weekday, month and space-padded day of the month."""
+    return "%s %2d" % (time.strftime("%a %b", tm), tm.tm_mday)
 
 
 def add_zone_options(p: Any) -> None:

@@ -195,3 +195,35 @@ def test_info_live_values_match_pminfo():
     got = run_cli("info", "-h", "local:", "-f", *stable)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
+
+
+# ---- days 1 to 9 of a month: ctime's space-padded day ----------------------------------
+
+def _early_day_archive(tmp_path, version: int) -> str:
+    """An archive of three records on 2024-01-05 (UTC), written byte by byte: pmlogger
+    can only record today, and ctime pads the day of the month with a space on days 1-9."""
+    from support import archive_bytes as ab
+
+    sec = 1704412800 + 3600     # Fri Jan  5 01:00:00 2024 UTC
+    pmid, indom = (29 << 22) | 1, 0xFFFFFFFF
+    base = str(tmp_path / ("early%d" % version))
+    label = lambda vol: ab.label(version, vol, sec, 250000000)   # noqa: E731
+    meta_rtype_desc = ab.desc_record(pmid, 0, indom, 3, 0, [b"sample.long.one"])
+    with open(base + ".meta", "wb") as f:
+        f.write(label(-1) + meta_rtype_desc)
+    with open(base + ".0", "wb") as f:
+        f.write(label(0) + b"".join(ab.data_record(version, sec + k, 250000000 + k * 1000,
+                                                   [(pmid, 1, 0, [(-1, 1)])])
+                                    for k in range(1, 4)))
+    return base
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("flags", [["-l"], ["-L"], []], ids=["-l", "-L", "values"])
+def test_dump_days_one_to_nine_match_pmdumplog(tmp_path, version, flags):
+    base = _early_day_archive(tmp_path, version)
+    ref = run_tool("pmdumplog", *flags, base, check=True)
+    assert "Jan  5" in ref.stdout or flags == []
+    got = run_cli("dump", *flags, "-a", base)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
