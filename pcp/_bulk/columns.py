@@ -31,6 +31,7 @@ from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_
                                  stamp_ns, to_ns)
 from pcp._bulk.typed import CELL_DTYPES, NUMERIC
 from pcp._core.constants import PM_INDOM_NULL, PM_SEM_COUNTER
+from pcp._core.errors import pmErr
 from pcp._core.wire import PM_IN_NULL_INT32
 
 DEFAULT_CHUNK_BYTES = 32 << 20
@@ -86,7 +87,10 @@ class ArchiveReader:
         self.errors = errors
         self.volumes = None if volumes is None else set(int(v) for v in volumes)
         self.stats: Dict[str, int] = {}
-        ctx = ArchiveContext(0, spec)
+        try:
+            ctx = ArchiveContext(0, spec)
+        except pmErr as e:
+            raise pmErr(e.code, [spec]) from None    # as pmNewContext's error names it
         try:
             self._metadata(ctx, metrics)
         finally:

@@ -85,13 +85,18 @@ class _Columns:
 
 
 def _archives(name: str) -> List[Archive]:
-    archives = []
+    archives: List[Archive] = []
     meta = Metadata()
-    for element in expand_names(name):
-        arch = Archive(element, 0)
-        arch.open()
-        arch.load_meta(meta)
-        archives.append(arch)
+    try:
+        for element in expand_names(name):
+            arch = Archive(element, 0)
+            archives.append(arch)
+            arch.open()
+            arch.load_meta(meta)
+    except pmErr as e:
+        for arch in archives:
+            arch.close()
+        raise pmErr(e.code, [name]) from None    # as pmNewContext's error names it
     archives.sort(key=lambda a: a.label.stamp)
     return archives
 

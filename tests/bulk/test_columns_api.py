@@ -488,3 +488,12 @@ def test_memory_stays_flat(tmp_path):
     assert b["growth_kb"] < 40 << 10, res
     assert b["growth_kb"] - s["growth_kb"] < 8 << 10, res
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_missing_archive_is_named_in_the_error(tmp_path):
+    from pcp import bulk
+    missing = str(tmp_path / "no-such-archive")
+    for read in (lambda: bulk.read_archive(missing), lambda: list(bulk.scan_archive(missing))):
+        with pytest.raises(pmErr) as info:
+            read()
+        assert info.value.args[0] == -2 and missing in str(info.value)
