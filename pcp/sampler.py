@@ -9,6 +9,7 @@
     load.values                            # (samples, instances) float64, oldest first
     s["kernel.all.cpu.user"].values        # counters: per-second rates (NaN first)
     s.times                                # fetch time stamps (seconds since the epoch)
+    s.to_pandas()                          # all of it: a DataFrame by time (UTC)
 
 Each sample is one pmFetch of the whole metric set, decoded in C (the GIL released)
 into flat columns (`as_arrays()`); every metric's values go into its ring with a few
@@ -378,6 +379,34 @@ class Sampler:
         """Time stamps of the samples held, oldest first (seconds since the epoch)."""
         with self._lock:
             return self._ordered(self._times).copy()
+
+    def to_pandas(self) -> Any:
+        """The samples held as a pandas DataFrame: a UTC DatetimeIndex named "time" (the
+        fetch time stamps) and a column per metric and instance, named as the archive
+        reader names them ("metric" for a metric without instances, else
+        "metric[instance]"), holding the values (rates for counters) as `values` does.
+        Needs pandas (`pip install 'pcp-native[pandas]'`)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Sampler.to_pandas needs pandas: pip install "
+                              "'pcp-native[pandas]'") from None
+        with self._lock:
+            times = self._ordered(self._times).copy()
+            blocks = [(m, self._ordered(m._ring)[:, :len(m.inst_ids)].copy())
+                      for m in self._buf_list]
+        columns: Dict[str, Any] = {}
+        for m, values in blocks:
+            names = m.instances
+            if m.indom == c_api.PM_INDOM_NULL and len(names) == 1:
+                labels = [m.name]
+            else:
+                labels = ["%s[%s]" % (m.name, n) for n in names]
+            for k, label in enumerate(labels):
+                columns[label] = values[:, k]
+        index = pd.DatetimeIndex(pd.to_datetime(np.round(times * 1e9).astype("int64"),
+                                                unit="ns", utc=True), name="time")
+        return pd.DataFrame(columns, index=index)
 
     def _ordered(self, ring: Any) -> Any:
         n = self.count

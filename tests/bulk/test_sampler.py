@@ -104,6 +104,23 @@ def test_ring_keeps_the_newest_samples_in_order():
     assert list(latest.values()) == full["sample.colour"].values[-1].tolist()
 
 
+def test_to_pandas_holds_the_rings_by_time_and_column():
+    pd = pytest.importorskip("pandas")
+    s = Sampler(_archive(), ["sample.colour", "sample.seconds", "kernel.all.load"], capacity=6)
+    s.run()
+    df = s.to_pandas()
+    assert df.index.name == "time" and str(df.index.tz) == "UTC" and len(df) == s.held == 6
+    np.testing.assert_array_equal(df.index.asi8, np.round(s.times * 1e9).astype(np.int64))
+    colour = s["sample.colour"]
+    for k, inst in enumerate(colour.instances):
+        np.testing.assert_array_equal(df["sample.colour[%s]" % inst].to_numpy(),
+                                      colour.values[:, k])
+    np.testing.assert_array_equal(df["sample.seconds"].to_numpy(), s["sample.seconds"].values[:, 0])
+    assert [c for c in df.columns if c.startswith("kernel.all.load[")] == \
+        ["kernel.all.load[%s]" % n for n in s["kernel.all.load"].instances]
+    assert isinstance(df, pd.DataFrame)
+
+
 @pytest.mark.pmcd
 def test_changing_instances_widen_the_ring():
     from support import archives
