@@ -59,6 +59,7 @@ class _Registry:
         self.current = -1
 
     def allocate(self) -> int:
+        """A new context handle, as libpcp numbers contexts (the lowest free slot)."""
         with self.lock:
             handle = self.next_handle
             self.next_handle += 1
@@ -163,18 +164,22 @@ class pmContext(object):
     # ---- PMNS ------------------------------------------------------------------------
 
     def pmGetChildren(self, name: Union[str, bytes]) -> Optional[List[str]]:
+        """Names of the PMNS children of `name` (None when it has none or is a leaf)."""
         names, _ = self._use().children(_as_bytes(name), False)
         if not names:
             return None
         return [n.decode() for n in names]
 
     def pmGetChildrenStatus(self, name: Union[str, bytes]):
+        """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,
+        None) when there are none."""
         names, status = self._use().children(_as_bytes(name), True)
         if not names:
             return None, None
         return [n.decode() for n in names], list(status or [0] * len(names))
 
     def pmGetPMNSLocation(self) -> int:
+        """Where this context's names come from: PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
         return self._use().pmns_location
 
     def pmLoadNameSpace(self, filename: Any) -> int:
@@ -184,6 +189,8 @@ class pmContext(object):
         raise _not_supported("pmUnLoadNameSpace")
 
     def pmLookupName(self, nameA: Any, relaxed: int = 0):
+        """The pmIDs of metric names (a name or a sequence of names), in order. With `relaxed`,
+        unknown names give PM_ID_NULL instead of raising pmErr(PM_ERR_NAME)."""
         host = self._use()
         if isinstance(nameA, (str, bytes)):
             nameA = [nameA]
@@ -206,13 +213,16 @@ class pmContext(object):
         return pmidA
 
     def pmNameAll(self, pmid: int) -> List[str]:
+        """Every name of a pmID (a metric may have aliases in the PMNS)."""
         return [n.decode() for n in self._use().name_all(_uint_arg(pmid))]
 
     def pmNameID(self, pmid: int) -> str:
+        """One name of a pmID (pmErr PM_ERR_PMID when it has none)."""
         names = self._use().name_all(_uint_arg(pmid))
         return names[0].decode()
 
     def pmTraversePMNS(self, name: Union[str, bytes], callback: Callable[[str], Any]) -> None:
+        """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "")."""
         host = self._use()
         try:
             names = host.traverse(_as_bytes(name))
@@ -238,6 +248,7 @@ class pmContext(object):
     # ---- descriptors -----------------------------------------------------------------
 
     def pmLookupDesc(self, pmid_p: int):
+        """The descriptor of one pmID, as a pointer to a pmDesc (type, indom, sem, units)."""
         t = self._use().desc(int(pmid_p))
         descbuf = ctypes.create_string_buffer(ctypes.sizeof(pmDesc))
         desc = ctypes.cast(descbuf, ctypes.POINTER(pmDesc))
@@ -245,6 +256,7 @@ class pmContext(object):
         return desc
 
     def pmLookupDescs(self, pmids_p: Any):
+        """The descriptors of several pmIDs in one request, as an array of pointers to pmDesc."""
         host = self._use()
         pmids = _pmid_list(pmids_p)
         if not pmids:
@@ -264,15 +276,19 @@ class pmContext(object):
     # ---- text ------------------------------------------------------------------------
 
     def pmLookupInDomText(self, pmdesc: Any, kind: int = c_api.PM_TEXT_ONELINE) -> str:
+        """The help text of an instance domain (PM_TEXT_ONELINE or PM_TEXT_HELP)."""
         text = self._use().text(get_indom(pmdesc), kind, True)
         return str(text.decode())
 
     def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> bytes:
+        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP), as bytes."""
         return self._use().text(pmid, kind, False)
 
     # ---- instance domains ------------------------------------------------------------
 
     def pmGetInDom(self, pmdescp: Any = None, indom: Optional[int] = None):
+        """([instance ids], [instance names]) of an instance domain, from a descriptor or an
+        indom; (None, None) for an empty domain."""
         if pmdescp is None and indom is None:
             raise pmErr(c_api.PM_ERR_GENERIC, "invalid arguments")
         host = self._use()
@@ -284,18 +300,21 @@ class pmContext(object):
         return [int(i) for i in insts], [n.decode("ascii", "ignore") for n in names]
 
     def pmGetInDomDict(self, indom: int) -> Dict[int, str]:
+        """An instance domain as {instance id: instance name}."""
         instL, nameL = self.pmGetInDom(indom=indom)
         if instL is None or nameL is None:
             return {}
         return dict(zip(instL, nameL))
 
     def pmLookupInDom(self, pmdesc: Any, name: Union[str, bytes]) -> int:
+        """The instance id of an instance name in the descriptor's instance domain."""
         insts, _ = self._use().instances(get_indom(pmdesc), c_api.PM_IN_NULL, _as_bytes(name))
         if len(insts) != 1:
             raise pmErr(c_api.PM_ERR_INST)
         return insts[0]
 
     def pmNameInDom(self, pmdesc: Any, instval: int) -> str:
+        """The instance name of an instance id in the descriptor's instance domain."""
         if instval == c_api.PM_IN_NULL:
             return "PM_IN_NULL"
         _, names = self._use().instances(get_indom(pmdesc), int(instval))
@@ -312,6 +331,8 @@ class pmContext(object):
         """No-op, as in the official binding: the context dies with the object."""
 
     def pmDupContext(self) -> int:
+        """A new context that duplicates this one (source, profile, mode), made current; returns
+        its handle."""
         host = self._use()
         handle = _registry.allocate()
         dup = host.duplicate(handle)
@@ -324,11 +345,14 @@ class pmContext(object):
 
     @staticmethod
     def pmWhichContext() -> int:
+        """The handle of the current context (pmErr PM_ERR_NOCONTEXT when there is none)."""
         if _registry.current < 0:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         return _registry.current
 
     def pmAddProfile(self, pmdesc: Any, instL: Any) -> int:
+        """Add instances (all of the domain when `instL` is empty) to the instance profile that
+        fetches use."""
         if isinstance(instL, int):
             insts: List[int] = [instL]
         elif instL is None or not instL:
@@ -340,6 +364,7 @@ class pmContext(object):
         return 0
 
     def pmDelProfile(self, pmdesc: Any, instL: Any) -> int:
+        """Remove instances (all of the domain when `instL` is empty) from the instance profile."""
         if instL is None or not instL:
             insts: List[int] = []
         else:
@@ -350,6 +375,8 @@ class pmContext(object):
         return 0
 
     def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:
+        """pmSetMode with a timespec origin and interval: position an archive context
+        (PM_MODE_FORW, PM_MODE_BACK, PM_MODE_INTERP); host contexts take only PM_MODE_LIVE."""
         host = self._use()
         when = None
         if origin is not None:
@@ -367,6 +394,8 @@ class pmContext(object):
         return self._set_mode(host, mode, when, delta, direction)
 
     def pmSetMode(self, mode: int, timeVal: Any, delta: Any) -> int:
+        """Position an archive context at `timeVal` and set its mode and `delta` (milliseconds,
+        or the unit a PM_XTB_SET mode names); host contexts take only PM_MODE_LIVE."""
         host = self._use()
         when = None
         if timeVal is not None:
@@ -382,12 +411,16 @@ class pmContext(object):
         return 0
 
     def pmReconnectContext(self) -> int:
+        """Reconnect a host context to its pmcd (with libpcp's back-off between attempts);
+        returns the handle."""
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         return host.reconnect()
 
     def pmGetContextHostName(self) -> str:
+        """The host name of the context's source (pmcd's hostname metric, or the archive label's
+        host)."""
         host = self._host
         if host is None:
             return ""
@@ -419,18 +452,22 @@ class pmContext(object):
     # ---- fetch and store -------------------------------------------------------------
 
     def pmFetch(self, pmidA: Any) -> LP_pmResult:
+        """Fetch the values of pmIDs: a pointer to a pmResult with one value set per pmID, in
+        the order asked."""
         host = self._use()
         pmids = _pmid_list(pmidA)
         flat, changes = host.fetch(pmids, False)
         return LP_pmResult(pmResult(flat, len(pmids), changes))
 
     def pmFetchHighRes(self, pmidA: Any) -> LP_pmHighResResult:
+        """pmFetch with a nanosecond timestamp: a pointer to a pmHighResResult."""
         host = self._use()
         pmids = _pmid_list(pmidA)
         flat, changes = host.fetch(pmids, True)
         return LP_pmHighResResult(pmHighResResult(flat, len(pmids), changes))
 
     def pmHighResFetch(self, pmidA: Any) -> LP_pmHighResResult:
+        """The same as pmFetchHighRes (libpcp's other name)."""
         return self.pmFetchHighRes(pmidA)
 
     @staticmethod
@@ -454,9 +491,12 @@ class pmContext(object):
         return result
 
     def pmStore(self, result: Any) -> Any:
+        """Store the values of a result (from pmFetch, with changed values) into the metrics;
+        host contexts only."""
         return self._store(result)
 
     def pmStoreHighRes(self, result: Any) -> Any:
+        """pmStore for a pmHighResResult."""
         return self._store(result)
 
     # ---- event records ---------------------------------------------------------------
@@ -508,6 +548,7 @@ class pmContext(object):
     # ---- archives ----------------------------------------------------------------------
 
     def pmGetArchiveLabel(self):
+        """The label of the archive (a pmLogLabel: magic, pid, start time, host, time zone)."""
         label = self._use().archive_label()
         out = pmLogLabel()
         out.magic = label.magic
@@ -519,6 +560,7 @@ class pmContext(object):
         return out
 
     def pmGetHighResArchiveLabel(self):
+        """The archive label with a nanosecond start time (a pmHighResLogLabel)."""
         label = self._use().archive_label()
         out = pmHighResLogLabel()
         out.magic = label.magic
@@ -531,6 +573,7 @@ class pmContext(object):
         return out
 
     def pmGetArchiveEnd(self):
+        """The time of the archive's last record, as a timeval."""
         sec, nsec = self._use().archive_end()
         tv = timeval()
         tv.tv_sec = sec
@@ -538,6 +581,7 @@ class pmContext(object):
         return tv
 
     def pmGetHighResArchiveEnd(self):
+        """The time of the archive's last record, as a timespec."""
         sec, nsec = self._use().archive_end()
         ts = timespec()
         ts.tv_sec = sec
@@ -545,33 +589,39 @@ class pmContext(object):
         return ts
 
     def pmGetInDomArchive(self, pmdescp: Any):
+        """Every instance an instance domain has had anywhere in the archive: ([ids], [names])."""
         insts, names = self._use().instances_archive(get_indom(pmdescp))
         if not insts:
             return None, None
         return [int(i) for i in insts], [str(n.decode("ascii", "ignore")) for n in names]
 
     def pmLookupInDomArchive(self, pmdesc: Any, name: Any) -> int:
+        """The instance id of an instance name anywhere in the archive."""
         arch = self._use()
         if not isinstance(name, bytes):
             name = name.encode("utf-8")
         return arch.lookup_instance_archive(get_indom(pmdesc), name)
 
     def pmNameInDomArchive(self, pmdesc: Any, inst: int) -> str:
+        """The instance name of an instance id anywhere in the archive."""
         arch = self._use()
         name = arch.name_instance_archive(get_indom(pmdesc), c_int(inst).value)
         return str(name.decode("ascii", "ignore"))
 
     def pmFetchArchive(self):
+        """The next record of the archive, whatever metrics it holds (FORW and BACK modes)."""
         flat = self._use().fetch_archive()
         return LP_pmResult(pmResult(flat, flat.numpmid, 0))
 
     def pmFetchHighResArchive(self):
+        """pmFetchArchive with a nanosecond timestamp."""
         flat = self._use().fetch_archive()
         return LP_pmHighResResult(pmHighResResult(flat, flat.numpmid, 0))
 
     # ---- labels ------------------------------------------------------------------------
 
     def pmlabelset_to_dict(self, lset: Any, flags: int = 0xFF) -> dict:
+        """A pmLabelSet as a dict of its labels (name: value), filtered by label flags."""
         if lset is None:
             return {}
         text = getattr(lset, "json", None)
@@ -586,6 +636,7 @@ class pmContext(object):
         return json.loads(sets[0].json.decode())
 
     def pmLookupLabels(self, pmid: int) -> dict:
+        """Every label set that applies to a metric, merged as libpcp merges them, as a dict."""
         ret = {}
         desc = self.pmLookupDesc(pmid)
         lset = self.pmGetContextLabels()
@@ -607,6 +658,7 @@ class pmContext(object):
         return ret
 
     def pmGetInstancesLabels(self, indom: int) -> dict:
+        """The labels of each instance of an instance domain: {instance id: {name: value}}."""
         host = self._use()
         if indom == c_api.PM_INDOM_NULL:
             return {}
@@ -617,25 +669,31 @@ class pmContext(object):
         return out
 
     def pmGetItemLabels(self, pmid: int) -> dict:
+        """The labels of a metric item, as a dict."""
         return self._label_dict(pmid, c_api.PM_LABEL_ITEM)
 
     def pmGetClusterLabels(self, pmid: int) -> dict:
+        """The labels of a metric's cluster, as a dict."""
         return self._label_dict(pmid, c_api.PM_LABEL_CLUSTER)
 
     def pmGetInDomLabels(self, indom: int) -> dict:
+        """The labels of an instance domain, as a dict."""
         self._use()
         if indom == c_api.PM_INDOM_NULL:
             return {}
         return self._label_dict(indom, c_api.PM_LABEL_INDOM)
 
     def pmGetDomainLabels(self, domain: int) -> dict:
+        """The labels of a metric's domain (its PMDA), as a dict."""
         return self._label_dict(domain, c_api.PM_LABEL_DOMAIN)
 
     def pmGetContextLabels(self) -> dict:
+        """The labels of the context (host name and others), as a dict."""
         return self._label_dict(c_api.PM_IN_NULL, c_api.PM_LABEL_CONTEXT)
 
     @staticmethod
     def pmMergeLabels(labels: Any) -> str:
+        """Merge JSON label strings, later ones overriding earlier ones, into one JSON string."""
         from pcp._libpcp import labels as _labels
 
         labelsL = labels if isinstance(labels, list) else [labels]
@@ -643,6 +701,8 @@ class pmContext(object):
 
     @staticmethod
     def pmMergeLabelSets(labelSets: Any, callback: Any = None, arg: Any = None) -> str:
+        """Merge pmLabelSets (lowest precedence first) into one JSON string, with an optional
+        filter callback."""
         from pcp._libpcp import labels as _labels
 
         return _labels.merge_label_sets(labelSets, callback, arg)
@@ -655,6 +715,7 @@ class pmContext(object):
 
     @staticmethod
     def pmGetConfig(variable: Union[str, bytes]) -> Optional[str]:
+        """The value of a PCP configuration variable: the environment first, then pcp.conf."""
         from pcp._core import config as _config
 
         if isinstance(variable, bytes):
@@ -663,10 +724,13 @@ class pmContext(object):
 
     @staticmethod
     def pmErrStr(code: int) -> str:
+        """libpcp's text for an error code (PM_ERR_*, errno values and others)."""
         return _pmErrStr(code)
 
     @staticmethod
     def pmExtractValue(valfmt: int, vlist: Any, intype: int, outtype: int) -> pmAtomValue:
+        """The value at a value list position converted from `intype` to `outtype`, as a
+        pmAtomValue."""
         if type(vlist) is pmValue:
             r = vlist._r
             k = vlist._k
@@ -716,6 +780,8 @@ class pmContext(object):
 
     @staticmethod
     def pmConvScale(inType: int, inAtom: Any, desc: Any, metric_idx: int, outUnits: Any) -> pmAtomValue:
+        """A value converted from the descriptor's units (`desc`) to `outUnits`, as a
+        pmAtomValue."""
         if isinstance(outUnits, int):
             pmunits = pmUnits()
             pmunits.dimSpace = 1
@@ -726,81 +792,101 @@ class pmContext(object):
 
     @staticmethod
     def pmUnitsStr(units: Any) -> str:
+        """Units as libpcp writes them, e.g. "Kbyte / sec" or "count x 10^6"."""
         return _units.pmUnitsStr(units)
 
     @staticmethod
     def pmNumberStr(value: float) -> str:
+        """A number in at most 8 characters, as libpcp's pmNumberStr writes it."""
         return _strings.pmNumberStr(value)
 
     @staticmethod
     def pmID_build(d: int, c: int, i: int) -> int:
+        """A pmID from its domain, cluster and item."""
         return _strings.pmID_build(d, c, i)
 
     @staticmethod
     def pmID_domain(pmid: int) -> int:
+        """The domain of a pmID."""
         return _strings.pmID_domain(pmid)
 
     @staticmethod
     def pmID_cluster(pmid: int) -> int:
+        """The cluster of a pmID."""
         return _strings.pmID_cluster(pmid)
 
     @staticmethod
     def pmID_item(pmid: int) -> int:
+        """The item of a pmID."""
         return _strings.pmID_item(pmid)
 
     @staticmethod
     def pmIDStr(pmid: int) -> str:
+        """A pmID as "domain.cluster.item" ("PM_ID_NULL" for the null id)."""
         return _strings.pmIDStr(pmid)
 
     @staticmethod
     def pmInDom_build(d: int, s: int) -> int:
+        """An instance domain from its domain and serial."""
         return _strings.pmInDom_build(d, s)
 
     @staticmethod
     def pmInDom_domain(indom: int) -> int:
+        """The domain of an instance domain."""
         return _strings.pmInDom_domain(indom)
 
     @staticmethod
     def pmInDom_serial(indom: int) -> int:
+        """The serial of an instance domain."""
         return _strings.pmInDom_serial(indom)
 
     @staticmethod
     def pmInDomStr(pmdescp: Any) -> str:
+        """An instance domain (of a descriptor) as "domain.serial" ("PM_INDOM_NULL" for none)."""
         return _strings.pmInDomStr(get_indom(pmdescp))
 
     @staticmethod
     def pmTypeStr(typed: int) -> str:
+        """The name of a PM_TYPE_* value, e.g. "U64"."""
         return _strings.pmTypeStr(typed)
 
     @staticmethod
     def pmAtomStr(atom: Any, typed: int) -> str:
+        """A pmAtomValue of a type as libpcp prints it."""
         return _strings.pmAtomStr(atom, typed)
 
     @staticmethod
     def pmSemStr(sem: int) -> str:
+        """The name of a PM_SEM_* value, e.g. "counter"."""
         return _strings.pmSemStr(sem)
 
     @staticmethod
     def pmPrintValue(fileObj: Any, result: Any, ptype: int, vset_idx: int, vlist_idx: int,
                      min_width: int) -> None:
+        """Print one value of a result to a file as pmPrintValue(3) does, in a field of at least
+        `minwidth` characters."""
         raise _not_supported("pmPrintValue")
 
     @staticmethod
     def pmflush() -> int:
+        """Write the text pmprintf collected to stderr (or $PCP_STDERR) and clear it."""
         return _errors.pmflush()
 
     @staticmethod
     def pmprintf(fmt: Any, *args: Any) -> None:
+        """Collect formatted text for pmflush to write."""
         if isinstance(fmt, bytes):
             fmt = fmt.decode()
         _errors.pmprintf(fmt % args if args else fmt)
 
     @staticmethod
     def pmSortHighResInstances(result_p: Any) -> None:
+        """Sort each value set of a pmHighResResult by instance id."""
         _sort_instances(result_p)
 
     @staticmethod
     def pmSortInstances(result_p: Any) -> None:
+        """Sort each value set of a pmResult by instance id."""
         _sort_instances(result_p)
 
     @staticmethod
@@ -829,14 +915,17 @@ class pmContext(object):
 
     @staticmethod
     def pmProgname() -> str:
+        """The program name libpcp uses in its messages."""
         return _errors.pmGetProgname()
 
     @staticmethod
     def pmDebug(flags: int) -> bool:
+        """Whether a debug flag is set (pcp-native keeps no debug state: always False)."""
         return False
 
 
 def flat_of_numpmid(result: Any) -> int:
+    """The number of value sets of a result (an LP_pmResult or a pmResult)."""
     contents = result.contents if isinstance(result, LP_pmResult) else result
     return contents.numpmid
 
