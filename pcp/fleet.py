@@ -153,13 +153,16 @@ class FleetResult(list):
 
     @property
     def ok(self) -> List[HostResult]:
+        """The hosts that answered, with their results."""
         return [r for r in self if r.ok]
 
     @property
     def failed(self) -> List[HostResult]:
+        """The hosts that did not answer, with their errors."""
         return [r for r in self if not r.ok]
 
     def errors(self) -> Dict[str, pmErr]:
+        """{host: pmErr} of the hosts that did not answer."""
         return {r.host: r.error for r in self if not r.ok}
 
     def column(self, metric: str, inst: Optional[int] = None) -> Any:
@@ -400,6 +403,7 @@ class Fleet:
             return sum(1 for m in self._members if m.hc is not None and m.hc.conn is not None)
 
     def close(self) -> None:
+        """Close every connection of the fleet."""
         if self._closed:
             return
         self._closed = True
@@ -440,4 +444,5 @@ def fetch_many(hosts: Iterable[str], metrics: Sequence[str],
 
 
 def error_text(err: Optional[pmErr]) -> str:
+    """The pmErrStr text of an error ("" for None)."""
     return pmErrStr(err.code) if err is not None else ""

@@ -345,12 +345,15 @@ class Sampler:
         return self
 
     def stop(self) -> None:
+        """Stop the background thread start() began and wait for it."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
 
     def close(self) -> None:
+        """Stop sampling and destroy the context the sampler made (a context it was given stays
+        open)."""
         self.stop()
         if self._own:
             self.ctx.__exit__(None, None, None)

@@ -128,28 +128,34 @@ class MetricArray:
 
     @property
     def values(self) -> np.ndarray:
+        """The values matrix (rows: times, columns: instances); objects for strings and
+        aggregates."""
         if self._values is None:
             assert self.blobs is not None
             self._values = self.blobs.objects()
         return self._values
 
     def renamed(self, name: str) -> "MetricArray":
+        """The same values under another metric name."""
         return MetricArray(name, self.pmid, self.type, self.sem, self.units, self.indom,
                            self._values, self.present, self.instances, self.instance_names,
                            self.rate, self.blobs, self._count)
 
     @property
     def dtype(self) -> np.dtype:
+        """The numpy dtype of the values."""
         if self.rate:
             return np.dtype(np.float64)
         return CELL_DTYPES[self.type]
 
     @property
     def singular(self) -> bool:
+        """Whether the metric has no instance domain."""
         return self.indom == PM_INDOM_NULL
 
     @property
     def shape(self) -> Tuple[int, int]:
+        """(rows, columns) of the matrix."""
         return self.present.shape  # type: ignore[return-value]
 
     @property
@@ -202,12 +208,15 @@ class ArchiveColumns:
         return len(self.time)
 
     def keys(self):
+        """The metric names, as a dict's keys."""
         return self.metrics.keys()
 
     def values(self):
+        """The metrics' arrays, as a dict's values."""
         return self.metrics.values()
 
     def items(self):
+        """(name, MetricArray) pairs, as a dict's items."""
         return self.metrics.items()
 
     def __repr__(self) -> str:
@@ -271,6 +280,7 @@ class ArchiveColumns:
 
 
 def absent(shape: Tuple[int, int], dtype: np.dtype, rate: bool = False) -> np.ndarray:
+    """A matrix of `shape` holding nothing: None for objects, NaN for rates, else zeros."""
     if dtype == object:
         return np.full(shape, None, dtype=object)
     if rate:

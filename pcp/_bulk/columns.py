@@ -123,6 +123,7 @@ class ArchiveReader:
 
     @property
     def metric_names(self) -> List[str]:
+        """The selected metric names, in the order of the selection."""
         return [n for n, _ in self._names]
 
     def describe(self) -> Dict[str, Dict[str, Any]]:
@@ -161,6 +162,8 @@ class ArchiveReader:
         return ArchiveColumns(np.zeros(0, "datetime64[ns]"), np.zeros(0, bool), metrics)
 
     def to_pandas(self, form: str = "wide"):
+        """The whole scan as a pandas DataFrame (wide: a column per metric and instance; long: a
+        row per value)."""
         return export.reader_to_pandas(self, form)
 
     def to_arrow(self, form: str = "wide"):

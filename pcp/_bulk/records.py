@@ -70,6 +70,7 @@ class _Columns:
         self.c = c
 
     def chunk(self, archive: str, volume: int) -> Chunk:
+        """The columns the last C call filled, as a Chunk of numpy views."""
         c = self.c
         a = self.arrays
         nrec, nset, nval = c.nrec, c.nset, c.nval
