@@ -30,7 +30,7 @@ typedef struct {
 } pcp_log_label;
 
 /* Returns 0, PM_ERR_NODATA (fewer than 8 bytes: an empty file) or PM_ERR_LABEL. */
-int pcp_log_label_decode(const uint8_t *buf, size_t len, pcp_log_label *out);
+int pcp_archive_label_decode(const uint8_t *buf, size_t len, pcp_log_label *out);
 
 /* ---- data records ------------------------------------------------------------------ */
 
@@ -50,16 +50,16 @@ typedef struct {
  * filled, PCP_LOG_END, or PM_ERR_LOGREC; *newpos is where libpcp's stream would be
  * afterwards (so a truncated record stays put and fails again, while a record whose two
  * length words differ is stepped over). `paranoid` adds pmGetArchiveEnd's extra check. */
-int pcp_log_read(const uint8_t *buf, size_t len, size_t label_len, int version,
-                 int backward, int paranoid, uint64_t pos, uint64_t *newpos,
-                 pcp_log_record *rec);
+int pcp_archive_record_read(const uint8_t *buf, size_t len, size_t label_len, int version,
+                            int backward, int paranoid, uint64_t pos, uint64_t *newpos,
+                            pcp_log_record *rec);
 
 /* A single whole record (rec[0..len), length words included), checked as libpcp's
  * decoder checks it: scan reports its sizes, decode fills a result sized from the scan.
  * Both return 0 or PM_ERR_LOGREC. */
-int pcp_log_record_scan(const uint8_t *rec, size_t len, int version, int32_t *numpmid,
-                        int32_t *nvalues);
-int pcp_log_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out);
+int pcp_archive_record_scan(const uint8_t *rec, size_t len, int version, int32_t *numpmid,
+                            int32_t *nvalues);
+int pcp_archive_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out);
 
 /* Many records at once, for bulk readers: columns the caller allocates, appended to. */
 typedef struct {
@@ -86,8 +86,8 @@ typedef struct {
  * Python in between: cffi releases the GIL around it). Returns 0 when the columns are
  * full, PCP_LOG_END at the end of the volume, PM_ERR_LOGREC at a bad record (with *pos
  * where libpcp's reader would be), or PM_ERR_TOOBIG if one record alone does not fit. */
-int pcp_log_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
-                 pcp_log_columns *cols);
+int pcp_archive_records_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
+                             pcp_log_columns *cols);
 
 /* ---- metadata (.meta) records ------------------------------------------------------ */
 
@@ -102,8 +102,8 @@ int pcp_log_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
 /* The 8-byte header (length, type) of the record at pos. Returns 0, PCP_LOG_END at the
  * end of the file (fewer than 8 bytes left: libpcp ignores a partial header) or
  * PM_ERR_LOGREC (a length that is not positive). */
-int pcp_meta_header(const uint8_t *buf, size_t len, uint64_t pos, int32_t *type,
-                    int32_t *rec_len);
+int pcp_archive_meta_header(const uint8_t *buf, size_t len, uint64_t pos, int32_t *type,
+                            int32_t *rec_len);
 
 /* Each record decoder below starts at the record's header, checks the trailer where
  * libpcp looks for it and sets *next to the following record. Arrays are filled up to
@@ -111,8 +111,8 @@ int pcp_meta_header(const uint8_t *buf, size_t len, uint64_t pos, int32_t *type,
  * larger than cap) or a negative PM_ERR_*. Names and strings are byte ranges of buf. */
 
 /* TYPE_DESC: the descriptor and its names. */
-int pcp_meta_desc(const uint8_t *buf, size_t len, uint64_t pos, pcp_desc *desc,
-                  int32_t cap, uint32_t *name_off, int32_t *name_len, uint64_t *next);
+int pcp_archive_meta_desc(const uint8_t *buf, size_t len, uint64_t pos, pcp_desc *desc,
+                          int32_t cap, uint32_t *name_off, int32_t *name_len, uint64_t *next);
 
 typedef struct {
     int64_t sec;
@@ -123,9 +123,9 @@ typedef struct {
 
 /* TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA: name_len[i] is -1 for an instance a
  * delta record deletes. */
-int pcp_meta_indom(const uint8_t *buf, size_t len, uint64_t pos, pcp_indom_head *head,
-                   int32_t cap, int32_t *inst, uint32_t *name_off, int32_t *name_len,
-                   uint64_t *next);
+int pcp_archive_meta_indom(const uint8_t *buf, size_t len, uint64_t pos, pcp_indom_head *head,
+                           int32_t cap, int32_t *inst, uint32_t *name_off, int32_t *name_len,
+                           uint64_t *next);
 
 typedef struct {
     int64_t sec;
@@ -136,14 +136,14 @@ typedef struct {
 
 /* TYPE_LABEL_V2, TYPE_LABEL: returns nsets; labels of all sets are concatenated (each
  * set's `first` indexes them). */
-int pcp_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_label_head *head,
-                    int32_t set_cap, pcp_labelset *sets, int32_t label_cap,
-                    pcp_label *labels, int32_t *nlabels_total, uint64_t *next);
+int pcp_archive_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_label_head *head,
+                            int32_t set_cap, pcp_labelset *sets, int32_t label_cap,
+                            pcp_label *labels, int32_t *nlabels_total, uint64_t *next);
 
 /* TYPE_TEXT: returns 0, or 1 for a record libpcp skips (a text type it does not know;
  * libpcp then resumes at the trailer word, which *next reproduces). */
-int pcp_meta_text(const uint8_t *buf, size_t len, uint64_t pos, uint32_t *text_type,
-                  uint32_t *ident, uint32_t *text_off, uint32_t *text_len, uint64_t *next);
+int pcp_archive_meta_text(const uint8_t *buf, size_t len, uint64_t pos, uint32_t *text_type,
+                          uint32_t *ident, uint32_t *text_off, uint32_t *text_len, uint64_t *next);
 
 /* ---- temporal index (.index) ------------------------------------------------------- */
 
@@ -156,7 +156,7 @@ typedef struct {
 } pcp_index_entry;
 
 /* Entries after the label; a partial entry at the end is ignored. Returns the count. */
-int pcp_index_decode(const uint8_t *buf, size_t len, size_t label_len, int version,
-                     int32_t cap, pcp_index_entry *out);
+int pcp_archive_index_decode(const uint8_t *buf, size_t len, size_t label_len, int version,
+                             int32_t cap, pcp_index_entry *out);
 
 #endif

@@ -1,10 +1,10 @@
-/* Archive data records into per-metric time x instance matrices (see columns.h).
+/* Archive data records into per-metric time x instance matrices (see archive_columns.h).
  *
  * The framing and the record checks are libpcp's, as csrc/archive_record.c and
- * csrc/result.c implement them for pcp_log_read, done here in the pass that stores the
+ * csrc/result.c implement them for pcp_archive_record_read, done here in the pass that stores the
  * values (tests/bulk/test_columns_hostile.py holds the two to the same verdicts and stream
  * positions on random and damaged records). */
-#include "columns.h"
+#include "archive_columns.h"
 #include "cursor.h"
 
 #define NSEC_PER_SEC 1000000000LL
@@ -95,7 +95,7 @@ column_search(pcp_cols_metric *m, int32_t inst, int32_t j, int32_t prev)
     } else if (prev + 1 < m->ncols && m->col_inst[prev + 1] == inst) {
         col = prev + 1;
     } else if (m->inst_table) {
-        /* the table always has an empty slot (pcp_cols_index): the probe ends */
+        /* the table always has an empty slot (pcp_archive_columns_index): the probe ends */
         for (uint32_t h = inst_slot(inst, m->inst_mask);; h = (h + 1) & m->inst_mask) {
             const int32_t *slot = m->inst_table + 2 * (size_t)h;
             if (slot[1] < 0)
@@ -449,8 +449,8 @@ static void clear_row(pcp_cols_state *s, int32_t row)
     }
 }
 
-int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
-                  uint64_t *pos, pcp_cols_state *s)
+int pcp_archive_columns_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
+                             uint64_t *pos, pcp_cols_state *s)
 {
     size_t fixed = fixed_len(version);
     if (*pos < label_len)
@@ -514,7 +514,7 @@ int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
 
 /* ---- chunk memory, and string and aggregate bytes by column ----------------------- */
 
-int pcp_cols_index(pcp_cols_metric *m)
+int pcp_archive_columns_index(pcp_cols_metric *m)
 {
     uint32_t slots = m->inst_mask + 1;
     if (m->inst_table == NULL || slots == 0)
@@ -540,9 +540,9 @@ int pcp_cols_index(pcp_cols_metric *m)
     return 0;
 }
 
-void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
-                   const int64_t *present_off, const int64_t *values_stride,
-                   const int64_t *present_stride)
+void pcp_archive_columns_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
+                              const int64_t *present_off, const int64_t *values_stride,
+                              const int64_t *present_stride)
 {
     for (int32_t i = 0; i < s->nmetrics; i++) {
         s->metrics[i].values = arena + values_off[i];
@@ -552,9 +552,9 @@ void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
     }
 }
 
-int64_t pcp_cols_pack(const int64_t *refs, const uint8_t *present, int32_t nrows,
-                      int32_t stride, int32_t col0, int32_t col1, const uint8_t *staged,
-                      uint64_t staged_len, int64_t *offsets, uint8_t *data)
+int64_t pcp_archive_columns_pack(const int64_t *refs, const uint8_t *present, int32_t nrows,
+                                 int32_t stride, int32_t col0, int32_t col1, const uint8_t *staged,
+                                 uint64_t staged_len, int64_t *offsets, uint8_t *data)
 {
     int64_t at = 0;
     size_t k = 0;

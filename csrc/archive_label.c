@@ -26,7 +26,7 @@ static int64_t v3_seconds(const uint8_t *p)
     return (int64_t)((hi << 32) | lo);
 }
 
-int pcp_log_label_decode(const uint8_t *buf, size_t len, pcp_log_label *out)
+int pcp_archive_label_decode(const uint8_t *buf, size_t len, pcp_log_label *out)
 {
     memset(out, 0, sizeof *out);
     /* libpcp reads the length and magic first: a short read there means an empty file. */
@@ -73,8 +73,8 @@ int pcp_log_label_decode(const uint8_t *buf, size_t len, pcp_log_label *out)
     return 0;
 }
 
-int pcp_index_decode(const uint8_t *buf, size_t len, size_t label_len, int version,
-                     int32_t cap, pcp_index_entry *out)
+int pcp_archive_index_decode(const uint8_t *buf, size_t len, size_t label_len, int version,
+                             int32_t cap, pcp_index_entry *out)
 {
     size_t entry = version == 3 ? 32 : 20;
     if (label_len > len)

@@ -17,8 +17,8 @@
 #define TEXT_PMID 4u
 #define TEXT_INDOM 8u
 
-int pcp_meta_header(const uint8_t *buf, size_t len, uint64_t pos, int32_t *type,
-                    int32_t *rec_len)
+int pcp_archive_meta_header(const uint8_t *buf, size_t len, uint64_t pos, int32_t *type,
+                            int32_t *rec_len)
 {
     if (pos >= len || len - pos < 8)
         return PCP_LOG_END;
@@ -67,11 +67,11 @@ static void load_stamp(pcp_cursor *c, int v3, int64_t *sec, int64_t *nsec)
     }
 }
 
-int pcp_meta_desc(const uint8_t *buf, size_t len, uint64_t pos, pcp_desc *desc,
-                  int32_t cap, uint32_t *name_off, int32_t *name_len, uint64_t *next)
+int pcp_archive_meta_desc(const uint8_t *buf, size_t len, uint64_t pos, pcp_desc *desc,
+                          int32_t cap, uint32_t *name_off, int32_t *name_len, uint64_t *next)
 {
     int32_t type, rec_len;
-    int sts = pcp_meta_header(buf, len, pos, &type, &rec_len);
+    int sts = pcp_archive_meta_header(buf, len, pos, &type, &rec_len);
     if (sts != 0 || type != PCP_META_DESC || len > UINT32_MAX)
         return PM_ERR_LOGREC;
     pcp_cursor c = pcp_cursor_at(buf, len, (size_t)pos + 8);
@@ -102,12 +102,12 @@ int pcp_meta_desc(const uint8_t *buf, size_t len, uint64_t pos, pcp_desc *desc,
     return sts < 0 ? sts : numnames;
 }
 
-int pcp_meta_indom(const uint8_t *buf, size_t len, uint64_t pos, pcp_indom_head *head,
-                   int32_t cap, int32_t *inst, uint32_t *name_off, int32_t *name_len,
-                   uint64_t *next)
+int pcp_archive_meta_indom(const uint8_t *buf, size_t len, uint64_t pos, pcp_indom_head *head,
+                           int32_t cap, int32_t *inst, uint32_t *name_off, int32_t *name_len,
+                           uint64_t *next)
 {
     int32_t type, rec_len;
-    int sts = pcp_meta_header(buf, len, pos, &type, &rec_len);
+    int sts = pcp_archive_meta_header(buf, len, pos, &type, &rec_len);
     if (sts != 0 || len > UINT32_MAX)
         return PM_ERR_LOGREC;
     if (type != PCP_META_INDOM_V2 && type != PCP_META_INDOM && type != PCP_META_INDOM_DELTA)
@@ -166,12 +166,12 @@ int pcp_meta_indom(const uint8_t *buf, size_t len, uint64_t pos, pcp_indom_head 
     return numinst > 0 ? numinst : 0;
 }
 
-int pcp_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_label_head *head,
-                    int32_t set_cap, pcp_labelset *sets, int32_t label_cap,
-                    pcp_label *labels, int32_t *nlabels_total, uint64_t *next)
+int pcp_archive_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_label_head *head,
+                            int32_t set_cap, pcp_labelset *sets, int32_t label_cap,
+                            pcp_label *labels, int32_t *nlabels_total, uint64_t *next)
 {
     int32_t type, rec_len;
-    int sts = pcp_meta_header(buf, len, pos, &type, &rec_len);
+    int sts = pcp_archive_meta_header(buf, len, pos, &type, &rec_len);
     if (sts != 0 || len > UINT32_MAX)
         return PM_ERR_LOGREC;
     if (type != PCP_META_LABEL_V2 && type != PCP_META_LABEL)
@@ -236,11 +236,11 @@ int pcp_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_label_head
     return sts < 0 ? sts : nsets;
 }
 
-int pcp_meta_text(const uint8_t *buf, size_t len, uint64_t pos, uint32_t *text_type,
-                  uint32_t *ident, uint32_t *text_off, uint32_t *text_len, uint64_t *next)
+int pcp_archive_meta_text(const uint8_t *buf, size_t len, uint64_t pos, uint32_t *text_type,
+                          uint32_t *ident, uint32_t *text_off, uint32_t *text_len, uint64_t *next)
 {
     int32_t type, rec_len;
-    int sts = pcp_meta_header(buf, len, pos, &type, &rec_len);
+    int sts = pcp_archive_meta_header(buf, len, pos, &type, &rec_len);
     if (sts != 0 || type != PCP_META_TEXT || len > UINT32_MAX)
         return PM_ERR_LOGREC;
     uint64_t body;

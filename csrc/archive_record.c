@@ -48,18 +48,18 @@ static int record_layout(const uint8_t *rec, size_t len, int version,
     return 0;
 }
 
-int pcp_log_record_scan(const uint8_t *rec, size_t len, int version, int32_t *numpmid,
-                        int32_t *nvalues)
+int pcp_archive_record_scan(const uint8_t *rec, size_t len, int version, int32_t *numpmid,
+                            int32_t *nvalues)
 {
     pcp_sets_layout layout;
     int sts = record_layout(rec, len, version, &layout);
     if (sts < 0)
         return sts;
     *numpmid = layout.numpmid;
-    return pcp_scan_valuesets(rec, len - 4, &layout, PM_ERR_LOGREC, nvalues);
+    return pcp_result_valuesets_scan(rec, len - 4, &layout, PM_ERR_LOGREC, nvalues);
 }
 
-int pcp_log_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out)
+int pcp_archive_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out)
 {
     pcp_sets_layout layout;
     int sts = record_layout(rec, len, version, &layout);
@@ -67,7 +67,7 @@ int pcp_log_record_decode(const uint8_t *rec, size_t len, int version, pcp_resul
         return sts;
     int32_t numpmid;
     record_head(rec, version, &out->sec, &out->nsec, &numpmid);
-    return pcp_decode_valuesets(rec, len - 4, &layout, PM_ERR_LOGREC, out);
+    return pcp_result_valuesets_decode(rec, len - 4, &layout, PM_ERR_LOGREC, out);
 }
 
 /* pmGetArchiveEnd's extra check: a mark must be exactly the fixed part and trailer. */
@@ -92,7 +92,7 @@ static int finish_record(const uint8_t *buf, uint64_t rec_off, uint32_t rec_len,
     if (paranoid && !paranoid_ok(r, rec_len, version))
         return PM_ERR_LOGREC;
     int32_t numpmid, nvalues;
-    if (pcp_log_record_scan(r, rec_len, version, &numpmid, &nvalues) < 0)
+    if (pcp_archive_record_scan(r, rec_len, version, &numpmid, &nvalues) < 0)
         return PM_ERR_LOGREC;
     rec->off = rec_off;
     rec->len = rec_len;
@@ -163,17 +163,17 @@ static int read_backward(const uint8_t *buf, size_t len, size_t label_len, int v
     return finish_record(buf, start, (uint32_t)head, version, 0, rec);
 }
 
-int pcp_log_read(const uint8_t *buf, size_t len, size_t label_len, int version,
-                 int backward, int paranoid, uint64_t pos, uint64_t *newpos,
-                 pcp_log_record *rec)
+int pcp_archive_record_read(const uint8_t *buf, size_t len, size_t label_len, int version,
+                            int backward, int paranoid, uint64_t pos, uint64_t *newpos,
+                            pcp_log_record *rec)
 {
     if (backward)
         return read_backward(buf, len, label_len, version, paranoid, pos, newpos, rec);
     return read_forward(buf, len, version, paranoid, pos, newpos, rec);
 }
 
-int pcp_log_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
-                 pcp_log_columns *cols)
+int pcp_archive_records_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
+                             pcp_log_columns *cols)
 {
     while (cols->nrec < cols->rec_cap) {
         uint64_t at = *pos, next;
@@ -208,7 +208,7 @@ int pcp_log_scan(const uint8_t *buf, size_t len, int version, uint64_t *pos,
         view.dval = cols->dval + cols->nval;
         view.boff = cols->boff + cols->nval;
         view.blen = cols->blen + cols->nval;
-        if (pcp_decode_valuesets(r, rec_len - 4, &layout, PM_ERR_LOGREC, &view) < 0) {
+        if (pcp_result_valuesets_decode(r, rec_len - 4, &layout, PM_ERR_LOGREC, &view) < 0) {
             *pos = next;
             return PM_ERR_LOGREC;
         }

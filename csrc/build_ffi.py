@@ -15,7 +15,7 @@ SOURCES = ["result.c", "pdu_encode.c", "pdu_decode.c", "store.c",
 
 # The C headers are the one declaration of the interface: cffi reads their prototypes and
 # types (comments and preprocessor lines removed, which cdef cannot take).
-HEADERS = ["result.h", "pdu.h", "store.h", "archive.h", "events.h", "columns.h"]
+HEADERS = ["result.h", "pdu.h", "store.h", "archive.h", "events.h", "archive_columns.h"]
 
 
 def _cdef_from_headers() -> str:

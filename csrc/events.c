@@ -381,7 +381,7 @@ int32_t pcp_events_param_order(const pcp_events *ev, int32_t *order, int32_t *tm
     return n;
 }
 
-size_t pcp_event_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngroups)
+size_t pcp_events_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngroups)
 {
     size_t nr = nrecords > 0 ? (size_t)nrecords : 1;
     size_t np = nparams > 0 ? (size_t)nparams : 1;
@@ -389,8 +389,8 @@ size_t pcp_event_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngr
     return nr * 40 + np * 24 + ng * 20;
 }
 
-void pcp_event_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
-                            int32_t nparams, int32_t ngroups)
+void pcp_events_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
+                             int32_t nparams, int32_t ngroups)
 {
     size_t nr = nrecords > 0 ? (size_t)nrecords : 1;
     size_t np = nparams > 0 ? (size_t)nparams : 1;
@@ -423,8 +423,8 @@ void pcp_event_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
     out->gwidth = (uint32_t *)(void *)(m + ng * 16);
 }
 
-int pcp_event_columns_fill(const pcp_events *ev, const int32_t *order, const int32_t *bres,
-                           const uint32_t *bpmid, const int32_t *binst, pcp_event_columns *out)
+int pcp_events_columns_fill(const pcp_events *ev, const int32_t *order, const int32_t *bres,
+                            const uint32_t *bpmid, const int32_t *binst, pcp_event_columns *out)
 {
     int32_t nrec = ev->nrecords;
     if (out->nrecords != nrec)

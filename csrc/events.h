@@ -116,11 +116,11 @@ int32_t pcp_events_param_order(const pcp_events *ev, int32_t *order, int32_t *tm
 /* One allocation for the columns (8-byte columns first), their binding, and the fill
  * from `ev` and an order made by pcp_events_param_order(). bres / bpmid / binst, per
  * input block, may be NULL. Returns 0, or PM_ERR_TOOBIG if the sizes do not match. */
-size_t pcp_event_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngroups);
-void pcp_event_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
-                            int32_t nparams, int32_t ngroups);
-int pcp_event_columns_fill(const pcp_events *ev, const int32_t *order, const int32_t *bres,
-                           const uint32_t *bpmid, const int32_t *binst, pcp_event_columns *out);
+size_t pcp_events_columns_mem_size(int32_t nrecords, int32_t nparams, int32_t ngroups);
+void pcp_events_columns_bind(pcp_event_columns *out, void *mem, int32_t nrecords,
+                             int32_t nparams, int32_t ngroups);
+int pcp_events_columns_fill(const pcp_events *ev, const int32_t *order, const int32_t *bres,
+                            const uint32_t *bpmid, const int32_t *binst, pcp_event_columns *out);
 
 /* One allocation for every column (8-byte columns first, so all are aligned when `mem`
  * is), and the call that points the columns of `out` into it. */

@@ -27,7 +27,7 @@ static int expect(pcp_cursor *c, const uint8_t *buf, size_t len, int32_t want_ty
     return 0;
 }
 
-int pcp_decode_error(const uint8_t *buf, size_t len, int32_t *code, uint32_t *datum)
+int pcp_pdu_decode_error(const uint8_t *buf, size_t len, int32_t *code, uint32_t *datum)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_ERROR) < 0 || (len != 16 && len != 20))
@@ -46,7 +46,7 @@ static void read_desc(pcp_cursor *c, pcp_desc *d)
     d->units = pcp_read_u32(c);
 }
 
-int pcp_decode_desc(const uint8_t *buf, size_t len, pcp_desc *out)
+int pcp_pdu_decode_desc(const uint8_t *buf, size_t len, pcp_desc *out)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_DESC) < 0 || len != 32)
@@ -55,7 +55,7 @@ int pcp_decode_desc(const uint8_t *buf, size_t len, pcp_desc *out)
     return c.bad ? PM_ERR_IPC : 0;
 }
 
-int pcp_decode_descs(const uint8_t *buf, size_t len, int32_t expected, pcp_desc *out)
+int pcp_pdu_decode_descs(const uint8_t *buf, size_t len, int32_t expected, pcp_desc *out)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_DESCS) < 0)
@@ -85,8 +85,8 @@ static int read_name(pcp_cursor *c, int32_t namelen, uint32_t *off)
     return 0;
 }
 
-int pcp_decode_instance(const uint8_t *buf, size_t len, uint32_t *indom, int32_t cap,
-                        int32_t *inst, uint32_t *name_off, int32_t *name_len)
+int pcp_pdu_decode_instance(const uint8_t *buf, size_t len, uint32_t *indom, int32_t cap,
+                            int32_t *inst, uint32_t *name_off, int32_t *name_len)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_INSTANCE) < 0 || len > UINT32_MAX)
@@ -107,7 +107,7 @@ int pcp_decode_instance(const uint8_t *buf, size_t len, uint32_t *indom, int32_t
     return numinst;
 }
 
-int pcp_decode_text(const uint8_t *buf, size_t len, uint32_t *off, int32_t *tlen)
+int pcp_pdu_decode_text(const uint8_t *buf, size_t len, uint32_t *off, int32_t *tlen)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_TEXT) < 0 || len > UINT32_MAX)
@@ -121,8 +121,8 @@ int pcp_decode_text(const uint8_t *buf, size_t len, uint32_t *off, int32_t *tlen
     return 0;
 }
 
-int pcp_decode_pmns_ids(const uint8_t *buf, size_t len, int32_t *sts, int32_t cap,
-                        uint32_t *ids)
+int pcp_pdu_decode_pmns_ids(const uint8_t *buf, size_t len, int32_t *sts, int32_t cap,
+                            uint32_t *ids)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_PMNS_IDS) < 0)
@@ -137,8 +137,8 @@ int pcp_decode_pmns_ids(const uint8_t *buf, size_t len, int32_t *sts, int32_t ca
     return c.bad ? PM_ERR_IPC : n;
 }
 
-int pcp_decode_pmns_names(const uint8_t *buf, size_t len, int32_t cap, int32_t *has_status,
-                          int32_t *status, uint32_t *name_off, int32_t *name_len)
+int pcp_pdu_decode_pmns_names(const uint8_t *buf, size_t len, int32_t cap, int32_t *has_status,
+                              int32_t *status, uint32_t *name_off, int32_t *name_len)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_PMNS_NAMES) < 0 || len > UINT32_MAX)
@@ -165,9 +165,9 @@ int pcp_decode_pmns_names(const uint8_t *buf, size_t len, int32_t cap, int32_t *
     return c.bad ? PM_ERR_IPC : numnames;
 }
 
-int pcp_decode_labels(const uint8_t *buf, size_t len, int32_t *ident, int32_t *type,
-                      int32_t set_cap, pcp_labelset *sets, int32_t label_cap,
-                      pcp_label *labels)
+int pcp_pdu_decode_labels(const uint8_t *buf, size_t len, int32_t *ident, int32_t *type,
+                          int32_t set_cap, pcp_labelset *sets, int32_t label_cap,
+                          pcp_label *labels)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_LABEL) < 0 || len > UINT32_MAX)
@@ -220,8 +220,8 @@ int pcp_decode_labels(const uint8_t *buf, size_t len, int32_t *ident, int32_t *t
     return nsets;
 }
 
-int pcp_decode_attr(const uint8_t *buf, size_t len, int32_t *attr, uint32_t *off,
-                    int32_t *vlen)
+int pcp_pdu_decode_attr(const uint8_t *buf, size_t len, int32_t *attr, uint32_t *off,
+                        int32_t *vlen)
 {
     pcp_cursor c;
     if (expect(&c, buf, len, PDU_ATTR) < 0 || len > UINT32_MAX)

@@ -23,7 +23,7 @@ static int finish(pcp_writer *w)
     return (int)w->pos;
 }
 
-int pcp_encode_creds(uint8_t *buf, size_t cap, int32_t from, uint32_t flags)
+int pcp_pdu_encode_creds(uint8_t *buf, size_t cap, int32_t from, uint32_t flags)
 {
     pcp_writer w = pcp_writer_at(buf, cap);
     write_header(&w, PDU_CREDS, from);
@@ -32,8 +32,8 @@ int pcp_encode_creds(uint8_t *buf, size_t cap, int32_t from, uint32_t flags)
     return finish(&w);
 }
 
-int pcp_encode_attr(uint8_t *buf, size_t cap, int32_t from, int32_t attr,
-                    const uint8_t *value, size_t vlen)
+int pcp_pdu_encode_attr(uint8_t *buf, size_t cap, int32_t from, int32_t attr,
+                        const uint8_t *value, size_t vlen)
 {
     if (vlen >= 4096)
         return PM_ERR_TOOBIG;
@@ -44,9 +44,9 @@ int pcp_encode_attr(uint8_t *buf, size_t cap, int32_t from, int32_t attr,
     return finish(&w);
 }
 
-int pcp_encode_profile(uint8_t *buf, size_t cap, int32_t from, int32_t ctxid, int32_t g_state,
-                       int32_t numprof, const uint32_t *indoms, const int32_t *states,
-                       const int32_t *numinst, const int32_t *insts)
+int pcp_pdu_encode_profile(uint8_t *buf, size_t cap, int32_t from, int32_t ctxid, int32_t g_state,
+                           int32_t numprof, const uint32_t *indoms, const int32_t *states,
+                           const int32_t *numinst, const int32_t *insts)
 {
     if (numprof < 0 || numprof > CLIENT_PDU_MAX / 16)
         return PM_ERR_TOOBIG;
@@ -75,8 +75,8 @@ int pcp_encode_profile(uint8_t *buf, size_t cap, int32_t from, int32_t ctxid, in
     return finish(&w);
 }
 
-int pcp_encode_fetch(uint8_t *buf, size_t cap, int32_t from, int highres, int32_t ctxid,
-                     int32_t numpmid, const uint32_t *pmids)
+int pcp_pdu_encode_fetch(uint8_t *buf, size_t cap, int32_t from, int highres, int32_t ctxid,
+                         int32_t numpmid, const uint32_t *pmids)
 {
     if (numpmid < 1)
         return PM_ERR_TOOSMALL;
@@ -92,7 +92,7 @@ int pcp_encode_fetch(uint8_t *buf, size_t cap, int32_t from, int highres, int32_
     return finish(&w);
 }
 
-int pcp_encode_desc_req(uint8_t *buf, size_t cap, int32_t from, uint32_t pmid)
+int pcp_pdu_encode_desc_req(uint8_t *buf, size_t cap, int32_t from, uint32_t pmid)
 {
     pcp_writer w = pcp_writer_at(buf, cap);
     write_header(&w, PDU_DESC_REQ, from);
@@ -100,8 +100,8 @@ int pcp_encode_desc_req(uint8_t *buf, size_t cap, int32_t from, uint32_t pmid)
     return finish(&w);
 }
 
-int pcp_encode_ids(uint8_t *buf, size_t cap, int32_t from, int32_t type, int32_t sts,
-                   int32_t numids, const uint32_t *ids)
+int pcp_pdu_encode_ids(uint8_t *buf, size_t cap, int32_t from, int32_t type, int32_t sts,
+                       int32_t numids, const uint32_t *ids)
 {
     if (numids < 1)
         return PM_ERR_TOOSMALL;
@@ -116,8 +116,8 @@ int pcp_encode_ids(uint8_t *buf, size_t cap, int32_t from, int32_t type, int32_t
     return finish(&w);
 }
 
-int pcp_encode_instance_req(uint8_t *buf, size_t cap, int32_t from, uint32_t indom,
-                            int32_t inst, const uint8_t *name, size_t namelen)
+int pcp_pdu_encode_instance_req(uint8_t *buf, size_t cap, int32_t from, uint32_t indom,
+                                int32_t inst, const uint8_t *name, size_t namelen)
 {
     if (namelen > CLIENT_PDU_MAX)
         return PM_ERR_TOOBIG;
@@ -131,7 +131,7 @@ int pcp_encode_instance_req(uint8_t *buf, size_t cap, int32_t from, uint32_t ind
     return finish(&w);
 }
 
-int pcp_encode_text_req(uint8_t *buf, size_t cap, int32_t from, uint32_t ident, int32_t type)
+int pcp_pdu_encode_text_req(uint8_t *buf, size_t cap, int32_t from, uint32_t ident, int32_t type)
 {
     pcp_writer w = pcp_writer_at(buf, cap);
     write_header(&w, PDU_TEXT_REQ, from);
@@ -140,8 +140,8 @@ int pcp_encode_text_req(uint8_t *buf, size_t cap, int32_t from, uint32_t ident, 
     return finish(&w);
 }
 
-int pcp_encode_pmns_names(uint8_t *buf, size_t cap, int32_t from, int32_t numnames,
-                          const uint8_t *names, const int32_t *lens)
+int pcp_pdu_encode_pmns_names(uint8_t *buf, size_t cap, int32_t from, int32_t numnames,
+                              const uint8_t *names, const int32_t *lens)
 {
     if (numnames < 1)
         return PM_ERR_TOOSMALL;
@@ -169,8 +169,8 @@ int pcp_encode_pmns_names(uint8_t *buf, size_t cap, int32_t from, int32_t numnam
     return finish(&w);
 }
 
-int pcp_encode_pmns_node(uint8_t *buf, size_t cap, int32_t from, int32_t type, int32_t subtype,
-                         const uint8_t *name, size_t namelen)
+int pcp_pdu_encode_pmns_node(uint8_t *buf, size_t cap, int32_t from, int32_t type, int32_t subtype,
+                             const uint8_t *name, size_t namelen)
 {
     if (namelen > CLIENT_PDU_MAX)
         return PM_ERR_TOOBIG;
@@ -182,7 +182,7 @@ int pcp_encode_pmns_node(uint8_t *buf, size_t cap, int32_t from, int32_t type, i
     return finish(&w);
 }
 
-int pcp_encode_label_req(uint8_t *buf, size_t cap, int32_t from, int32_t ident, int32_t type)
+int pcp_pdu_encode_label_req(uint8_t *buf, size_t cap, int32_t from, int32_t ident, int32_t type)
 {
     pcp_writer w = pcp_writer_at(buf, cap);
     write_header(&w, PDU_LABEL_REQ, from);

@@ -170,16 +170,16 @@ void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalue
     out->first = (int32_t *)(void *)(m + np * 12);
 }
 
-int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                       int bad, int32_t *nvalues)
+int pcp_result_valuesets_scan(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                              int bad, int32_t *nvalues)
 {
     if (len > UINT32_MAX)
         return bad;
     return walk_valuesets(buf, len, layout, bad, nvalues, NULL);
 }
 
-int pcp_decode_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                         int bad, pcp_result *out)
+int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                                int bad, pcp_result *out)
 {
     if (len > UINT32_MAX || out == NULL)
         return bad;
@@ -218,7 +218,7 @@ static int result_fixed_part(const uint8_t *buf, size_t len, int highres,
     return 0;
 }
 
-int pcp_scan_result_pdu(const uint8_t *buf, size_t len, int highres,
+int pcp_result_pdu_scan(const uint8_t *buf, size_t len, int highres,
                         int32_t *numpmid, int32_t *nvalues)
 {
     pcp_sets_layout layout;
@@ -227,14 +227,14 @@ int pcp_scan_result_pdu(const uint8_t *buf, size_t len, int highres,
     if (sts < 0)
         return sts;
     *numpmid = layout.numpmid;
-    return pcp_scan_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues);
+    return pcp_result_valuesets_scan(buf, len, &layout, PM_ERR_IPC, nvalues);
 }
 
-int pcp_decode_result_pdu(const uint8_t *buf, size_t len, int highres, pcp_result *out)
+int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_result *out)
 {
     pcp_sets_layout layout;
     int sts = result_fixed_part(buf, len, highres, &layout, &out->sec, &out->nsec);
     if (sts < 0)
         return sts;
-    return pcp_decode_valuesets(buf, len, &layout, PM_ERR_IPC, out);
+    return pcp_result_valuesets_decode(buf, len, &layout, PM_ERR_IPC, out);
 }

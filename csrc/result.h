@@ -42,17 +42,17 @@ void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalue
 
 /* Validate the value sets and count values. Returns 0 or PM_ERR_IPC (live) / the
  * `bad` code the caller chooses (archives use PM_ERR_LOGREC). */
-int pcp_scan_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                       int bad, int32_t *nvalues);
+int pcp_result_valuesets_scan(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                              int bad, int32_t *nvalues);
 
 /* Fill `out` (arrays sized from a successful scan of the same bytes). */
-int pcp_decode_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                         int bad, pcp_result *out);
+int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                                int bad, pcp_result *out);
 
 /* RESULT (classic) and HIGHRES_RESULT PDUs: parse the fixed part, then scan/decode.
  * `highres` selects the layout. Scan reports numpmid and nvalues. */
-int pcp_scan_result_pdu(const uint8_t *buf, size_t len, int highres,
+int pcp_result_pdu_scan(const uint8_t *buf, size_t len, int highres,
                         int32_t *numpmid, int32_t *nvalues);
-int pcp_decode_result_pdu(const uint8_t *buf, size_t len, int highres, pcp_result *out);
+int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_result *out);
 
 #endif

@@ -45,7 +45,7 @@ static uint32_t numeric_size(int32_t vtype)
     }
 }
 
-int pcp_encode_store(uint8_t *buf, size_t cap, int32_t from, int64_t sec, int64_t usec,
+int pcp_store_encode(uint8_t *buf, size_t cap, int32_t from, int64_t sec, int64_t usec,
                      int32_t numpmid, const uint32_t *pmid, const int32_t *numval,
                      const int32_t *valfmt, const int32_t *inst, const int32_t *lval,
                      const int32_t *vtype, const uint32_t *poff, const uint32_t *plen,

@@ -11,7 +11,7 @@
     bulk.ArchiveReader(name, metrics).to_parquet("out.parquet")    # chunk by chunk
 
 Each chunk covers many whole records, decoded by one C call per chunk (csrc/archive_record.c,
-pcp_log_scan) with the GIL released; no Python object is made per value. Memory stays
+pcp_archive_records_scan) with the GIL released; no Python object is made per value. Memory stays
 flat whatever the archive's size: chunks are fresh arrays of a bounded size and the pages
 of the volume already decoded are handed back to the kernel.
 """

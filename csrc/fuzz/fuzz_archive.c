@@ -2,10 +2,10 @@
  *
  * The first input byte picks the format version (2 or 3); the rest is treated as each
  * kind of archive file in turn:
- *   - a label (pcp_log_label_decode): string ranges must lie inside the label;
- *   - a data volume: pcp_log_read forwards and backwards from every position it
- *     reaches (bounded steps), each good record re-decoded by pcp_log_record_decode with
- *     exact-size arrays, and pcp_log_scan with small columns;
+ *   - a label (pcp_archive_label_decode): string ranges must lie inside the label;
+ *   - a data volume: pcp_archive_record_read forwards and backwards from every position it
+ *     reaches (bounded steps), each good record re-decoded by pcp_archive_record_decode with
+ *     exact-size arrays, and pcp_archive_records_scan with small columns;
  *   - a .meta file: every record header, decoded by the decoder for its type;
  *   - a .index file.
  * Every offset handed back must address bytes inside the input. */
@@ -19,13 +19,13 @@ static void check_record(const uint8_t *vol, size_t len, int version, const pcp_
     CHECK(rec->off < len && rec->len <= len - rec->off);
     const uint8_t *r = vol + rec->off;
     int32_t numpmid = -1, nvalues = -1;
-    int sts = pcp_log_record_scan(r, rec->len, version, &numpmid, &nvalues);
+    int sts = pcp_archive_record_scan(r, rec->len, version, &numpmid, &nvalues);
     CHECK(sts == 0);
     CHECK(numpmid == rec->numpmid);
     pcp_result out;
     void *mem = fz_alloc(pcp_result_mem_size(numpmid, nvalues), 1);
     pcp_result_bind(&out, mem, numpmid, nvalues);
-    CHECK(pcp_log_record_decode(r, rec->len, version, &out) == 0);
+    CHECK(pcp_archive_record_decode(r, rec->len, version, &out) == 0);
     for (int32_t k = 0; k < nvalues; k++) {
         if (out.vtype[k] < 0)
             continue;
@@ -43,8 +43,8 @@ static void walk_volume(const uint8_t *vol, size_t len, int version, size_t labe
     for (int step = 0; step < MAX_STEPS; step++) {
         uint64_t newpos = 0;
         pcp_log_record rec;
-        int sts = pcp_log_read(vol, len, label_len, version, backward, step & 1, pos,
-                               &newpos, &rec);
+        int sts = pcp_archive_record_read(vol, len, label_len, version, backward, step & 1, pos,
+                                          &newpos, &rec);
         if (sts == PCP_LOG_END)
             return;
         CHECK(sts == 0 || sts == PM_ERR_LOGREC);
@@ -73,7 +73,7 @@ static void scan_volume(const uint8_t *vol, size_t len, int version, size_t labe
                              rec_off, pmid, numval, valfmt, set_first, inst, vtype, ival,
                              dval, boff, blen};
         uint64_t before = pos;
-        int sts = pcp_log_scan(vol, len, version, &pos, &c);
+        int sts = pcp_archive_records_scan(vol, len, version, &pos, &c);
         CHECK(c.nrec >= 0 && c.nrec <= RECS && c.nset <= SETS && c.nval <= VALS);
         for (int32_t k = 0; k < c.nrec; k++) {
             CHECK(rec_first[k] >= 0 && rec_first[k] + numpmid[k] <= c.nset);
@@ -94,7 +94,7 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
     uint64_t pos = label_len;
     for (int step = 0; step < MAX_STEPS; step++) {
         int32_t type = 0, rec_len = 0;
-        int sts = pcp_meta_header(buf, len, pos, &type, &rec_len);
+        int sts = pcp_archive_meta_header(buf, len, pos, &type, &rec_len);
         if (sts != 0)
             return;
         uint64_t next = 0;
@@ -106,7 +106,7 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
             pcp_desc d;
             uint32_t *off = fz_alloc(4, 4);
             int32_t *nl = fz_alloc(4, 4);
-            sts = pcp_meta_desc(buf, len, pos, &d, 4, off, nl, &next);
+            sts = pcp_archive_meta_desc(buf, len, pos, &d, 4, off, nl, &next);
             for (int32_t i = 0; i < sts && i < 4; i++)
                 CHECK(nl[i] >= 0 && off[i] <= len && (size_t)nl[i] <= len - off[i]);
             free(off);
@@ -116,7 +116,7 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
             pcp_indom_head h;
             int32_t *inst = fz_alloc(cap, 4), *nl = fz_alloc(cap, 4);
             uint32_t *off = fz_alloc(cap, 4);
-            sts = pcp_meta_indom(buf, len, pos, &h, (int32_t)cap, inst, off, nl, &next);
+            sts = pcp_archive_meta_indom(buf, len, pos, &h, (int32_t)cap, inst, off, nl, &next);
             CHECK(sts < 0 || (size_t)sts <= cap);
             for (int32_t i = 0; i < sts; i++) {
                 CHECK(inst[i] >= 0);
@@ -132,8 +132,8 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
             pcp_labelset *sets = fz_alloc(set_cap, sizeof *sets);
             pcp_label *labels = fz_alloc(cap, sizeof *labels);
             int32_t total = 0;
-            sts = pcp_meta_labels(buf, len, pos, &h, (int32_t)set_cap, sets, (int32_t)cap,
-                                  labels, &total, &next);
+            sts = pcp_archive_meta_labels(buf, len, pos, &h, (int32_t)set_cap, sets, (int32_t)cap,
+                                          labels, &total, &next);
             for (int32_t i = 0; i < sts; i++) {
                 CHECK(sets[i].json_off <= len && (size_t)sets[i].json_len <= len - sets[i].json_off);
                 CHECK(sets[i].first >= 0 && sets[i].first <= total);
@@ -143,7 +143,7 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
             free(labels);
         } else if (type == PCP_META_TEXT) {
             uint32_t tt, ident, toff, tlen;
-            sts = pcp_meta_text(buf, len, pos, &tt, &ident, &toff, &tlen, &next);
+            sts = pcp_archive_meta_text(buf, len, pos, &tt, &ident, &toff, &tlen, &next);
             if (sts == 0)
                 CHECK(toff <= len && tlen <= len - toff);
         } else {
@@ -167,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         label_len = len;
 
     pcp_log_label label;
-    if (pcp_log_label_decode(buf, len, &label) == 0) {
+    if (pcp_archive_label_decode(buf, len, &label) == 0) {
         CHECK(label.len <= len);
         CHECK(label.host_off + label.host_len <= label.len);
         CHECK(label.tz_off + label.tz_len <= label.len);
@@ -179,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk_meta(buf, len, label_len);
 
     pcp_index_entry entries[8];
-    int n = pcp_index_decode(buf, len, label_len, version, 8, entries);
+    int n = pcp_archive_index_decode(buf, len, label_len, version, 8, entries);
     CHECK(n >= 0);
     free(buf);
     return 0;

@@ -7,18 +7,18 @@
  * the reader's (every metric's row in one arena row, which the scan zeroes as it
  * reaches it; the arena starts each chunk full of garbage) or separate zeroed matrices
  * per metric (the reader's matrices for a metric whose columns grew). The harness then
- * drives pcp_cols_scan as pcp/_bulk/scan.py does: it adds a column for each instance the
- * scan reports missing (or drops them once the columns are full), grows the staging area
- * when asked, starts a new chunk when the rows are full, steps over bad records and
- * pauses at chosen positions. After every call it checks what the scan promises:
+ * drives pcp_archive_columns_scan as pcp/_bulk/scan.py does: it adds a column for each
+ * instance the scan reports missing (or drops them once the columns are full), grows the
+ * staging area when asked, starts a new chunk when the rows are full, steps over bad
+ * records and pauses at chosen positions. After every call it checks what the scan promises:
  *   - positions stay inside the volume and progress or stop;
  *   - rows are in the window, present cells lie in used columns, absent cells hold
  *     zero, string references address staged bytes, and nvalues / nbytes equal what
  *     the chunk holds;
  *   - a record that failed or stopped left nothing in the row after the last good one;
- *   - pcp_cols_pack of every string column writes within its buffers. */
+ *   - pcp_archive_columns_pack of every string column writes within its buffers. */
 #include "fuzz_common.h"
-#include "columns.h"
+#include "archive_columns.h"
 
 #define CTRL_LEN 27
 #define MAX_METRICS 4
@@ -71,7 +71,7 @@ static void add_column(harness *h, int32_t mi, int32_t inst)
         return;
     }
     h->col_inst[mi][m->ncols++] = inst;
-    CHECK(pcp_cols_index(m) == 0);     /* INST_SLOTS > COL_CAP: always room */
+    CHECK(pcp_archive_columns_index(m) == 0);     /* INST_SLOTS > COL_CAP: always room */
 }
 
 /* The chunk's memory: one arena in the reader's layout (zeroed by the scan row by row),
@@ -201,8 +201,8 @@ static void pack_chunk(const harness *h)
             memcpy(present + (size_t)r * COL_CAP, m->present + (size_t)r * m->present_stride,
                    COL_CAP);
         }
-        int64_t n = pcp_cols_pack(refs, present, s->nrow, COL_CAP, 0, m->ncols,
-                                  s->staged, s->staged_used, offsets, data);
+        int64_t n = pcp_archive_columns_pack(refs, present, s->nrow, COL_CAP, 0, m->ncols,
+                                             s->staged, s->staged_used, offsets, data);
         free(refs);
         free(present);
         CHECK(n == m->nbytes - h->chunk_nbytes[i]);
@@ -244,7 +244,7 @@ static int32_t add_metric(harness *h, uint32_t pmid, int32_t type)
     m->col_inst = h->col_inst[mi];
     m->inst_table = h->inst_table[mi];
     m->inst_mask = INST_SLOTS - 1;
-    CHECK(pcp_cols_index(m) == 0);
+    CHECK(pcp_archive_columns_index(m) == 0);
     return mi;
 }
 
@@ -316,7 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int call = 0; call < MAX_CALLS; call++) {
         uint64_t before = pos;
         int32_t rows_before = s->nrow;
-        int sts = pcp_cols_scan(vol, len, label_len, version, &pos, s);
+        int sts = pcp_archive_columns_scan(vol, len, label_len, version, &pos, s);
         CHECK(pos <= (uint64_t)len + 4);
         check_chunk(h);
         if (sts == 0) {

@@ -34,47 +34,47 @@ struct enc_call {
 
 static int c_creds(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_creds(b, cap, c->from, c->u);
+    return pcp_pdu_encode_creds(b, cap, c->from, c->u);
 }
 static int c_attr(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_attr(b, cap, c->from, c->a, c->bytes, c->nbytes);
+    return pcp_pdu_encode_attr(b, cap, c->from, c->a, c->bytes, c->nbytes);
 }
 static int c_profile(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_profile(b, cap, c->from, c->a, c->b, c->n, c->words, c->i1, c->i2, c->i3);
+    return pcp_pdu_encode_profile(b, cap, c->from, c->a, c->b, c->n, c->words, c->i1, c->i2, c->i3);
 }
 static int c_fetch(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_fetch(b, cap, c->from, c->c, c->a, c->n, c->words);
+    return pcp_pdu_encode_fetch(b, cap, c->from, c->c, c->a, c->n, c->words);
 }
 static int c_desc_req(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_desc_req(b, cap, c->from, c->u);
+    return pcp_pdu_encode_desc_req(b, cap, c->from, c->u);
 }
 static int c_ids(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_ids(b, cap, c->from, c->a, c->b, c->n, c->words);
+    return pcp_pdu_encode_ids(b, cap, c->from, c->a, c->b, c->n, c->words);
 }
 static int c_instance_req(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_instance_req(b, cap, c->from, c->u, c->a, c->bytes, c->nbytes);
+    return pcp_pdu_encode_instance_req(b, cap, c->from, c->u, c->a, c->bytes, c->nbytes);
 }
 static int c_text_req(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_text_req(b, cap, c->from, c->u, c->a);
+    return pcp_pdu_encode_text_req(b, cap, c->from, c->u, c->a);
 }
 static int c_pmns_names(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_pmns_names(b, cap, c->from, c->n, c->bytes, c->i1);
+    return pcp_pdu_encode_pmns_names(b, cap, c->from, c->n, c->bytes, c->i1);
 }
 static int c_pmns_node(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_pmns_node(b, cap, c->from, c->a, c->b, c->bytes, c->nbytes);
+    return pcp_pdu_encode_pmns_node(b, cap, c->from, c->a, c->b, c->bytes, c->nbytes);
 }
 static int c_label_req(const enc_call *c, uint8_t *b, size_t cap)
 {
-    return pcp_encode_label_req(b, cap, c->from, c->a, c->b);
+    return pcp_pdu_encode_label_req(b, cap, c->from, c->a, c->b);
 }
 
 /* Runs the size / exact / short / roomy protocol. Returns the encoded PDU (caller
@@ -140,7 +140,7 @@ static void fuzz_ids(fz_reader *r, enc_call *c)
             size_t cap = (len - 20) / 4;
             uint32_t *out = fz_alloc(cap, 4);
             int32_t sts;
-            CHECK(pcp_decode_pmns_ids(pdu, len, &sts, (int32_t)cap, out) == c->n);
+            CHECK(pcp_pdu_decode_pmns_ids(pdu, len, &sts, (int32_t)cap, out) == c->n);
             CHECK(sts == c->b);
             CHECK(memcmp(out, ids, (size_t)c->n * 4) == 0);
             free(out);
@@ -179,7 +179,7 @@ static void fuzz_pmns_names(fz_reader *r, enc_call *c)
         int32_t *st = fz_alloc(cap, 4);
         uint32_t *off = fz_alloc(cap, 4);
         int32_t *nl = fz_alloc(cap, 4);
-        CHECK(pcp_decode_pmns_names(pdu, len, (int32_t)cap, &has_status, st, off, nl) == c->n);
+        CHECK(pcp_pdu_decode_pmns_names(pdu, len, (int32_t)cap, &has_status, st, off, nl) == c->n);
         CHECK(has_status == 0);
         CHECK(fz_be32(pdu + 12) == (uint32_t)(total + (size_t)c->n));
         size_t at = 0;
@@ -214,7 +214,7 @@ static void fuzz_attr(fz_reader *r, enc_call *c)
         CHECK(len == 16 + c->nbytes);
         int32_t attr, vlen;
         uint32_t off;
-        CHECK(pcp_decode_attr(pdu, len, &attr, &off, &vlen) == 0);
+        CHECK(pcp_pdu_decode_attr(pdu, len, &attr, &off, &vlen) == 0);
         CHECK(attr == c->a && (size_t)vlen == c->nbytes);
         CHECK(c->nbytes == 0 || memcmp(pdu + off, value, c->nbytes) == 0);
         free(pdu);
@@ -374,7 +374,7 @@ static void fuzz_store(fz_reader *r)
     free(plen);
 
 #define STORE(b, c)                                                                   \
-    pcp_encode_store((b), (c), from, sec, usec, numpmid, pmid, numval, valfmt, e_inst, \
+    pcp_store_encode((b), (c), from, sec, usec, numpmid, pmid, numval, valfmt, e_inst, \
                      e_lval, e_vtype, poff, e_plen, payload, payload_len)
 
     int n = STORE(NULL, 0);
@@ -393,7 +393,7 @@ static void fuzz_store(fz_reader *r)
 
         /* Decode it back. */
         int32_t dn, dv;
-        CHECK(pcp_scan_result_pdu(pdu, (size_t)n, 0, &dn, &dv) == 0);
+        CHECK(pcp_result_pdu_scan(pdu, (size_t)n, 0, &dn, &dv) == 0);
         CHECK(dn == numpmid && (size_t)dv == nv);
         pcp_result res;
         res.pmid = fz_alloc((size_t)dn, 4);
@@ -406,7 +406,7 @@ static void fuzz_store(fz_reader *r)
         res.dval = fz_alloc(nv, 8);
         res.boff = fz_alloc(nv, 4);
         res.blen = fz_alloc(nv, 4);
-        CHECK(pcp_decode_result_pdu(pdu, (size_t)n, 0, &res) == 0);
+        CHECK(pcp_result_pdu_decode(pdu, (size_t)n, 0, &res) == 0);
         CHECK(res.sec == (int32_t)sec && res.nsec == pcp_usec_to_nsec((uint32_t)usec));
         size_t next_block = expect_len - blocks; /* strict layout: blocks follow the sets */
         k = 0;

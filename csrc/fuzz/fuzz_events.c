@@ -200,11 +200,11 @@ static void try_columns(const uint8_t *buf, size_t len, const pcp_events *e, int
     int32_t *bres = fz_alloc((size_t)(nb > 0 ? nb : 1), 4);
     for (int32_t b = 0; b < nb; b++)
         bres[b] = 1000 + b;
-    size_t size = pcp_event_columns_mem_size(e->nrecords, np, ngroups);
+    size_t size = pcp_events_columns_mem_size(e->nrecords, np, ngroups);
     uint64_t *mem = fz_alloc((size + 7) / 8, 8);
     pcp_event_columns c;
-    pcp_event_columns_bind(&c, mem, e->nrecords, np, ngroups);
-    CHECK(pcp_event_columns_fill(e, order, bres, NULL, NULL, &c) == 0);
+    pcp_events_columns_bind(&c, mem, e->nrecords, np, ngroups);
+    CHECK(pcp_events_columns_fill(e, order, bres, NULL, NULL, &c) == 0);
     int64_t total = 0;
     for (int32_t r = 0; r < e->nrecords; r++) {
         CHECK(c.sec[r] == e->sec[r] && c.flags[r] == e->flags[r]);
@@ -241,13 +241,13 @@ static void try_columns(const uint8_t *buf, size_t len, const pcp_events *e, int
 static void try_pdu(const uint8_t *buf, size_t len, int highres)
 {
     int32_t numpmid, nvalues;
-    if (pcp_scan_result_pdu(buf, len, highres, &numpmid, &nvalues) < 0)
+    if (pcp_result_pdu_scan(buf, len, highres, &numpmid, &nvalues) < 0)
         return;
     size_t size = pcp_result_mem_size(numpmid, nvalues);
     uint64_t *mem = fz_alloc((size + 7) / 8, 8);
     pcp_result r;
     pcp_result_bind(&r, mem, numpmid, nvalues);
-    CHECK(pcp_decode_result_pdu(buf, len, highres, &r) == 0);
+    CHECK(pcp_result_pdu_decode(buf, len, highres, &r) == 0);
     const pcp_result *rs[1] = {&r};
     uint32_t base[1] = {0}, size32[1] = {(uint32_t)len};
     int n = pcp_events_collect(buf, len, 1, rs, base, size32, 0, NULL, 0, NULL, NULL, NULL,

@@ -39,7 +39,7 @@ static void do_error(const uint8_t *buf, size_t len)
 {
     int32_t code;
     uint32_t datum;
-    int r = pcp_decode_error(buf, len, &code, &datum);
+    int r = pcp_pdu_decode_error(buf, len, &code, &datum);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
         return;
@@ -52,7 +52,7 @@ static void do_error(const uint8_t *buf, size_t len)
 static void do_desc(const uint8_t *buf, size_t len)
 {
     pcp_desc *d = fz_alloc(1, sizeof *d);
-    int r = pcp_decode_desc(buf, len, d);
+    int r = pcp_pdu_decode_desc(buf, len, d);
     CHECK(r == 0 || r == PM_ERR_IPC);
     if (r == 0) {
         CHECK(len == 32);
@@ -64,7 +64,7 @@ static void do_desc(const uint8_t *buf, size_t len)
 static void descs_with(const uint8_t *buf, size_t len, int32_t expected)
 {
     pcp_desc *d = fz_alloc((size_t)expected, sizeof *d);
-    int r = pcp_decode_descs(buf, len, expected, d);
+    int r = pcp_pdu_decode_descs(buf, len, expected, d);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
     } else {
@@ -91,7 +91,7 @@ static void instance_with(const uint8_t *buf, size_t len, size_t cap)
     int32_t *inst = fz_alloc(cap, sizeof *inst);
     uint32_t *off = fz_alloc(cap, sizeof *off);
     int32_t *nlen = fz_alloc(cap, sizeof *nlen);
-    int r = pcp_decode_instance(buf, len, &indom, (int32_t)cap, inst, off, nlen);
+    int r = pcp_pdu_decode_instance(buf, len, &indom, (int32_t)cap, inst, off, nlen);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
     } else {
@@ -118,7 +118,7 @@ static void do_text(const uint8_t *buf, size_t len)
 {
     uint32_t off;
     int32_t tlen;
-    int r = pcp_decode_text(buf, len, &off, &tlen);
+    int r = pcp_pdu_decode_text(buf, len, &off, &tlen);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
         return;
@@ -131,7 +131,7 @@ static void ids_with(const uint8_t *buf, size_t len, size_t cap)
 {
     int32_t sts;
     uint32_t *ids = fz_alloc(cap, sizeof *ids);
-    int r = pcp_decode_pmns_ids(buf, len, &sts, (int32_t)cap, ids);
+    int r = pcp_pdu_decode_pmns_ids(buf, len, &sts, (int32_t)cap, ids);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
     } else {
@@ -155,7 +155,7 @@ static void names_with(const uint8_t *buf, size_t len, size_t cap)
     int32_t *status = fz_alloc(cap, sizeof *status);
     uint32_t *off = fz_alloc(cap, sizeof *off);
     int32_t *nlen = fz_alloc(cap, sizeof *nlen);
-    int r = pcp_decode_pmns_names(buf, len, (int32_t)cap, &has_status, status, off, nlen);
+    int r = pcp_pdu_decode_pmns_names(buf, len, (int32_t)cap, &has_status, status, off, nlen);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
     } else {
@@ -183,8 +183,8 @@ static void labels_with(const uint8_t *buf, size_t len, size_t set_cap, size_t l
     int32_t ident, type;
     pcp_labelset *sets = fz_alloc(set_cap, sizeof *sets);
     pcp_label *labels = fz_alloc(label_cap, sizeof *labels);
-    int r = pcp_decode_labels(buf, len, &ident, &type, (int32_t)set_cap, sets,
-                              (int32_t)label_cap, labels);
+    int r = pcp_pdu_decode_labels(buf, len, &ident, &type, (int32_t)set_cap, sets,
+                                  (int32_t)label_cap, labels);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
     } else {
@@ -226,7 +226,7 @@ static void do_attr(const uint8_t *buf, size_t len)
     int32_t attr;
     uint32_t off;
     int32_t vlen;
-    int r = pcp_decode_attr(buf, len, &attr, &off, &vlen);
+    int r = pcp_pdu_decode_attr(buf, len, &attr, &off, &vlen);
     if (r < 0) {
         CHECK(r == PM_ERR_IPC);
         return;

@@ -164,7 +164,7 @@ static void try_bound(const uint8_t *buf, size_t len, int highres, const pcp_res
     memset(&r, 0, sizeof r);
     pcp_result_bind(&r, mem, np, nv);
     check_bind(&r, mem, size, np, nv);
-    CHECK(pcp_decode_result_pdu(buf, len, highres, &r) == 0);
+    CHECK(pcp_result_pdu_decode(buf, len, highres, &r) == 0);
     CHECK(r.numpmid == np && r.nvalues == nv && r.sec == ref->sec && r.nsec == ref->nsec);
     CHECK(memcmp(r.pmid, ref->pmid, (size_t)np * 4) == 0);
     CHECK(memcmp(r.numval, ref->numval, (size_t)np * 4) == 0);
@@ -182,7 +182,7 @@ static void try_bound(const uint8_t *buf, size_t len, int highres, const pcp_res
 static void try_pdu(const uint8_t *buf, size_t len, int highres)
 {
     int32_t numpmid = -1, nvalues = -1;
-    int sts = pcp_scan_result_pdu(buf, len, highres, &numpmid, &nvalues);
+    int sts = pcp_result_pdu_scan(buf, len, highres, &numpmid, &nvalues);
     if (sts < 0) {
         CHECK(sts == PM_ERR_IPC);
         return;
@@ -192,7 +192,7 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
     CHECK(nvalues >= 0 && (size_t)nvalues <= len / 8);
     pcp_result r;
     alloc_result(&r, numpmid, nvalues);
-    sts = pcp_decode_result_pdu(buf, len, highres, &r);
+    sts = pcp_result_pdu_decode(buf, len, highres, &r);
     CHECK(sts == 0);
     if (highres) {
         CHECK(r.sec == (int64_t)(((uint64_t)fz_be32(buf + 16) << 32) | fz_be32(buf + 20)));
@@ -213,7 +213,7 @@ static void try_archive(const uint8_t *rec, size_t len, size_t sets_off, int32_t
     layout.block_base = -8;
     layout.strict = (int32_t)(len & 1);
     int32_t nvalues = -1;
-    int sts = pcp_scan_valuesets(rec, len, &layout, PM_ERR_LOGREC, &nvalues);
+    int sts = pcp_result_valuesets_scan(rec, len, &layout, PM_ERR_LOGREC, &nvalues);
     if (sts < 0) {
         CHECK(sts == PM_ERR_LOGREC);
         return;
@@ -222,7 +222,7 @@ static void try_archive(const uint8_t *rec, size_t len, size_t sets_off, int32_t
     CHECK(nvalues >= 0 && (size_t)nvalues <= len / 8);
     pcp_result r;
     alloc_result(&r, numpmid, nvalues);
-    sts = pcp_decode_valuesets(rec, len, &layout, PM_ERR_LOGREC, &r);
+    sts = pcp_result_valuesets_decode(rec, len, &layout, PM_ERR_LOGREC, &r);
     CHECK(sts == 0);
     check_decoded(rec, len, &r, numpmid, nvalues);
     free_result(&r);

@@ -96,7 +96,7 @@ class Metadata:
         new_labels: List[Tuple[int, int]] = []
         try:
             while True:
-                sts = lib.pcp_meta_header(buf, size, pos, rtype, rlen)
+                sts = lib.pcp_archive_meta_header(buf, size, pos, rtype, rlen)
                 if sts == LOG_END:
                     break
                 if sts < 0:
@@ -127,7 +127,7 @@ class Metadata:
         while True:
             offs = ffi.new("uint32_t[]", cap)
             lens = ffi.new("int32_t[]", cap)
-            n = lib.pcp_meta_desc(buf, size, pos, desc, cap, offs, lens, nxt)
+            n = lib.pcp_archive_meta_desc(buf, size, pos, desc, cap, offs, lens, nxt)
             if n < 0:
                 raise pmErr(n)
             if n <= cap:
@@ -200,7 +200,7 @@ class Metadata:
         insts = ffi.new("int32_t[]", cap)
         offs = ffi.new("uint32_t[]", cap)
         lens = ffi.new("int32_t[]", cap)
-        n = lib.pcp_meta_indom(buf, size, pos, head, cap, insts, offs, lens, nxt)
+        n = lib.pcp_archive_meta_indom(buf, size, pos, head, cap, insts, offs, lens, nxt)
         if n < 0:
             raise pmErr(n)
         if n > 0:
@@ -235,8 +235,8 @@ class Metadata:
         sets = ffi.new("pcp_labelset[]", set_cap)
         labels = ffi.new("pcp_label[]", label_cap)
         total = ffi.new("int32_t *")
-        n = lib.pcp_meta_labels(buf, size, pos, head, set_cap, sets, label_cap, labels,
-                                total, nxt)
+        n = lib.pcp_archive_meta_labels(buf, size, pos, head, set_cap, sets, label_cap, labels,
+                                        total, nxt)
         if n < 0:
             raise pmErr(n)
         out: List[LabelSetData] = []
@@ -280,7 +280,7 @@ class Metadata:
         ident = ffi.new("uint32_t *")
         toff = ffi.new("uint32_t *")
         tlen = ffi.new("uint32_t *")
-        sts = lib.pcp_meta_text(buf, size, pos, ttype, ident, toff, tlen, nxt)
+        sts = lib.pcp_archive_meta_text(buf, size, pos, ttype, ident, toff, tlen, nxt)
         if sts < 0:
             raise pmErr(sts)
         if sts == 0:

@@ -42,7 +42,7 @@ class LogLabel:
 
     def __init__(self, mapped: MappedFile) -> None:
         out = ffi.new("pcp_log_label *")
-        sts = lib.pcp_log_label_decode(mapped.ptr, mapped.size, out)
+        sts = lib.pcp_archive_label_decode(mapped.ptr, mapped.size, out)
         if sts < 0:
             raise pmErr(sts)
         data = mapped.data
@@ -162,8 +162,8 @@ class Archive:
     def _load_index(self, mapped: MappedFile) -> None:
         cap = max((mapped.size - self.label.length) // (32 if self.version == 3 else 20), 0)
         entries = ffi.new("pcp_index_entry[]", max(cap, 1))
-        n = lib.pcp_index_decode(mapped.ptr, mapped.size, self.label.length, self.version,
-                                 cap, entries)
+        n = lib.pcp_archive_index_decode(mapped.ptr, mapped.size, self.label.length, self.version,
+                                         cap, entries)
         if n < 0:
             raise pmErr(n)
         self.index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
@@ -217,8 +217,8 @@ class Archive:
         newpos = ffi.new("uint64_t *")
         rec = ffi.new("pcp_log_record *")
         start = self.label.length
-        sts = lib.pcp_log_read(mapped.ptr, mapped.size, start, self.version, 0, 0, start,
-                               newpos, rec)
+        sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, start, self.version, 0, 0, start,
+                                          newpos, rec)
         mapped.release_all()
         if sts != 0:
             return None
@@ -245,8 +245,9 @@ class Archive:
             return LOG_END, pos, None
         newpos = ffi.new("uint64_t *")
         rec = ffi.new("pcp_log_record *")
-        sts = lib.pcp_log_read(mapped.ptr, mapped.size, self.label.length, self.version,
-                               1 if backward else 0, 1 if paranoid else 0, pos, newpos, rec)
+        sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, self.label.length, self.version,
+                                          1 if backward else 0, 1 if paranoid else 0, pos, newpos,
+                                          rec)
         if sts == 0:
             mapped.release_behind(newpos[0], backward)
             return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,

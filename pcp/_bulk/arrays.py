@@ -73,12 +73,13 @@ class Blobs:
         total = int((refs[:, col0:col1] >> PAYLOAD_OFF_BITS)[sel].sum()) if sel.size else 0
         offsets = np.empty((col1 - col0) * nrows + 1, np.int64)
         data = np.empty(total, np.uint8)
-        got = lib.pcp_cols_pack(ffi.cast("int64_t *", refs.ctypes.data),
-                                ffi.cast("uint8_t *", present.ctypes.data), nrows,
-                                stride, col0, col1,
-                                ffi.cast("uint8_t *", self.staged.ctypes.data),
-                                len(self.staged), ffi.cast("int64_t *", offsets.ctypes.data),
-                                ffi.cast("uint8_t *", data.ctypes.data))
+        got = lib.pcp_archive_columns_pack(ffi.cast("int64_t *", refs.ctypes.data),
+                                           ffi.cast("uint8_t *", present.ctypes.data), nrows,
+                                           stride, col0, col1,
+                                           ffi.cast("uint8_t *", self.staged.ctypes.data),
+                                           len(self.staged),
+                                           ffi.cast("int64_t *", offsets.ctypes.data),
+                                           ffi.cast("uint8_t *", data.ctypes.data))
         assert got == total
         return offsets, data
 

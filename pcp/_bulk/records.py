@@ -1,5 +1,5 @@
 """Records of archives as flat columns, chunk by chunk (pcp.bulk.scan_archive): one C call
-(csrc/archive_record.c, pcp_log_scan) decodes many whole records into preallocated numpy
+(csrc/archive_record.c, pcp_archive_records_scan) decodes many whole records into preallocated numpy
 arrays with the GIL released; no Python object is made per value."""
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def _scan_volume(arch: Archive, vol: int, chunk_values: int, errors: str) -> Ite
     while True:
         cols = _Columns(max(val_cap // 8, 64), max(val_cap // 2, 64), val_cap)
         start = pos[0]
-        sts = lib.pcp_log_scan(mapped.ptr, mapped.size, arch.version, pos, cols.c)
+        sts = lib.pcp_archive_records_scan(mapped.ptr, mapped.size, arch.version, pos, cols.c)
         if sts == PM_ERR_TOOBIG:   # one record larger than the chunk
             val_cap *= 4
             continue

@@ -24,7 +24,7 @@ from pcp._core.wire import LOG_END
 if TYPE_CHECKING:
     from pcp._bulk.columns import ArchiveReader
 
-# csrc/columns.h and archive.h
+# csrc/archive_columns.h and archive.h
 COLS_PAST_END = 2
 COLS_NEED_COLUMN = 3
 COLS_NEED_ROOM = 4
@@ -139,7 +139,7 @@ class Scan:
 
     def _bind_hints(self) -> None:
         """One array for every metric's instance-order hints, one for its columns'
-        record serials and one for their successors (columns.h), in metric order: the
+        record serials and one for their successors (archive_columns.h), in metric order: the
         records' value sets come in that order, so the scan reads them front to back."""
         caps = np.array([m.col_cap for m in self.metrics], np.int64)
         offs = (np.cumsum(caps) - caps).tolist()
@@ -166,7 +166,7 @@ class Scan:
         c.col_inst = ffi.cast("int32_t *", m.col_inst.ctypes.data)
         c.inst_table = ffi.cast("int32_t *", m.inst_table.ctypes.data)
         c.inst_mask = len(m.inst_table) // 2 - 1
-        if lib.pcp_cols_index(self.cmetrics + i) != 0:
+        if lib.pcp_archive_columns_index(self.cmetrics + i) != 0:
             raise AssertionError("instance table too small")
 
     def _build_map(self) -> None:
@@ -265,10 +265,10 @@ class Scan:
         s.zeroed_rows = 0
         if self.metrics:
             strides = np.full(len(self.metrics), row_bytes, np.int64)
-            lib.pcp_cols_bind(s, arena, ffi.cast("int64_t *", voff.ctypes.data),
-                              ffi.cast("int64_t *", poff.ctypes.data),
-                              ffi.cast("int64_t *", strides.ctypes.data),
-                              ffi.cast("int64_t *", strides.ctypes.data))
+            lib.pcp_archive_columns_bind(s, arena, ffi.cast("int64_t *", voff.ctypes.data),
+                                         ffi.cast("int64_t *", poff.ctypes.data),
+                                         ffi.cast("int64_t *", strides.ctypes.data),
+                                         ffi.cast("int64_t *", strides.ctypes.data))
         if self.has_blobs:
             self._set_staged(self.stagings.get(staged_size,
                                                at_least=self.r.chunk_bytes // 2))
@@ -514,8 +514,8 @@ class Scan:
                     at = int(pos[0])
                     row0 = int(s.nrow)
                     s.pause_pos = at + RELEASE_EVERY
-                    sts = lib.pcp_cols_scan(mapped.ptr, mapped.size, arch.label.length,
-                                            arch.version, pos, s)
+                    sts = lib.pcp_archive_columns_scan(mapped.ptr, mapped.size, arch.label.length,
+                                                       arch.version, pos, s)
                     row1 = int(s.nrow)
                     if row1 > row0:
                         t = int(self.time[row1 - 1])

@@ -75,7 +75,7 @@ class Selected:
     def index(self, col_cap: Optional[int] = None) -> None:
         """The instance index the C scan searches (with room for col_cap columns): the
         instance of each column, and a hash table of (instance, column) pairs at most
-        half full, which pcp_cols_index fills (see Scan._bind_index)."""
+        half full, which pcp_archive_columns_index fills (see Scan._bind_index)."""
         if col_cap is not None:
             self.col_cap = col_cap
         self.col_inst = np.array(self.insts, np.int32)

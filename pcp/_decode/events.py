@@ -452,12 +452,12 @@ def event_columns(results: Any, metrics: Optional[Iterable[int]] = None,
     order = ffi.cast("int32_t *", _scratch("order", 8 * u.nsets))
     ngroups = ffi.new("int32_t *")
     nparams = lib.pcp_events_param_order(u.c, order, order + u.nsets, ngroups)
-    mem = np.empty((lib.pcp_event_columns_mem_size(u.nrecords, nparams, ngroups[0]) + 7) // 8,
+    mem = np.empty((lib.pcp_events_columns_mem_size(u.nrecords, nparams, ngroups[0]) + 7) // 8,
                    np.int64)
     cc = ffi.new("pcp_event_columns *")
     cmem = ffi.from_buffer("int64_t[]", mem, require_writable=True)
-    lib.pcp_event_columns_bind(cc, cmem, u.nrecords, nparams, ngroups[0])
-    sts = lib.pcp_event_columns_fill(u.c, order, res_of, pmid_of, inst_of, cc)
+    lib.pcp_events_columns_bind(cc, cmem, u.nrecords, nparams, ngroups[0])
+    sts = lib.pcp_events_columns_fill(u.c, order, res_of, pmid_of, inst_of, cc)
     if sts < 0:
         raise pmErr(sts)
     view = _Views(mem, int(ffi.cast("uintptr_t", cmem)), np)

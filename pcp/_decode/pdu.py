@@ -24,17 +24,17 @@ def _encode(fn, *args) -> bytes:
 
 
 def encode_creds(from_: int, flags: int) -> bytes:
-    return _encode(lib.pcp_encode_creds, from_, flags)
+    return _encode(lib.pcp_pdu_encode_creds, from_, flags)
 
 
 def encode_attr(from_: int, attr: int, value: bytes) -> bytes:
-    return _encode(lib.pcp_encode_attr, from_, attr, value, len(value))
+    return _encode(lib.pcp_pdu_encode_attr, from_, attr, value, len(value))
 
 
 def encode_store(from_: int, sec: int, usec: int, arrays: dict) -> bytes:
     """pmStore's RESULT PDU from the flat arrays pcp._decode.result.store_arrays makes
     (at least one value set, each with at least one value: the caller checks)."""
-    return _encode(lib.pcp_encode_store, from_, sec, usec, len(arrays["pmids"]),
+    return _encode(lib.pcp_store_encode, from_, sec, usec, len(arrays["pmids"]),
                    ffi.new("uint32_t[]", arrays["pmids"]),
                    ffi.new("int32_t[]", arrays["numvals"]),
                    ffi.new("int32_t[]", arrays["valfmts"]),
@@ -55,42 +55,43 @@ def encode_profile(from_: int, ctxid: int, g_state: int,
     counts = ffi.new("int32_t[]", [len(e[2]) for e in entries] or [0])
     flat = [i for e in entries for i in e[2]]
     insts = ffi.new("int32_t[]", flat or [0])
-    return _encode(lib.pcp_encode_profile, from_, ctxid, g_state, n, indoms, states, counts, insts)
+    return _encode(lib.pcp_pdu_encode_profile, from_, ctxid, g_state, n, indoms, states, counts,
+                   insts)
 
 
 def encode_fetch(from_: int, highres: bool, ctxid: int, pmids: Sequence[int]) -> bytes:
     arr = ffi.new("uint32_t[]", list(pmids))
-    return _encode(lib.pcp_encode_fetch, from_, 1 if highres else 0, ctxid, len(pmids), arr)
+    return _encode(lib.pcp_pdu_encode_fetch, from_, 1 if highres else 0, ctxid, len(pmids), arr)
 
 
 def encode_desc_req(from_: int, pmid: int) -> bytes:
-    return _encode(lib.pcp_encode_desc_req, from_, pmid)
+    return _encode(lib.pcp_pdu_encode_desc_req, from_, pmid)
 
 
 def encode_ids(from_: int, pdu_type: int, sts: int, ids: Sequence[int]) -> bytes:
     arr = ffi.new("uint32_t[]", list(ids))
-    return _encode(lib.pcp_encode_ids, from_, pdu_type, sts, len(ids), arr)
+    return _encode(lib.pcp_pdu_encode_ids, from_, pdu_type, sts, len(ids), arr)
 
 
 def encode_instance_req(from_: int, indom: int, inst: int, name: bytes) -> bytes:
-    return _encode(lib.pcp_encode_instance_req, from_, indom, inst, name, len(name))
+    return _encode(lib.pcp_pdu_encode_instance_req, from_, indom, inst, name, len(name))
 
 
 def encode_text_req(from_: int, ident: int, type_: int) -> bytes:
-    return _encode(lib.pcp_encode_text_req, from_, ident, type_)
+    return _encode(lib.pcp_pdu_encode_text_req, from_, ident, type_)
 
 
 def encode_pmns_names(from_: int, names: Sequence[bytes]) -> bytes:
     lens = ffi.new("int32_t[]", [len(n) for n in names])
-    return _encode(lib.pcp_encode_pmns_names, from_, len(names), b"".join(names), lens)
+    return _encode(lib.pcp_pdu_encode_pmns_names, from_, len(names), b"".join(names), lens)
 
 
 def encode_pmns_node(from_: int, pdu_type: int, subtype: int, name: bytes) -> bytes:
-    return _encode(lib.pcp_encode_pmns_node, from_, pdu_type, subtype, name, len(name))
+    return _encode(lib.pcp_pdu_encode_pmns_node, from_, pdu_type, subtype, name, len(name))
 
 
 def encode_label_req(from_: int, ident: int, type_: int) -> bytes:
-    return _encode(lib.pcp_encode_label_req, from_, ident, type_)
+    return _encode(lib.pcp_pdu_encode_label_req, from_, ident, type_)
 
 
 # ---- decoders ----------------------------------------------------------------------
@@ -105,19 +106,19 @@ def _check(sts: int) -> int:
 def decode_error(pdu: bytes) -> int:
     code = ffi.new("int32_t *")
     datum = ffi.new("uint32_t *")
-    _check(lib.pcp_decode_error(pdu, len(pdu), code, datum))
+    _check(lib.pcp_pdu_decode_error(pdu, len(pdu), code, datum))
     return code[0]
 
 
 def decode_desc(pdu: bytes) -> DescTuple:
     d = ffi.new("pcp_desc *")
-    _check(lib.pcp_decode_desc(pdu, len(pdu), d))
+    _check(lib.pcp_pdu_decode_desc(pdu, len(pdu), d))
     return (d.pmid, d.type, d.indom, d.sem, d.units)
 
 
 def decode_descs(pdu: bytes, expected: int) -> List[DescTuple]:
     out = ffi.new("pcp_desc[]", max(expected, 1))
-    n = _check(lib.pcp_decode_descs(pdu, len(pdu), expected, out))
+    n = _check(lib.pcp_pdu_decode_descs(pdu, len(pdu), expected, out))
     return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in (out[i] for i in range(n))]
 
 
@@ -127,7 +128,7 @@ def decode_instance(pdu: bytes) -> Tuple[int, List[int], List[Optional[bytes]]]:
     inst = ffi.new("int32_t[]", cap)
     off = ffi.new("uint32_t[]", cap)
     nlen = ffi.new("int32_t[]", cap)
-    n = _check(lib.pcp_decode_instance(pdu, len(pdu), indom, cap, inst, off, nlen))
+    n = _check(lib.pcp_pdu_decode_instance(pdu, len(pdu), indom, cap, inst, off, nlen))
     insts = ffi.unpack(inst, n)
     offs = ffi.unpack(off, n)
     lens = ffi.unpack(nlen, n)
@@ -138,7 +139,7 @@ def decode_instance(pdu: bytes) -> Tuple[int, List[int], List[Optional[bytes]]]:
 def decode_text(pdu: bytes) -> bytes:
     off = ffi.new("uint32_t *")
     tlen = ffi.new("int32_t *")
-    _check(lib.pcp_decode_text(pdu, len(pdu), off, tlen))
+    _check(lib.pcp_pdu_decode_text(pdu, len(pdu), off, tlen))
     return pdu[off[0]:off[0] + tlen[0]]
 
 
@@ -146,7 +147,7 @@ def decode_pmns_ids(pdu: bytes) -> Tuple[int, List[int]]:
     cap = max((len(pdu) - 20) // 4, 1)
     sts = ffi.new("int32_t *")
     ids = ffi.new("uint32_t[]", cap)
-    n = _check(lib.pcp_decode_pmns_ids(pdu, len(pdu), sts, cap, ids))
+    n = _check(lib.pcp_pdu_decode_pmns_ids(pdu, len(pdu), sts, cap, ids))
     return sts[0], ffi.unpack(ids, n)
 
 
@@ -156,7 +157,7 @@ def decode_pmns_names(pdu: bytes) -> Tuple[List[bytes], Optional[List[int]]]:
     status = ffi.new("int32_t[]", cap)
     off = ffi.new("uint32_t[]", cap)
     nlen = ffi.new("int32_t[]", cap)
-    n = _check(lib.pcp_decode_pmns_names(pdu, len(pdu), cap, has_status, status, off, nlen))
+    n = _check(lib.pcp_pdu_decode_pmns_names(pdu, len(pdu), cap, has_status, status, off, nlen))
     names = [pdu[o:o + ln] for o, ln in zip(ffi.unpack(off, n), ffi.unpack(nlen, n))]
     return names, (ffi.unpack(status, n) if has_status[0] else None)
 
@@ -181,7 +182,8 @@ def decode_labels(pdu: bytes) -> Tuple[int, int, List[LabelSetData]]:
     type_ = ffi.new("int32_t *")
     sets = ffi.new("pcp_labelset[]", set_cap)
     labels = ffi.new("pcp_label[]", label_cap)
-    n = _check(lib.pcp_decode_labels(pdu, len(pdu), ident, type_, set_cap, sets, label_cap, labels))
+    n = _check(lib.pcp_pdu_decode_labels(pdu, len(pdu), ident, type_, set_cap, sets, label_cap,
+                                         labels))
     out = []
     for i in range(n):
         s = sets[i]
@@ -196,5 +198,5 @@ def decode_attr(pdu: bytes) -> Tuple[int, bytes]:
     attr = ffi.new("int32_t *")
     off = ffi.new("uint32_t *")
     vlen = ffi.new("int32_t *")
-    _check(lib.pcp_decode_attr(pdu, len(pdu), attr, off, vlen))
+    _check(lib.pcp_pdu_decode_attr(pdu, len(pdu), attr, off, vlen))
     return attr[0], pdu[off[0]:off[0] + vlen[0]]

@@ -64,11 +64,11 @@ class FlatResult:
 
     def __init__(self, pdu: bytes, highres: bool) -> None:
         counts = ffi.new("int32_t[2]")
-        sts = lib.pcp_scan_result_pdu(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
+        sts = lib.pcp_result_pdu_scan(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
         if sts < 0:
             raise pmErr(sts)
         c, mem = _allocate(counts[0], counts[1])
-        sts = lib.pcp_decode_result_pdu(pdu, len(pdu), 1 if highres else 0, c)
+        sts = lib.pcp_result_pdu_decode(pdu, len(pdu), 1 if highres else 0, c)
         if sts < 0:
             raise pmErr(sts)
         self._setup(pdu, c, mem)
@@ -81,12 +81,12 @@ class FlatResult:
         (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
         if sizes is None:
             counts = ffi.new("int32_t[2]")
-            sts = lib.pcp_log_record_scan(record, len(record), version, counts, counts + 1)
+            sts = lib.pcp_archive_record_scan(record, len(record), version, counts, counts + 1)
             if sts < 0:
                 raise pmErr(sts)
             sizes = (counts[0], counts[1])
         c, mem = _allocate(sizes[0], sizes[1])
-        sts = lib.pcp_log_record_decode(record, len(record), version, c)
+        sts = lib.pcp_archive_record_decode(record, len(record), version, c)
         if sts < 0:
             raise pmErr(sts)
         self = object.__new__(cls)
@@ -574,7 +574,7 @@ def flat_of(result: Any) -> Optional[FlatResult]:
 
 
 def store_arrays(r: FlatResult, numpmid: int) -> Dict[str, Any]:
-    """Flatten a (possibly modified) result into the arrays pcp_encode_store packs."""
+    """Flatten a (possibly modified) result into the arrays pcp_store_encode packs."""
     pmids, numvals, valfmts = [], [], []
     insts, lvals, vtypes, poffs, plens = [], [], [], [], []
     payload = bytearray()

@@ -554,7 +554,7 @@ def _pdu_flags(want: _Wanted, features: int, local: bool, unix_transport: bool) 
 def _encode_creds(flags: int) -> bytes:
     from pcp._core.native import ffi, lib
     buf = ffi.new("uint8_t[]", 32)
-    n = lib.pcp_encode_creds(buf, 32, os.getpid(), flags)
+    n = lib.pcp_pdu_encode_creds(buf, 32, os.getpid(), flags)
     if n < 0:
         raise pmErr(n)
     return bytes(ffi.buffer(buf, n))
@@ -562,11 +562,11 @@ def _encode_creds(flags: int) -> bytes:
 
 def _encode_attr(attr: int, value: bytes) -> bytes:
     from pcp._core.native import ffi, lib
-    need = lib.pcp_encode_attr(ffi.NULL, 0, 0, attr, value, len(value))
+    need = lib.pcp_pdu_encode_attr(ffi.NULL, 0, 0, attr, value, len(value))
     if need < 0:
         raise pmErr(need)
     buf = ffi.new("uint8_t[]", need)
-    n = lib.pcp_encode_attr(buf, need, 0, attr, value, len(value))
+    n = lib.pcp_pdu_encode_attr(buf, need, 0, attr, value, len(value))
     if n < 0:
         raise pmErr(n)
     return bytes(ffi.buffer(buf, n))
@@ -577,7 +577,7 @@ def _error_code(pdu: bytes) -> Tuple[int, int]:
     from pcp._core.native import ffi, lib
     code = ffi.new("int32_t *")
     datum = ffi.new("uint32_t *")
-    sts = lib.pcp_decode_error(ffi.from_buffer(pdu), len(pdu), code, datum)
+    sts = lib.pcp_pdu_decode_error(ffi.from_buffer(pdu), len(pdu), code, datum)
     if sts < 0:
         raise pmErr(PM_ERR_IPC)
     return code[0], datum[0]

@@ -102,13 +102,13 @@ def _flat_from_record(rec, version):
     layout = ffi.new("pcp_sets_layout *", {"sets_off": sets_off, "numpmid": numpmid,
                                            "block_base": -8})
     nv = ffi.new("int32_t *")
-    sts = lib.pcp_scan_valuesets(rec, len(rec), layout, -12373, nv)  # PM_ERR_LOGREC
+    sts = lib.pcp_result_valuesets_scan(rec, len(rec), layout, -12373, nv)  # PM_ERR_LOGREC
     if sts < 0:
         raise pmErr(sts)
     mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(numpmid, nv[0]) + 7) // 8)
     c = ffi.new("pcp_result *")
     lib.pcp_result_bind(c, mem, numpmid, nv[0])
-    assert lib.pcp_decode_valuesets(rec, len(rec), layout, -12373, c) == 0
+    assert lib.pcp_result_valuesets_decode(rec, len(rec), layout, -12373, c) == 0
     f = object.__new__(FlatResult)
     f.pdu, f.c, f._mem, f.sec, f.nsec = rec, c, mem, sec, nsec
     f.numpmid, f.nvalues = numpmid, nv[0]

@@ -1,8 +1,8 @@
 """The column scan (csrc/archive_columns.c) on random and damaged archives: it must take
-and refuse exactly the records libpcp's reader takes and refuses (pcp_log_read, held to
+and refuse exactly the records libpcp's reader takes and refuses (pcp_archive_record_read, held to
 libpcp elsewhere), resume where that reader resumes, and store every value of the
 records it takes as pmExtractValue extracts it from the decoded record (the reference
-decoder, pcp_log_record_decode). Archives are written here with tests/archive_bytes.py,
+decoder, pcp_archive_record_decode). Archives are written here with tests/archive_bytes.py,
 without pmlogger."""
 
 import math
@@ -148,7 +148,7 @@ def expected(version, vol):
     rows = []
     mark = False
     while True:
-        sts = lib.pcp_log_read(buf, len(vol), lab, version, 0, 0, pos, newpos, rec)
+        sts = lib.pcp_archive_record_read(buf, len(vol), lab, version, 0, 0, pos, newpos, rec)
         if sts == 1:
             break
         if sts < 0:

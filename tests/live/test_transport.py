@@ -161,9 +161,9 @@ def pmcd_like(reply: Callable[[socket.socket, FakeServer], None], features: int 
 
 def fake_request(conn: Connection) -> None:
     # Any well-formed PDU will do: the fake server does not interpret it.
-    n = lib.pcp_encode_desc_req(ffi.NULL, 0, 0, 1)
+    n = lib.pcp_pdu_encode_desc_req(ffi.NULL, 0, 0, 1)
     buf = ffi.new("uint8_t[]", n)
-    lib.pcp_encode_desc_req(buf, n, 0, 1)
+    lib.pcp_pdu_encode_desc_req(buf, n, 0, 1)
     conn.send(bytes(ffi.buffer(buf, n)))
 
 
@@ -206,9 +206,9 @@ def test_connect_timeout_env_default(monkeypatch):
 # ---- the real pmcd -----------------------------------------------------------------
 
 def traverse_pdu() -> bytes:
-    n = lib.pcp_encode_pmns_node(ffi.NULL, 0, 0, 0x7010, 0, b"", 0)
+    n = lib.pcp_pdu_encode_pmns_node(ffi.NULL, 0, 0, 0x7010, 0, b"", 0)
     buf = ffi.new("uint8_t[]", n)
-    lib.pcp_encode_pmns_node(buf, n, 0, 0x7010, 0, b"", 0)
+    lib.pcp_pdu_encode_pmns_node(buf, n, 0, 0x7010, 0, b"", 0)
     return bytes(ffi.buffer(buf, n))
 
 

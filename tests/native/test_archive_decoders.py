@@ -32,7 +32,7 @@ def test_label_fields(version):
     raw = label(version, 7, sec=1700000001, nsec=987654000, pid=99, host=b"h1", tz=b"AEST-10",
                 zone=b":Australia/Melbourne")
     out = ffi.new("pcp_log_label *")
-    assert lib.pcp_log_label_decode(cbuf(raw), len(raw), out) == 0
+    assert lib.pcp_archive_label_decode(cbuf(raw), len(raw), out) == 0
     assert (out.version, out.pid, out.vol, out.sec) == (version, 99, 7, 1700000001)
     assert out.nsec == 987654000
     assert out.len == (V2_LABEL if version == 2 else V3_LABEL)
@@ -45,7 +45,7 @@ def test_label_fields(version):
 def test_label_v3_seconds_low_half_first():
     raw = label(3, 0, sec=(5 << 32) | 7)
     out = ffi.new("pcp_log_label *")
-    assert lib.pcp_log_label_decode(cbuf(raw), len(raw), out) == 0
+    assert lib.pcp_archive_label_decode(cbuf(raw), len(raw), out) == 0
     assert out.sec == (5 << 32) | 7
     assert raw[12:20] == be(7, 5)
 
@@ -56,7 +56,7 @@ def test_label_every_truncation(version):
     out = ffi.new("pcp_log_label *")
     for n in range(len(raw)):
         want = PM_ERR_NODATA if n < 8 else PM_ERR_LABEL
-        assert lib.pcp_log_label_decode(cbuf(raw[:n]), n, out) == want, n
+        assert lib.pcp_archive_label_decode(cbuf(raw[:n]), n, out) == want, n
 
 
 @pytest.mark.parametrize("mutate, code", [
@@ -69,7 +69,7 @@ def test_label_every_truncation(version):
 def test_label_damage(mutate, code):
     raw = mutate(label(2, 0))
     out = ffi.new("pcp_log_label *")
-    assert lib.pcp_log_label_decode(cbuf(raw), len(raw), out) == code
+    assert lib.pcp_archive_label_decode(cbuf(raw), len(raw), out) == code
 
 
 # ---- data records ------------------------------------------------------------------------
@@ -89,13 +89,13 @@ def sample_record(version: int, sec: int = 1700000100, nsec: int = 500000000) ->
 
 def decode(rec: bytes, version: int):
     counts = ffi.new("int32_t[2]")
-    sts = lib.pcp_log_record_scan(cbuf(rec), len(rec), version, counts, counts + 1)
+    sts = lib.pcp_archive_record_scan(cbuf(rec), len(rec), version, counts, counts + 1)
     if sts < 0:
         return sts, None
     mem = ffi.new("char[]", lib.pcp_result_mem_size(counts[0], counts[1]))
     out = ffi.new("pcp_result *")
     lib.pcp_result_bind(out, mem, counts[0], counts[1])
-    assert lib.pcp_log_record_decode(cbuf(rec), len(rec), version, out) == 0
+    assert lib.pcp_archive_record_decode(cbuf(rec), len(rec), version, out) == 0
     return 0, (out, mem)
 
 
@@ -160,8 +160,8 @@ def read(vol: bytes, version: int, pos: int, backward: bool):
     newpos = ffi.new("uint64_t *")
     rec = ffi.new("pcp_log_record *")
     ll = V2_LABEL if version == 2 else V3_LABEL
-    sts = lib.pcp_log_read(cbuf(vol), len(vol), ll, version, 1 if backward else 0, 0, pos,
-                           newpos, rec)
+    sts = lib.pcp_archive_record_read(cbuf(vol), len(vol), ll, version, 1 if backward else 0, 0,
+                                      pos, newpos, rec)
     return sts, newpos[0], ((rec.sec, rec.nsec, rec.numpmid, rec.off, rec.len) if sts == 0 else None)
 
 
@@ -266,7 +266,7 @@ def test_bulk_scan_matches_single_reads():
     got = []
     while True:
         cols.nrec = cols.nset = cols.nval = 0
-        sts = lib.pcp_log_scan(data, len(vol), 3, pos, cols)
+        sts = lib.pcp_archive_records_scan(data, len(vol), 3, pos, cols)
         for k in range(cols.nrec):
             s0 = cols.rec_first[k]
             got.append((cols.sec[k], cols.numpmid[k],
@@ -291,7 +291,7 @@ def test_bulk_scan_record_larger_than_columns():
         keep.append(ffi.new(ctype + "[]", 1))
         setattr(cols, name, keep[-1])
     pos = ffi.new("uint64_t *", V2_LABEL)
-    assert lib.pcp_log_scan(cbuf(vol), len(vol), 2, pos, cols) == PM_ERR_TOOBIG
+    assert lib.pcp_archive_records_scan(cbuf(vol), len(vol), 2, pos, cols) == PM_ERR_TOOBIG
     assert pos[0] == V2_LABEL
 
 
@@ -304,7 +304,7 @@ def meta_walk(meta: bytes, version: int = 2):
     out = []
     t, rl, nxt = ffi.new("int32_t *"), ffi.new("int32_t *"), ffi.new("uint64_t *")
     while True:
-        sts = lib.pcp_meta_header(data, len(meta), pos, t, rl)
+        sts = lib.pcp_archive_meta_header(data, len(meta), pos, t, rl)
         if sts == LOG_END:
             return out
         if sts < 0:
@@ -312,14 +312,14 @@ def meta_walk(meta: bytes, version: int = 2):
         if t[0] == 1:
             d = ffi.new("pcp_desc *")
             offs, lens = ffi.new("uint32_t[8]"), ffi.new("int32_t[8]")
-            n = lib.pcp_meta_desc(data, len(meta), pos, d, 8, offs, lens, nxt)
+            n = lib.pcp_archive_meta_desc(data, len(meta), pos, d, 8, offs, lens, nxt)
             if n < 0:
                 return out + [("error", n)]
             out.append(("desc", d.pmid, d.type, [meta[offs[i]:offs[i] + lens[i]] for i in range(n)]))
         elif t[0] in (2, 5, 6):
             hd = ffi.new("pcp_indom_head *")
             inst, offs, lens = ffi.new("int32_t[64]"), ffi.new("uint32_t[64]"), ffi.new("int32_t[64]")
-            n = lib.pcp_meta_indom(data, len(meta), pos, hd, 64, inst, offs, lens, nxt)
+            n = lib.pcp_archive_meta_indom(data, len(meta), pos, hd, 64, inst, offs, lens, nxt)
             if n < 0:
                 return out + [("error", n)]
             out.append(("indom", hd.indom, hd.sec, hd.nsec,
@@ -328,7 +328,8 @@ def meta_walk(meta: bytes, version: int = 2):
         elif t[0] in (3, 7):
             hd = ffi.new("pcp_label_head *")
             sets, labs, total = ffi.new("pcp_labelset[16]"), ffi.new("pcp_label[64]"), ffi.new("int32_t *")
-            n = lib.pcp_meta_labels(data, len(meta), pos, hd, 16, sets, 64, labs, total, nxt)
+            n = lib.pcp_archive_meta_labels(data, len(meta), pos, hd, 16, sets, 64, labs, total,
+                                            nxt)
             if n < 0:
                 return out + [("error", n)]
             out.append(("labels", hd.type, hd.ident,
@@ -336,7 +337,7 @@ def meta_walk(meta: bytes, version: int = 2):
                           sets[i].nlabels) for i in range(n)]))
         elif t[0] == 4:
             tt, ident, toff, tlen = (ffi.new("uint32_t *") for _ in range(4))
-            n = lib.pcp_meta_text(data, len(meta), pos, tt, ident, toff, tlen, nxt)
+            n = lib.pcp_archive_meta_text(data, len(meta), pos, tt, ident, toff, tlen, nxt)
             if n < 0:
                 return out + [("error", n)]
             out.append(("text", tt[0], ident[0], meta[toff[0]:toff[0] + tlen[0]] if n == 0 else None))
@@ -420,7 +421,7 @@ def test_index_entries(version):
     for extra in (b"", b"\1\2\3"):                  # a partial entry is ignored
         data = raw + extra
         out = ffi.new("pcp_index_entry[4]")
-        assert lib.pcp_index_decode(cbuf(data), len(data), ll, version, 4, out) == 2
+        assert lib.pcp_archive_index_decode(cbuf(data), len(data), ll, version, 4, out) == 2
         assert (out[1].sec, out[1].nsec, out[1].vol, out[1].off_meta, out[1].off_data) == \
             (1700000005, 2000, 1, 900, 4096)
 

@@ -200,12 +200,12 @@ def decode_result(data: bytes, highres: int):
     buf = cbuf(data)
     numpmid = ffi.new("int32_t *", -1)
     nvalues = ffi.new("int32_t *", -1)
-    sts = lib.pcp_scan_result_pdu(buf, len(data), highres, numpmid, nvalues)
+    sts = lib.pcp_result_pdu_scan(buf, len(data), highres, numpmid, nvalues)
     if sts < 0:
         return sts
     assert sts == 0
     res = Result(data, numpmid[0], nvalues[0])
-    sts = lib.pcp_decode_result_pdu(buf, len(data), highres, res.c)
+    sts = lib.pcp_result_pdu_decode(buf, len(data), highres, res.c)
     assert sts == 0
     return res
 
@@ -215,11 +215,11 @@ def decode_valuesets(data: bytes, sets_off: int, numpmid: int, block_base: int, 
     layout = ffi.new("pcp_sets_layout *", {"sets_off": sets_off, "numpmid": numpmid,
                                             "block_base": block_base})
     nvalues = ffi.new("int32_t *", -1)
-    sts = lib.pcp_scan_valuesets(buf, len(data), layout, bad, nvalues)
+    sts = lib.pcp_result_valuesets_scan(buf, len(data), layout, bad, nvalues)
     if sts < 0:
         return sts
     res = Result(data, numpmid, nvalues[0])
-    assert lib.pcp_decode_valuesets(buf, len(data), layout, bad, res.c) == 0
+    assert lib.pcp_result_valuesets_decode(buf, len(data), layout, bad, res.c) == 0
     return res
 
 
@@ -253,13 +253,13 @@ def header(data: bytes):
 def dec_error(data: bytes):
     code = ffi.new("int32_t *")
     datum = ffi.new("uint32_t *")
-    r = lib.pcp_decode_error(cbuf(data), len(data), code, datum)
+    r = lib.pcp_pdu_decode_error(cbuf(data), len(data), code, datum)
     return (code[0], datum[0]) if r == 0 else r
 
 
 def dec_desc(data: bytes):
     d = ffi.new("pcp_desc *")
-    r = lib.pcp_decode_desc(cbuf(data), len(data), d)
+    r = lib.pcp_pdu_decode_desc(cbuf(data), len(data), d)
     return (d.pmid, d.type, d.indom, d.sem, d.units) if r == 0 else r
 
 
@@ -267,7 +267,7 @@ def dec_descs(data: bytes, expected=None):
     if expected is None:
         expected = max(0, (len(data) - 16) // 20)
     out = ffi.new("pcp_desc[]", expected)
-    r = lib.pcp_decode_descs(cbuf(data), len(data), expected, out)
+    r = lib.pcp_pdu_decode_descs(cbuf(data), len(data), expected, out)
     if r < 0:
         return r
     return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in out[0:r]]
@@ -283,7 +283,7 @@ def dec_instance(data: bytes, cap=None):
     inst = ffi.new("int32_t[]", cap)
     off = ffi.new("uint32_t[]", cap)
     nlen = ffi.new("int32_t[]", cap)
-    r = lib.pcp_decode_instance(cbuf(data), len(data), indom, cap, inst, off, nlen)
+    r = lib.pcp_pdu_decode_instance(cbuf(data), len(data), indom, cap, inst, off, nlen)
     if r < 0:
         return r
     for i in range(r):
@@ -294,7 +294,7 @@ def dec_instance(data: bytes, cap=None):
 def dec_text(data: bytes):
     off = ffi.new("uint32_t *")
     tlen = ffi.new("int32_t *")
-    r = lib.pcp_decode_text(cbuf(data), len(data), off, tlen)
+    r = lib.pcp_pdu_decode_text(cbuf(data), len(data), off, tlen)
     if r < 0:
         return r
     assert tlen[0] >= 0 and off[0] + tlen[0] <= len(data)
@@ -305,7 +305,7 @@ def dec_pmns_ids(data: bytes, cap=None):
     cap = _room(len(data), 20, 4) if cap is None else cap
     sts = ffi.new("int32_t *")
     ids = ffi.new("uint32_t[]", cap)
-    r = lib.pcp_decode_pmns_ids(cbuf(data), len(data), sts, cap, ids)
+    r = lib.pcp_pdu_decode_pmns_ids(cbuf(data), len(data), sts, cap, ids)
     return (sts[0], list(ids[0:r])) if r >= 0 else r
 
 
@@ -315,7 +315,7 @@ def dec_pmns_names(data: bytes, cap=None):
     status = ffi.new("int32_t[]", cap)
     off = ffi.new("uint32_t[]", cap)
     nlen = ffi.new("int32_t[]", cap)
-    r = lib.pcp_decode_pmns_names(cbuf(data), len(data), cap, has, status, off, nlen)
+    r = lib.pcp_pdu_decode_pmns_names(cbuf(data), len(data), cap, has, status, off, nlen)
     if r < 0:
         return r
     for i in range(r):
@@ -331,8 +331,8 @@ def dec_labels(data: bytes, set_cap=None, label_cap=None):
     typ = ffi.new("int32_t *")
     sets = ffi.new("pcp_labelset[]", set_cap)
     labels = ffi.new("pcp_label[]", label_cap)
-    r = lib.pcp_decode_labels(cbuf(data), len(data), ident, typ, set_cap, sets,
-                              label_cap, labels)
+    r = lib.pcp_pdu_decode_labels(cbuf(data), len(data), ident, typ, set_cap, sets,
+                                  label_cap, labels)
     if r < 0:
         return r
     out = []
@@ -353,7 +353,7 @@ def dec_attr(data: bytes):
     attr = ffi.new("int32_t *")
     off = ffi.new("uint32_t *")
     vlen = ffi.new("int32_t *")
-    r = lib.pcp_decode_attr(cbuf(data), len(data), attr, off, vlen)
+    r = lib.pcp_pdu_decode_attr(cbuf(data), len(data), attr, off, vlen)
     if r < 0:
         return r
     assert off[0] + vlen[0] == len(data)
@@ -458,7 +458,7 @@ def test_result_decode_into_bound_block():
         mem = ffi.new("uint8_t[]", size)
         out = ffi.new("pcp_result *")
         lib.pcp_result_bind(out, mem, ref.numpmid, ref.nvalues)
-        assert lib.pcp_decode_result_pdu(cbuf(data), len(data), highres, out) == 0
+        assert lib.pcp_result_pdu_decode(cbuf(data), len(data), highres, out) == 0
         np_, nv = ref.numpmid, ref.nvalues
         assert list(out.pmid[0:np_]) == ref.pmid and list(out.numval[0:np_]) == ref.numval
         assert list(out.first[0:np_]) == ref.first and list(out.valfmt[0:np_]) == ref.valfmt
@@ -905,17 +905,17 @@ def encode(fn, *args) -> bytes:
 
 
 def test_encode_creds():
-    assert encode(lib.pcp_encode_creds, 0x335F, 0) == CREDS
-    assert encode(lib.pcp_encode_creds, 0x34F0, 0x40) == CREDS_CONTAINER
-    assert encode(lib.pcp_encode_creds, 0x529F, 0x4)[16:] == h("01020004")
+    assert encode(lib.pcp_pdu_encode_creds, 0x335F, 0) == CREDS
+    assert encode(lib.pcp_pdu_encode_creds, 0x34F0, 0x40) == CREDS_CONTAINER
+    assert encode(lib.pcp_pdu_encode_creds, 0x529F, 0x4)[16:] == h("01020004")
 
 
 def test_encode_attr():
-    assert encode(lib.pcp_encode_attr, 0, 15, b"foo", 3) == ATTR_CONTAINER
+    assert encode(lib.pcp_pdu_encode_attr, 0, 15, b"foo", 3) == ATTR_CONTAINER
     value = b"PLAIN\0nosuchuser\0nosuchuser\0secret"
-    assert encode(lib.pcp_encode_attr, 0, 0, value, len(value)) == ATTR_SASL_C2S
-    assert lib.pcp_encode_attr(ffi.NULL, 0, 0, 0, b"x" * 4096, 4096) == PM_ERR_TOOBIG
-    assert encode(lib.pcp_encode_attr, 0, 0, b"x" * 4095, 4095)[16:] == b"x" * 4095
+    assert encode(lib.pcp_pdu_encode_attr, 0, 0, value, len(value)) == ATTR_SASL_C2S
+    assert lib.pcp_pdu_encode_attr(ffi.NULL, 0, 0, 0, b"x" * 4096, 4096) == PM_ERR_TOOBIG
+    assert encode(lib.pcp_pdu_encode_attr, 0, 0, b"x" * 4095, 4095)[16:] == b"x" * 4095
 
 
 def _names(names):
@@ -924,28 +924,28 @@ def _names(names):
 
 
 def test_encode_pmns_names():
-    assert encode(lib.pcp_encode_pmns_names, 0, *_names([b"sample.string.hullo"])) == \
+    assert encode(lib.pcp_pdu_encode_pmns_names, 0, *_names([b"sample.string.hullo"])) == \
         PMNS_NAMES_ONE
-    assert encode(lib.pcp_encode_pmns_names, 0,
+    assert encode(lib.pcp_pdu_encode_pmns_names, 0,
                   *_names([b"sample.long.one", b"no.such.metric",
                            b"sample.double.one"])) == PMNS_NAMES_THREE
-    assert encode(lib.pcp_encode_pmns_names, 0, *_names([b"no.such.metric"])) == \
+    assert encode(lib.pcp_pdu_encode_pmns_names, 0, *_names([b"no.such.metric"])) == \
         PMNS_NAMES_UNKNOWN
     lens = ffi.new("int32_t[]", [1])
-    assert lib.pcp_encode_pmns_names(ffi.NULL, 0, 0, 0, b"", lens) == PM_ERR_TOOSMALL
+    assert lib.pcp_pdu_encode_pmns_names(ffi.NULL, 0, 0, 0, b"", lens) == PM_ERR_TOOSMALL
     lens = ffi.new("int32_t[]", [-1])
-    assert lib.pcp_encode_pmns_names(ffi.NULL, 0, 0, 1, b"", lens) == PM_ERR_TOOSMALL
+    assert lib.pcp_pdu_encode_pmns_names(ffi.NULL, 0, 0, 1, b"", lens) == PM_ERR_TOOSMALL
 
 
 def test_encode_fetch():
     pmids = ffi.new("uint32_t[]", [0x0740001F, 0x07400005])
-    assert encode(lib.pcp_encode_fetch, 0, 0, 0, 2, pmids) == FETCH
+    assert encode(lib.pcp_pdu_encode_fetch, 0, 0, 0, 2, pmids) == FETCH
     pmids = ffi.new("uint32_t[]", [0x0740001F])
-    assert encode(lib.pcp_encode_fetch, 0, 1, 0, 1, pmids) == HIGHRES_FETCH
-    assert lib.pcp_encode_fetch(ffi.NULL, 0, 0, 0, 0, 0, pmids) == PM_ERR_TOOSMALL
+    assert encode(lib.pcp_pdu_encode_fetch, 0, 1, 0, 1, pmids) == HIGHRES_FETCH
+    assert lib.pcp_pdu_encode_fetch(ffi.NULL, 0, 0, 0, 0, 0, pmids) == PM_ERR_TOOSMALL
     many = ffi.new("uint32_t[]", 16378)
-    assert lib.pcp_encode_fetch(ffi.NULL, 0, 0, 0, 0, 16377, many) == 65536
-    assert lib.pcp_encode_fetch(ffi.NULL, 0, 0, 0, 0, 16378, many) == PM_ERR_TOOBIG
+    assert lib.pcp_pdu_encode_fetch(ffi.NULL, 0, 0, 0, 0, 16377, many) == 65536
+    assert lib.pcp_pdu_encode_fetch(ffi.NULL, 0, 0, 0, 0, 16378, many) == PM_ERR_TOOBIG
 
 
 def _profile(entries):
@@ -958,32 +958,32 @@ def _profile(entries):
 
 
 def test_encode_profile():
-    assert encode(lib.pcp_encode_profile, 0, 0, 0, *_profile([])) == PROFILE_EMPTY
-    assert encode(lib.pcp_encode_profile, 0, 0, 0,
+    assert encode(lib.pcp_pdu_encode_profile, 0, 0, 0, *_profile([])) == PROFILE_EMPTY
+    assert encode(lib.pcp_pdu_encode_profile, 0, 0, 0,
                   *_profile([(0x07400001, 1, [0, 2])])) == PROFILE_RED_BLUE
     n, indoms, states, counts, insts = _profile([(1, 1, [])])
     counts[0] = -1
-    assert lib.pcp_encode_profile(ffi.NULL, 0, 0, 0, 0, n, indoms, states, counts,
-                                  insts) == PM_ERR_TOOSMALL
+    assert lib.pcp_pdu_encode_profile(ffi.NULL, 0, 0, 0, 0, n, indoms, states, counts,
+                                      insts) == PM_ERR_TOOSMALL
 
 
 def test_encode_label_req():
-    assert encode(lib.pcp_encode_label_req, 0, -1, 1) == LABEL_REQ
+    assert encode(lib.pcp_pdu_encode_label_req, 0, -1, 1) == LABEL_REQ
 
 
 def test_encode_small_requests():
-    assert encode(lib.pcp_encode_desc_req, 0, 0x0740001F) == \
+    assert encode(lib.pcp_pdu_encode_desc_req, 0, 0x0740001F) == \
         pdu(PDU["DESC_REQ"], be(0x0740001F))
-    assert encode(lib.pcp_encode_text_req, 0, 0x07400005, 5) == \
+    assert encode(lib.pcp_pdu_encode_text_req, 0, 0x07400005, 5) == \
         pdu(PDU["TEXT_REQ"], be(0x07400005, 5))
     ids = ffi.new("uint32_t[]", [0x0740001F, 0x0C800001])
-    assert encode(lib.pcp_encode_ids, 0, PDU["DESC_IDS"], -1, 2, ids) == \
+    assert encode(lib.pcp_pdu_encode_ids, 0, PDU["DESC_IDS"], -1, 2, ids) == \
         pdu(PDU["DESC_IDS"], be(0xFFFFFFFF, 2, 0x0740001F, 0x0C800001))
-    assert encode(lib.pcp_encode_instance_req, 0, 0x07400001, PM_IN_NULL, b"red", 3) == \
+    assert encode(lib.pcp_pdu_encode_instance_req, 0, 0x07400001, PM_IN_NULL, b"red", 3) == \
         pdu(PDU["INSTANCE_REQ"], be(0x07400001, 0, 0, PM_IN_NULL, 3) + b"red~")
-    assert encode(lib.pcp_encode_pmns_node, 0, PDU["PMNS_CHILD"], 1, b"sample", 6) == \
+    assert encode(lib.pcp_pdu_encode_pmns_node, 0, PDU["PMNS_CHILD"], 1, b"sample", 6) == \
         pdu(PDU["PMNS_CHILD"], be(1, 6) + b"sample~~")
-    assert encode(lib.pcp_encode_pmns_node, 0, PDU["PMNS_TRAVERSE"], 0, b"", 0) == \
+    assert encode(lib.pcp_pdu_encode_pmns_node, 0, PDU["PMNS_TRAVERSE"], 0, b"", 0) == \
         pdu(PDU["PMNS_TRAVERSE"], be(0, 0))
 
 
@@ -1002,13 +1002,13 @@ def store(from_, sec, usec, sets, payload=b""):
         ffi.new("uint32_t[]", [v[3] for v in values] or [0]),
         ffi.new("uint32_t[]", [v[4] for v in values] or [0]),
         cbuf(payload), len(payload))
-    need = lib.pcp_encode_store(ffi.NULL, 0, *args)
+    need = lib.pcp_store_encode(ffi.NULL, 0, *args)
     if need < 0:
         return need
     buf = ffi.new("uint8_t[]", need)
-    assert lib.pcp_encode_store(buf, need, *args) == need
+    assert lib.pcp_store_encode(buf, need, *args) == need
     small = ffi.new("uint8_t[]", need - 1)
-    assert lib.pcp_encode_store(small, need - 1, *args) == PM_ERR_TOOBIG
+    assert lib.pcp_store_encode(small, need - 1, *args) == PM_ERR_TOOBIG
     return bytes(ffi.buffer(buf, need))
 
 

@@ -5,19 +5,19 @@
  * least one selected metric becomes one row: its timestamp goes to time_ns[row] and each
  * value of a selected metric to values[row][column of its instance], with present[..]
  * set to 1. A record is checked as libpcp's reader checks it (the same framing, layout
- * and value-block rules as pcp_log_read, in the same pass that stores its values) and a
+ * and value-block rules as pcp_archive_record_read, in the same pass that stores its values) and a
  * row only counts once its record has passed: a record that fails leaves nothing behind.
  * Records before the window are framed but not decoded; the first record after it stops
  * the scan. No allocation, no Python: cffi releases the GIL around the call. */
-#ifndef PCP_COLUMNS_H
-#define PCP_COLUMNS_H
+#ifndef PCP_ARCHIVE_COLUMNS_H
+#define PCP_ARCHIVE_COLUMNS_H
 
 #include "archive.h"
 
 /* Row flags */
 #define PCP_ROW_AFTER_MARK 1    /* a <mark> (or the caller's discontinuity) came before */
 
-/* Return codes of pcp_cols_scan besides 0 (rows full), PCP_LOG_END and PM_ERR_LOGREC */
+/* Return codes of pcp_archive_columns_scan besides 0 (rows full), PCP_LOG_END and PM_ERR_LOGREC */
 #define PCP_COLS_PAST_END 2     /* a record after the window: *pos is at it */
 #define PCP_COLS_NEED_COLUMN 3  /* instances without a column in a (good) record:
                                    miss_metric[] / miss_inst[] list nmiss of them; *pos
@@ -57,7 +57,7 @@ typedef struct {
     const int32_t *col_inst;    /* [ncols] the instance of each column */
     /* instance -> column: an open-addressing table of (instance, column) pairs, probed
      * linearly from slot (instance * 2654435761) mod 2^32 & inst_mask; column -1 marks
-     * an empty slot. Filled by pcp_cols_index. */
+     * an empty slot. Filled by pcp_archive_columns_index. */
     int32_t *inst_table;        /* [2 * (inst_mask + 1)] */
     uint32_t inst_mask;
     int64_t nvalues;    /* values stored so far (never reset by the scan) */
@@ -127,27 +127,27 @@ typedef struct {
  * PCP_COLS_PAST_END, PCP_COLS_NEED_COLUMN, PCP_COLS_NEED_ROOM, PCP_COLS_PAUSE, or
  * PM_ERR_LOGREC at a bad record with *pos
  * where libpcp's reader would then be. *pos is always where the next call may start. */
-int pcp_cols_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
-                  uint64_t *pos, pcp_cols_state *s);
+int pcp_archive_columns_scan(const uint8_t *buf, size_t len, size_t label_len, int version,
+                             uint64_t *pos, pcp_cols_state *s);
 
 /* Fill m->inst_table from m->col_inst[0 .. ncols). Returns 0, or -1 when the table has
  * no room for them all and an empty slot (then lookups find no column, safely). */
-int pcp_cols_index(pcp_cols_metric *m);
+int pcp_archive_columns_index(pcp_cols_metric *m);
 
 /* Point every metric's values and present at arena + values_off[i] and
  * arena + present_off[i], with rows values_stride[i] and present_stride[i] bytes
  * apart. */
-void pcp_cols_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
-                   const int64_t *present_off, const int64_t *values_stride,
-                   const int64_t *present_stride);
+void pcp_archive_columns_bind(pcp_cols_state *s, uint8_t *arena, const int64_t *values_off,
+                              const int64_t *present_off, const int64_t *values_stride,
+                              const int64_t *present_stride);
 
 /* String or aggregate references (rows [0, nrows) of a refs / present matrix whose rows
  * are `stride` long) packed column by column for columns [col0, col1), as Arrow lays
  * out a string column: cell (r, c) becomes data[offsets[k] .. offsets[k + 1]) with
  * k = (c - col0) * nrows + r (empty when absent). offsets has (col1 - col0) * nrows + 1
  * entries; data room for the bytes of every present cell. Returns the bytes written. */
-int64_t pcp_cols_pack(const int64_t *refs, const uint8_t *present, int32_t nrows,
-                      int32_t stride, int32_t col0, int32_t col1, const uint8_t *staged,
-                      uint64_t staged_len, int64_t *offsets, uint8_t *data);
+int64_t pcp_archive_columns_pack(const int64_t *refs, const uint8_t *present, int32_t nrows,
+                                 int32_t stride, int32_t col0, int32_t col1, const uint8_t *staged,
+                                 uint64_t staged_len, int64_t *offsets, uint8_t *data);
 
 #endif
