@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._archive.files import MappedFile, expand_names
 from pcp._archive.meta import Metadata, Stamp
-from pcp._archive.reader import LOG_END, Archive, LogLabel, Record, tsub
+from pcp._archive.reader import Archive, LogLabel, Record, tsub
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
                                  PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
@@ -21,6 +21,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_
                                  PM_INDOM_NULL, PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW,
                                  PM_MODE_INTERP, PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
+from pcp._core.wire import PCP_LOG_END
 from pcp._decode.result import FlatResult
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
@@ -244,7 +245,7 @@ class ArchiveContext:
                     return rec
                 continue
             sts, newpos, rec = arch.read_at(self.stream, self.pos, backward)
-            if sts == LOG_END:
+            if sts == PCP_LOG_END:
                 if backward:
                     raise pmErr(PM_ERR_EOL)
                 vol = self.curvol + 1

@@ -15,7 +15,7 @@ from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_
                                  PM_LABEL_OPTIONAL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import LOG_END, PM_LABEL_COMPOUND
+from pcp._core.wire import PCP_LOG_END, PM_LABEL_COMPOUND
 from pcp._decode.pdu import LabelSetData
 
 # .meta record types
@@ -97,7 +97,7 @@ class Metadata:
         try:
             while True:
                 sts = lib.pcp_archive_meta_header(buf, size, pos, rtype, rlen)
-                if sts == LOG_END:
+                if sts == PCP_LOG_END:
                     break
                 if sts < 0:
                     raise pmErr(sts)

@@ -19,8 +19,8 @@ from pcp._core.constants import (PM_ERR_FEATURE, PM_ERR_LABEL, PM_ERR_LOGFILE, P
                                  PM_ERR_NODATA)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import (LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA,
-                            VOL_INDEX, VOL_META)
+from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
+                            VOL_META)
 from pcp._decode.result import FlatResult
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
@@ -242,7 +242,7 @@ class Archive:
                 paranoid: bool = False) -> Tuple[int, int, Optional[Record]]:
         """One C reader step in a volume file: (status, new position, record)."""
         if mapped is None:
-            return LOG_END, pos, None
+            return PCP_LOG_END, pos, None
         newpos = ffi.new("uint64_t *")
         rec = ffi.new("pcp_log_record *")
         sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, self.label.length, self.version,

@@ -12,9 +12,9 @@ from pcp._bulk import export
 from pcp._bulk.typed import CELL_DTYPES
 from pcp._core.constants import PM_INDOM_NULL
 from pcp._core.native import ffi, lib
+from pcp._core.wire import PCP_COLS_REF_SHIFT
 
-PAYLOAD_OFF_BITS = 40
-PAYLOAD_OFF_MASK = (1 << PAYLOAD_OFF_BITS) - 1
+PAYLOAD_OFF_MASK = (1 << PCP_COLS_REF_SHIFT) - 1
 
 
 class Blobs:
@@ -37,7 +37,7 @@ class Blobs:
 
     def lengths(self) -> np.ndarray:
         """Byte length of every cell (0 where absent), rows x columns."""
-        return self.refs >> PAYLOAD_OFF_BITS        # an absent cell's reference is 0
+        return self.refs >> PCP_COLS_REF_SHIFT        # an absent cell's reference is 0
 
     def objects(self) -> np.ndarray:
         """An object array: str (strings, UTF-8 with errors replaced) or bytes, None
@@ -45,7 +45,7 @@ class Blobs:
         rows, cols = np.nonzero(self.present)
         refs = self.refs[rows, cols]
         offs = (refs & PAYLOAD_OFF_MASK).tolist()
-        lens = (refs >> PAYLOAD_OFF_BITS).tolist()
+        lens = (refs >> PCP_COLS_REF_SHIFT).tolist()
         mv = memoryview(self.staged)
         if self.strings:
             vals = [str(mv[o:o + n], "utf-8", "replace") for o, n in zip(offs, lens)]
@@ -70,7 +70,7 @@ class Blobs:
             present = np.ascontiguousarray(present)
         stride = present.strides[0]
         sel = present[:, col0:col1]
-        total = int((refs[:, col0:col1] >> PAYLOAD_OFF_BITS)[sel].sum()) if sel.size else 0
+        total = int((refs[:, col0:col1] >> PCP_COLS_REF_SHIFT)[sel].sum()) if sel.size else 0
         offsets = np.empty((col1 - col0) * nrows + 1, np.int64)
         data = np.empty(total, np.uint8)
         got = lib.pcp_archive_columns_pack(ffi.cast("int64_t *", refs.ctypes.data),

@@ -13,7 +13,7 @@ from pcp._archive.reader import Archive
 from pcp._core.constants import PM_ERR_TOOBIG
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import LOG_END
+from pcp._core.wire import PCP_LOG_END
 
 
 class Chunk(NamedTuple):
@@ -141,7 +141,7 @@ def _scan_volume(arch: Archive, vol: int, chunk_values: int, errors: str) -> Ite
         mapped.release_pages(start, int(pos[0]))
         if sts == 0:
             continue
-        if sts == LOG_END:
+        if sts == PCP_LOG_END:
             return
         if errors == "raise":
             raise pmErr(sts)

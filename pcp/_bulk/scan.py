@@ -19,21 +19,16 @@ from pcp._bulk.typed import BLOBS, CELL_DTYPES
 from pcp._core.constants import PM_ERR_LOGOVERLAP, PM_ID_NULL, PM_TYPE_STRING
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import LOG_END
+from pcp._core.wire import (PCP_COLS_NEED_COLUMN, PCP_COLS_NEED_ROOM, PCP_COLS_PAST_END,
+                            PCP_COLS_PAUSE, PCP_LOG_END, PCP_ROW_AFTER_MARK)
 
 if TYPE_CHECKING:
     from pcp._bulk.columns import ArchiveReader
 
-# csrc/archive_columns.h and archive.h
-COLS_PAST_END = 2
-COLS_NEED_COLUMN = 3
-COLS_NEED_ROOM = 4
-COLS_PAUSE = 5
 # the mapped pages of a volume behind the scan are released every this many bytes
 RELEASE_EVERY = 8 << 20
 MISS_CAP = 4096                 # instances without a column reported per record
 STAGED_START = 1 << 16          # first size of a chunk's string staging area
-ROW_AFTER_MARK = 1
 
 
 
@@ -359,7 +354,7 @@ class Scan:
         if n == 0:
             return None
         time_ns = self.time[:n]
-        after = (self.flags[:n] & ROW_AFTER_MARK).astype(bool)
+        after = (self.flags[:n] & PCP_ROW_AFTER_MARK).astype(bool)
         seg = self.seg + np.cumsum(after, dtype=np.int64)
         self.seg = int(seg[-1])
         staged = self.staged[:int(self.state.staged_used)] if self.has_blobs else None
@@ -462,7 +457,7 @@ class Scan:
             if stamp_ns(arch.label.stamp) > self.r.end_ns:
                 break
             if k > 0:
-                s.pending_flags |= ROW_AFTER_MARK   # libpcp's <mark> between archives
+                s.pending_flags |= PCP_ROW_AFTER_MARK   # libpcp's <mark> between archives
                 if prev_end is not None and tsub(prev_end, arch.label.stamp) > 0:
                     raise pmErr(PM_ERR_LOGOVERLAP)
             last_t: List[Optional[Tuple[int, int]]] = [None]
@@ -523,9 +518,9 @@ class Scan:
                     mapped.release_pages(at, int(pos[0]))
                     if bar is not None:
                         bar.update(int(pos[0]) - at)
-                    if sts == COLS_PAUSE:
+                    if sts == PCP_COLS_PAUSE:
                         continue
-                    if sts == COLS_NEED_ROOM:
+                    if sts == PCP_COLS_NEED_ROOM:
                         if int(s.nrow) == 0:
                             self._more_room()   # one record's strings: make room
                             continue
@@ -533,12 +528,12 @@ class Scan:
                     if sts == 0:
                         yield from self._next_chunk()
                         continue
-                    if sts == COLS_NEED_COLUMN:
+                    if sts == PCP_COLS_NEED_COLUMN:
                         self._add_columns()
                         continue
-                    if sts == LOG_END:
+                    if sts == PCP_LOG_END:
                         break
-                    if sts == COLS_PAST_END:
+                    if sts == PCP_COLS_PAST_END:
                         return True
                     # a damaged record
                     if self.r.errors == "raise":

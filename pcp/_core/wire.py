@@ -59,6 +59,14 @@ PM_LABEL_COMPOUND = 0x40
 PM_LOG_FEATURE_QA = 0x80000000
 VOL_META = -1                    # volume number of the .meta file
 VOL_INDEX = -2                   # volume number of the .index file
-LOG_END = 1                      # PCP_LOG_END in csrc/archive.h
 DYNAMIC_DOMAIN = 511             # the domain of derived and anonymous metrics' pmids
 PM_IN_NULL_INT32 = -1            # PM_IN_NULL as the int32 the data records carry
+
+# ---- the C core's own status codes and flags (csrc/archive.h, csrc/archive_columns.h) --
+PCP_LOG_END = 1                  # no record in that direction: change volume
+PCP_COLS_PAST_END = 2            # a record after the window
+PCP_COLS_NEED_COLUMN = 3         # instances without a column: add them, read again
+PCP_COLS_NEED_ROOM = 4           # the staging area cannot hold the record's strings
+PCP_COLS_PAUSE = 5               # the scan reached the pause position
+PCP_ROW_AFTER_MARK = 1           # row flag: a <mark> came before the row
+PCP_COLS_REF_SHIFT = 40          # a staged string's reference: length << 40 | offset

@@ -17,7 +17,7 @@ PM_ERR_NODATA = -12354
 PM_ERR_LABEL = -12372
 PM_ERR_LOGREC = -12373
 PM_ERR_TOOBIG = -12444
-LOG_END = 1
+PCP_LOG_END = 1
 V2_LABEL, V3_LABEL = 132, 808
 
 
@@ -173,7 +173,7 @@ def test_read_forwards_and_backwards(version):
     pos, seen = ll, []
     while True:
         sts, pos, rec = read(vol, version, pos, False)
-        if sts == LOG_END:
+        if sts == PCP_LOG_END:
             break
         assert sts == 0
         seen.append(rec[:3])
@@ -183,7 +183,7 @@ def test_read_forwards_and_backwards(version):
     back = []
     while True:
         sts, pos, rec = read(vol, version, pos, True)
-        if sts == LOG_END:
+        if sts == PCP_LOG_END:
             break
         back.append(rec[:3])
     assert back == seen[::-1] and pos == ll
@@ -193,7 +193,7 @@ def test_read_partial_header_at_end_is_the_end():
     vol = volume(2, [sample_record(2)])
     for extra in (b"", b"\0", b"\0\0", b"\0\0\0"):
         sts, pos, _ = read(vol + extra, 2, len(vol), False)
-        assert (sts, pos) == (LOG_END, len(vol))
+        assert (sts, pos) == (PCP_LOG_END, len(vol))
 
 
 def test_read_truncated_record_is_sticky():
@@ -271,7 +271,7 @@ def test_bulk_scan_matches_single_reads():
             s0 = cols.rec_first[k]
             got.append((cols.sec[k], cols.numpmid[k],
                         [cols.ival[cols.set_first[s0] + j] for j in range(2)] if cols.numpmid[k] else []))
-        if sts == LOG_END:
+        if sts == PCP_LOG_END:
             break
         assert sts == 0
     assert len(got) == 51
@@ -305,7 +305,7 @@ def meta_walk(meta: bytes, version: int = 2):
     t, rl, nxt = ffi.new("int32_t *"), ffi.new("int32_t *"), ffi.new("uint64_t *")
     while True:
         sts = lib.pcp_archive_meta_header(data, len(meta), pos, t, rl)
-        if sts == LOG_END:
+        if sts == PCP_LOG_END:
             return out
         if sts < 0:
             return out + [("error", sts)]
@@ -433,8 +433,8 @@ def test_random_bytes_never_break_the_readers(data, version):
     pos = V2_LABEL if version == 2 else V3_LABEL
     for _ in range(50):
         sts, newpos, _ = read(vol, version, pos, False)
-        assert sts in (0, LOG_END, PM_ERR_LOGREC)
-        if sts == LOG_END or newpos == pos:
+        assert sts in (0, PCP_LOG_END, PM_ERR_LOGREC)
+        if sts == PCP_LOG_END or newpos == pos:
             break
         pos = newpos
     meta_walk(label(version, -1) + data, version)
