@@ -4,17 +4,4 @@
 imported: it is "pcp-native" here; the official python3-pcp package does not define it.
 """
 __implementation__ = "pcp-native"
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:     # Python < 3.8
-        return "unknown"
-    try:
-        return version("pcp-native")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-__version__ = _version()
+__version__ = "0.1.0"   # the one place of the version: pyproject.toml reads it from here
