@@ -50,16 +50,25 @@ def _not_supported(what: str) -> pmErr:
 
 class _Registry:
     """Context handles as libpcp numbers them (0, 1, 2, ... never reused) and the
-    "current context" that pmWhichContext reports."""
+    "current context" that pmWhichContext reports, which libpcp keeps per thread: a
+    thread that has used no context has none."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.next_handle = 0
         self.contexts: Dict[int, Context] = {}
-        self.current = -1
+        self._thread = threading.local()
+
+    @property
+    def current(self) -> int:
+        return getattr(self._thread, "current", -1)
+
+    @current.setter
+    def current(self, handle: int) -> None:
+        self._thread.current = handle
 
     def allocate(self) -> int:
-        """A new context handle, as libpcp numbers contexts (the lowest free slot)."""
+        """The next context handle."""
         with self.lock:
             handle = self.next_handle
             self.next_handle += 1

@@ -227,7 +227,10 @@ class Sampler:
         self.gap = False               # the last sample was a <mark>
         self.missed = 0                # ticks skipped because a fetch ran late
         self.errors: List[pmErr] = []  # fetch errors run() carried on after
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()       # the rings, against readers
+        # one sample at a time: rows go in the order of their fetches, so rates see
+        # their samples in time order whichever threads call sample()
+        self._sampling = threading.Lock()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
 
@@ -236,6 +239,10 @@ class Sampler:
     def sample(self) -> float:
         """Fetch once now and append a row to every ring; returns the fetch time stamp.
         Raises pmErr (PM_ERR_EOL at the end of an archive)."""
+        with self._sampling:
+            return self._sample()
+
+    def _sample(self) -> float:
         if self.is_archive:
             result = self._next_record()
         else:

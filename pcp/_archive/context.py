@@ -8,11 +8,13 @@ pmapi facade serves both kinds of context.
 """
 from __future__ import annotations
 
+import threading
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._archive.files import MappedFile, expand_names
 from pcp._archive.meta import Metadata, Stamp
 from pcp._archive.reader import Archive, LogLabel, Record, tsub
+from pcp._core.abc import serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
                                  PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
@@ -27,12 +29,14 @@ from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
 
+@serialized
 class ArchiveContext:
     """A PMAPI archive context over one or more archives (a pcp._core.abc.Context)."""
 
     pmns_location = PMNS_ARCHIVE
 
     def __init__(self, handle: int, spec: str, ctx_flags: int = 0) -> None:
+        self._lock = threading.RLock()
         self.handle = handle
         self.spec = spec
         self.ctx_flags = ctx_flags

@@ -6,6 +6,7 @@ that makes no sense for a kind raises the pmErr libpcp gives (PM_ERR_NOTARCHIVE,
 PM_ERR_NOTHOST, PM_ERR_MODE)."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 # (pmid, type, indom, sem, units word), as the PDU and archive decoders give them
@@ -21,11 +22,11 @@ class Context(Protocol):
     handle: int
     profile: Any            # pcp._libpcp.profile.Profile
     pmns_location: int      # PMNS_REMOTE or PMNS_ARCHIVE (pmGetPMNSLocation)
+    features: int           # the pmcd connection's feature bits (0 for archives)
 
     def close(self) -> None: ...
     def duplicate(self, handle: int) -> "Context": ...
     def reconnect(self) -> int: ...
-    def features(self) -> int: ...
     def host_name(self) -> str: ...
 
     # ---- names and metadata
@@ -51,3 +52,37 @@ class Context(Protocol):
     def instances_archive(self, indom: int) -> Tuple[List[int], List[bytes]]: ...
     def lookup_instance_archive(self, indom: int, name: bytes) -> int: ...
     def name_instance_archive(self, indom: int, inst: int) -> bytes: ...
+
+
+# Every operation of the Protocol above: what `serialized` puts under the context's lock.
+CONTEXT_OPERATIONS = tuple(name for name, value in vars(Context).items()
+                           if callable(value) and not name.startswith("_"))
+
+
+def serialized(cls: type) -> type:
+    """Class decorator: each Context operation the class defines runs holding the
+    instance's re-entrant `_lock` (which __init__ must create first), as libpcp holds a
+    context's lock for each call. One request/reply exchange, or one archive
+    read-and-advance, at a time per context; other contexts are not held up (each has
+    its own lock, and socket and file waits release the GIL)."""
+    for name in CONTEXT_OPERATIONS:
+        method = cls.__dict__.get(name)
+        if method is None or not callable(method) or getattr(method, "locks_itself", False):
+            continue
+        setattr(cls, name, _locked(method))
+    return cls
+
+
+def locks_itself(method: Any) -> Any:
+    """Mark an operation that takes the context's lock in its own body (a hot path,
+    where the wrapper's extra call would cost more than the lock: live pmFetch)."""
+    method.locks_itself = True
+    return method
+
+
+def _locked(method: Any) -> Any:
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return call

@@ -5,10 +5,12 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import threading
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
+from pcp._core.abc import locks_itself, serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_MODE, PM_ERR_NAME,
                                  PM_ERR_NOLABELS, PM_ERR_NOTARCHIVE, PM_ERR_TIMEOUT,
@@ -38,6 +40,7 @@ def _reconnect_backoff() -> List[float]:
     return [5.0, 10.0, 20.0, 40.0, 80.0]
 
 
+@serialized
 class HostContext:
     """A PMAPI host context: connection, profile, and the request methods."""
 
@@ -45,6 +48,7 @@ class HostContext:
                  connector: Optional[Callable] = None) -> None:
         from pcp._live import transport as _transport
 
+        self._lock = threading.RLock()
         self.handle = handle
         self.spec = spec
         self.ctx_flags = ctx_flags
@@ -269,49 +273,51 @@ class HostContext:
 
     # ---- fetch and store -------------------------------------------------------------
 
+    @locks_itself
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
         """Returns the decoded result and the pmcd state-change mask (0 if none)."""
-        conn = self._live()
-        use_highres = bool(conn.features & FEATURE_HIGHRES)
-        key = tuple(pmids)
-        cached_key, request, cached_hr = self._fetch_cache
-        if cached_key != key or cached_hr != use_highres:
-            if len(key) < 1:
-                raise pmErr(PM_ERR_TOOSMALL)
-            request = codec.encode_fetch(self.handle, use_highres, wire.CTXID, key)
-            self._fetch_cache = (key, request, use_highres)
-        if not self.profile.sent:
-            request = self.profile.encode(self.handle) + request
-            self.profile.sent = True
-        expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
-        changes = 0
-        try:
-            conn.send(request)
-            while True:
-                ptype, pdu = conn.recv_pdu()
-                if ptype == expect:
-                    break
-                if ptype != wire.PDU_ERROR:
-                    raise pmErr(PM_ERR_IPC)
-                code = codec.decode_error(pdu)
-                if code < 0:
-                    raise pmErr(code)
-                if code == 0:
-                    # libpcp ends the fetch with success but no result; treat the
-                    # stream as out of step instead of inventing an empty result.
-                    raise pmErr(PM_ERR_IPC)
-                changes |= code
-        except pmErr as e:
-            if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+        with self._lock:
+            conn = self._live()
+            use_highres = bool(conn.features & FEATURE_HIGHRES)
+            key = tuple(pmids)
+            cached_key, request, cached_hr = self._fetch_cache
+            if cached_key != key or cached_hr != use_highres:
+                if len(key) < 1:
+                    raise pmErr(PM_ERR_TOOSMALL)
+                request = codec.encode_fetch(self.handle, use_highres, wire.CTXID, key)
+                self._fetch_cache = (key, request, use_highres)
+            if not self.profile.sent:
+                request = self.profile.encode(self.handle) + request
+                self.profile.sent = True
+            expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
+            changes = 0
+            try:
+                conn.send(request)
+                while True:
+                    ptype, pdu = conn.recv_pdu()
+                    if ptype == expect:
+                        break
+                    if ptype != wire.PDU_ERROR:
+                        raise pmErr(PM_ERR_IPC)
+                    code = codec.decode_error(pdu)
+                    if code < 0:
+                        raise pmErr(code)
+                    if code == 0:
+                        # libpcp ends the fetch with success but no result; treat the
+                        # stream as out of step instead of inventing an empty result.
+                        raise pmErr(PM_ERR_IPC)
+                    changes |= code
+            except pmErr as e:
+                if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+                    self.close()
+                raise
+            try:
+                flat = FlatResult(pdu, use_highres)
+            except pmErr:
                 self.close()
-            raise
-        try:
-            flat = FlatResult(pdu, use_highres)
-        except pmErr:
-            self.close()
-            raise
-        _anon.fix_client_side_sets(flat)
-        return flat, changes
+                raise
+            _anon.fix_client_side_sets(flat)
+            return flat, changes
 
     def store(self, arrays: dict, sec: int, usec: int) -> int:
         if len(arrays["pmids"]) < 1:
