@@ -79,7 +79,16 @@ _registry = _Registry()
 
 
 def _as_bytes(name: Union[str, bytes]) -> bytes:
-    return name if isinstance(name, bytes) else name.encode("utf-8")
+    return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
+
+
+def _name_str(name: bytes) -> str:
+    """A metric name as str: UTF-8, as the official binding decodes it; bytes that are
+    not UTF-8 (a damaged or foreign archive, a PMDA writing Latin-1) become surrogate
+    escapes (PEP 383) instead of the UnicodeDecodeError the official binding raises, so a
+    walk of the PMNS is not stopped by one bad name and every name it gives can be
+    looked up again (names are encoded back the same way)."""
+    return name.decode("utf-8", "surrogateescape")
 
 
 def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
@@ -177,7 +186,7 @@ class pmContext(object):
         names, _ = self._use().children(_as_bytes(name), False)
         if not names:
             return None
-        return [n.decode() for n in names]
+        return [_name_str(n) for n in names]
 
     def pmGetChildrenStatus(self, name: Union[str, bytes]):
         """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,
@@ -185,7 +194,7 @@ class pmContext(object):
         names, status = self._use().children(_as_bytes(name), True)
         if not names:
             return None, None
-        return [n.decode() for n in names], list(status or [0] * len(names))
+        return [_name_str(n) for n in names], list(status or [0] * len(names))
 
     def pmGetPMNSLocation(self) -> int:
         """Where this context's names come from: PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
@@ -203,7 +212,7 @@ class pmContext(object):
         host = self._use()
         if isinstance(nameA, (str, bytes)):
             nameA = [nameA]
-        names = [n if type(n) is bytes else n.encode("utf-8") for n in nameA]
+        names = [n if type(n) is bytes else n.encode("utf-8", "surrogateescape") for n in nameA]
         n = len(names)
         try:
             if n == 0:
@@ -223,12 +232,12 @@ class pmContext(object):
 
     def pmNameAll(self, pmid: int) -> List[str]:
         """Every name of a pmID (a metric may have aliases in the PMNS)."""
-        return [n.decode() for n in self._use().name_all(_uint_arg(pmid))]
+        return [_name_str(n) for n in self._use().name_all(_uint_arg(pmid))]
 
     def pmNameID(self, pmid: int) -> str:
         """One name of a pmID (pmErr PM_ERR_PMID when it has none)."""
         names = self._use().name_all(_uint_arg(pmid))
-        return names[0].decode()
+        return _name_str(names[0])
 
     def pmTraversePMNS(self, name: Union[str, bytes], callback: Callable[[str], Any]) -> None:
         """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "")."""
@@ -242,7 +251,7 @@ class pmContext(object):
         if not names:
             raise pmErr(c_api.PM_ERR_NAME)
         for n in names:
-            callback(n.decode())
+            callback(_name_str(n))
 
     def pmRegisterDerived(self, name: str, expr: str) -> None:
         raise _not_supported("derived metrics")
