@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
 import re
 import selectors
@@ -62,19 +63,21 @@ def _env_seconds(name: str, default: float) -> float:
         return 0.0          # strtod("") converts nothing yet leaves *end == '\0': 0
     if _FLOAT_RE.match(text):
         value = float(text.strip())
-        if value >= 0.0:
+        if not value < 0.0:     # as libpcp tests it: nan is taken
             return value
     log.warning("ignored bad %s = '%s'", name, text)
     return default
 
 
 def connect_timeout() -> float:
-    """PMCD_CONNECT_TIMEOUT seconds (default 5); 0 waits forever."""
+    """PMCD_CONNECT_TIMEOUT seconds (default 5); 0 (or under a microsecond) waits forever;
+    inf or nan make every connect fail with -EINVAL, as in libpcp."""
     return _env_seconds("PMCD_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT)
 
 
 def request_timeout() -> float:
-    """PMCD_REQUEST_TIMEOUT seconds (default 10); <= 0 waits forever."""
+    """PMCD_REQUEST_TIMEOUT seconds (default 10); 0 waits forever; inf or nan make every
+    request fail with PM_ERR_IPC, as in libpcp."""
     return _env_seconds("PMCD_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT)
 
 
@@ -176,6 +179,8 @@ class Connection:
     # -- timeouts: set once on the socket (SO_RCVTIMEO), so the common recv is one syscall
 
     def _arm(self, timeout: Optional[float]) -> None:
+        if timeout is not None and not math.isfinite(timeout):
+            raise pmErr(PM_ERR_IPC)     # libpcp's select refuses such a wait (EINVAL)
         t = 0.0 if timeout is None or timeout <= 0 else float(timeout)
         if self._kernel_timeo:
             try:
@@ -649,12 +654,19 @@ def _negotiate_proxy(sock: socket.socket, host: str, port: int, timeout: float) 
 
 def _establish(sock: socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool,
                host: str, port: Optional[int], rtimeout: float, namecheck: str) -> Connection:
-    conn = Connection(sock, spec, is_unix, host, port, rtimeout)
+    # A request timeout that is not a number of seconds (inf, nan) fails every request as
+    # libpcp's select does, with PM_ERR_IPC; the greeting still gets the default wait,
+    # which is what libpcp's first handshake waits before it has read the variable.
+    finite = math.isfinite(rtimeout)
+    conn = Connection(sock, spec, is_unix, host, port,
+                      rtimeout if finite else DEFAULT_REQUEST_TIMEOUT)
     try:
         _handshake(conn, want, namecheck)
     except BaseException:
         conn.close()
         raise
+    if not finite:
+        conn.request_timeout = rtimeout
     return conn
 
 
@@ -674,6 +686,10 @@ def connect(spec: Union[str, HostSpec], ctx_flags: int = 0, ctimeout: Optional[f
         ctimeout = connect_timeout()
     if rtimeout is None:
         rtimeout = request_timeout()
+    if not math.isfinite(ctimeout):
+        raise pmErr(-errno.EINVAL)      # libpcp's select refuses such a wait
+    if int(ctimeout * 1000000) == 0:
+        ctimeout = 0.0      # less than a microsecond is a zero timeval: libpcp waits forever
 
     if hs.unix_path is not None:
         try:

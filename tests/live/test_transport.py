@@ -765,3 +765,37 @@ def test_send_on_closed_connection_is_ipc_error():
     with pytest.raises(pmErr) as e:
         conn.send(b"x" * 12)
     assert _code(e) == PM_ERR_IPC
+
+
+# ---- timeouts that are not ordinary numbers ------------------------------------------
+
+_TIMEOUT_PROBE = r'''
+import json
+from pcp import pmapi
+import cpmapi as c
+try:
+    ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, %r)
+    r = ctx.pmFetch(ctx.pmLookupName(["sample.long.one"])).contents.get_numval(0)
+except pmapi.pmErr as e:
+    r = e.args[0]
+except Exception as e:
+    r = "%%s: %%s" %% (type(e).__name__, e)
+print(json.dumps(r))
+'''
+
+
+@pytest.mark.pmcd
+@pytest.mark.reference
+@pytest.mark.parametrize("host", ["local:", "127.0.0.1"])
+@pytest.mark.parametrize("var", ["PMCD_CONNECT_TIMEOUT", "PMCD_REQUEST_TIMEOUT"])
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e400", "0x10", "0.0000001", "0",
+                                   "", "-1", "abc"])
+def test_timeout_variables_as_libpcp_reads_them(reference_binding, host, var, value):
+    """inf and nan: libpcp's select refuses the wait (a connect fails with -EINVAL, a
+    request with PM_ERR_IPC); under a microsecond and 0 wait forever; negative and
+    garbage values are ignored with a warning. Never an exception that is not pmErr."""
+    from support.difftest import run_program
+    program = _TIMEOUT_PROBE % host
+    ours = run_program(program, True, {var: value})
+    ref = run_program(program, False, {var: value})
+    assert ours == ref

@@ -336,6 +336,21 @@ def run_reference(code: str, timeout: float = 120) -> Any:
                              "--- stderr ---\n%s" % (lines[-1][:500], proc.stderr)) from exc
 
 
+def run_program(code: str, ours: bool, env: Optional[dict] = None, timeout: float = 60) -> Any:
+    """Run a whole program on one side (ours or the reference), with extra environment
+    variables; the JSON of its last output line, or {"__crash__": ...}."""
+    full = _env(ours)
+    full.update(env or {})
+    python = OUR_PYTHON if ours else REF_PYTHON
+    proc = subprocess.run([python, "-c", code], cwd=_cwd(), env=full, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    lines = proc.stdout.strip().splitlines()
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, ValueError):
+        return {"__crash__": "exit %d" % proc.returncode, "stderr": proc.stderr[-2000:]}
+
+
 @functools.lru_cache(maxsize=None)
 def reference_problem() -> Optional[str]:
     """None when the reference binding imports cleanly from /usr, else why not."""
