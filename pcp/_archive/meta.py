@@ -136,7 +136,9 @@ class Metadata:
         t = (desc.pmid, desc.type, desc.indom, desc.sem, desc.units)
         self.add_desc(t)
         for i in range(n):
-            self.add_name(desc.pmid, bytes(data[offs[i]:offs[i] + lens[i]]))
+            # libpcp reads each name as a C string: it ends at its first NUL
+            name = bytes(data[offs[i]:offs[i] + lens[i]]).split(b"\0", 1)[0]
+            self.add_name(desc.pmid, name)
         return nxt[0]
 
     def add_desc(self, t: DescTuple) -> None:
