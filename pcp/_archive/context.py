@@ -640,7 +640,7 @@ class ArchiveContext:
     def _chain(self, indom: int):
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
-        chain = self.meta.indoms.get(indom)
+        chain = self.meta.indom_chain(indom)
         if chain is None:
             raise pmErr(PM_ERR_INDOM_LOG)
         return chain

@@ -51,6 +51,30 @@ class LabelRecord:
         self.sets = sets
 
 
+class _Scratch:
+    """The C decoders' output buffers for one load, grown as records need: allocating
+    them per record cost more than decoding the record."""
+
+    def __init__(self) -> None:
+        self.nxt = ffi.new("uint64_t *")
+        self.desc = ffi.new("pcp_desc *")
+        self.indom_head = ffi.new("pcp_indom_head *")
+        self.label_head = ffi.new("pcp_label_head *")
+        self.total = ffi.new("int32_t *")
+        self.ttype = ffi.new("uint32_t *")
+        self.ident = ffi.new("uint32_t *")
+        self.toff = ffi.new("uint32_t *")
+        self.tlen = ffi.new("uint32_t *")
+        self._arrays: Dict[Tuple[str, str], object] = {}
+
+    def array(self, slot: str, ctype: str, n: int):
+        """An array of at least n elements of ctype (its contents are garbage)."""
+        have = self._arrays.get((slot, ctype))
+        if have is None or len(have) < n:        # type: ignore[arg-type]
+            have = self._arrays[(slot, ctype)] = ffi.new(ctype + "[]", max(n, 16))
+        return have
+
+
 class PMNSNode:
     __slots__ = ("children", "pmid")
 
@@ -76,8 +100,12 @@ class Metadata:
         self.root = PMNSNode()
         # indom -> snapshots, newest first (libpcp's chain order)
         self.indoms: Dict[int, List[InDomSnapshot]] = {}
+        self._unfinished: set = set()     # indoms whose delta records are not full yet
         # (label type, ident) -> records, newest first
         self.labels: Dict[Tuple[int, int], List[LabelRecord]] = {}
+        # (label type, ident) -> label records checked but not decoded yet (_label_chain)
+        self._label_records: Dict[Tuple[int, int], List[Tuple[int, Stamp, bytes, int]]] = {}
+        self._loads = 0         # archives loaded so far
         self.text_types: Dict[int, Dict[int, bytes]] = {}   # text type -> ident -> text
 
     # ---- loading -----------------------------------------------------------------------
@@ -92,8 +120,9 @@ class Metadata:
         numdescs = 0
         rtype = ffi.new("int32_t *")
         rlen = ffi.new("int32_t *")
-        nxt = ffi.new("uint64_t *")
+        nxt = _Scratch()
         new_labels: List[Tuple[int, int]] = []
+        self._loads += 1
         try:
             while True:
                 sts = lib.pcp_archive_meta_header(buf, size, pos, rtype, rlen)
@@ -117,17 +146,22 @@ class Metadata:
                 else:
                     raise pmErr(PM_ERR_RECTYPE)
         finally:
-            self._discard_repeated_labels(new_labels)
+            # chains already built (labels asked for before this archive was loaded)
+            # take the new records in now
+            for key in set(new_labels):
+                if key in self.labels:
+                    self._label_chain(key)
         if numdescs == 0:
             raise pmErr(PM_ERR_LOGREC)
 
-    def _load_desc(self, buf, size, data, pos: int, nxt) -> int:
-        desc = ffi.new("pcp_desc *")
+    def _load_desc(self, buf, size, data, pos: int, scratch: _Scratch) -> int:
+        desc = scratch.desc
         cap = 16
         while True:
-            offs = ffi.new("uint32_t[]", cap)
-            lens = ffi.new("int32_t[]", cap)
-            n = lib.pcp_archive_meta_desc(buf, size, pos, desc, cap, offs, lens, nxt)
+            offs = scratch.array("names", "uint32_t", cap)
+            lens = scratch.array("lens", "int32_t", cap)
+            cap = len(offs)
+            n = lib.pcp_archive_meta_desc(buf, size, pos, desc, cap, offs, lens, scratch.nxt)
             if n < 0:
                 raise pmErr(n)
             if n <= cap:
@@ -139,7 +173,7 @@ class Metadata:
             # libpcp reads each name as a C string: it ends at its first NUL
             name = bytes(data[offs[i]:offs[i] + lens[i]]).split(b"\0", 1)[0]
             self.add_name(desc.pmid, name)
-        return nxt[0]
+        return scratch.nxt[0]
 
     def add_desc(self, t: DescTuple) -> None:
         old = self.descs.get(t[0])
@@ -196,13 +230,14 @@ class Metadata:
             self._names = table
         return self._names.get(pmid, [])
 
-    def _load_indom(self, buf, size, data, pos: int, rec_len: int, kind: int, nxt) -> int:
-        head = ffi.new("pcp_indom_head *")
+    def _load_indom(self, buf, size, data, pos: int, rec_len: int, kind: int,
+                    scratch: _Scratch) -> int:
+        head = scratch.indom_head
         cap = max(rec_len // 8, 1)
-        insts = ffi.new("int32_t[]", cap)
-        offs = ffi.new("uint32_t[]", cap)
-        lens = ffi.new("int32_t[]", cap)
-        n = lib.pcp_archive_meta_indom(buf, size, pos, head, cap, insts, offs, lens, nxt)
+        insts = scratch.array("insts", "int32_t", cap)
+        offs = scratch.array("names", "uint32_t", cap)
+        lens = scratch.array("lens", "int32_t", cap)
+        n = lib.pcp_archive_meta_indom(buf, size, pos, head, cap, insts, offs, lens, scratch.nxt)
         if n < 0:
             raise pmErr(n)
         if n > 0:
@@ -212,7 +247,7 @@ class Metadata:
             snap = InDomSnapshot((head.sec, head.nsec), list(insts[0:n]), names,
                                  kind == INDOM_DELTA)
             self._add_indom(head.indom, snap)
-        return nxt[0]
+        return scratch.nxt[0]
 
     def _add_indom(self, indom: int, snap: InDomSnapshot) -> None:
         chain = self.indoms.setdefault(indom, [])
@@ -229,37 +264,46 @@ class Metadata:
             j += 1
         chain.insert(i, snap)
 
-    def _load_labels(self, buf, size, data, pos: int, rec_len: int, nxt,
+    def _load_labels(self, buf, size, data, pos: int, rec_len: int, scratch: _Scratch,
                      touched: List[Tuple[int, int]]) -> int:
-        head = ffi.new("pcp_label_head *")
+        """Check a label record with the C decoder now (libpcp reports a bad one at open)
+        and keep its bytes; its sets are built when labels of its kind are first asked
+        for (most contexts never ask, and building them is most of a load)."""
+        head = scratch.label_head
         set_cap = max(rec_len // 12, 1)
         label_cap = max(rec_len // 8, 1)
-        sets = ffi.new("pcp_labelset[]", set_cap)
-        labels = ffi.new("pcp_label[]", label_cap)
-        total = ffi.new("int32_t *")
+        sets = scratch.array("sets", "pcp_labelset", set_cap)
+        labels = scratch.array("labels", "pcp_label", label_cap)
         n = lib.pcp_archive_meta_labels(buf, size, pos, head, set_cap, sets, label_cap, labels,
-                                        total, nxt)
+                                        scratch.total, scratch.nxt)
         if n < 0:
             raise pmErr(n)
-        out: List[LabelSetData] = []
-        for i in range(n):
-            s = sets[i]
-            json = bytes(data[s.json_off:s.json_off + s.json_len])
-            lab = [(labels[k].name, labels[k].namelen, labels[k].flags, labels[k].value,
-                    labels[k].valuelen)
-                   for k in range(s.first, s.first + max(s.nlabels, 0))]
-            out.append(LabelSetData(s.inst, s.nlabels, json, lab))
+        end = scratch.nxt[0]
         ltype = head.type & ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
         ident = PM_ID_NULL if ltype == PM_LABEL_CONTEXT else head.ident
         key = (ltype, ident)
-        chain = self.labels.setdefault(key, [])
-        rec = LabelRecord((head.sec, head.nsec), out)
-        i = 0
-        while i < len(chain) and chain[i].stamp >= rec.stamp:
-            i += 1
-        chain.insert(i, rec)
+        # the record's bytes, decoded again later at offset 0 of this copy
+        self._label_records.setdefault(key, []).append(
+            (self._loads, (head.sec, head.nsec), bytes(data[pos:end]), rec_len))
         touched.append(key)
-        return nxt[0]
+        return end
+
+    def _label_chain(self, key: Tuple[int, int]) -> Optional[List[LabelRecord]]:
+        """The label records of a kind and ident, newest first, with libpcp's discarding
+        of repeated sets applied; built on first use from the records the loads kept."""
+        pending = self._label_records.pop(key, None)
+        if pending is not None:
+            chain = self.labels.setdefault(key, [])
+            # replayed archive by archive: libpcp discards repeated sets after each load
+            for k, (load, stamp, raw, rec_len) in enumerate(pending):
+                rec = LabelRecord(stamp, _decode_label_sets(raw, rec_len))
+                i = 0
+                while i < len(chain) and chain[i].stamp >= rec.stamp:
+                    i += 1
+                chain.insert(i, rec)
+                if k + 1 == len(pending) or pending[k + 1][0] != load:
+                    self._discard_repeated_labels([key])
+        return self.labels.get(key)
 
     def _discard_repeated_labels(self, keys: List[Tuple[int, int]]) -> None:
         """libpcp drops, from each label record, the sets that the next older record of
@@ -277,11 +321,9 @@ class Metadata:
                 kept.append(rec)
             self.labels[key] = kept
 
-    def _load_text(self, buf, size, data, pos: int, nxt) -> int:
-        ttype = ffi.new("uint32_t *")
-        ident = ffi.new("uint32_t *")
-        toff = ffi.new("uint32_t *")
-        tlen = ffi.new("uint32_t *")
+    def _load_text(self, buf, size, data, pos: int, scratch: _Scratch) -> int:
+        ttype, ident, toff, tlen = scratch.ttype, scratch.ident, scratch.toff, scratch.tlen
+        nxt = scratch.nxt
         sts = lib.pcp_archive_meta_text(buf, size, pos, ttype, ident, toff, tlen, nxt)
         if sts < 0:
             raise pmErr(sts)
@@ -292,15 +334,29 @@ class Metadata:
         return nxt[0]
 
     def finish(self) -> None:
-        """Make every delta instance-domain record full (libpcp does it lazily; the
-        outcome is the same for every chain that starts with a full record)."""
-        for chain in self.indoms.values():
-            _undelta(chain)
+        """After the last load: delta instance-domain records are made full when their
+        domain is first asked for (indom_chain), as libpcp does it lazily too; the
+        outcome is the same for every chain that starts with a full record."""
+        self._unfinished = set(self.indoms)
 
     # ---- queries -----------------------------------------------------------------------
 
+    def indom_chain(self, indom: int) -> Optional[List[InDomSnapshot]]:
+        """The records of an instance domain, newest first (None if it has none)."""
+        chain = self.indoms.get(indom)
+        if chain is not None and indom in self._unfinished:
+            self._unfinished.discard(indom)
+            _undelta(chain)
+        return chain
+
+    def all_indoms(self) -> Dict[int, List[InDomSnapshot]]:
+        """Every instance domain's records (all made full)."""
+        for indom in list(self._unfinished):
+            self.indom_chain(indom)
+        return self.indoms
+
     def indom_at(self, indom: int, stamp: Stamp) -> Optional[InDomSnapshot]:
-        for snap in self.indoms.get(indom, ()):
+        for snap in self.indom_chain(indom) or ():
             if snap.stamp <= stamp:
                 return snap
         return None
@@ -310,7 +366,7 @@ class Metadata:
         ltype &= ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
         if ltype == PM_LABEL_CONTEXT:
             ident = PM_ID_NULL
-        chain = self.labels.get((ltype, ident))
+        chain = self._label_chain((ltype, ident))
         if chain is None:
             return None
         for rec in chain:
@@ -391,3 +447,27 @@ def _undelta(chain: List[InDomSnapshot]) -> None:
                 j += 1
         snap.insts, snap.names, snap.isdelta = insts, names, False
         full = snap
+
+
+def _decode_label_sets(raw: bytes, rec_len: int) -> List[LabelSetData]:
+    """The label sets of one label record (its bytes, already checked at load)."""
+    head = ffi.new("pcp_label_head *")
+    set_cap = max(rec_len // 12, 1)
+    label_cap = max(rec_len // 8, 1)
+    sets = ffi.new("pcp_labelset[]", set_cap)
+    labels = ffi.new("pcp_label[]", label_cap)
+    total = ffi.new("int32_t *")
+    nxt = ffi.new("uint64_t *")
+    n = lib.pcp_archive_meta_labels(raw, len(raw), 0, head, set_cap, sets, label_cap, labels,
+                                    total, nxt)
+    if n < 0:
+        raise pmErr(n)
+    out: List[LabelSetData] = []
+    for i in range(n):
+        s = sets[i]
+        json = raw[s.json_off:s.json_off + s.json_len]
+        lab = [(labels[k].name, labels[k].namelen, labels[k].flags, labels[k].value,
+                labels[k].valuelen)
+               for k in range(s.first, s.first + max(s.nlabels, 0))]
+        out.append(LabelSetData(s.inst, s.nlabels, json, lab))
+    return out

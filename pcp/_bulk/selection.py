@@ -177,7 +177,7 @@ def columns_in_window(meta, indom: int, start: int, end: int) -> Tuple[List[int]
     """Instances of `indom` in force at some time in [start, end]: the snapshot in force
     at start and every later one up to end, in instance id order; a name from the
     newest snapshot holding it."""
-    chain = meta.indoms.get(indom)      # newest first
+    chain = meta.indom_chain(indom)      # newest first
     if not chain:
         return [], []
     names: Dict[int, str] = {}
@@ -200,7 +200,7 @@ def instance_name(meta, indom: int, inst: int, cache: Dict[int, Dict[int, str]])
     names = cache.get(indom)
     if names is None:
         names = cache[indom] = {}
-        for snap in reversed(meta.indoms.get(indom, ())):
+        for snap in reversed(meta.indom_chain(indom) or ()):
             for i, n in zip(snap.insts, snap.names):
                 names[i] = decode_name(n)
     got = names.get(inst)

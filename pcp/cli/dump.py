@@ -152,7 +152,7 @@ class _Dump:
 
     def dump_indoms(self) -> None:
         self.w("\nInstance Domains in the Log ...\n")
-        indoms = self.host.meta.indoms
+        indoms = self.host.meta.all_indoms()
         for indom in hash_order(indoms):
             chain = indoms[indom]
             self.w("InDom: %s\n" % _common.indom_text(indom))
