@@ -560,6 +560,31 @@ def d_index_mid_record_offset(a):
     _each_entry(a, lambda off, esz: _index_data_off(a, off, o + 8))
 
 
+def d_index_last_one_record_early(a):
+    """The last entry points at the record before the one its time names (reading
+    backwards from the end starts from the index)."""
+    ents, esz = a.index_entries()
+    _index_data_off(a, ents[-1], a.recs[-2][0])
+
+
+def d_index_last_two_swapped(a):
+    ents, esz = a.index_entries()
+    last, before = _read(a.index, ents[-1], esz), _read(a.index, ents[-2], esz)
+    patch(a.index, ents[-1], before)
+    patch(a.index, ents[-2], last)
+
+
+def d_index_last_repeated(a):
+    ents, esz = a.index_entries()
+    with open(a.index, "ab") as f:
+        f.write(_read(a.index, ents[-1], esz))
+
+
+def d_index_last_time_in_future(a):
+    ents, esz = a.index_entries()
+    _put32(a.index, ents[-1], 0x7fff0000)      # the seconds (their low word in v3)
+
+
 def d_zero_filled_tail(a):
     with open(a.vol, "ab") as f:
         f.write(b"\0" * 4096)
