@@ -12,9 +12,9 @@ import threading
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._archive.files import MappedFile, expand_names
-from pcp._archive.meta import Metadata, Stamp
+from pcp._archive.meta import Metadata
 from pcp._archive.reader import Archive, LogLabel, Record, tsub
-from pcp._core.abc import serialized
+from pcp._core.abc import Stamp, serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
                                  PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,

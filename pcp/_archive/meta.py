@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
+from pcp._core.abc import DescTuple, Stamp
 from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_ERR_LOGCHANGETYPE,
                                  PM_ERR_LOGCHANGEUNITS, PM_ERR_LOGREC, PM_ERR_NOTHOST,
                                  PM_ERR_RECTYPE, PM_ERR_TEXT, PM_ID_NULL, PM_LABEL_CONTEXT,
@@ -21,8 +22,6 @@ from pcp._decode.pdu import LabelSetData
 # .meta record types
 DESC, INDOM_V2, LABEL_V2, TEXT, INDOM, INDOM_DELTA, LABEL = 1, 2, 3, 4, 5, 6, 7
 
-Stamp = Tuple[int, int]         # (sec, nsec)
-DescTuple = Tuple[int, int, int, int, int]
 
 
 class InDomSnapshot:

@@ -14,7 +14,8 @@ import errno as _errno
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
-from pcp._archive.meta import Metadata, Stamp
+from pcp._archive.meta import Metadata
+from pcp._core.abc import Stamp
 from pcp._core.constants import (PM_ERR_FEATURE, PM_ERR_LABEL, PM_ERR_LOGFILE, PM_ERR_LOGREC,
                                  PM_ERR_NODATA)
 from pcp._core.errors import pmErr

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+from pcp._core.abc import DescTuple
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-
-# A decoded pmDesc: (pmid, type, indom, sem, units word).
-DescTuple = Tuple[int, int, int, int, int]
 
 
 def _encode(fn, *args) -> bytes:

@@ -10,7 +10,7 @@ import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
-from pcp._core.abc import locks_itself, serialized
+from pcp._core.abc import DescTuple, locks_itself, serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_MODE, PM_ERR_NAME,
                                  PM_ERR_NOLABELS, PM_ERR_NOTARCHIVE, PM_ERR_TIMEOUT,
@@ -219,13 +219,13 @@ class HostContext:
 
     # ---- descriptors, instances, text ------------------------------------------------
 
-    def desc(self, pmid: int) -> codec.DescTuple:
+    def desc(self, pmid: int) -> DescTuple:
         local = _anon.desc(pmid)
         if local is not None:
             return local
         return self._request(codec.encode_desc_req(self.handle, pmid), wire.PDU_DESC, codec.decode_desc)
 
-    def descs(self, pmids: Sequence[int]) -> List[codec.DescTuple]:
+    def descs(self, pmids: Sequence[int]) -> List[DescTuple]:
         """One descriptor per pmid; failed ones come back with pmid PM_ID_NULL."""
         if len(pmids) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
