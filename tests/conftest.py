@@ -122,3 +122,21 @@ def _apply_markers(request):
         request.getfixturevalue("reference_binding")
     if request.node.get_closest_marker("pmcd") is not None:
         request.getfixturevalue("pmcd")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say why tests were skipped, grouped by reason, so that the skips made by design
+    (most of them: damaged archives the reference refuses to open, whose other sections
+    have nothing to compare) do not read as coverage missing."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    reasons: dict = {}
+    for report in skipped:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.replace("Skipped: ", "", 1)
+        reasons[reason] = reasons.get(reason, 0) + 1
+    terminalreporter.section("skipped, by reason")
+    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line("%6d  %s" % (count, reason))
