@@ -32,6 +32,10 @@ if ! "$PY" -c "import cffi, setuptools, pytest, hypothesis" 2>/dev/null; then
     echo "sanitize.sh: installing build/test dependencies (pip install -e .[test])"
     "$PY" -m pip install -q -e "$ROOT[test]"
 fi
+# setup.py reads pyproject.toml, whose SPDX licence string needs setuptools 77
+if ! "$PY" -c "import setuptools, sys; sys.exit(int(setuptools.__version__.split('.')[0]) < 77)"; then
+    "$PY" -m pip install -q 'setuptools>=77'
+fi
 
 COPY=$(mktemp -d "${TMPDIR:-/tmp}/pcp-native-asan.XXXXXX")
 cleanup() {

@@ -16,7 +16,7 @@ python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-.venv/bin/pip install -q --upgrade pip >/dev/null 2>&1 || true
+.venv/bin/pip install -q --upgrade pip 'setuptools>=77' >/dev/null 2>&1 || true
 .venv/bin/pip install -q -e '.[test,parquet]'
 
 if [ "${1:-}" != "--no-example" ]; then

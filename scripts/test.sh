@@ -55,7 +55,7 @@ if [ "${SKIP_WHEEL:-}" != 1 ]; then
 fi
 
 if [ "${SKIP_SANITIZE:-}" != 1 ] && [ -x .ci/sanitize.sh ]; then
-    bash .ci/sanitize.sh -q -p no:cacheprovider tests || status=$?
+    PYTHON="$PWD/.venv/bin/python" bash .ci/sanitize.sh -q -p no:cacheprovider tests || status=$?
 fi
 if [ "${SKIP_FUZZ:-}" != 1 ] && [ -x .ci/fuzz.sh ]; then
     bash .ci/fuzz.sh || status=$?
