@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import csv
 import datetime
+import os
 import sys
-from typing import Any, List
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -41,14 +42,30 @@ def add_parser(sub: Any) -> None:
                    help="one row per record (wide, default) or per value (long)")
     p.add_argument("-r", "--rates", action="store_true",
                    help="counters as per-second rates between consecutive records")
+    p.add_argument("--errors", choices=("raise", "skip", "stop"), default="raise",
+                   help="at a damaged record: fail with its error (raise, default), go on "
+                   "where libpcp's reader would (skip), or end that volume there (stop)")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="show a progress bar (default: when stderr is a terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never show a progress bar")
     p.add_argument("names", nargs="*", metavar="NAME")
+
+
+SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def run(args: Any, out: Any = None) -> int:
     fmt = args.format
-    if fmt is None:
-        lower = args.output.lower()
-        fmt = "parquet" if lower.endswith((".parquet", ".pq")) else "csv"
+    if fmt is None and args.output != "-":
+        suffix = os.path.splitext(args.output.lower())[1]
+        fmt = SUFFIXES.get(suffix)
+        if fmt is None:
+            raise CliError("cannot tell the format of %s from its suffix %r: name it .csv, "
+                           ".parquet or .pq, or give -F csv|parquet"
+                           % (args.output, suffix or "(none)"))
+    fmt = fmt or "csv"
     if fmt == "parquet":
         if args.output == "-":
             raise CliError("Parquet needs an output file (-o FILE.parquet)")
@@ -57,20 +74,26 @@ def run(args: Any, out: Any = None) -> int:
         except ImportError:
             raise CliError("Parquet export needs pyarrow: pip install 'pcp-native[parquet]' "
                            "(or pip install pyarrow), or export CSV instead")
+    if args.output != "-":
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(folder):
+            raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
     src = Source(args.archive, None, default="archive")
     try:
-        table = collect(src, args.names, rates=args.rates)
+        table = collect(src, args.names, rates=args.rates, errors=args.errors,
+                        progress=args.progress)
     finally:
         src.close()
-    if fmt == "parquet":
-        write_parquet(table, args.output, args.layout)
-    else:
-        stream = out or sys.stdout
-        if args.output == "-":
-            write_csv(table, stream, args.layout)
+    try:
+        if fmt == "parquet":
+            write_parquet(table, args.output, args.layout)
+        elif args.output == "-":
+            write_csv(table, out or sys.stdout, args.layout)
         else:
             with open(args.output, "w", newline="") as f:
                 write_csv(table, f, args.layout)
+    except OSError as e:
+        raise CliError("cannot write %s: %s" % (args.output, e.strerror or e))
     return 0
 
 
@@ -129,17 +152,21 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
     return keep
 
 
-def collect(src: Source, names: List[str], rates: bool = False) -> Table:
+def collect(src: Source, names: List[str], rates: bool = False, errors: str = "raise",
+            progress: Optional[bool] = False) -> Table:
     """Every value of the chosen metrics, read by the columns reader: rows are the
     records holding any of them; counters become rates with its rule (per instance over
-    its previous value, none after a <mark>) when asked."""
+    its previous value, none after a <mark>) when asked. `errors` is the reader's rule at
+    a damaged record; `progress` None shows a bar when stderr is a terminal."""
     keep = _metric_names(src, names)
     if not keep:
         raise CliError("no numeric or string metrics to export")
     try:
-        cols = bulk.read_archive(src.name, keep, rate=rates, progress=False)
+        cols = bulk.read_archive(src.name, keep, rate=rates, progress=progress,
+                                 errors=errors)
     except pmErr as e:
-        raise CliError("pmFetchArchive: %s" % pmErrStr(e.code))
+        hint = "; --errors skip reads on past it" if errors == "raise" else ""
+        raise CliError("%s: %s%s" % (src.name, pmErrStr(e.code), hint))
     return Table(cols, src.ctx.pmGetContextHostName())
 
 

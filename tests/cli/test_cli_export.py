@@ -250,3 +250,45 @@ def test_export_corpus_matches_pmdumplog(pmcd, name):
             for i, n in zip(*ctx.pmGetInDomArchive(desc)):
                 extra[(leaf, i)] = n
     assert _check_wide(header, rows, ref, digits, extra) > 100
+
+
+# ---- refusals and damaged archives -------------------------------------------------------
+
+def test_an_output_suffix_that_names_no_format_is_refused(tmp_path):
+    target = str(tmp_path / "x.json")
+    got = run_cli("export", "-o", target)
+    assert got.status == 1 and got.out == ""
+    assert got.err.count("\n") == 1 and "x.json" in got.err and "-F csv|parquet" in got.err
+    assert not os.path.exists(target)
+    assert run_cli("export", "-F", "csv", "-o", target).status == 0     # said explicitly
+    with open(target) as f:
+        assert f.readline().startswith("time,")
+
+
+def test_an_output_in_a_missing_directory_is_a_one_line_error(tmp_path):
+    got = run_cli("export", "-o", str(tmp_path / "no" / "such" / "x.csv"))
+    assert got.status == 1 and got.err.count("\n") == 1 and "no such directory" in got.err
+    assert "Traceback" not in got.err
+
+
+def test_a_damaged_archive_is_reported_and_can_be_skipped_past(tmp_path, pmcd):
+    from support import archives
+    base = archives.copy_archive(archives.get_corpus()["v2"], str(tmp_path), "cut")
+    recs = archives.records(base + ".0")
+    archives.truncate(base + ".0", recs[-1][0] + recs[-1][1] // 2)      # the last one cut
+    got = run_cli("export", "-a", base, "sample.long.one")
+    assert got.status == 1 and got.out == ""
+    assert base in got.err and "--errors skip" in got.err and got.err.count("\n") == 1
+    skipped = run_cli("export", "--errors", "skip", "-a", base, "sample.long.one")
+    assert skipped.status == 0, skipped.err
+    rows = skipped.out.splitlines()[1:]
+    assert rows and len(rows) <= len(recs) - 1
+
+
+def test_the_progress_bar_follows_the_flags():
+    pytest.importorskip("tqdm")
+    quiet = run_cli("export", "kernel.all.load")            # stderr is no terminal here
+    assert quiet.status == 0 and quiet.err == ""
+    assert run_cli("export", "--no-progress", "kernel.all.load").err == ""
+    shown = run_cli("export", "--progress", "kernel.all.load")
+    assert shown.status == 0 and "archive" in shown.err and quiet.out == shown.out
