@@ -908,12 +908,16 @@ class pmContext(object):
         _sort_instances(result_p)
 
     @staticmethod
-    def pmParseHighResInterval(interval: Any):
-        raise _not_supported("pmParseHighResInterval")
+    def pmParseHighResInterval(interval: Any) -> Tuple[timespec, str]:
+        """An interval specification ("10", "1.5 sec", "2min 30s") as (timespec, "");
+        pmErr(-1, libpcp's message) when it is bad."""
+        return (timespec.fromInterval(interval), "")
 
     @staticmethod
-    def pmParseInterval(interval: Any):
-        raise _not_supported("pmParseInterval")
+    def pmParseInterval(interval: Any) -> Tuple[timeval, str]:
+        """An interval specification ("10", "1.5 sec", "2min 30s") as (timeval, "");
+        pmErr(-1, libpcp's message) when it is bad."""
+        return (timeval.fromInterval(interval), "")
 
     @staticmethod
     def pmParseMetricSpec(string: Any, isarch: int = 0, source: str = ""):

@@ -12,11 +12,10 @@ big-endian branch follows the C headers' MSB-first declaration order.
 from __future__ import annotations
 
 import ctypes
-import math
 import time
 from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p, c_double, c_float,
                     c_int, c_int32, c_int64, c_long, c_uint, c_uint32, c_uint64, c_void_p)
-from typing import Any, Tuple, Union as _TUnion
+from typing import Any, Union as _TUnion
 
 from pcp._core.constants import (PM_LOG_MAXHOSTLEN, PM_MAX_HOSTNAMELEN,  # noqa: E402
                                  PM_MAX_TIMEZONELEN, PM_MAX_ZONEINFOLEN, PM_TYPE_32, PM_TYPE_64,
@@ -26,6 +25,9 @@ from pcp._core.constants import (PM_LOG_MAXHOSTLEN, PM_MAX_HOSTNAMELEN,  # noqa:
                                  PM_TYPE_UNKNOWN, PM_TZ_MAXLEN)
 # --------------------------------------------------------------------------
 # Constants come from pcp._core.constants, the one table of PMAPI values.
+from pcp._core.errors import pmErr
+from pcp._core.intervals import IntervalError, interval_timespec, interval_timeval
+from pcp._core.longdouble import timespec_to_real, timeval_to_real
 from pcp._core.units import BITFIELDS_LTOR, pmUnits, units_from_int, units_to_int  # noqa: F401
 
 # time_t and suseconds_t are both 64-bit on every LP64 Linux; on 32-bit
@@ -34,82 +36,12 @@ c_time_t = c_int64 if ctypes.sizeof(c_long) == 8 else c_long
 c_suseconds_t = c_int64 if ctypes.sizeof(c_long) == 8 else c_long
 
 
-# --------------------------------------------------------------------------
-# Exact emulation of libpcp's "seconds as double" helpers, which compute in
-# x87 long double (64-bit significand) before rounding to double.  Plain
-# Python float arithmetic can differ from that in the last bit, which shows
-# up in "%.3f" output at rounding boundaries.
-
-_LD_BITS = 64 if ctypes.sizeof(ctypes.c_longdouble) > 8 else 53
-
-
-def _round_ratio(num: int, den: int, bits: int = _LD_BITS) -> Tuple[int, int]:
-    """num/den rounded to *bits* significant bits, ties to even.
-
-    Returns (m, e) with the rounded value equal to m * 2**e.  Integer-only,
-    so it is exact and much faster than going through Fraction.  The
-    exponent range of the target format is not modelled (irrelevant for
-    the magnitudes libpcp feeds through long double here).
-    """
-    if num == 0:
-        return 0, 0
-    neg = (num < 0) != (den < 0)
-    num, den = abs(num), abs(den)
-    # Choose e so that the integer quotient has bits+1 .. bits+3 bits.
-    e = num.bit_length() - den.bit_length() - bits - 2
-    if e >= 0:
-        q, r = divmod(num, den << e)
-    else:
-        q, r = divmod(num << -e, den)
-    extra = q.bit_length() - bits
-    low = q & ((1 << extra) - 1)
-    q >>= extra
-    e += extra
-    half = 1 << (extra - 1)
-    if low > half or (low == half and (r or q & 1)):
-        q += 1
-        if q.bit_length() > bits:       # carried into a new bit: exact shift
-            q >>= 1
-            e += 1
-    return (-q if neg else q), e
-
-
-def _to_double(m: int, e: int) -> float:
-    """m * 2**e rounded once to double (int->float rounds correctly and
-    ldexp is exact away from the subnormal/overflow ranges)."""
-    return math.ldexp(float(m), e)
-
-
-def ld_divide(value: float, divisor: int) -> float:
-    """(double)((long double)value / (long double)divisor)."""
-    n, d = value.as_integer_ratio()
-    return _to_double(*_round_ratio(n, d * divisor))
-
-
-def _sub_seconds_to_real(sec: int, frac: int, per_sec: int) -> float:
-    """tv_sec + (long double)frac / per_sec, returned as a C double."""
-    # The C code divides in long double, adds the integral seconds in long
-    # double and finally narrows to double: three roundings, reproduced here.
-    m, e = _round_ratio(frac, per_sec)
-    if e >= 0:
-        total, den = (sec + (m << e)), 1
-    else:
-        total, den = ((sec << -e) + m), 1 << -e
-    return _to_double(*_round_ratio(total, den))
-
-
-def timeval_to_real(sec: int, usec: int) -> float:
-    """Equivalent of libpcp pmtimevalToReal()."""
-    if usec == 0 and -(1 << 53) <= sec <= (1 << 53):
-        return float(sec)  # exact: no rounding step can change anything
-    return _sub_seconds_to_real(sec, usec, 1000000)
-
-
-def timespec_to_real(sec: int, nsec: int) -> float:
-    """Equivalent of libpcp pmtimespecToReal()."""
-    if nsec == 0 and -(1 << 53) <= sec <= (1 << 53):
-        return float(sec)
-    return _sub_seconds_to_real(sec, nsec, 1000000000)
+def _parse(interval: Any, parse: Any) -> Any:
+    text = interval.decode("utf-8") if isinstance(interval, bytes) else interval
+    try:
+        return parse(text)
+    except IntervalError as e:
+        raise pmErr(-1, e.message) from None
 
 
 class timeval(Structure):
@@ -137,6 +69,12 @@ class timeval(Structure):
 
     def __int__(self) -> int:
         return int(self.tv_sec)
+
+    @classmethod
+    def fromInterval(cls, interval: Any) -> "timeval":
+        """A timeval from an interval specification, as pmParseInterval reads it
+        ("10", "1.5 sec", "2min 30s"); pmErr(-1, libpcp's message) when it is bad."""
+        return cls(*_parse(interval, interval_timeval))
 
     def sleep(self) -> None:
         """Block for the interval this timeval describes."""
@@ -168,6 +106,12 @@ class timespec(Structure):
 
     def __int__(self) -> int:
         return int(self.tv_sec)
+
+    @classmethod
+    def fromInterval(cls, interval: Any) -> "timespec":
+        """A timespec from an interval specification, as pmParseHighResInterval reads
+        it; pmErr(-1, libpcp's message) when it is bad."""
+        return cls(*_parse(interval, interval_timespec))
 
     def sleep(self) -> None:
         """Block for the interval this timespec describes."""

@@ -15,7 +15,8 @@ from pcp._core.constants import (PM_ID_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_S
                                  PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_NOSUPPORT,
                                  PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64, PM_TYPE_UNKNOWN,
                                  PM_VAL_HDR_SIZE)
-from pcp._core.structs import ld_divide, pmAtomValue
+from pcp._core.longdouble import ld_divide
+from pcp._core.structs import pmAtomValue
 from pcp._core.wire import DYNAMIC_DOMAIN
 
 # the first words of an event array's value block, read in host order

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sys
 import time
 from typing import Any, List, Optional, Tuple
 
 import cpmapi as c_api
 from pcp._bulk import typed as _typed
+from pcp._core import intervals
 from pcp._core.errors import pmErr, pmErrStr
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
     g.add_argument("-a", "--archive", metavar="ARCHIVE", help="replay this archive")
     g.add_argument("-h", "--host", metavar="HOST", help="sample this pmcd (default local:)")
     p.add_argument("-t", "--interval", metavar="INTERVAL", default="1",
-                   help="sampling interval: seconds, or with a unit (500ms, 2sec, 1min)")
+                   help="sampling interval, as pmval reads it: seconds, or with units (500msec, 2sec, 1min 30s)")
     p.add_argument("-s", "--samples", type=int, metavar="N",
                    help="stop after N samples (default: forever; all of an archive)")
     p.add_argument("-r", "--raw", action="store_true", help="counters as raw values, not rates")
@@ -47,18 +47,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("metrics", nargs="+", metavar="METRIC")
 
 
-_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-          "ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
-          "usec": 1e-6, "usecs": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
-          "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-          "h": 3600.0, "hour": 3600.0, "hours": 3600.0}
-
-
 def parse_interval(text: str) -> float:
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
-    if not m or m.group(2).lower() not in _UNITS:
-        raise CliError("bad interval %r (e.g. 2, 0.5, 500ms, 1min)" % text)
-    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    """-t as pmval reads it: libpcp's interval grammar (pmParseInterval), so "2", "0.5",
+    "250msec", "1min", "1 hour 30 mins"; note that, as there, "ms" is minutes (a
+    trailing "s" is dropped before the unit is looked up)."""
+    try:
+        value = intervals.parse_interval(text)
+    except intervals.IntervalError as e:
+        raise CliError("bad interval:\n%s" % e.message.rstrip("\n"))
     if value <= 0:
         raise CliError("the interval must be positive")
     return value

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from support.cliutil import DEMO_ARCHIVE, run_cli, run_tool
+from pcp.cli._common import CliError
 from pcp.cli.fetch import parse_interval, printreal
 
 ARCHIVE_CASES = [
@@ -127,7 +128,11 @@ def test_fetch_errors():
 def test_interval_parsing():
     assert parse_interval("2") == 2.0
     assert parse_interval("0.5") == 0.5
-    assert parse_interval("250ms") == 0.25
+    assert parse_interval("250msec") == 0.25
+    assert parse_interval("250ms") == 250 * 60.0    # as pmval reads it: "m", minutes
+    assert parse_interval("1 hour 30 mins") == 5400.0
+    with pytest.raises(CliError):
+        parse_interval("5x")
     assert parse_interval("2sec") == 2.0
     assert parse_interval("1min") == 60.0
 

@@ -1,0 +1,103 @@
+"""pmParseInterval's grammar, as libpcp 6.0.3 reads it: numbers (strtod, 0 up to
+PM_MAX_TIME_T), each optionally followed by a unit (nanosecond, microsecond, millisecond,
+second, minute, hour, day and their short forms, any case, with or without a trailing
+"s"), summed; a number alone is seconds. A bad specification gives libpcp's message:
+the text, a caret under the first character not understood, and "unexpected value"."""
+from __future__ import annotations
+
+import re
+from typing import Tuple
+
+from pcp._core.longdouble import real_to_timespec, real_to_timeval
+
+PM_MAX_TIME_T = (1 << 63) - 1
+
+# (name, seconds per unit) in libpcp's table order: the first whole-name match wins
+_UNITS = (("nanosecond", 1e-9), ("microsecond", 1e-6), ("millisecond", 1e-3),
+          ("second", 1), ("minute", 60), ("hour", 3600), ("day", 86400),
+          ("msec", 1e-3), ("usec", 1e-6), ("nsec", 1e-9), ("sec", 1), ("min", 60),
+          ("hr", 3600), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400))
+# libpcp divides by the divisor of a sub-second unit rather than multiplying
+_DIVISORS = {"nanosecond": 1000000000, "microsecond": 1000000, "millisecond": 1000,
+             "msec": 1000, "usec": 1000000, "nsec": 1000000000}
+
+_C_SPACE = " \t\n\v\f\r"
+# strtod's decimal and hexadecimal forms, infinity and nan
+_STRTOD = re.compile(r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                     r"(?:[pP][+-]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+                     r"|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
+
+
+class IntervalError(ValueError):
+    """A specification libpcp refuses: `message` is libpcp's text for it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _strtod(text: str) -> float:
+    if text[:2].lower() in ("0x", "+0x", "-0x") or text[:3].lower() in ("+0x", "-0x"):
+        return float.fromhex(text)
+    return float(text)
+
+
+def _error(spec: str, at: int) -> IntervalError:
+    pointer = "".join(" " if c.isprintable() and not c.isspace() else c for c in spec[:at])
+    return IntervalError("%s\n%s^ -- unexpected value\n" % (spec, pointer))
+
+
+def parse_interval(spec: str) -> float:
+    """Seconds of an interval specification, or IntervalError with libpcp's message."""
+    if not spec:
+        raise IntervalError("\n^ -- Null or empty specification\n")
+    total = 0.0
+    i, n = 0, len(spec)
+    while i < n:
+        j = i
+        while j < n and spec[j] in _C_SPACE:
+            j += 1
+        m = _STRTOD.match(spec, j)
+        if m is None:
+            i = j           # libpcp reports the place after the blanks it skipped
+            break
+        value = _strtod(m.group(0))
+        if value < 0.0 or value > float(PM_MAX_TIME_T):    # as libpcp tests: nan passes
+            i = j
+            break
+        i = m.end()
+        while i < n and spec[i] in _C_SPACE:
+            i += 1
+        if i == n:
+            total += value
+            break
+        k = i
+        while k < n and spec[k].isascii() and spec[k].isalpha():
+            k += 1
+        word = spec[i:k]
+        if not word:
+            total += value
+        else:
+            if len(word) > 1 and word[-1] in "sS":
+                word = word[:-1]
+            for name, per in _UNITS:
+                if len(word) == len(name) and word.lower() == name:
+                    divisor = _DIVISORS.get(name)
+                    total += value / divisor if divisor else value * per
+                    break
+            else:
+                break
+        i = k
+    if i < n:
+        raise _error(spec, i)
+    return total
+
+
+def interval_timeval(spec: str) -> Tuple[int, int]:
+    """pmParseInterval: (seconds, microseconds)."""
+    return real_to_timeval(parse_interval(spec))
+
+
+def interval_timespec(spec: str) -> Tuple[int, int]:
+    """pmParseHighResInterval: (seconds, nanoseconds)."""
+    return real_to_timespec(parse_interval(spec))
