@@ -25,7 +25,7 @@ from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHigh
 from pcp._decode import events as _events, result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
-from pcp._libpcp import strings as _strings, values as _values
+from pcp._libpcp import strings as _strings, values as _values, zones as _zones
 from pcp._live.context import HostContext
 
 __all__ = [
@@ -444,28 +444,55 @@ class pmContext(object):
             return ""
         return host.host_name()
 
-    # ---- timezones (time services arrive with a later issue) -------------------------
+    # ---- time zones ------------------------------------------------------------------
 
     def pmNewContextZone(self) -> int:
-        raise _not_supported("pmNewContextZone")
+        """Make the zone of this context's source current (an archive's label zone, or
+        pmcd's pmcd.zoneinfo / pmcd.timezone) and return its handle."""
+        host = self._use()
+        if host.pmns_location == c_api.PMNS_ARCHIVE:
+            return _zones.new_zone(host.archive_label().timezone.decode("utf-8", "replace"))
+        pmids = self.pmLookupName(["pmcd.timezone", "pmcd.zoneinfo"], relaxed=1)
+        if pmids[0] == c_api.PM_ID_NULL and pmids[1] == c_api.PM_ID_NULL:
+            raise pmErr(c_api.PM_ERR_NAME)
+        result = self.pmFetch(pmids).contents
+        for i in (1, 0):                # the zoneinfo name first, as libpcp prefers it
+            if result.get_numval(i) == 1 and result.get_valfmt(i) != c_api.PM_VAL_INSITU:
+                atom = self.pmExtractValue(result.get_valfmt(i), result.get_vlist(i, 0),
+                                           c_api.PM_TYPE_STRING, c_api.PM_TYPE_STRING)
+                return _zones.new_zone(atom.cp.decode("utf-8", "replace"))
+        raise pmErr(c_api.PM_ERR_VALUE)
 
     @staticmethod
-    def pmNewZone(tz: str) -> int:
-        raise _not_supported("pmNewZone")
+    def pmNewZone(tz: Union[str, bytes]) -> int:
+        """Add a reporting time zone (a TZ value), make it current, return its handle."""
+        return _zones.new_zone(tz.decode("utf-8") if isinstance(tz, bytes) else tz)
 
     @staticmethod
     def pmUseZone(tz_handle: int) -> int:
-        raise _not_supported("pmUseZone")
+        """Make the zone of a handle pmNewZone gave the current reporting zone."""
+        status = _zones.use_zone(tz_handle)
+        if status < 0:
+            raise pmErr(status)
+        return status
 
     @staticmethod
     def pmWhichZone() -> str:
-        raise _not_supported("pmWhichZone")
+        """The current reporting zone (pmErr -1 when none was set)."""
+        tz = _zones.which_zone()
+        if tz is None:
+            raise pmErr(-1)
+        return tz
 
-    def pmLocaltime(self, seconds: int):
-        raise _not_supported("pmLocaltime")
+    def pmLocaltime(self, seconds: int) -> tm:
+        """The broken-down time (a tm) of an instant in the current reporting zone."""
+        self._use()
+        return _zones.localtime(int(seconds))
 
     def pmCtime(self, seconds: int) -> str:
-        raise _not_supported("pmCtime")
+        """ctime's text of an instant in the current reporting zone (newline included)."""
+        self._use()
+        return _zones.ctime(int(seconds))
 
     # ---- fetch and store -------------------------------------------------------------
 

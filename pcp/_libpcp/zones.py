@@ -1,0 +1,92 @@
+"""Reporting time zones as libpcp 6.0.3 keeps them (pmNewZone, pmUseZone, pmWhichZone,
+pmLocaltime, pmCtime): a process-wide table of zones and a current one; times are
+converted in the current zone by setting TZ for the conversion and restoring it after,
+as libpcp does, under one lock because TZ is process-wide."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Callable, List, Optional, TypeVar
+
+from pcp._core.structs import tm
+
+_lock = threading.Lock()
+_zones: List[str] = []
+_current = -1
+
+T = TypeVar("T")
+
+
+def new_zone(tz: str) -> int:
+    """pmNewZone: add a zone, make it current and return its handle. A three-letter zone
+    gets "+0" appended, as libpcp does for libc's sake (TZ=GMT -> GMT+0). libpcp 6.0.3
+    takes any value (later versions refuse paths and "..")."""
+    global _current
+    if len(tz) == 3:
+        tz += "+0"
+    with _lock:
+        _zones.append(tz)
+        _current = len(_zones) - 1
+        return _current
+
+
+def use_zone(handle: int) -> int:
+    """pmUseZone: make a zone current; -1 for a handle libpcp never gave."""
+    global _current
+    with _lock:
+        if not 0 <= handle < len(_zones):
+            return -1
+        _current = handle
+        return 0
+
+
+def which_zone() -> Optional[str]:
+    """pmWhichZone: the current zone, or None before any pmNewZone."""
+    with _lock:
+        return _zones[_current] if _current >= 0 else None
+
+
+def _in_zone(convert: Callable[[], T]) -> T:
+    """Run a conversion with TZ set to the current zone (if any), then put TZ back."""
+    with _lock:
+        if _current < 0:
+            return convert()
+        saved = os.environ.get("TZ")
+        os.environ["TZ"] = _zones[_current]
+        time.tzset()
+        try:
+            return convert()
+        finally:
+            if saved is None:
+                del os.environ["TZ"]
+            else:
+                os.environ["TZ"] = saved
+            time.tzset()
+
+
+def localtime(seconds: int) -> tm:
+    """pmLocaltime: the broken-down time of an instant in the current zone."""
+    t = _in_zone(lambda: time.localtime(seconds))
+    result = tm()
+    result.tm_sec, result.tm_min, result.tm_hour = t.tm_sec, t.tm_min, t.tm_hour
+    result.tm_mday, result.tm_mon, result.tm_year = t.tm_mday, t.tm_mon - 1, t.tm_year - 1900
+    result.tm_wday = (t.tm_wday + 1) % 7        # C counts from Sunday, Python from Monday
+    result.tm_yday = t.tm_yday - 1
+    result.tm_isdst = t.tm_isdst
+    result.tm_gmtoff = t.tm_gmtoff or 0
+    result.tm_zone = (t.tm_zone or "").encode("ascii", "replace")
+    return result
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")          # Python's order
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def ctime(seconds: int) -> str:
+    """pmCtime: asctime's text of an instant in the current zone (the C locale's names),
+    newline included."""
+    t = _in_zone(lambda: time.localtime(seconds))
+    return "%s %s%3d %02d:%02d:%02d %d\n" % (_DAYS[t.tm_wday], _MONTHS[t.tm_mon - 1],
+                                             t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                                             t.tm_year)

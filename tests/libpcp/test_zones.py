@@ -1,0 +1,57 @@
+"""Reporting time zones against the official binding: pmNewZone (libpcp's check of unsafe
+values, its "+0" for three-letter zones), pmUseZone, pmWhichZone, pmNewContextZone on
+an archive and on the live pmcd, and pmLocaltime / pmCtime at fixed instants in
+several zones."""
+from __future__ import annotations
+
+import pytest
+
+from support.cliutil import DEMO_ARCHIVE
+from support.difftest import Pair
+
+INSTANTS = [0, 86399, 951782400, 1704067199, 1704067200, 1711846800, 1730000000, 2147483647,
+            4102444800]
+
+BODY = r'''
+R = {}
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, %(archive)r)
+R["which_before"] = catch(P.pmWhichZone)
+handles = {}
+for tz in ["UTC", "EST5EDT", ":Australia/Melbourne", "GMT", "Europe/Paris", "IST-5:30",
+           "/etc/localtime", "a..b", "bad zone", "", "NZST-12NZDT"]:
+    handles[tz] = catch(P.pmNewZone, tz)
+    R["which " + tz] = catch(P.pmWhichZone)
+R["new"] = handles
+R["use_bad"] = catch(P.pmUseZone, 99)
+R["use_neg"] = catch(P.pmUseZone, -1)
+def tmfields(t):
+    return [t.tm_sec, t.tm_min, t.tm_hour, t.tm_mday, t.tm_mon, t.tm_year, t.tm_wday,
+            t.tm_yday, t.tm_isdst, t.tm_gmtoff, t.tm_zone]
+times = {}
+for tz, h in handles.items():
+    if not isinstance(h, int):
+        continue
+    R["use " + tz] = catch(P.pmUseZone, h)
+    times[tz] = [[tmfields(ctx.pmLocaltime(s)), ctx.pmCtime(s)] for s in %(instants)r]
+R["times"] = times
+R["context_zone_archive"] = catch(ctx.pmNewContextZone)
+R["which_archive"] = catch(P.pmWhichZone)
+R["archive_times"] = [ctx.pmCtime(s) for s in %(instants)r]
+live = pmapi.pmContext(c_api.PM_CONTEXT_HOST, "local:")
+h = catch(live.pmNewContextZone)
+R["context_zone_live_is_int"] = isinstance(h, int)
+R["which_live"] = catch(P.pmWhichZone)
+RESULT = R
+'''
+
+
+@pytest.fixture(scope="module")
+def pair(pmcd, reference_binding):
+    return Pair(BODY % {"archive": DEMO_ARCHIVE, "instants": INSTANTS}, parallel=False)
+
+
+@pytest.mark.parametrize("key", ["which_before", "new", "use_bad", "use_neg", "times",
+                                 "context_zone_archive", "which_archive", "archive_times",
+                                 "context_zone_live_is_int", "which_live"])
+def test_zones_as_the_official_binding(pair, key):
+    pair.check(key)
