@@ -25,7 +25,8 @@ from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHigh
 from pcp._decode import events as _events, result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
-from pcp._libpcp import strings as _strings, values as _values, zones as _zones
+from pcp._libpcp import (metricspec as _metricspec, strings as _strings, values as _values,
+                         zones as _zones)
 from pcp._live.context import HostContext
 
 __all__ = [
@@ -947,8 +948,9 @@ class pmContext(object):
         return (timeval.fromInterval(interval), "")
 
     @staticmethod
-    def pmParseMetricSpec(string: Any, isarch: int = 0, source: str = ""):
-        raise _not_supported("pmParseMetricSpec")
+    def pmParseMetricSpec(string: Any, isarch: int = 0, source: str = "") -> Tuple[Any, str]:
+        """A metric specification parsed: (pointer to pmMetricSpec, "")."""
+        return (pmMetricSpec.fromString(string, isarch, source), "")
 
     @staticmethod
     def pmParseUnitsStr(string: Any):
@@ -1017,14 +1019,35 @@ class fetchgroup(object):
 
 
 class pmMetricSpec(ctypes.Structure):
-    """Metric specification (pmParseMetricSpec arrives with a later issue)."""
+    """A parsed metric specification ([host:]metric[[instances]] or
+    [archive/]metric[[instances]]), as pmParseMetricSpec fills it."""
 
     _fields_ = [("isarch", c_int), ("source", c_char_p), ("metric", c_char_p),
                 ("ninst", c_int), ("inst", ctypes.POINTER(c_char_p))]
 
+    def __str__(self) -> str:
+        insts = [str(self.inst[i]) for i in range(self.ninst)]
+        return "pmMetricSpec@%#lx src=%s metric=%s insts=%s" % (
+            ctypes.addressof(self), self.isarch, self.source, insts)
+
     @classmethod
-    def fromString(cls, string: Any, isarch: int = 0, source: str = "") -> Any:
-        raise _not_supported("pmParseMetricSpec")
+    def fromString(cls, string: Any, isarch: int = 0, source: Any = "") -> Any:
+        """Parse a specification; a pointer to the pmMetricSpec, or pmErr
+        (PM_ERR_GENERIC, libpcp's message) when it is bad. `isarch` and `source` are
+        the defaults when the specification names no host or archive."""
+        text = string if isinstance(string, bytes) else string.encode("utf-8")
+        src = source if isinstance(source, bytes) else source.encode("utf-8")
+        try:
+            kind, where, metric, insts = _metricspec.parse_metric_spec(text, isarch, src)
+        except _metricspec.MetricSpecError as e:
+            raise pmErr(c_api.PM_ERR_GENERIC, e.message) from None
+        spec = cls()
+        spec.isarch, spec.source, spec.metric, spec.ninst = kind, where, metric, len(insts)
+        names = (c_char_p * max(len(insts), 1))(*insts)
+        spec.inst = ctypes.cast(names, ctypes.POINTER(c_char_p))
+        result = ctypes.pointer(spec)
+        result.csbuffer = (names, where, metric, insts)  # keep the strings alive
+        return result
 
 
 pmValueSetPtr = pmValueSet
