@@ -8,8 +8,11 @@ program can tell which binding it runs on.
 from __future__ import annotations
 
 import ctypes
+import datetime
 import json
+import os
 import threading
+import time
 from ctypes import c_char_p, c_int, c_uint
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -973,6 +976,87 @@ class pmContext(object):
     def pmDebug(flags: int) -> bool:
         """Whether a debug flag is set (pcp-native keeps no debug state: always False)."""
         return False
+
+    # ---- helpers for tools written in Python (the official module's utilities) --------
+
+    @staticmethod
+    def get_current_tz(options: Any = None, set_dst: int = -1) -> str:
+        """The local time zone as a POSIX TZ string ("AEST-10", "EST+5", "IST-5:30"):
+        its name and its offset west of UTC, for the daylight-saving state of `set_dst`
+        (>= 0), of the options' origin, or of now."""
+        if set_dst >= 0:
+            dst = 1 if set_dst else 0
+        elif options:
+            dst = time.localtime(options.pmGetOptionOrigin()).tm_isdst
+        else:
+            dst = time.localtime().tm_isdst
+        west = time.altzone if dst else time.timezone     # seconds west of UTC
+        text = time.tzname[dst]
+        if west:
+            hours, minutes = int(west / 3600.0), int(west % 3600 / 60)
+            text += ("+" if west >= 0 else "") + str(hours)
+            if minutes:
+                text += ":" + str(minutes)
+        return text
+
+    @staticmethod
+    def posix_tz_to_utc_offset(timezone: str) -> str:
+        """A POSIX TZ string's offset as people write it: "EST+5" -> "UTC-5"."""
+        if not timezone or ("+" not in timezone and "-" not in timezone):
+            return "UTC+0"
+        sign = "+" if "+" in timezone else "-"
+        return "UTC" + ("-" if sign == "+" else "+") + timezone.split(sign)[1]
+
+    @staticmethod
+    def set_timezone(options: Any) -> None:
+        """Set the process's TZ (and the reporting zone) from the options: -Z's zone, the
+        metrics source's zone for -z, or the local zone."""
+        zone = options.pmGetOptionTimezone()
+        if zone:
+            os.environ["TZ"] = zone
+            time.tzset()
+            pmContext.pmNewZone(zone)
+        elif options.pmGetOptionHostZone():
+            os.environ["TZ"] = pmContext.pmWhichZone()
+            time.tzset()
+        else:
+            zone = pmContext.get_current_tz(options)
+            os.environ["TZ"] = zone
+            time.tzset()
+            pmContext.pmNewZone(zone)
+
+    @staticmethod
+    def datetime_to_secs(value: Any, precision: int = c_api.PM_TIME_SEC) -> float:
+        """A naive datetime as time since the epoch (local time) in seconds, or in
+        milliseconds, microseconds or nanoseconds for PM_TIME_MSEC / USEC / NSEC."""
+        delta = value - datetime.datetime.fromtimestamp(0)
+        usec = delta.microseconds + (delta.seconds + delta.days * 24.0 * 3600.0) * 10.0 ** 6
+        if precision == c_api.PM_TIME_SEC:
+            return usec / 10.0 ** 6
+        if precision == c_api.PM_TIME_MSEC:
+            return usec / 10.0 ** 3
+        if precision == c_api.PM_TIME_USEC:
+            return usec / 1.0
+        if precision == c_api.PM_TIME_NSEC:
+            return usec * 10.0 ** 3
+        raise ValueError("Unsupported precision requested")
+
+    @staticmethod
+    def get_mode_step(archive: Any, interpol: Any, interval: Any) -> Tuple[int, Any]:
+        """(mode, step) for pmSetModeHighRes: PM_MODE_FORW and no step for raw archive
+        reads, else PM_MODE_INTERP stepping by `interval` (a timeval)."""
+        if not interpol or archive:
+            return c_api.PM_MODE_FORW, None
+        return c_api.PM_MODE_INTERP, timespec(interval.tv_sec, interval.tv_usec * 1000)
+
+    def prepare_execute(self, options: Any, archive: Any, interpol: Any, interval: Any) -> None:
+        """What a tool does before its fetch loop: the time zone from the options, and for
+        an archive the mode, origin and step."""
+        self._use()
+        self.set_timezone(options)
+        if self.type == c_api.PM_CONTEXT_ARCHIVE:
+            mode, step = pmContext.get_mode_step(archive, interpol, interval)
+            self.pmSetModeHighRes(mode, options.pmGetOptionHighResOrigin(), step)
 
 
 def flat_of_numpmid(result: Any) -> int:
