@@ -12,9 +12,7 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
-
-DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
-DEMO_ARCHIVE = os.path.join(DATA_DIR, "demo")
+from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
 
 TYPE_TEXT = {
     0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int", 3: "64-bit unsigned int",
