@@ -65,6 +65,7 @@ class _Registry:
 
     @property
     def current(self) -> int:
+        """This thread's current context handle (-1: none)."""
         return getattr(self._thread, "current", -1)
 
     @current.setter
@@ -181,6 +182,8 @@ class pmContext(object):
 
     @classmethod
     def fromOptions(cls, options: Any, argv: Any, typed: int = 0, index: int = 0) -> "pmContext":
+        """A context from parsed command-line options (pmOptions): not available yet, raises
+        pmErr(PM_ERR_NYI)."""
         raise _not_supported("pmContext.fromOptions (pmOptions)")
 
     # ---- PMNS ------------------------------------------------------------------------
@@ -205,9 +208,13 @@ class pmContext(object):
         return self._use().pmns_location
 
     def pmLoadNameSpace(self, filename: Any) -> int:
+        """Load a PMNS file for this process's name lookups: not available yet, raises
+        pmErr(PM_ERR_NYI)."""
         raise _not_supported("pmLoadNameSpace")
 
     def pmUnLoadNameSpace(self) -> int:
+        """Unload a PMNS loaded with pmLoadNameSpace: not available yet, raises
+        pmErr(PM_ERR_NYI)."""
         raise _not_supported("pmUnLoadNameSpace")
 
     def pmLookupName(self, nameA: Any, relaxed: int = 0):
@@ -258,13 +265,18 @@ class pmContext(object):
             callback(_name_str(n))
 
     def pmRegisterDerived(self, name: str, expr: str) -> None:
+        """Register a derived metric: not available yet, raises pmErr(PM_ERR_NYI)."""
         raise _not_supported("derived metrics")
 
     def pmLoadDerivedConfig(self, fname: str) -> None:
+        """Load derived metric definitions from a file: not available yet, raises
+        pmErr(PM_ERR_NYI)."""
         raise _not_supported("derived metrics")
 
     @staticmethod
     def pmDerivedErrStr() -> str:
+        """The message of the last derived-metric error: not available yet, raises
+        pmErr(PM_ERR_NYI)."""
         return ""
 
     # ---- descriptors -----------------------------------------------------------------
@@ -957,14 +969,18 @@ class pmContext(object):
 
     @staticmethod
     def pmParseUnitsStr(string: Any):
+        """A units string ("Kbyte / sec", "count x 10^3") as (pmUnits, multiplier); pmErr with
+        libpcp's code and message when it is bad."""
         return _units.pmParseUnitsStr(string)
 
     @staticmethod
     def pmtimespecSleep(spec: Any) -> None:
+        """Sleep for the interval a timespec holds."""
         return spec.sleep()
 
     @staticmethod
     def pmtimevalSleep(tvp: Any) -> None:
+        """Sleep for the interval a timeval holds."""
         return tvp.sleep()
 
     @staticmethod
