@@ -75,18 +75,22 @@ class _Scratch:
 
 
 class PMNSNode:
-    __slots__ = ("children", "pmid")
+    __slots__ = ("children", "pmid", "_by_name")
 
     def __init__(self) -> None:
         # children in libpcp's order: the most recently added first
         self.children: List[Tuple[bytes, "PMNSNode"]] = []
         self.pmid: Optional[int] = None
+        self._by_name: Dict[bytes, "PMNSNode"] = {}     # the same children, by name
 
     def child(self, name: bytes) -> Optional["PMNSNode"]:
-        for cname, node in self.children:
-            if cname == name:
-                return node
-        return None
+        return self._by_name.get(name)
+
+    def add_child(self, name: bytes) -> "PMNSNode":
+        node = PMNSNode()
+        self.children.insert(0, (name, node))
+        self._by_name[name] = node
+        return node
 
 
 class Metadata:
@@ -159,7 +163,6 @@ class Metadata:
         while True:
             offs = scratch.array("names", "uint32_t", cap)
             lens = scratch.array("lens", "int32_t", cap)
-            cap = len(offs)
             n = lib.pcp_archive_meta_desc(buf, size, pos, desc, cap, offs, lens, scratch.nxt)
             if n < 0:
                 raise pmErr(n)
@@ -202,8 +205,7 @@ class Metadata:
             if child is None:
                 if node.pmid is not None:
                     return      # a leaf cannot grow children
-                child = PMNSNode()
-                node.children.insert(0, (part, child))
+                child = node.add_child(part)
             node = child
         if node.children:
             return              # a non-leaf cannot become a leaf
