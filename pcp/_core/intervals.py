@@ -12,14 +12,13 @@ from pcp._core.longdouble import real_to_timespec, real_to_timeval
 
 PM_MAX_TIME_T = (1 << 63) - 1
 
-# (name, seconds per unit) in libpcp's table order: the first whole-name match wins
-_UNITS = (("nanosecond", 1e-9), ("microsecond", 1e-6), ("millisecond", 1e-3),
-          ("second", 1), ("minute", 60), ("hour", 3600), ("day", 86400),
-          ("msec", 1e-3), ("usec", 1e-6), ("nsec", 1e-9), ("sec", 1), ("min", 60),
-          ("hr", 3600), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400))
-# libpcp divides by the divisor of a sub-second unit rather than multiplying
-_DIVISORS = {"nanosecond": 1000000000, "microsecond": 1000000, "millisecond": 1000,
-             "msec": 1000, "usec": 1000000, "nsec": 1000000000}
+# (name, multiplier, divisor) in libpcp's table order, the first whole-name match wins;
+# libpcp divides by the divisor of a sub-second unit rather than multiplying by its inverse
+_UNITS = (("nanosecond", 1, 1000000000), ("microsecond", 1, 1000000),
+          ("millisecond", 1, 1000), ("second", 1, 1), ("minute", 60, 1), ("hour", 3600, 1),
+          ("day", 86400, 1), ("msec", 1, 1000), ("usec", 1, 1000000),
+          ("nsec", 1, 1000000000), ("sec", 1, 1), ("min", 60, 1), ("hr", 3600, 1),
+          ("s", 1, 1), ("m", 60, 1), ("h", 3600, 1), ("d", 86400, 1))
 
 _C_SPACE = " \t\n\v\f\r"
 # strtod's decimal and hexadecimal forms, infinity and nan
@@ -37,7 +36,7 @@ class IntervalError(ValueError):
 
 
 def _strtod(text: str) -> float:
-    if text[:2].lower() in ("0x", "+0x", "-0x") or text[:3].lower() in ("+0x", "-0x"):
+    if text.lstrip("+-")[:2].lower() == "0x":
         return float.fromhex(text)
     return float(text)
 
@@ -80,10 +79,9 @@ def parse_interval(spec: str) -> float:
         else:
             if len(word) > 1 and word[-1] in "sS":
                 word = word[:-1]
-            for name, per in _UNITS:
+            for name, multiplier, divisor in _UNITS:
                 if len(word) == len(name) and word.lower() == name:
-                    divisor = _DIVISORS.get(name)
-                    total += value / divisor if divisor else value * per
+                    total += value / divisor if divisor > 1 else value * multiplier
                     break
             else:
                 break
