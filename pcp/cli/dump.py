@@ -1,6 +1,8 @@
 """`dump`: an archive's label, metadata and records, as pmdumplog prints them."""
 from __future__ import annotations
 
+import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
@@ -43,8 +45,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("names", nargs="*", metavar="NAME")
 
 
+def _looks_like_archive(name: str) -> bool:
+    """An archive on disk by any of the names pmNewContext takes: a base name (with its
+    .meta, compressed or not), one of its files, or a directory of archives."""
+    if os.path.isdir(name):
+        return True
+    if os.path.isfile(name) and re.search(r"\.(meta|index|\d+)(\.(xz|gz|bz2|lzma|zst))?$", name):
+        return True
+    return any(os.path.exists(name + ".meta" + z) for z in ("", ".xz", ".gz", ".bz2", ".lzma",
+                                                             ".zst"))
+
+
 def run(args: Any, out: Any = None) -> int:
     out = out or sys.stdout
+    if args.archive is None and args.names and _looks_like_archive(args.names[0]):
+        # pmdumplog's form: the archive first, then metric names
+        args.archive, args.names = args.names[0], args.names[1:]
     src = Source(args.archive, None, default="archive")
     try:
         return _Dump(src, args, out).run()

@@ -227,3 +227,14 @@ def test_dump_days_one_to_nine_match_pmdumplog(tmp_path, version, flags):
     got = run_cli("dump", *flags, "-a", base)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
+
+
+@pytest.mark.parametrize("flags", [[], ["-l"], ["-dim"]], ids=["values", "-l", "-dim"])
+def test_dump_takes_the_archive_first_as_pmdumplog_does(flags):
+    for names in ([], ["sample.long.one", "kernel.all.load"]):
+        ref = run_tool("pmdumplog", *flags, DEMO_ARCHIVE, *names, check=True)
+        got = run_cli("dump", *flags, DEMO_ARCHIVE, *names)
+        assert got.status == 0, got.err
+        assert got.out == ref.stdout
+    # a metric name that is not an archive is still a metric name
+    assert run_cli("dump", "sample.long.one").status == 0
