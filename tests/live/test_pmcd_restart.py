@@ -71,7 +71,9 @@ def private_pmcd(tmp_path, pmcd):
     script = tmp_path / "pmcdctl"
     script.write_text(
         "#!/bin/sh\n"
-        "# start or stop the private pmcd of this test\n"
+        "# start or stop the private pmcd of this test (never with the sanitizer runtime\n"
+        "# the client under test may have preloaded)\n"
+        "unset LD_PRELOAD\n"
         "case $1 in\n"
         "start) env PCP_RUN_DIR=%(run)s PCP_PMCDCONF_PATH=%(conf)s %(argv)s >/dev/null 2>&1 &\n"
         "       for i in $(seq 50); do pmprobe -h 127.0.0.1:%(port)d sample.long.one "
@@ -89,6 +91,7 @@ def private_pmcd(tmp_path, pmcd):
 
 @pytest.mark.pmcd
 @pytest.mark.reference
+@pytest.mark.timeout(300)
 def test_pmcd_restarted_under_a_fetching_client(private_pmcd, reference_binding):
     require_reference()
     host, ctl = private_pmcd
