@@ -28,8 +28,8 @@ from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHigh
 from pcp._decode import events as _events, result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
-from pcp._libpcp import (metricspec as _metricspec, strings as _strings, values as _values,
-                         zones as _zones)
+from pcp._libpcp import (metricspec as _metricspec, printvalue as _printvalue, strings as _strings,
+                         values as _values, zones as _zones)
 from pcp._live.context import HostContext
 
 __all__ = [
@@ -922,11 +922,17 @@ class pmContext(object):
         return _strings.pmSemStr(sem)
 
     @staticmethod
-    def pmPrintValue(fileObj: Any, result: Any, ptype: int, vset_idx: int, vlist_idx: int,
+    def pmPrintValue(fileObj: Any, result: Any, ptype: Any, vset_idx: int, vlist_idx: int,
                      min_width: int) -> None:
-        """Print one value of a result to a file as pmPrintValue(3) does, in a field of at least
-        `minwidth` characters."""
-        raise _not_supported("pmPrintValue")
+        """Write one value of a result to a file as pmPrintValue(3) does, in a field of at
+        least `min_width` characters: `ptype` is the metric's pmDesc (pointer)."""
+        contents = result.contents
+        valfmt = contents.get_valfmt(vset_idx)
+        value = contents.get_vlist(vset_idx, vlist_idx)
+        mtype = ptype.contents.type if hasattr(ptype, "contents") else ptype.type
+        fileObj.write(_printvalue.value_text(valfmt, mtype, value, int(min_width),
+                                             pmContext.pmExtractValue))
+        fileObj.flush()
 
     @staticmethod
     def pmflush() -> int:

@@ -12,6 +12,7 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
+from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
 
 TYPE_TEXT = {
@@ -176,81 +177,12 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
             return "[pmlc control]"
         return event_summary(block_bytes(arrays, k), mtype == 10)
     if valfmt == 0:
-        # PM_TYPE_AGGREGATE / unknown, INSITU: the word, as a float, in hex
-        word = int(arrays.ival[k]) & 0xFFFFFFFF
-        f = _F32.unpack(_U32.pack(word))[0]
-        return "%d%s 0x%x" % (word, "" if f != f else " " + _g(f, 8), word)
+        return insitu_text(int(arrays.ival[k]))
     return aggregate_text(block_bytes(arrays, k))
 
 
 _U32 = struct.Struct("<I")
 _F32 = struct.Struct("<f")
-_U64 = struct.Struct("<Q")
-_F64 = struct.Struct("<d")
-
-
-def aggregate_text(raw: bytes) -> str:
-    """pmPrintValue of a value block it does not know the type of: the bytes as a
-    (little-endian) 64-bit integer, double or float when the length fits, as a string
-    when every byte is printable, then in hex."""
-    parts = []
-    if len(raw) == 8:
-        parts.append("%d" % _U64.unpack(raw)[0])
-        d = _F64.unpack(raw)[0]
-        if d == d:
-            parts.append(_g(d, 16))
-    if len(raw) == 4:
-        f = _F32.unpack(raw)[0]
-        if f == f:
-            parts.append(_g(f, 8))
-    if all(0x20 <= b < 0x7F for b in raw):
-        parts.append('"%s"' % raw.decode("ascii"))
-    parts.append("[%s]" % raw.hex())
-    return " ".join(parts)
-
-
-def event_summary(raw: bytes, highres: bool) -> str:
-    """pmPrintValue's one-line summary of an event record array (payload bytes in wire
-    order), walking the records exactly as libpcp 6.0.3 does: a missed record does not
-    advance its cursor."""
-    if len(raw) < 4:
-        return "[0 event records]"
-    nrecords = int.from_bytes(raw[0:4], "big", signed=True)
-    head = 24 if highres else 16
-    base = 4
-    nmissed = 0
-
-    def word(at: int) -> int:
-        return int.from_bytes(raw[at:at + 4], "big") if at + 4 <= len(raw) else 0
-
-    for _ in range(nrecords - 1):
-        flags = word(base + head - 8)
-        nparams = wrap_int32(word(base + head - 4))
-        if flags & 0x80000000:
-            nmissed += nparams
-            continue
-        base += head
-        for _ in range(max(nparams, 0)):
-            base += 4 + ((word(base + 4) & 0xFFFFFF) + 3) // 4 * 4
-
-    def stamp(at: int) -> str:
-        if highres:
-            sec = int.from_bytes(raw[at:at + 8], "big", signed=True)
-            nsec = int.from_bytes(raw[at + 8:at + 16], "big", signed=True)
-            return Clock.hms(sec, nsec, 9)
-        sec = wrap_int32(word(at))
-        usec = wrap_int32(word(at + 4))
-        tm = time.localtime(sec)
-        return "%02d:%02d:%02d.%03d" % (tm.tm_hour, tm.tm_min, tm.tm_sec, int(usec / 1000))
-
-    text = "[%d event record%s" % (nrecords, "" if nrecords == 1 else "s")
-    if nmissed > 0:
-        text += " (%d missed)" % nmissed
-    if nrecords > 0:
-        text += " timestamp%s %s" % ("s" if nrecords > 1 else "", stamp(4))
-        if nrecords > 1:
-            text += "..." + stamp(base)
-    return text + "]"
 
 
 def _g(x: float, digits: int) -> str:

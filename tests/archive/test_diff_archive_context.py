@@ -189,9 +189,7 @@ CALL_SECTIONS = [
     "host_archive_end_highres", "host_fetch_archive", "host_fetch_highres_archive",
     "host_indom_archive", "host_lookup_indom_archive", "host_name_indom_archive",
     "host_setmode", "arch_hostname", "arch_pmns_location",
-    # time services (pmNewContextZone and friends) are a later issue: PM_ERR_NYI today
-    pytest.param("arch_zone", marks=pytest.mark.xfail(
-        strict=True, reason="pmNewContextZone not implemented yet (time services)")),
+    "arch_zone",
     "arch_reconnect",
     "arch_after_reconnect", "arch_store", "arch_store_highres", "arch_type_target",
     "arch_labels_context", "dup", "use_context", "destroy_and_reopen",
