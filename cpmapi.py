@@ -11,97 +11,40 @@ internally start with an underscore so that ``dir(cpmapi)`` lists the same
 public names as the official module (minus ``DELIBERATE_OMISSIONS``).
 """
 
+from __future__ import annotations
+
+
 import ctypes as _ctypes
 import ctypes.util as _ctypes_util
 import operator as _operator
+import os as _os
 import sys as _sys
 import time as _time
 from fractions import Fraction as _Fraction
+import typing as _typing
 
 from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined once)
 from pcp._core.constants import PM_XTB_FLAG  # used below
 from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
 from pcp._core.cint import wrap_int32 as _to_int32
-from pcp._core.errors import pmUsageMessage  # noqa: F401  (the official module's)
+from pcp._core.errors import pmprintf as _pmprintf, pmGetProgname as _pmGetProgname
+from pcp._core.intervals import IntervalError as _IntervalError
+from pcp._core.intervals import interval_timespec as _interval_timespec
+from pcp._libpcp import options as _options
+
+if _typing.TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Tuple
+
+# the future import above binds a name; the official module has no such public name
+del annotations
 
 # ---------------------------------------------------------------------------
 # Names of the official module that this module does not provide (yet).
 # ---------------------------------------------------------------------------
-# pmOptions (command line parsing) and PMNS traversal callbacks arrive with
-# later work; pmnsTraverse itself is provided as pmContext.pmTraversePMNS.
+# PMNS traversal with a callback is pmContext.pmTraversePMNS; setting the process's user
+# (pmSetProcessIdentity) is left to the caller's own privilege handling.
 DELIBERATE_OMISSIONS = (
-    "pmEndOptions",
-    "pmGetNonOptionsFromList",
-    "pmGetOperands",
-    "pmGetOptionAlign_optarg",
-    "pmGetOptionArchives",
-    "pmGetOptionContainer",
-    "pmGetOptionContext",
-    "pmGetOptionErrors",
-    "pmGetOptionFinish_nsec",
-    "pmGetOptionFinish_optarg",
-    "pmGetOptionFinish_sec",
-    "pmGetOptionFinish_usec",
-    "pmGetOptionFlags",
-    "pmGetOptionHostZone",
-    "pmGetOptionHosts",
-    "pmGetOptionInterval_nsec",
-    "pmGetOptionInterval_sec",
-    "pmGetOptionInterval_usec",
-    "pmGetOptionLocalPMDA",
-    "pmGetOptionOrigin_nsec",
-    "pmGetOptionOrigin_sec",
-    "pmGetOptionOrigin_usec",
-    "pmGetOptionSamples",
-    "pmGetOptionStart_nsec",
-    "pmGetOptionStart_sec",
-    "pmGetOptionStart_usec",
-    "pmGetOptionTimezone",
-    "pmGetOptionsFromList",
-    "pmResetAllOptions",
-    "pmServerStart",
-    "pmSetContextOptions",
-    "pmSetLongOption",
-    "pmSetLongOptionAlign",
-    "pmSetLongOptionArchive",
-    "pmSetLongOptionArchiveFolio",
-    "pmSetLongOptionArchiveList",
-    "pmSetLongOptionContainer",
-    "pmSetLongOptionDebug",
-    "pmSetLongOptionFinish",
-    "pmSetLongOptionHeader",
-    "pmSetLongOptionHelp",
-    "pmSetLongOptionHost",
-    "pmSetLongOptionHostList",
-    "pmSetLongOptionHostZone",
-    "pmSetLongOptionHostsFile",
-    "pmSetLongOptionInterval",
-    "pmSetLongOptionLocalPMDA",
-    "pmSetLongOptionOrigin",
-    "pmSetLongOptionSamples",
-    "pmSetLongOptionSpecLocal",
-    "pmSetLongOptionStart",
-    "pmSetLongOptionText",
-    "pmSetLongOptionTimeZone",
-    "pmSetLongOptionVersion",
-    "pmSetOptionArchive",
-    "pmSetOptionArchiveFolio",
-    "pmSetOptionArchiveList",
-    "pmSetOptionCallback",
-    "pmSetOptionContainer",
-    "pmSetOptionContext",
-    "pmSetOptionErrors",
-    "pmSetOptionFlags",
-    "pmSetOptionHost",
-    "pmSetOptionHostList",
-    "pmSetOptionInterval",
-    "pmSetOptionLocalPMDA",
-    "pmSetOptionSamples",
-    "pmSetOptionSpecLocal",
-    "pmSetOverrideCallback",
     "pmSetProcessIdentity",
-    "pmSetShortOptions",
-    "pmSetShortUsage",
     "pmnsTraverse",
 )
 
@@ -250,3 +193,364 @@ def pmMktime(tm_sec: int, tm_min: int, tm_hour: int, tm_mday: int,
                                  (wday + 6) % 7, yday + 1, isdst)))
     except (OverflowError, ValueError):
         return -1
+
+
+# ---------------------------------------------------------------------------
+# Command-line options: the official module's one process-wide pmOptions
+# ---------------------------------------------------------------------------
+def _text(value: object, function: str, position: int = 1) -> str:
+    """A "s" argument of the official module: a str, or the TypeError CPython gives."""
+    if not isinstance(value, str):
+        kind = "None" if value is None else type(value).__name__
+        raise TypeError("%s() argument %d must be str, not %s" % (function, position, kind))
+    if "\0" in value:
+        raise ValueError("embedded null character")
+    return value
+
+
+def pmResetAllOptions() -> None:
+    """Forget every option set so far (a new pmOptions; the callbacks stay)."""
+    _options.reset()
+
+
+def pmSetShortOptions(short_options: str) -> None:
+    """The getopt string of short options (libpcp's PMAPI_OPTIONS is the usual base)."""
+    _options.OPTIONS.short_options = _text(short_options, "pmSetShortOptions")
+
+
+def pmSetShortUsage(short_usage: str) -> None:
+    """What the usage message shows after the program name (default "[options]")."""
+    _options.OPTIONS.short_usage = _text(short_usage, "pmSetShortUsage")
+
+
+def pmSetOptionContext(context: int) -> None:
+    """Set the context type the options are for (PM_CONTEXT_*)."""
+    _options.OPTIONS.context = _c_int(context)
+
+
+def pmSetOptionFlags(flags: int) -> None:
+    """Add PM_OPTFLAG_* flags (they are or-ed in, never cleared)."""
+    _options.OPTIONS.flags |= _c_int(flags)
+
+
+def pmGetOptionFlags() -> int:
+    """The PM_OPTFLAG_* flags, the ones option processing set included."""
+    return _options.OPTIONS.flags
+
+
+def pmSetOptionErrors(errors: int) -> None:
+    """Set the error count."""
+    _options.OPTIONS.errors = _c_int(errors)
+
+
+def pmGetOptionErrors() -> int:
+    """The number of errors option processing found."""
+    return _options.OPTIONS.errors
+
+
+def _add_long_option(option: _options.LongOption) -> int:
+    _options.OPTIONS.long_options.append(option)
+    return len(_options.OPTIONS.long_options) - 1
+
+
+def pmSetLongOptionHeader(heading: str) -> None:
+    """Start a section of the usage message."""
+    _add_long_option(_options.LongOption("", 0, "-", None,
+                                         _text(heading, "pmSetLongOptionHeader")))
+
+
+def pmSetLongOptionText(text: str) -> None:
+    """A line of text in the usage message."""
+    _add_long_option(_options.LongOption("", 0, "|", None, _text(text, "pmSetLongOptionText")))
+
+
+def pmSetLongOption(long_opt: str, has_arg: int, short_opt: str, argname: str,
+                    message: str) -> int:
+    """Declare an option of the caller's own; its index among the long options. An empty
+    message leaves it out of the usage message."""
+    name = _text(long_opt, "pmSetLongOption", 1)
+    has = _c_int(has_arg)
+    short = _text(short_opt, "pmSetLongOption", 3)[:1]
+    arg = _text(argname, "pmSetLongOption", 4)
+    text = _text(message, "pmSetLongOption", 5)
+    return _add_long_option(_options.LongOption(name, has, short, arg, text or None))
+
+
+def _standard(name: str) -> Callable[[], int]:
+    option = _options.STANDARD[name]
+
+    def add() -> int:
+        return _add_long_option(_options.LongOption(option.long_opt, option.has_arg,
+                                                    option.short_opt, option.argname,
+                                                    option.message))
+    add.__name__ = add.__qualname__ = "pmSetLongOption" + name
+    add.__doc__ = "Add libpcp's standard --%s option; its index." % option.long_opt
+    return add
+
+
+pmSetLongOptionAlign = _standard("Align")
+pmSetLongOptionArchive = _standard("Archive")
+pmSetLongOptionArchiveList = _standard("ArchiveList")
+pmSetLongOptionArchiveFolio = _standard("ArchiveFolio")
+pmSetLongOptionContainer = _standard("Container")
+pmSetLongOptionDebug = _standard("Debug")
+pmSetLongOptionHost = _standard("Host")
+pmSetLongOptionHostList = _standard("HostList")
+pmSetLongOptionHostsFile = _standard("HostsFile")
+pmSetLongOptionSpecLocal = _standard("SpecLocal")
+pmSetLongOptionLocalPMDA = _standard("LocalPMDA")
+pmSetLongOptionOrigin = _standard("Origin")
+pmSetLongOptionStart = _standard("Start")
+pmSetLongOptionSamples = _standard("Samples")
+pmSetLongOptionFinish = _standard("Finish")
+pmSetLongOptionInterval = _standard("Interval")
+pmSetLongOptionVersion = _standard("Version")
+pmSetLongOptionTimeZone = _standard("TimeZone")
+pmSetLongOptionHostZone = _standard("HostZone")
+pmSetLongOptionHelp = _standard("Help")
+
+
+def pmSetOptionArchive(archive: str) -> None:
+    """Add an archive, as -a does."""
+    _options.add_archive(_options.OPTIONS, _text(archive, "pmSetOptionArchive"))
+
+
+def pmSetOptionArchiveList(archives: str) -> None:
+    """Add comma-separated archives, as --archive-list does."""
+    _options.add_archive_list(_options.OPTIONS, _text(archives, "pmSetOptionArchiveList"))
+
+
+def pmSetOptionArchiveFolio(folio: str) -> None:
+    """Add the archives of a PCP folio file, as --archive-folio does."""
+    _options.add_archive_folio(_options.OPTIONS, _text(folio, "pmSetOptionArchiveFolio"))
+
+
+def pmSetOptionContainer(container: str) -> None:
+    """Name the container to query, as --container does."""
+    _options.set_container(_options.OPTIONS, _text(container, "pmSetOptionContainer"))
+
+
+def pmSetOptionHost(host: str) -> None:
+    """Add a host, as -h does."""
+    _options.add_host(_options.OPTIONS, _text(host, "pmSetOptionHost"))
+
+
+def pmSetOptionHostList(hosts: str) -> None:
+    """Add comma-separated hosts, as --host-list does."""
+    _options.add_host_list(_options.OPTIONS, _text(hosts, "pmSetOptionHostList"))
+
+
+def pmSetOptionSpecLocal(spec: str) -> None:
+    """A PMDA specification for a local context, as -K does."""
+    _options.set_local_table(_options.OPTIONS, _text(spec, "pmSetOptionSpecLocal"))
+
+
+def pmSetOptionLocalPMDA() -> None:
+    """Ask for a local context, as -L does."""
+    _options.set_local_flag(_options.OPTIONS)
+
+
+def pmSetOptionSamples(count: str) -> None:
+    """The sample count, from its text (a finish time and a count exclude each other)."""
+    opts = _options.OPTIONS
+    text = _text(count, "pmSetOptionSamples")
+    if opts.finish_optarg is not None:
+        _pmprintf("%s: at most one of finish time and sample count allowed\n"
+                  % _pmGetProgname())
+        opts.errors += 1
+        return
+    opts.samples, whole = _options.strtol_int(text)
+    if not whole or opts.samples < 0:
+        _pmprintf("%s: sample count must be a positive numeric argument\n" % _pmGetProgname())
+        opts.errors += 1
+
+
+def pmSetOptionInterval(delta: str) -> None:
+    """The sampling interval, from its pmParseHighResInterval text."""
+    opts = _options.OPTIONS
+    text = _text(delta, "pmSetOptionInterval")
+    try:
+        opts.interval = _interval_timespec(text)
+    except _IntervalError as err:
+        _pmprintf("%s: interval argument not in %s(3) format:\n%s\n"
+                  % (_pmGetProgname(), "pmParseHighResInterval", err.message))
+        opts.errors += 1
+
+
+def pmSetOptionCallback(func: Callable[..., Any]) -> None:
+    """Call func(option, optarg, index) for each option that is not a standard one."""
+    if not callable(func):
+        raise TypeError("pmSetOptionCallback parameter not callable")
+    _options.CALLBACKS.option = func
+
+
+def pmSetOverrideCallback(func: Callable[[str], int]) -> None:
+    """Call func(option) first for every option: non-zero means the caller handles it."""
+    if not callable(func):
+        raise TypeError("pmSetOverrideCallback parameter not callable")
+    _options.CALLBACKS.override = func
+
+
+def pmGetOptionsFromList(argv: List[str]) -> int:
+    """Parse argv (argv[0] the program): the error count, or PM_ERR_APPVERSION when the
+    tool is to print its version and exit."""
+    if argv is None:
+        return 0
+    if not isinstance(argv, list):
+        raise TypeError("pmGetOptionsFromList uses a list")
+    return _options.options_from_list(argv)
+
+
+def pmGetOperands() -> Optional[List[str]]:
+    """The words after the options (None when there are none)."""
+    return _options.operands()
+
+
+def pmGetNonOptionsFromList(argv: List[str]) -> Optional[List[str]]:
+    """The words after the options (argv must be a list; it is not read)."""
+    if not isinstance(argv, list):
+        raise TypeError("pmGetNonOptionsFromList uses a list")
+    return _options.operands()
+
+
+def pmEndOptions() -> None:
+    """Finish option processing (the context type the options imply, final checks)."""
+    _options.end_options(_options.OPTIONS)
+
+
+def pmServerStart() -> None:
+    """Continue in the background, detached from the terminal (a tool's --daemonize)."""
+    _options.daemonize()
+
+
+def pmSetContextOptions(context: int, mode: int, delta: int) -> int:
+    """Finish the options against an open context: the reporting zone, the time window,
+    and for an archive with PM_OPTFLAG_BOUNDARIES the initial mode, origin and interval
+    (delta seconds when no interval was given). 0, or a negative PMAPI code."""
+    finish = _options.CALLBACKS.context_options
+    if finish is None:      # pcp.pmapi, which opens every context, was never imported
+        return PM_ERR_NOCONTEXT
+    return finish(_c_int(context), _c_int(mode), _c_int(delta))
+
+
+def pmUsageMessage() -> None:
+    """Write the buffered messages and the usage text to stderr; the process exits (0)
+    when the options asked for an exit (--version)."""
+    _options.print_usage()
+
+
+def _stamp_part(stamp: Tuple[int, int], part: str) -> Optional[int]:
+    """A time of the options as the official getters give it: None while unset (0)."""
+    if stamp == (0, 0):
+        return None
+    sec, nsec = stamp
+    if part == "sec":
+        return sec
+    if part == "nsec":
+        return nsec
+    return int(nsec / 1000) if nsec < 0 else nsec // 1000
+
+
+def pmGetOptionContext() -> Optional[int]:
+    """The context type the options imply (None before it is known)."""
+    context = _options.OPTIONS.context
+    return context if context > 0 else None
+
+
+def pmGetOptionHosts() -> Optional[List[str]]:
+    """The hosts named (None for none)."""
+    hosts = _options.OPTIONS.hosts
+    return list(hosts) if hosts else None
+
+
+def pmGetOptionArchives() -> Optional[List[str]]:
+    """The archives named (None for none; with -O alone, the local pmlogger directory)."""
+    opts = _options.OPTIONS
+    if opts.origin_optarg is not None and not opts.archives and not opts.hosts \
+            and not opts.Lflag:
+        _options.add_archive_path(opts)
+    return list(opts.archives) if opts.archives else None
+
+
+def pmGetOptionAlign_optarg() -> Optional[str]:
+    """The -A text."""
+    return _options.OPTIONS.align_optarg
+
+
+def pmGetOptionFinish_optarg() -> Optional[str]:
+    """The -T text."""
+    return _options.OPTIONS.finish_optarg
+
+
+def pmGetOptionStart_sec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.start, "sec")
+
+
+def pmGetOptionStart_usec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.start, "usec")
+
+
+def pmGetOptionStart_nsec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.start, "nsec")
+
+
+def pmGetOptionFinish_sec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.finish, "sec")
+
+
+def pmGetOptionFinish_usec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.finish, "usec")
+
+
+def pmGetOptionFinish_nsec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.finish, "nsec")
+
+
+def pmGetOptionOrigin_sec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.origin, "sec")
+
+
+def pmGetOptionOrigin_usec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.origin, "usec")
+
+
+def pmGetOptionOrigin_nsec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.origin, "nsec")
+
+
+def pmGetOptionInterval_sec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.interval, "sec")
+
+
+def pmGetOptionInterval_usec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.interval, "usec")
+
+
+def pmGetOptionInterval_nsec() -> Optional[int]:
+    return _stamp_part(_options.OPTIONS.interval, "nsec")
+
+
+def pmGetOptionSamples() -> Optional[int]:
+    """The sample count (None while 0)."""
+    samples = _options.OPTIONS.samples
+    return samples if samples else None
+
+
+def pmGetOptionTimezone() -> Optional[str]:
+    """The -Z zone."""
+    return _options.OPTIONS.timezone
+
+
+def pmGetOptionHostZone() -> int:
+    """1 when -z asked for the source's zone."""
+    return _options.OPTIONS.tzflag
+
+
+def pmGetOptionContainer() -> Optional[str]:
+    """The container to query ($PCP_CONTAINER, which --container sets)."""
+    return _os.environ.get("PCP_CONTAINER")
+
+
+def pmGetOptionLocalPMDA() -> int:
+    """1 when -L asked for a local context."""
+    return _options.OPTIONS.Lflag

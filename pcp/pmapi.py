@@ -21,15 +21,16 @@ from pcp import __implementation__, __version__  # noqa: F401 (which binding thi
 from pcp._archive.context import ArchiveContext
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
-from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, pmUsageErr
+from pcp._core.errors import pmErr, pmErrStr as _pmErrStr
 from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel, pmID,
                                pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
                                timespec, timeval, tm)
 from pcp._decode import events as _events, result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
-from pcp._libpcp import (metricspec as _metricspec, printvalue as _printvalue, strings as _strings,
-                         values as _values, zones as _zones)
+from pcp._libpcp import (metricspec as _metricspec, options as _options, printvalue as _printvalue,
+                         strings as _strings, values as _values, zones as _zones)
+from pcp._libpcp.options import pmUsageErr
 from pcp._live.context import HostContext
 
 __all__ = [
@@ -182,9 +183,72 @@ class pmContext(object):
 
     @classmethod
     def fromOptions(cls, options: Any, argv: Any, typed: int = 0, index: int = 0) -> "pmContext":
-        """A context from parsed command-line options (pmOptions): not available yet, raises
-        pmErr(PM_ERR_NYI)."""
-        raise _not_supported("pmContext.fromOptions (pmOptions)")
+        """A context from a tool's command line: parse argv with the options declared on
+        `options` (unless `typed` names the context type, for the index'th of several
+        hosts or archives), open the source they name (local: by default), then set the
+        reporting zone, the time window and, for an archive, the initial position and
+        interval. Raises pmUsageErr when the options are wrong (or asked for --version)."""
+        if typed is None or typed <= 0:
+            options.need_reset = True
+            if c_api.pmGetOptionsFromList(argv):
+                raise pmUsageErr
+            typed = options.pmGetOptionContext()
+        if typed == c_api.PM_CONTEXT_ARCHIVE:
+            source = options.pmGetOptionArchives()[index]
+        elif typed == c_api.PM_CONTEXT_HOST:
+            source = options.pmGetOptionHosts()[index]
+        elif typed == c_api.PM_CONTEXT_LOCAL:
+            source = None
+        elif options.pmGetOptionOrigin() is not None:
+            source = options.pmGetOptionArchives()[index]
+            typed = c_api.PM_CONTEXT_ARCHIVE
+        else:
+            typed = c_api.PM_CONTEXT_HOST
+            source = "local:"
+        context = cls(typed, source)
+        if c_api.pmSetContextOptions(context.ctx, options.mode, options.delta):
+            raise pmUsageErr
+        return context
+
+    @staticmethod
+    def set_connect_options(options: Any, source: Any, speclocal: Any) -> Tuple[Any, Any]:
+        """The context type and source the options name (or, when they name none, that
+        `source` names: a path is an archive, "@" a local context, else a host), recorded
+        in the options, which are then closed (pmEndOptions)."""
+        context = None
+        if c_api.pmGetOptionArchives():
+            context = c_api.PM_CONTEXT_ARCHIVE
+            options.pmSetOptionContext(c_api.PM_CONTEXT_ARCHIVE)
+            source = options.pmGetOptionArchives()[0]
+        elif c_api.pmGetOptionHosts():
+            context = c_api.PM_CONTEXT_HOST
+            options.pmSetOptionContext(c_api.PM_CONTEXT_HOST)
+            source = options.pmGetOptionHosts()[0]
+        elif c_api.pmGetOptionLocalPMDA():
+            context = c_api.PM_CONTEXT_LOCAL
+            options.pmSetOptionContext(c_api.PM_CONTEXT_LOCAL)
+            source = None
+        if not context:
+            if "/" in source:
+                context = c_api.PM_CONTEXT_ARCHIVE
+                options.pmSetOptionArchive(source)
+                options.pmSetOptionContext(c_api.PM_CONTEXT_ARCHIVE)
+            elif source != "@":
+                context = c_api.PM_CONTEXT_HOST
+                options.pmSetOptionHost(source)
+                options.pmSetOptionContext(c_api.PM_CONTEXT_HOST)
+            else:
+                context = c_api.PM_CONTEXT_LOCAL
+                options.pmSetOptionLocalPMDA()
+                options.pmSetOptionContext(c_api.PM_CONTEXT_LOCAL)
+                source = None
+        if context == c_api.PM_CONTEXT_LOCAL and speclocal:
+            for spec in filter(None, speclocal.split(";")):
+                options.pmSetOptionSpecLocal(spec)
+        flags = options.pmGetOptionFlags()
+        options.pmSetOptionFlags(flags | c_api.PM_OPTFLAG_DONE)
+        c_api.pmEndOptions()
+        return context, source
 
     # ---- PMNS ------------------------------------------------------------------------
 
@@ -1108,15 +1172,327 @@ def _xtb_delta(mode: int, delta: int) -> Tuple[int, int]:
     return sec, total - sec * 1000000000
 
 
+class pmOptions(object):
+    """Command-line options of a PCP tool (libpcp's pmGetOptions), held process-wide as
+    the official binding holds them: a new pmOptions resets them all."""
+
+    mode = property(lambda self: self._mode, None, None, None)
+    delta = property(lambda self: self._delta, None, None, None)
+    need_reset = property(lambda self: self._need_reset,
+                          lambda self, value: setattr(self, "_need_reset", value), None, None)
+
+    def __init__(self, short_options: Optional[str] = None, short_usage: Optional[str] = None,
+                 flags: int = 0) -> None:
+        c_api.pmResetAllOptions()
+        if short_options is not None:
+            c_api.pmSetShortOptions(short_options)
+        if short_usage is not None:
+            c_api.pmSetShortUsage(short_usage)
+        # scripts always want the archive's bounds evaluated unless they say otherwise
+        c_api.pmSetOptionFlags(flags if flags != 0 else c_api.PM_OPTFLAG_BOUNDARIES)
+        self._delta = 1                         # seconds, for pmSetMode on an archive
+        self._mode = c_api.PM_MODE_INTERP
+        self._need_reset = False
+
+    def __del__(self) -> None:
+        if getattr(self, "_need_reset", False):
+            c_api.pmResetAllOptions()
+
+    @staticmethod
+    def daemonize() -> None:
+        """Continue in the background, detached from the terminal."""
+        return c_api.pmServerStart()
+
+    # ---- declaring options -------------------------------------------------------------
+    def pmGetOptionFlags(self) -> int:
+        return c_api.pmGetOptionFlags()
+
+    def pmSetOptionContext(self, context: int) -> None:
+        return c_api.pmSetOptionContext(context)
+
+    def pmSetOptionFlags(self, flags: int) -> None:
+        return c_api.pmSetOptionFlags(flags)
+
+    def pmGetOptionErrors(self) -> int:
+        return c_api.pmGetOptionErrors()
+
+    def pmSetOptionErrors(self) -> None:
+        """Count one more error (the official method takes no count)."""
+        return c_api.pmSetOptionErrors(c_api.pmGetOptionErrors() + 1)
+
+    def pmSetShortUsage(self, short_usage: str) -> None:
+        return c_api.pmSetShortUsage(short_usage)
+
+    def pmSetShortOptions(self, short_options: str) -> None:
+        return c_api.pmSetShortOptions(short_options)
+
+    def pmSetOptionSamples(self, count: str) -> None:
+        """Set the sample count from its text."""
+        return c_api.pmSetOptionSamples(count)
+
+    def pmSetOptionInterval(self, interval: str) -> None:
+        """Set the sampling interval from its pmParseHighResInterval text."""
+        return c_api.pmSetOptionInterval(interval)
+
+    def pmGetOperands(self) -> Optional[List[str]]:
+        """The words left after the options (None for none), once they are parsed."""
+        return c_api.pmGetOperands()
+
+    def pmGetNonOptionsFromList(self, argv: List[str]) -> Optional[List[str]]:
+        """Deprecated form of pmGetOperands."""
+        return c_api.pmGetNonOptionsFromList(argv)
+
+    def pmNonOptionsFromList(self, argv: List[str]) -> Optional[List[str]]:
+        """Deprecated form of pmGetOperands."""
+        return c_api.pmGetNonOptionsFromList(argv)
+
+    def pmSetOptionCallback(self, func: Callable[..., Any]) -> None:
+        """func(option, optarg, index) for every option that is not a standard one (or
+        that the override callback claimed); option is the short option character, or
+        the long name of a long-only option."""
+        return c_api.pmSetOptionCallback(func)
+
+    def pmSetOverrideCallback(self, func: Callable[[str], int]) -> None:
+        """func(option) before each option: non-zero to handle a standard option oneself."""
+        return c_api.pmSetOverrideCallback(func)
+
+    def pmSetLongOption(self, long_opt: str, has_arg: int, short_opt: Optional[str],
+                        argname: str, message: str) -> int:
+        """Declare an option: its long name, whether it takes an argument, its short
+        form, and its argument's name and message for the usage text."""
+        if short_opt is None:
+            short_opt = ""
+        return c_api.pmSetLongOption(long_opt, has_arg, short_opt, argname, message)
+
+    def pmSetLongOptionHeader(self, heading: str) -> None:
+        """Start a section of the usage message."""
+        return c_api.pmSetLongOptionHeader(heading)
+
+    def pmSetLongOptionText(self, text: str) -> None:
+        """A line of descriptive text in the usage message."""
+        return c_api.pmSetLongOptionText(text)
+
+    def pmSetLongOptionAlign(self) -> int:
+        return c_api.pmSetLongOptionAlign()
+
+    def pmSetLongOptionArchive(self) -> int:
+        return c_api.pmSetLongOptionArchive()
+
+    def pmSetLongOptionDebug(self) -> int:
+        return c_api.pmSetLongOptionDebug()
+
+    def pmSetLongOptionGuiMode(self) -> None:
+        """Not implemented by the official binding either."""
+        return None
+
+    def pmSetLongOptionHost(self) -> int:
+        return c_api.pmSetLongOptionHost()
+
+    def pmSetLongOptionHostsFile(self) -> int:
+        return c_api.pmSetLongOptionHostsFile()
+
+    def pmSetLongOptionSpecLocal(self) -> int:
+        return c_api.pmSetLongOptionSpecLocal()
+
+    def pmSetLongOptionLocalPMDA(self) -> int:
+        return c_api.pmSetLongOptionLocalPMDA()
+
+    def pmSetLongOptionOrigin(self) -> int:
+        return c_api.pmSetLongOptionOrigin()
+
+    def pmSetLongOptionGuiPort(self) -> None:
+        """Not implemented by the official binding either."""
+        return None
+
+    def pmSetLongOptionStart(self) -> int:
+        return c_api.pmSetLongOptionStart()
+
+    def pmSetLongOptionSamples(self) -> int:
+        return c_api.pmSetLongOptionSamples()
+
+    def pmSetLongOptionFinish(self) -> int:
+        return c_api.pmSetLongOptionFinish()
+
+    def pmSetLongOptionInterval(self) -> int:
+        return c_api.pmSetLongOptionInterval()
+
+    def pmSetLongOptionVersion(self) -> int:
+        return c_api.pmSetLongOptionVersion()
+
+    def pmSetLongOptionTimeZone(self) -> int:
+        return c_api.pmSetLongOptionTimeZone()
+
+    def pmSetLongOptionHostZone(self) -> int:
+        return c_api.pmSetLongOptionHostZone()
+
+    def pmSetLongOptionHelp(self) -> int:
+        return c_api.pmSetLongOptionHelp()
+
+    def pmSetLongOptionArchiveList(self) -> int:
+        return c_api.pmSetLongOptionArchiveList()
+
+    def pmSetLongOptionArchiveFolio(self) -> int:
+        return c_api.pmSetLongOptionArchiveFolio()
+
+    def pmSetLongOptionContainer(self) -> int:
+        return c_api.pmSetLongOptionContainer()
+
+    def pmSetLongOptionHostList(self) -> int:
+        return c_api.pmSetLongOptionHostList()
+
+    # ---- what the options say ----------------------------------------------------------
+    def pmGetOptionContext(self) -> Optional[int]:
+        return c_api.pmGetOptionContext()
+
+    def pmGetOptionHosts(self) -> Optional[List[str]]:
+        return c_api.pmGetOptionHosts()
+
+    def pmGetOptionArchives(self) -> Optional[List[str]]:
+        return c_api.pmGetOptionArchives()
+
+    def pmGetOptionAlignment(self) -> Optional[timeval]:
+        alignment = c_api.pmGetOptionAlign_optarg()
+        if alignment is None:
+            return None
+        return timeval.fromInterval(alignment)
+
+    def pmGetOptionHighResAlignment(self) -> Optional[timespec]:
+        alignment = c_api.pmGetOptionAlign_optarg()
+        if alignment is None:
+            return None
+        return timespec.fromInterval(alignment)
+
+    def pmGetOptionAlignOptarg(self) -> Optional[str]:
+        return c_api.pmGetOptionAlign_optarg()
+
+    def pmGetOptionFinishOptarg(self) -> Optional[str]:
+        return c_api.pmGetOptionFinish_optarg()
+
+    def pmGetOptionStart(self) -> Optional[timeval]:
+        return _timeval_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_usec)
+
+    def pmGetOptionHighResStart(self) -> Optional[timespec]:
+        return _timespec_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_nsec)
+
+    def pmGetOptionFinish(self) -> Optional[timeval]:
+        return _timeval_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_usec)
+
+    def pmGetOptionHighResFinish(self) -> Optional[timespec]:
+        return _timespec_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_nsec)
+
+    def pmGetOptionOrigin(self) -> Optional[timeval]:
+        return _timeval_of(c_api.pmGetOptionOrigin_sec(), c_api.pmGetOptionOrigin_usec)
+
+    def pmGetOptionHighResOrigin(self) -> Optional[timespec]:
+        return _timespec_of(c_api.pmGetOptionOrigin_sec(), c_api.pmGetOptionOrigin_nsec)
+
+    def pmGetOptionInterval(self) -> Optional[timeval]:
+        return _timeval_of(c_api.pmGetOptionInterval_sec(), c_api.pmGetOptionInterval_usec)
+
+    def pmGetOptionHighResInterval(self) -> Optional[timespec]:
+        return _timespec_of(c_api.pmGetOptionInterval_sec(), c_api.pmGetOptionInterval_nsec)
+
+    def pmGetOptionSamples(self) -> Optional[int]:
+        return c_api.pmGetOptionSamples()
+
+    def pmGetOptionHostZone(self) -> bool:
+        return c_api.pmGetOptionHostZone() != 0
+
+    def pmGetOptionTimezone(self) -> Optional[str]:
+        return c_api.pmGetOptionTimezone()
+
+    def pmGetOptionContainer(self) -> Optional[str]:
+        return c_api.pmGetOptionContainer()
+
+    def pmGetOptionLocalPMDA(self) -> bool:
+        return c_api.pmGetOptionLocalPMDA() != 0
+
+    # ---- setting sources ---------------------------------------------------------------
+    def pmSetOptionArchive(self, archive: str) -> None:
+        return c_api.pmSetOptionArchive(archive)
+
+    def pmSetOptionArchiveList(self, archives: str) -> None:
+        return c_api.pmSetOptionArchiveList(archives)
+
+    def pmSetOptionArchiveFolio(self, folio: str) -> None:
+        return c_api.pmSetOptionArchiveFolio(folio)
+
+    def pmSetOptionContainer(self, container: str) -> None:
+        return c_api.pmSetOptionContainer(container)
+
+    def pmSetOptionHost(self, host: str) -> None:
+        return c_api.pmSetOptionHost(host)
+
+    def pmSetOptionHostList(self, hosts: str) -> None:
+        return c_api.pmSetOptionHostList(hosts)
+
+    def pmSetOptionSpecLocal(self, spec: str) -> None:
+        return c_api.pmSetOptionSpecLocal(spec)
+
+    def pmSetOptionLocalPMDA(self) -> None:
+        return c_api.pmSetOptionLocalPMDA()
+
+
+def _timeval_of(sec: Optional[int], usec: Callable[[], Optional[int]]) -> Optional[timeval]:
+    return None if sec is None else timeval(sec, usec())
+
+
+def _timespec_of(sec: Optional[int], nsec: Callable[[], Optional[int]]) -> Optional[timespec]:
+    return None if sec is None else timespec(sec, nsec())
+
+
+def _set_context_options(handle: int, mode: int, delta: int) -> int:
+    """cpmapi.pmSetContextOptions: libpcp's pmGetContextOptions against the context
+    `handle` (zone, time window), then the archive's initial pmSetModeHighRes."""
+    opts = _options.OPTIONS
+    host = _registry.contexts.get(handle)
+    if host is None:
+        return c_api.PM_ERR_NOCONTEXT
+    _registry.current = handle
+
+    def bounds(index: int) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+        if index == 0 and len(opts.archives) <= 1:
+            return host.archive_label().stamp, host.archive_end()
+        other = ArchiveContext(-1, opts.archives[index], 0)
+        try:
+            return other.archive_label().stamp, other.archive_end()
+        finally:
+            other.close()
+
+    def context_zone() -> int:
+        # a borrowed pmContext: it must not close the context when it goes
+        wrapper = pmContext.__new__(pmContext)
+        wrapper._host = host
+        wrapper._ctx = handle
+        try:
+            return wrapper.pmNewContextZone()
+        finally:
+            wrapper._host = None
+
+    status = _options.context_options(
+        opts, host.host_name, context_zone,
+        lambda tz: _zones.new_zone(tz), bounds)
+    if status < 0:
+        return status
+    if opts.context == c_api.PM_CONTEXT_ARCHIVE and opts.flags & c_api.PM_OPTFLAG_BOUNDARIES:
+        interval = opts.interval if opts.interval != (0, 0) else (delta, 0)
+        direction = 1 if interval > (0, 0) else (-1 if interval < (0, 0) else 0)
+        try:
+            host.set_mode(mode, opts.origin, interval, direction)
+        except pmErr as err:
+            _errors.pmprintf("%s: %s: %s\n" % ("pmSetModeHighRes", _errors.pmGetProgname(),
+                                               _pmErrStr(err.code)))
+            opts.flags |= c_api.PM_OPTFLAG_RUNTIME_ERR
+            opts.errors += 1
+            return err.code
+    return status
+
+
+_options.CALLBACKS.context_options = _set_context_options
+
+
 # Names the official module defines that pcp-native does not provide yet; they exist
 # so that imports work, and say clearly what is missing when used.
-class pmOptions(object):
-    """Command-line option handling (pmGetOptions) arrives with a later issue."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise _not_supported("pmOptions")
-
-
 class fetchgroup(object):
     """The fetchgroup API arrives with a later issue."""
 

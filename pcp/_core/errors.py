@@ -1,4 +1,4 @@
-"""Exceptions and error texts shared by every layer (pmErr, pmUsageErr, pmErrStr).
+"""Exceptions and error texts shared by every layer (pmErr, pmErrStr; pmUsageErr lives with the options).
 
 ``pmErrStr`` reproduces libpcp 6.0.3's ``pmErrStr_r`` text for any code:
 
@@ -260,28 +260,8 @@ class pmErr(Exception):
         return self.code
 
 
-class pmUsageErr(Exception):
-    """A command line usage error; message() prints the usage text."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.args = list(args)  # type: ignore[assignment]
-
-    def message(self) -> None:
-        for item in self.args:
-            pmprintf(str(item))
-        return pmUsageMessage()
-
-
 def check(status: int) -> int:
     """Raise pmErr(status) for a negative status, else return it."""
     if status < 0:
         raise pmErr(status)
     return status
-
-
-def pmUsageMessage() -> None:
-    """Write the usage message (after any pmprintf'd text) to stderr: with no options
-    structure set up this is the bare "Usage: <progname> [options]" line libpcp prints."""
-    pmprintf("Usage: %s [options]\n" % pmGetProgname())
-    pmflush()

@@ -99,3 +99,15 @@ def interval_timeval(spec: str) -> Tuple[int, int]:
 def interval_timespec(spec: str) -> Tuple[int, int]:
     """pmParseHighResInterval: (seconds, nanoseconds)."""
     return real_to_timespec(parse_interval(spec))
+
+
+def strtod_prefix(text: str, pos: int) -> Tuple[int, float]:
+    """(end, value) of strtod(text + pos, &end): leading blanks skipped; end == pos when
+    no number starts there."""
+    j = pos
+    while j < len(text) and text[j] in _C_SPACE:
+        j += 1
+    m = _STRTOD.match(text, j)
+    if m is None:
+        return pos, 0.0
+    return m.end(), _strtod(m.group(0))

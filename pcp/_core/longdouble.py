@@ -118,3 +118,12 @@ def real_to_timespec(secs: float) -> Tuple[int, int]:
     """libpcp 6.0.3's pmtimespecFromReal: (seconds, nanoseconds)."""
     whole = _c_long(secs)
     return whole, _scaled_fraction(secs, whole, 1000000000)
+
+
+def ld_nanoseconds(fraction: float) -> int:
+    """(int)((long double)1000000000 * (long double)fraction): the product rounded to the
+    long double significand, then truncated toward zero."""
+    n, d = fraction.as_integer_ratio()
+    m, e = _round_ratio(n * 1000000000, d)
+    value = m << e if e >= 0 else abs(m) >> -e
+    return value if e >= 0 or m >= 0 else -value

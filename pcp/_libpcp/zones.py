@@ -90,3 +90,11 @@ def ctime(seconds: int) -> str:
     return "%s %s%3d %02d:%02d:%02d %d\n" % (_DAYS[t.tm_wday], _MONTHS[t.tm_mon - 1],
                                              t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
                                              t.tm_year)
+
+
+def mktime(year: int, mon: int, mday: int, hour: int, minute: int, sec: int) -> int:
+    """libpcp's __pmMktime: mktime(3) in the current zone, fields in C's conventions
+    (year since 1900, month from 0), out-of-range fields carried over as mktime does,
+    daylight saving time found by mktime (tm_isdst -1)."""
+    return int(_in_zone(lambda: time.mktime((year + 1900, mon + 1, mday, hour, minute, sec,
+                                             0, 0, -1))))

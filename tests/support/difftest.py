@@ -504,3 +504,20 @@ class Pair(object):
         ours = self.ours_section(key)
         assert_equal(ours, ref, key)
         return ref
+
+
+def run_script(code: str, argv: list, ours: bool, env: Optional[dict] = None,
+               timeout: float = 60) -> dict:
+    """Run a program as a tool is run (argv after the program, extra environment) on one
+    side; its exit status, stdout and stderr, for comparing byte for byte."""
+    full = _env(ours)
+    full.update(env or {})
+    python = OUR_PYTHON if ours else REF_PYTHON
+    # the script's name is what libpcp and the official binding call the program
+    folder = tempfile.mkdtemp(dir=_cwd())
+    script = os.path.join(folder, "tool.py")
+    with open(script, "w", encoding="utf-8") as stream:
+        stream.write(code)
+    proc = subprocess.run([python, script] + list(argv), cwd=_cwd(), env=full,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    return {"status": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}

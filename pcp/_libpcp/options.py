@@ -1,0 +1,783 @@
+"""libpcp's command-line services (pmGetOptions, pmUsageMessage and the pmOptions
+structure behind them), as libpcp 6.0.3 and the official binding's cpmapi module keep
+them: one process-wide pmOptions (`OPTIONS`), reset by pmResetAllOptions, filled in by
+the pmSet* calls, the PCP_* environment and the command line, read by the getters.
+
+What needs a context (the time window against the archives' bounds, the reporting
+zone) is finished by `context_options`, given the context's bounds and zone as
+callables, so this floor needs no context code.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Tuple
+
+from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
+                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_OPTFLAG_BOUNDARIES,
+                                 PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY, PM_OPTFLAG_EXIT,
+                                 PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED, PM_OPTFLAG_MULTI,
+                                 PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR, PM_OPTFLAG_STDOUT_TZ,
+                                 PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2, PMAPI_VERSION_3)
+from pcp._core.errors import pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
+from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec
+from pcp._libpcp import getopt as _getopt, timewindow
+from pcp._libpcp.getopt import EOF, GetoptState, LongOption
+
+# the PCP release whose behaviour (and "-V" text) this package reproduces
+PCP_VERSION = "6.0.3"
+PMAPI_OPTIONS = "A:a:D:gh:n:O:p:S:s:T:t:VZ:z?"
+Stamp = Tuple[int, int]
+
+# libpcp's standard options (pmapi.h's PMOPT_*), by the name of their setter
+STANDARD = {
+    "Align": LongOption("align", 1, "A", "TIME", "align sample times on natural boundaries"),
+    "Archive": LongOption("archive", 1, "a", "FILE", "metrics source is a PCP log archive"),
+    "Debug": LongOption("debug", 1, "D", "DBG", None),
+    "GuiMode": LongOption("guimode", 0, "g", None, "start in GUI mode with new time control"),
+    "Host": LongOption("host", 1, "h", "HOST", "metrics source is PMCD on host"),
+    "HostsFile": LongOption("hostsfile", 1, "H", "FILE", "read metric source hosts from a file"),
+    "SpecLocal": LongOption("spec-local", 1, "K", "SPEC",
+                            "optional additional PMDA spec for local connection"),
+    "LocalPMDA": LongOption("local-PMDA", 0, "L", None,
+                            "metrics source is local connection to a PMDA"),
+    "Namespace": LongOption("namespace", 1, "n", "FILE", "use an alternative PMNS"),
+    "UniqNames": LongOption("uniqnames", 1, "N", "FILE",
+                            "like -n but only one name allowed for each PMID"),
+    "Origin": LongOption("origin", 1, "O", "TIME", "initial sample time within the time window"),
+    "GuiPort": LongOption("guiport", 1, "p", "N", "port for connection to existing time control"),
+    "Start": LongOption("start", 1, "S", "TIME", "start of the time window"),
+    "Samples": LongOption("samples", 1, "s", "N", "terminate after this many samples"),
+    "Finish": LongOption("finish", 1, "T", "TIME", "end of the time window"),
+    "Interval": LongOption("interval", 1, "t", "DELTA", "sampling interval"),
+    "Version": LongOption("version", 0, "V", None, "display version number and exit"),
+    "TimeZone": LongOption("timezone", 1, "Z", "TZ", "set reporting timezone"),
+    "HostZone": LongOption("hostzone", 0, "z", None,
+                           "set reporting timezone to local time of metrics source"),
+    "Help": LongOption("help", 0, "?", None, "show this usage message and exit"),
+    "ArchiveList": LongOption("archive-list", 1, "", "FILES",
+                              "comma-separated list of metric source archives"),
+    "ArchiveFolio": LongOption("archive-folio", 1, "", "FILE",
+                               "read metric source archives from a folio"),
+    "HostList": LongOption("host-list", 1, "", "HOSTS",
+                           "comma-separated list of metric source hosts"),
+    "Container": LongOption("container", 1, "", "NAME",
+                            "specify an individual container to be queried"),
+    "Derived": LongOption("derived", 1, "", "FILE", "load derived metric definitions from FILE(s)"),
+}
+
+# libpcp's debug option names (pmdbg -l), for checking -D / PCP_DEBUG
+DEBUG_NAMES = frozenset((
+    "pdu", "fetch", "profile", "value", "context", "indom", "pdubuf", "log", "logmeta",
+    "optfetch", "af", "appl0", "appl1", "appl2", "pmns", "libpmda", "timecontrol", "pmc",
+    "derive", "lock", "interp", "config", "pmapi", "fault", "auth", "discovery", "attr",
+    "http", "desperate", "deprecated", "exec", "labels", "series", "libweb", "alloc",
+    "services", "appl3", "appl4", "appl5", "access", "qa", "search", "query", "compress",
+    "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls"))
+
+
+@dataclass
+class Options(GetoptState):
+    """libpcp's pmOptions: what the caller declares, getopt's state, and the results."""
+    version: int = PMAPI_VERSION_3
+    short_usage: Optional[str] = None
+    override: Optional[Callable[[int], int]] = None
+    errors: int = 0
+    context: int = 0
+    hosts: List[str] = field(default_factory=list)
+    archives: List[str] = field(default_factory=list)
+    start: Stamp = (0, 0)
+    finish: Stamp = (0, 0)
+    origin: Stamp = (0, 0)
+    interval: Stamp = (0, 0)
+    align_optarg: Optional[str] = None
+    start_optarg: Optional[str] = None
+    finish_optarg: Optional[str] = None
+    origin_optarg: Optional[str] = None
+    guiport_optarg: Optional[str] = None
+    timezone: Optional[str] = None
+    samples: int = 0
+    guiport: int = 0
+    guiflag: int = 0
+    tzflag: int = 0
+    Lflag: int = 0
+    nsflag: int = 0
+    argv: List[str] = field(default_factory=list)
+
+
+def strtol_int(text: str) -> Tuple[int, bool]:
+    """(int)strtol(text, &end, 10) and whether the whole text was read (libpcp's check)."""
+    i = 0
+    while i < len(text) and text[i] in " \t\n\v\f\r":
+        i += 1
+    j = i + (text[i:i + 1] in ("+", "-"))
+    k = j
+    while k < len(text) and "0" <= text[k] <= "9":
+        k += 1
+    if k == j:
+        return 0, text == ""
+    value = max(-(1 << 63), min(int(text[i:k]), (1 << 63) - 1))
+    value = ((value + (1 << 31)) % (1 << 32)) - (1 << 31)      # the cast to int
+    return value, k == len(text)
+
+
+# ---------------------------------------------------------------------------
+# The option handlers (libpcp's __pmSet* / __pmAddOpt*)
+# ---------------------------------------------------------------------------
+def _debug_spec_ok(spec: str) -> bool:
+    """libpcp's pmSetDebug check: comma-separated option names (any case), "all", or
+    numbers (old-style bit fields); an empty item or an unknown name is refused."""
+    p = 0
+    while p < len(spec):
+        i = p
+        while i < len(spec) and spec[i] in " \t\n\v\f\r":
+            i += 1
+        j = i + (spec[i:i + 1] in ("+", "-"))
+        k = j
+        while k < len(spec) and "0" <= spec[k] <= "9":
+            k += 1
+        if k > j:                       # a number
+            if spec[k:k + 1] == ",":
+                p = k + 1
+                continue
+            return k == len(spec)
+        end = spec.find(",", p)
+        end = len(spec) if end < 0 else end
+        name = spec[p:end].lower()
+        if name != "all" and name not in DEBUG_NAMES:
+            return False
+        p = end + 1 if end < len(spec) else end
+    return True
+
+
+def set_debug(opts: Options, spec: str) -> None:
+    """-D / --debug / PCP_DEBUG."""
+    if not _debug_spec_ok(spec):
+        pmprintf("%s: unrecognized debug options specification (%s)\n" % (pmGetProgname(), spec))
+        opts.errors += 1
+
+
+def _set_gui_mode(opts: Options) -> None:
+    if opts.guiport_optarg is not None:
+        pmprintf("%s: at most one of -g and -p allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.guiflag = 1
+
+
+def _set_gui_port(opts: Options, arg: str) -> None:
+    if opts.guiflag:
+        pmprintf("%s: at most one of -g and -p allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.guiport_optarg = arg
+        port, whole = strtol_int(arg)
+        opts.guiport = port if whole and port >= 0 else 0
+
+
+def _add_archive_name(opts: Options, arg: str) -> None:
+    """One archive, no duplicates: a list of names with PM_OPTFLAG_MULTI, else one
+    comma-separated list (one context over several archives)."""
+    if opts.flags & PM_OPTFLAG_MULTI:
+        if arg not in opts.archives:
+            opts.archives.append(arg)
+        return
+    if not opts.archives:
+        opts.archives = [arg]
+        return
+    joined = opts.archives[0]
+    found = joined.find(arg)
+    if found >= 0 and (found == 0 or joined[found - 1] == ","):
+        after = joined[found + len(arg):found + len(arg) + 1]
+        if after in (",", ""):
+            return          # libpcp checks only the first place the name occurs
+    opts.archives[0] = joined + "," + arg
+
+
+def add_archive(opts: Options, arg: str) -> None:
+    """-a / --archive / PCP_ARCHIVE / pmSetOptionArchive."""
+    if opts.hosts and not opts.flags & PM_OPTFLAG_MIXED:
+        pmprintf("%s: only one host or archive allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        _add_archive_name(opts, arg)
+
+
+def add_archive_path(opts: Options) -> None:
+    """The local host's pmlogger directory, for -O with no archive named."""
+    logdir = _pcp_conf("PCP_ARCHIVE_DIR") or "/var/log/pcp/pmlogger"
+    try:
+        hostname = os.uname().nodename
+    except OSError:
+        hostname = "localhost"
+    _add_archive_name(opts, "%s/%s" % (logdir, hostname))
+
+
+def _pcp_conf(name: str) -> Optional[str]:
+    if name in os.environ:
+        return os.environ[name]
+    from pcp._core.config import pcp_conf_path  # pylint: disable=import-outside-toplevel
+    try:
+        with open(pcp_conf_path(), encoding="utf-8") as conf:
+            for line in conf:
+                key, eq, value = line.strip().partition("=")
+                if eq and key == name:
+                    return value
+    except OSError:
+        return None
+    return None
+
+
+def add_archive_list(opts: Options, arg: str) -> None:
+    """--archive-list / PCP_ARCHIVE_LIST / pmSetOptionArchiveList."""
+    if opts.hosts and not opts.flags & PM_OPTFLAG_MIXED:
+        pmprintf("%s: only one of hosts or archives allowed\n" % pmGetProgname())
+        opts.errors += 1
+        return
+    if not opts.flags & PM_OPTFLAG_MULTI:
+        add_archive(opts, arg)
+        return
+    for name in arg.split(",") if arg else []:
+        add_archive(opts, name)
+
+
+def add_archive_folio(opts: Options, arg: Optional[str]) -> None:
+    """--archive-folio / PCP_FOLIO / pmSetOptionArchiveFolio: the archives a PCPFolio file
+    lists, relative to the folio's directory."""
+    if opts.hosts and not opts.flags & PM_OPTFLAG_MIXED:
+        pmprintf("%s: only one of hosts or archives allowed\n" % pmGetProgname())
+        opts.errors += 1
+        return
+    if arg is None:
+        pmprintf("%s: cannot open empty archive folio name\n" % pmGetProgname())
+        opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+        opts.errors += 1
+        return
+    try:
+        with open(arg, "rb") as folio:
+            lines = folio.read().decode("utf-8", "surrogateescape").splitlines(True)
+    except OSError as err:
+        pmprintf("%s: cannot open archive folio %s: %s\n"
+                 % (pmGetProgname(), arg, pmErrStr(-(err.errno or 1))))
+        opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+        opts.errors += 1
+        return
+    problem = None
+    if not lines:
+        problem = "archive folio %s has no header" % arg
+    elif not lines[0].startswith("PCPFolio"):
+        problem = "archive folio %s has bad magic" % arg
+    elif len(lines) < 2:
+        problem = "archive folio %s has no version" % arg
+    elif not lines[1].startswith("Version: 1"):
+        problem = "unknown version archive folio %s" % arg
+    directory = os.path.dirname(arg) or "."
+    for number, line in enumerate(lines[2:] if problem is None else [], start=3):
+        if not line.startswith("Archive:"):
+            continue
+        words = line.split()
+        if len(words) < 2:
+            problem = "missing host on archive folio line %d" % number
+            break
+        if len(words) < 3:
+            problem = "missing path on archive folio line %d" % number
+            break
+        path = words[2]
+        add_archive(opts, path if path.startswith("/") else "%s/%s" % (directory, path))
+    if problem is not None:
+        pmprintf("%s: %s\n" % (pmGetProgname(), problem))
+        opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+        opts.errors += 1
+        return
+    if len(opts.archives) > 1 and not opts.flags & PM_OPTFLAG_MULTI:
+        pmprintf("%s: too many archives requested: %s\n" % (pmGetProgname(), arg))
+        opts.errors += 1
+
+
+def add_host(opts: Options, arg: str) -> None:
+    """-h / --host / PCP_HOST / pmSetOptionHost."""
+    if opts.hosts and not opts.flags & PM_OPTFLAG_MULTI:
+        pmprintf("%s: too many hosts requested: %s\n" % (pmGetProgname(), arg))
+        opts.errors += 1
+    elif opts.archives and not opts.flags & PM_OPTFLAG_MIXED:
+        pmprintf("%s: only one host or archive allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.hosts.append(arg)
+
+
+def add_host_file(opts: Options, arg: str) -> None:
+    """-H / --hostsfile: one host per line, blank lines and # comments skipped."""
+    if opts.archives and not opts.flags & PM_OPTFLAG_MIXED:
+        pmprintf("%s: only one of hosts or archives allowed\n" % pmGetProgname())
+        opts.errors += 1
+        return
+    try:
+        with open(arg, "rb") as hostsfile:
+            lines = hostsfile.read().decode("utf-8", "surrogateescape").splitlines()
+    except OSError as err:
+        pmprintf("%s: cannot open hosts file %s: %s\n"
+                 % (pmGetProgname(), arg, os.strerror(err.errno or 1)))
+        opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+        opts.errors += 1
+        return
+    for line in lines:
+        text = line.lstrip()
+        if not text or text[0] == "#":
+            continue
+        if opts.hosts and not opts.flags & PM_OPTFLAG_MULTI:
+            pmprintf("%s: too many hosts requested: %s\n" % (pmGetProgname(), arg))
+            opts.errors += 1
+            break
+        opts.hosts.append(text.split("#", 1)[0].split()[0])
+
+
+def add_host_list(opts: Options, arg: str) -> None:
+    """--host-list / PCP_HOST_LIST / pmSetOptionHostList."""
+    if opts.archives and not opts.flags & PM_OPTFLAG_MIXED:
+        pmprintf("%s: only one of hosts or archives allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.hosts.extend(name for name in arg.split(",") if name)
+    if len(opts.hosts) > 1 and not opts.flags & PM_OPTFLAG_MULTI:
+        pmprintf("%s: too many hosts requested: %s\n" % (pmGetProgname(), arg))
+        opts.errors += 1
+
+
+def set_container(opts: Options, arg: Optional[str]) -> None:
+    """--container / pmSetOptionContainer: libpcp passes it on through $PCP_CONTAINER."""
+    os.environ["PCP_CONTAINER"] = arg or ""
+
+
+def set_local_table(opts: Options, arg: str) -> None:
+    """-K / --spec-local: kept for a local context (which pcp-native does not open)."""
+    del opts, arg
+
+
+def set_local_flag(opts: Options) -> None:
+    """-L / --local-PMDA / PCP_LOCALPMDA / pmSetOptionLocalPMDA."""
+    if opts.context and not opts.flags & PM_OPTFLAG_MULTI:
+        pmprintf("%s: at most one of -a, -h and -L allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.Lflag = 1
+
+
+def _set_namespace(opts: Options, arg: str, dupok: int) -> None:
+    """-n / -N: loading a PMNS file is not available in pcp-native yet; reported the way
+    libpcp reports a namespace it cannot load."""
+    del dupok
+    pmprintf('%s: Cannot load namespace from "%s": %s\n'
+             % (pmGetProgname(), arg, pmErrStr(-12386)))       # PM_ERR_NYI
+    opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+    opts.errors += 1
+
+
+def _set_derived(opts: Options, arg: str) -> None:
+    """--derived: derived metrics are not available in pcp-native yet."""
+    del arg
+    pmprintf("%s: pmLoadDerivedConfig failed: %s\n" % (pmGetProgname(), pmErrStr(-12386)))
+    opts.errors += 1
+
+
+def set_samples(opts: Options, arg: str) -> None:
+    """-s / --samples / PCP_SAMPLES."""
+    opts.samples, whole = strtol_int(arg)
+    if not whole or opts.samples < 0:
+        pmprintf("%s: -s requires a positive numeric argument\n" % pmGetProgname())
+        opts.errors += 1
+
+
+def set_interval(opts: Options, arg: str) -> None:
+    """-t / --interval / PCP_INTERVAL."""
+    try:
+        opts.interval = interval_timespec(arg)
+    except IntervalError as err:
+        pmprintf("%s: -t argument not in %s(3) format:\n" % (pmGetProgname(),
+                                                            "pmParseHighResInterval"))
+        pmprintf("%s\n" % err.message)
+        opts.errors += 1
+
+
+def set_timezone(opts: Options, arg: str) -> None:
+    """-Z / --timezone / PCP_TIMEZONE."""
+    if opts.tzflag:
+        pmprintf("%s: at most one of -Z and -z allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.timezone = arg
+
+
+def set_hostzone(opts: Options) -> None:
+    """-z / --hostzone / PCP_HOSTZONE."""
+    if opts.timezone is not None:
+        pmprintf("%s: at most one of -Z and -z allowed\n" % pmGetProgname())
+        opts.errors += 1
+    else:
+        opts.tzflag = 1
+
+
+def set_version(opts: Options) -> None:
+    """-V / --version: the tool prints this and exits (PM_OPTFLAG_EXIT)."""
+    opts.flags |= PM_OPTFLAG_EXIT
+    pmprintf("%s version %s\n" % (pmGetProgname(), PCP_VERSION))
+
+
+def _set(name: str) -> Callable[[Options, Optional[str]], None]:
+    def setter(opts: Options, arg: Optional[str]) -> None:
+        setattr(opts, name, arg)
+    return setter
+
+
+def _no_arg(handler: Callable[[Options], None]) -> Callable[[Options, Optional[str]], None]:
+    return lambda opts, arg: handler(opts)
+
+
+# the standard options by short character, and by long name for the long-only ones
+_BY_SHORT = {
+    "A": _set("align_optarg"), "a": add_archive, "D": set_debug, "g": _no_arg(_set_gui_mode),
+    "H": add_host_file, "h": add_host, "K": set_local_table, "L": _no_arg(set_local_flag),
+    "N": lambda o, a: _set_namespace(o, a, 0), "n": lambda o, a: _set_namespace(o, a, 1),
+    "O": _set("origin_optarg"), "p": _set_gui_port, "S": _set("start_optarg"),
+    "s": set_samples, "T": _set("finish_optarg"), "t": set_interval,
+    "V": _no_arg(set_version), "Z": set_timezone, "z": _no_arg(set_hostzone),
+}
+_BY_LONG = {
+    "align": _BY_SHORT["A"], "archive": add_archive, "archive-list": add_archive_list,
+    "archive-folio": add_archive_folio, "container": set_container, "debug": set_debug,
+    "derived": _set_derived, "guimode": _BY_SHORT["g"], "host": add_host,
+    "hostsfile": add_host_file, "spec-local": set_local_table, "local-PMDA": _BY_SHORT["L"],
+    "namespace": _BY_SHORT["n"], "uniqnames": _BY_SHORT["N"], "guiport": _set_gui_port,
+    "host-list": add_host_list, "interval": set_interval, "origin": _BY_SHORT["O"],
+    "samples": set_samples, "start": _BY_SHORT["S"], "finish": _BY_SHORT["T"],
+    "timezone": set_timezone, "hostzone": _BY_SHORT["z"], "version": _BY_SHORT["V"],
+}
+# the environment libpcp reads before the command line, in its order of checking
+_BY_ENV = {
+    "ALIGN_TIME": _BY_SHORT["A"], "ARCHIVE": add_archive, "ARCHIVE_LIST": add_archive_list,
+    "FOLIO": add_archive_folio, "GUIMODE": _BY_SHORT["g"], "HOST": add_host,
+    "HOST_LIST": add_host_list, "SPECLOCAL": set_local_table, "LOCALMODE": _BY_SHORT["L"],
+    "LOCALPMDA": _BY_SHORT["L"], "NAMESPACE": _BY_SHORT["n"], "UNIQNAMES": _BY_SHORT["N"],
+    "ORIGIN": _BY_SHORT["O"], "ORIGIN_TIME": _BY_SHORT["O"], "GUIPORT": _set_gui_port,
+    "START_TIME": _BY_SHORT["S"], "SAMPLES": set_samples, "FINISH_TIME": _BY_SHORT["T"],
+    "INTERVAL": set_interval, "TIMEZONE": set_timezone, "HOSTZONE": _BY_SHORT["z"],
+}
+
+
+def start_options(opts: Options) -> None:
+    """libpcp's __pmStartOptions: defaults from PCP_* variables, once."""
+    if opts.flags & PM_OPTFLAG_INIT:
+        return
+    if "PCP_DEBUG" in os.environ:
+        set_debug(opts, os.environ["PCP_DEBUG"])
+    for key, value in list(os.environ.items()):
+        if key.startswith("PCP_") and key[4:] in _BY_ENV:
+            _BY_ENV[key[4:]](opts, value)
+    opts.flags |= PM_OPTFLAG_INIT
+
+
+def _long_only(opts: Options) -> bool:
+    """libpcp's __pmGetLongOptions: a standard option known by its long name only; False
+    for one the caller handles."""
+    handler = _BY_LONG.get(opts.long_options[opts.index].long_opt)
+    if handler is None:
+        return False
+    handler(opts, opts.optarg)
+    return True
+
+
+def get_options(argv: List[str], opts: Options) -> int:
+    """pmGetOptions: the next option the caller handles (or EOF when all are read), the
+    standard ones applied on the way; argv is permuted in place as libpcp does."""
+    if not opts.flags & PM_OPTFLAG_INIT:
+        pmSetProgname(argv[0])
+        opts.initialized = 1
+        start_options(opts)
+    if opts.flags & PM_OPTFLAG_ENV_ONLY:
+        end_options(opts)
+        return EOF
+    c = EOF
+    while True:
+        c = _getopt.getopt(argv, opts)
+        if c != EOF and opts.override is not None and opts.override(c):
+            break
+        if c == EOF:
+            break
+        char = chr(c) if 0 < c < 0x110000 else ""
+        if char in _BY_SHORT:
+            _BY_SHORT[char](opts, opts.optarg)
+        elif char == "?":
+            opts.errors += 1
+        elif c == 0:
+            if not _long_only(opts):
+                break
+        else:
+            break
+    if c == EOF:
+        end_options(opts)
+    return c
+
+
+def end_options(opts: Options) -> None:
+    """libpcp's __pmEndOptions: the context type the options imply, and the checks that
+    need all of them."""
+    if opts.flags & PM_OPTFLAG_DONE:
+        return
+    if opts.version not in (PMAPI_VERSION_2, PMAPI_VERSION_3):
+        opts.version = PMAPI_VERSION_3
+    if not opts.context:
+        if opts.Lflag:
+            opts.context = PM_CONTEXT_LOCAL
+        elif opts.hosts and not opts.archives:
+            opts.context = PM_CONTEXT_HOST
+        elif opts.archives and not opts.hosts:
+            opts.context = PM_CONTEXT_ARCHIVE
+        elif opts.origin_optarg is not None:
+            opts.context = PM_CONTEXT_ARCHIVE
+            add_archive_path(opts)
+    if ((opts.start_optarg is not None or opts.align_optarg is not None
+         or opts.origin_optarg is not None) and opts.context != PM_CONTEXT_ARCHIVE):
+        pmprintf("%s: time window options are supported for archives only\n" % pmGetProgname())
+        opts.errors += 1
+    if opts.tzflag and opts.context not in (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST):
+        pmprintf("%s: use of timezone from metric source requires a source\n" % pmGetProgname())
+        opts.errors += 1
+    if opts.errors and not opts.flags & PM_OPTFLAG_RUNTIME_ERR:
+        opts.flags |= PM_OPTFLAG_USAGE_ERR
+    opts.flags |= PM_OPTFLAG_DONE
+
+
+def usage_message(opts: Options) -> None:
+    """pmUsageMessage: "Usage: prog short_usage", then each documented long option, its
+    message at column 24 (or on the next line when the option is wider); only the text
+    already buffered (a version or an error) when the tool is to exit."""
+    if not opts.flags & (PM_OPTFLAG_RUNTIME_ERR | PM_OPTFLAG_EXIT):
+        pmprintf("Usage: %s %s\n" % (pmGetProgname(), opts.short_usage if opts.short_usage
+                                     is not None else "[options]"))
+        for option in opts.long_options:
+            if option.message is None:
+                continue
+            if option.short_opt == "-":
+                pmprintf("\n%s:\n" % option.message)
+                continue
+            if option.short_opt == "|":
+                pmprintf("%s\n" % option.message)
+                continue
+            arg = option.argname if option.argname is not None else "?"
+            if option.long_opt:
+                if option.short_opt and option.has_arg:
+                    text = "  -%s %s, --%s=%s" % (option.short_opt, arg, option.long_opt, arg)
+                elif option.short_opt:
+                    text = "  -%s, --%s" % (option.short_opt, option.long_opt)
+                elif option.has_arg:
+                    text = "  --%s=%s" % (option.long_opt, arg)
+                else:
+                    text = "  --%s" % option.long_opt
+            elif option.has_arg:
+                text = "  -%s %s" % (option.short_opt, arg)
+            else:
+                text = "  -%s" % option.short_opt
+            width = len(text.encode("utf-8", "surrogateescape"))
+            if width < 24:
+                pmprintf("%s%s%s\n" % (text, " " * (24 - width), option.message))
+            else:
+                pmprintf("%s\n%24s%s\n" % (text, "", option.message))
+    if not opts.flags & PM_OPTFLAG_NOFLUSH:
+        pmflush()
+
+
+# ---------------------------------------------------------------------------
+# After the context is open: zone and time window (pmGetContextOptions)
+# ---------------------------------------------------------------------------
+Bounds = Callable[[int], Tuple[Stamp, Stamp]]
+
+
+def context_options(opts: Options, host_name: Callable[[], str], context_zone: Callable[[], int],
+                    new_zone: Callable[[str], int], bounds: Bounds) -> int:
+    """pmGetContextOptions: set the reporting zone (-z from the context, -Z a name), then
+    resolve the time window against the archives' bounds; `bounds(i)` gives the (label
+    start, end) of archive i (0 the open context) or raises pmErr. 0, or PM_ERR_GENERIC
+    with the messages buffered."""
+    window = (opts.start_optarg is not None or opts.finish_optarg is not None
+              or opts.align_optarg is not None or opts.origin_optarg is not None
+              or bool(opts.flags & PM_OPTFLAG_BOUNDARIES))
+    if opts.tzflag:
+        hostname = host_name()
+        try:
+            context_zone()
+        except Exception as err:        # pylint: disable=broad-except
+            pmprintf("%s: Cannot set context timezone: %s\n"
+                     % (pmGetProgname(), pmErrStr(getattr(err, "code", PM_ERR_GENERIC))))
+            opts.errors += 1
+        else:
+            if opts.flags & PM_OPTFLAG_STDOUT_TZ:
+                print('Note: timezone set to local timezone of host "%s"%s\n'
+                      % (hostname, "" if opts.context != PM_CONTEXT_ARCHIVE
+                         else " from archive"))
+    elif opts.timezone is not None:
+        new_zone(opts.timezone)
+        if opts.flags & PM_OPTFLAG_STDOUT_TZ:
+            print('Note: timezone set to "TZ=%s"\n' % opts.timezone)
+    if not opts.errors and window:
+        boundaries = _boundaries(opts, bounds)
+        if boundaries is None:
+            opts.errors += 1
+        else:
+            try:
+                _, opts.start, opts.finish, opts.origin, _ = timewindow.parse_window(
+                    opts.start_optarg, opts.finish_optarg, opts.align_optarg,
+                    opts.origin_optarg, boundaries[0], boundaries[1])
+            except timewindow.TimeError as err:
+                pmprintf("%s: invalid time window.\n%s\n" % (pmGetProgname(), err.message))
+                opts.errors += 1
+    if opts.errors:
+        if not opts.flags & PM_OPTFLAG_USAGE_ERR:
+            opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+        return PM_ERR_GENERIC
+    return 0
+
+
+def _boundaries(opts: Options, bounds: Bounds) -> Optional[Tuple[Stamp, Stamp]]:
+    """The window the archives span (the earliest start to the latest end), or now to
+    the end of time for a live source; None when an archive cannot be read."""
+    if opts.context != PM_CONTEXT_ARCHIVE:
+        import time as _time  # pylint: disable=import-outside-toplevel
+        now = _time.time_ns()
+        return (now // 1000000000, now % 1000000000), (PM_MAX_TIME_T, 0)
+    begin = end = (0, 0)
+    for i in range(len(opts.archives) if len(opts.archives) > 1 else 1):
+        try:
+            start, finish = bounds(i)
+        except Exception as err:        # pylint: disable=broad-except
+            code = getattr(err, "code", PM_ERR_GENERIC)
+            name = opts.archives[i] if i < len(opts.archives) else ""
+            if i == 0 and len(opts.archives) <= 1:
+                pmprintf("%s: Cannot get archive %s label record: %s\n"
+                         % (pmGetProgname(), name, pmErrStr(code)))
+            else:
+                pmprintf("%s: Cannot open archive %s: %s\n" % (pmGetProgname(), name,
+                                                               pmErrStr(code)))
+            return None
+        if i == 0:
+            begin, end = start, finish
+        else:
+            begin = min(begin, start)
+            end = max(end, finish)
+    return begin, end
+
+
+# ---------------------------------------------------------------------------
+# The process-wide options of the official binding's cpmapi module
+# ---------------------------------------------------------------------------
+OPTIONS = Options()
+
+
+class _Callbacks:
+    """The Python callbacks of pmSetOptionCallback and pmSetOverrideCallback (kept across
+    pmResetAllOptions, as the official module keeps them), and pcp.pmapi's finishing of
+    the options against an open context (pmSetContextOptions), which pmapi registers
+    when it is imported: it keeps the context table, and imports cpmapi itself."""
+    option: Optional[Callable[..., Any]] = None
+    override: Optional[Callable[[str], Any]] = None
+    context_options: Optional[Callable[[int, int, int], int]] = None
+
+
+CALLBACKS = _Callbacks()
+
+
+def reset() -> None:
+    """pmResetAllOptions: a fresh pmOptions."""
+    global OPTIONS  # pylint: disable=global-statement
+    OPTIONS = Options()
+
+
+def _call_override(c: int) -> int:
+    """The override callback for option c: its int, or -EAGAIN after printing the
+    exception it raised (the official module's way)."""
+    if not c or CALLBACKS.override is None:
+        return 0
+    try:
+        return int(CALLBACKS.override(chr(c)))
+    except Exception:       # pylint: disable=broad-except
+        traceback.print_exc()
+        return -11
+
+
+def _call_option(c: int) -> None:
+    opts = OPTIONS
+    if c == 0 and opts.index < len(opts.long_options):
+        name = opts.long_options[opts.index].long_opt
+    else:
+        name = chr(c)
+    if CALLBACKS.option is None:
+        raise TypeError("'NoneType' object is not callable")
+    try:
+        CALLBACKS.option(name, opts.optarg, opts.index)
+    except Exception:       # pylint: disable=broad-except
+        traceback.print_exc()
+
+
+def options_from_list(argv: List[str]) -> int:
+    """The official pmGetOptionsFromList: parse argv with pmGetOptions, passing each
+    option that is not a standard one to the option callback; the error count, or
+    PM_ERR_APPVERSION after -V."""
+    if not argv:
+        return 0
+    opts = OPTIONS
+    opts.argv = [str(word) for word in argv]
+    if CALLBACKS.override is not None:
+        opts.override = _call_override
+    while True:
+        c = get_options(opts.argv, opts)
+        if c == EOF:
+            break
+        _call_option(c)
+    if opts.flags & PM_OPTFLAG_EXIT:
+        return PM_ERR_APPVERSION
+    return opts.errors
+
+
+def operands() -> Optional[List[str]]:
+    """pmGetOperands: the words from optind on (None for none); RuntimeError before the
+    options are parsed."""
+    opts = OPTIONS
+    if not opts.flags & PM_OPTFLAG_DONE:
+        raise RuntimeError("pmGetOptions is not yet done")
+    rest = opts.argv[opts.optind:] if opts.argv else []
+    return rest if rest else None
+
+
+def print_usage() -> None:
+    """The official pmUsageMessage: the usage text (or the buffered version / error text),
+    then exit(0) when the options asked for an exit."""
+    usage_message(OPTIONS)
+    if OPTIONS.flags & PM_OPTFLAG_EXIT:
+        sys.exit(0)
+
+
+class pmUsageErr(Exception):
+    """A command line usage error; message() prints its arguments and the usage text."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.args = list(args)  # type: ignore[assignment]
+
+    def message(self) -> None:
+        for item in self.args:
+            pmprintf(str(item))
+        return print_usage()
+
+
+def daemonize() -> None:
+    """libpcp's __pmServerStart: fork, the parent exits, the child starts a new session
+    with its standard input from /dev/null."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() != 0:
+        os._exit(0)     # pylint: disable=protected-access
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
