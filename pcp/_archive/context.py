@@ -12,16 +12,17 @@ import threading
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._archive.files import MappedFile, expand_names
+from pcp._archive.interp import Interpolator
 from pcp._archive.meta import Metadata
 from pcp._archive.reader import Archive, LogLabel, Record, tsub
 from pcp._core.abc import Stamp, serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
                                  PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
-                                 PM_ERR_NAME, PM_ERR_NONLEAF, PM_ERR_NOTHOST, PM_ERR_NYI,
-                                 PM_ERR_PMID, PM_ERR_PMID_LOG, PM_ERR_TOOSMALL, PM_ID_NULL,
-                                 PM_INDOM_NULL, PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW,
-                                 PM_MODE_INTERP, PMNS_ARCHIVE)
+                                 PM_ERR_NAME, PM_ERR_NONLEAF, PM_ERR_NOTHOST, PM_ERR_PMID,
+                                 PM_ERR_PMID_LOG, PM_ERR_TOOSMALL, PM_ID_NULL, PM_INDOM_NULL,
+                                 PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW, PM_MODE_INTERP,
+                                 PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
 from pcp._core.wire import PCP_LOG_END
 from pcp._decode.result import FlatResult
@@ -64,6 +65,8 @@ class ArchiveContext:
         self.vol_error = 0
         # position remembered between fetches (libpcp's ac_vol / ac_offset)
         self.saved: Tuple[int, int] = (self.curvol, self.pos)
+        # PM_MODE_INTERP's bounds, made on the first interpolated fetch
+        self.interp: Optional[Interpolator] = None
 
     features = 0
 
@@ -211,9 +214,12 @@ class ArchiveContext:
             rec = self._mark(backward)
             self.mark_done = PM_MODE_BACK if backward else PM_MODE_FORW
             return rec
+        # libpcp also moves the remembered position (ac_vol / ac_offset) to where the
+        # new archive is entered, which an interpolated fetch goes back to
         if not backward:
             prev_end = self.arch.endtime
             self._change_archive(self.cur + 1)
+            self.saved = (self.curvol, self.pos)
             if tsub(prev_end, self.arch.label.stamp) > 0:
                 raise pmErr(PM_ERR_LOGOVERLAP)
             return None
@@ -227,6 +233,7 @@ class ArchiveContext:
         else:
             raise pmErr(PM_ERR_LOGFILE)
         self.pos = self._stream_size()
+        self.saved = (self.curvol, self.pos)
         if tsub(arch.endtime, prev_start) > 0:
             raise pmErr(PM_ERR_LOGOVERLAP)
         return None
@@ -390,9 +397,6 @@ class ArchiveContext:
         lmode = mode & 0xFFFF
         if lmode not in (PM_MODE_INTERP, PM_MODE_FORW, PM_MODE_BACK):
             raise pmErr(PM_ERR_MODE)
-        if lmode == PM_MODE_INTERP:
-            raise pmErr(PM_ERR_NYI, "PM_MODE_INTERP (interpolated archive fetches) is not "
-                                    "supported by pcp-native yet")
         if when is not None:
             self.origin = when
         self.mode = mode
@@ -402,6 +406,8 @@ class ArchiveContext:
             self._set_time()
         except pmErr:
             pass        # libpcp reports positioning failures at the next fetch
+        if self.interp is not None:
+            self.interp.reset()
 
     # ---- fetching --------------------------------------------------------------------
 
@@ -483,7 +489,9 @@ class ArchiveContext:
         if len(pmids) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.mode & 0xFFFF == PM_MODE_INTERP:
-            raise pmErr(-12387)  # PM_ERR_NYI: interpolation is a later piece of work
+            if self.interp is None:
+                self.interp = Interpolator(self)
+            return self.interp.fetch(list(pmids)), 0
         return self.fetch_records(pmids), 0
 
     def fetch_archive(self) -> FlatResult:

@@ -127,3 +127,18 @@ def ld_nanoseconds(fraction: float) -> int:
     m, e = _round_ratio(n * 1000000000, d)
     value = m << e if e >= 0 else abs(m) >> -e
     return value if e >= 0 or m >= 0 else -value
+
+
+def ld_timestamp_sub(a: Tuple[int, int], b: Tuple[int, int]) -> float:
+    """libpcp's __pmTimestampSub: (double)(sec difference + (long double)nsec difference
+    / 1e9), the quotient and the sum each rounded to the long double significand."""
+    sec = a[0] - b[0]
+    dn = a[1] - b[1]
+    if dn == 0:
+        return float(sec)
+    qm, qe = _round_ratio(dn, 1000000000)
+    if qe >= 0:
+        num, den = sec + (qm << qe), 1
+    else:
+        num, den = (sec << -qe) + qm, 1 << -qe
+    return _to_double(*_round_ratio(num, den))

@@ -153,6 +153,39 @@ class FlatResult:
         return out
 
     @classmethod
+    def assemble(cls, stamp: Tuple[int, int], sets: List[Tuple[int, int, int]],
+                 values: List[Tuple[int, int, int, float, bytes]]) -> "FlatResult":
+        """A result made from values that need not come from one record: value sets
+        (pmid, numval, valfmt) over consecutive values (inst, vtype, ival, dval,
+        payload), vtype -1 for an INSITU word; payloads are copied into one buffer."""
+        c, mem = _allocate(len(sets), len(values))
+        k = 0
+        for i, (pmid, numval, valfmt) in enumerate(sets):
+            c.pmid[i] = pmid
+            c.numval[i] = numval
+            c.valfmt[i] = valfmt if numval > 0 else 0
+            c.first[i] = k
+            if numval > 0:
+                k += numval
+        chunks: List[bytes] = []
+        offset = 0
+        for k, (inst, vtype, ival, dval, payload) in enumerate(values):
+            c.inst[k] = inst
+            c.vtype[k] = vtype
+            c.ival[k] = ival
+            c.dval[k] = dval
+            c.boff[k] = offset
+            c.blen[k] = len(payload)
+            chunks.append(payload)
+            offset += len(payload)
+        c.sec, c.nsec = stamp
+        c.numpmid = len(sets)
+        c.nvalues = len(values)
+        out = object.__new__(cls)
+        out._setup(b"".join(chunks), c, mem)
+        return out
+
+    @classmethod
     def empty(cls, sec: int, nsec: int) -> "FlatResult":
         """A result with no value sets: an archive <mark> record made up by the reader."""
         c, mem = _allocate(0, 0)

@@ -6,9 +6,7 @@ forwards and backwards; PM_XTB_* time units including libpcp 6.0.3's
 PM_TIME_HOUR bug; range limits before the start / after the end; mark
 records and archive boundaries; pmFetchArchive in INTERP mode).
 
-Expectations: the reference's results.  pcp-native may not implement INTERP
-yet; while it answers pmSetMode(PM_MODE_INTERP) with PM_ERR_NYI these tests
-are reported as xfail (any other difference fails)."""
+Expectations: the reference's results, field by field (instance order included)."""
 
 import pytest
 
@@ -30,8 +28,6 @@ INTERP_NAMES = [
     "sample.bad.fetch.again", "sample.noinst", "sample.dynamic.counter", "kernel.uname.release",
     "pmcd.pmlogger.port",
 ]
-
-NYI = -21344     # PM_ERR_NYI
 
 BODY = r'''
 import ctypes
@@ -185,31 +181,9 @@ pair_for = PairCache(_build, VARIANTS)
 pair = pair_for.fixture()
 
 
-def _nyi(x):
-    """Whether our section shows INTERP being unimplemented."""
-    if isinstance(x, dict):
-        if x.get("error") == NYI:
-            return True
-        return any(_nyi(v) for v in x.values())
-    if isinstance(x, list):
-        return any(_nyi(v) for v in x)
-    return False
-
-
-def check_interp(pair, key):
-    ref = pair.ref_section(key)
-    ours = pair.ours_section(key)
-    try:
-        check(pair, key)
-    except AssertionError:
-        if _nyi(ours) and not _nyi(ref):
-            pytest.xfail("PM_MODE_INTERP not implemented by pcp-native (PM_ERR_NYI)")
-        raise
-
-
 @pytest.mark.parametrize("section", SECTIONS)
 def test_interp(pair, section):
-    check_interp(pair, section)
+    check(pair, section)
 
 
 GAP_BODY = r'''
@@ -239,6 +213,5 @@ def test_interp_setmode_into_missing_volumes(pmcd, reference_binding):
     ours = run_ours(snippet(GAP_BODY, ARCH=corpus["mv_gap"], GAP_TIMES=times))
     assert isinstance(ours, dict) and "__crash__" not in ours, ours
     for w, delta, st, res in ours["gap"]:
-        if st is not None and not (isinstance(st, dict) and st.get("error") == NYI):
-            assert st == 0, st
+        assert st is None or st == 0, st
         assert "exc" not in res, res

@@ -273,11 +273,15 @@ WINDOWS = [
 ]
 
 
+@pytest.mark.parametrize("flags", [STDOUT_TZ, 0], ids=["forward", "interpolated"])
 @pytest.mark.parametrize("variant", ["v2", "v3"])
 @pytest.mark.parametrize("window", WINDOWS, ids=[" ".join(w) or "none" for w in WINDOWS])
-def test_archive_windows_as_the_official_binding(reference_binding, corpus, variant, window):
+def test_archive_windows_as_the_official_binding(reference_binding, corpus, variant, window,
+                                                 flags):
+    """Flags 0 are pmOptions' default (PM_OPTFLAG_BOUNDARIES): fromOptions then puts the
+    archive in PM_MODE_INTERP at the origin, stepping by -t (or one second)."""
     argv = ["-a", corpus[variant]] + window
-    _same_run(*_tool(argv), " ".join(argv))
+    _same_run(*_tool(argv, flags), " ".join(argv))
 
 
 MULTI = [["-a", "{v2}", "-a", "{next}"], ["-a", "{list_pair}"], ["-a", "{dir_pair}"],
@@ -327,10 +331,7 @@ def test_boundaries_flag_positions_the_archive(reference_binding, corpus):
     """pmOptions' default flags (PM_OPTFLAG_BOUNDARIES) make fromOptions position the
     archive in PM_MODE_INTERP at the origin, with -t or one second as the step."""
     argv = ["-a", corpus["v2"], "-O", "+0.25", "-t", "0.3"]
-    ours, ref = _tool(argv, flags=BOUNDARIES)
-    if "Functionality not yet implemented" in ours["stderr"]:
-        pytest.xfail("PM_MODE_INTERP (issue 13) is not implemented yet")
-    _same_run(ours, ref, " ".join(argv))
+    _same_run(*_tool(argv, flags=BOUNDARIES), " ".join(argv))
 
 
 # ---------------------------------------------------------------------------
