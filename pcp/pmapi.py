@@ -28,8 +28,9 @@ from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHigh
 from pcp._decode import events as _events, result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
-from pcp._libpcp import (metricspec as _metricspec, options as _options, printvalue as _printvalue,
-                         strings as _strings, values as _values, zones as _zones)
+from pcp._libpcp import (metricspec as _metricspec, options as _options, pmns as _pmns,
+                         printvalue as _printvalue, strings as _strings, values as _values,
+                         zones as _zones)
 from pcp._libpcp.options import pmUsageErr
 from pcp._live.context import HostContext
 
@@ -254,7 +255,7 @@ class pmContext(object):
 
     def pmGetChildren(self, name: Union[str, bytes]) -> Optional[List[str]]:
         """Names of the PMNS children of `name` (None when it has none or is a leaf)."""
-        names, _ = self._use().children(_as_bytes(name), False)
+        names, _ = self._names().children(_as_bytes(name), False)
         if not names:
             return None
         return [_name_str(n) for n in names]
@@ -262,29 +263,46 @@ class pmContext(object):
     def pmGetChildrenStatus(self, name: Union[str, bytes]):
         """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,
         None) when there are none."""
-        names, status = self._use().children(_as_bytes(name), True)
+        names, status = self._names().children(_as_bytes(name), True)
         if not names:
             return None, None
         return [_name_str(n) for n in names], list(status or [0] * len(names))
 
     def pmGetPMNSLocation(self) -> int:
-        """Where this context's names come from: PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
-        return self._use().pmns_location
+        """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
+        PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
+        host = self._use()
+        if _pmns.ATTEMPTED:
+            if _pmns.LOADED is None:
+                raise pmErr(c_api.PM_ERR_NOPMNS)
+            return c_api.PMNS_LOCAL
+        return host.pmns_location
+
+    def _names(self) -> Any:
+        """What answers this context's name operations: the loaded PMNS if there is one
+        (every context's, as in libpcp), else the context's source."""
+        host = self._use()
+        if not _pmns.ATTEMPTED:
+            return host
+        return _pmns.LocalNames(_pmns.LOADED)
 
     def pmLoadNameSpace(self, filename: Any) -> int:
-        """Load a PMNS file for this process's name lookups: not available yet, raises
-        pmErr(PM_ERR_NYI)."""
-        raise _not_supported("pmLoadNameSpace")
+        """Load a PMNS file (PMNS(5), read as it is, a pmid may have several names) for
+        every name operation of the process, as libpcp's pmLoadNameSpace does."""
+        self._use()
+        name = filename.decode("utf-8", "surrogateescape") if isinstance(filename, bytes) \
+            else filename
+        return _pmns.load(name, True, False)
 
-    def pmUnLoadNameSpace(self) -> int:
-        """Unload a PMNS loaded with pmLoadNameSpace: not available yet, raises
-        pmErr(PM_ERR_NYI)."""
-        raise _not_supported("pmUnLoadNameSpace")
+    def pmUnLoadNameSpace(self) -> None:
+        """Drop the loaded PMNS: names come from each context's source again."""
+        self._use()
+        _pmns.unload()
 
     def pmLookupName(self, nameA: Any, relaxed: int = 0):
         """The pmIDs of metric names (a name or a sequence of names), in order. With `relaxed`,
         unknown names give PM_ID_NULL instead of raising pmErr(PM_ERR_NAME)."""
-        host = self._use()
+        source = self._names()
         if isinstance(nameA, (str, bytes)):
             nameA = [nameA]
         names = [n if type(n) is bytes else n.encode("utf-8", "surrogateescape") for n in nameA]
@@ -292,7 +310,7 @@ class pmContext(object):
         try:
             if n == 0:
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
-            resolved, pmids = host.lookup_names(names)
+            resolved, pmids = source.lookup_names(names)
         except pmErr as e:
             # an archive's non-leaf name comes with PM_ID_NULL filled in, as libpcp does
             filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else ()
@@ -307,18 +325,18 @@ class pmContext(object):
 
     def pmNameAll(self, pmid: int) -> List[str]:
         """Every name of a pmID (a metric may have aliases in the PMNS)."""
-        return [_name_str(n) for n in self._use().name_all(_uint_arg(pmid))]
+        return [_name_str(n) for n in self._names().name_all(_uint_arg(pmid))]
 
     def pmNameID(self, pmid: int) -> str:
         """One name of a pmID (pmErr PM_ERR_PMID when it has none)."""
-        names = self._use().name_all(_uint_arg(pmid))
+        names = self._names().name_all(_uint_arg(pmid))
         return _name_str(names[0])
 
     def pmTraversePMNS(self, name: Union[str, bytes], callback: Callable[[str], Any]) -> None:
         """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "")."""
-        host = self._use()
+        source = self._names()
         try:
-            names = host.traverse(_as_bytes(name))
+            names = source.traverse(_as_bytes(name))
         except pmErr as e:
             if e.code != c_api.PM_ERR_NAME:
                 raise

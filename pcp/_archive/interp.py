@@ -52,10 +52,6 @@ _COPIED = (PM_TYPE_AGGREGATE, PM_TYPE_EVENT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRI
 Value = object
 
 
-def _is(state: int, bit: int) -> bool:
-    return state & bit == bit
-
-
 class _Inst:
     """One (metric, instance): its bounds (libpcp's instcntl_t)."""
 
@@ -328,35 +324,40 @@ class Interpolator:
                 continue
             base = flat.first[k]
             insts = flat.inst
-            insitu = metric.valfmt == PM_VAL_INSITU
+            ivals = flat.ival if metric.valfmt == PM_VAL_INSITU else None
+            find = metric.by_inst.get
+            back = do_mark == MARK_BACK and counts is not None
+            forw = do_mark == MARK_FORW and counts is not None
             for j in range(base, base + numval):
-                icp = metric.by_inst.get(insts[j])
+                icp = find(insts[j])
                 if icp is None:
-                    icp = metric.by_inst.get(_IN_NULL)
+                    icp = find(_IN_NULL)
                     if icp is None:
                         continue
-                value = flat.ival[j] if insitu else (flat, j)
-                if t_this <= t_req and (icp.t_prior > t_req or t_this >= icp.t_prior):
-                    if icp.t_prior < icp.t_next and icp.t_prior >= t_req:
-                        icp.t_next, icp.s_next, icp.v_next = icp.t_prior, icp.s_prior, icp.v_prior
-                        icp.s_next &= ~SCANNED
-                    icp.t_prior = t_this
+                value = ivals[j] if ivals is not None else (flat, j)
+                t_prior, t_next = icp.t_prior, icp.t_next
+                if t_this <= t_req and (t_prior > t_req or t_this >= t_prior):
+                    if t_prior < t_next and t_prior >= t_req:
+                        icp.t_next, icp.v_next = t_prior, icp.v_prior
+                        icp.s_next = icp.s_prior & ~SCANNED
+                        t_next = t_prior
+                    icp.t_prior = t_prior = t_this
                     icp.s_prior = VALUE
                     icp.v_prior = value
-                    if do_mark == MARK_BACK and icp.search and counts is not None:
+                    if back and icp.search:
                         icp.search = False
-                        counts[0] += 1
+                        counts[0] += 1      # type: ignore[index]
                         icp.s_prior |= SCANNED
-                if t_this >= t_req and (icp.t_next < t_req or t_this <= icp.t_next):
-                    if icp.t_prior < icp.t_next and icp.t_next <= t_req:
-                        icp.t_prior, icp.s_prior, icp.v_prior = icp.t_next, icp.s_next, icp.v_next
-                        icp.s_prior &= ~SCANNED
+                if t_this >= t_req and (t_next < t_req or t_this <= t_next):
+                    if t_prior < t_next and t_next <= t_req:
+                        icp.t_prior, icp.v_prior = t_next, icp.v_next
+                        icp.s_prior = icp.s_next & ~SCANNED
                     icp.t_next = t_this
                     icp.s_next = VALUE
                     icp.v_next = value
-                    if do_mark == MARK_FORW and icp.search and counts is not None:
+                    if forw and icp.search:
                         icp.search = False
-                        counts[0] += 1
+                        counts[0] += 1      # type: ignore[index]
                         icp.s_next |= SCANNED
         return 0
 
@@ -478,10 +479,10 @@ class Interpolator:
                         sts = self._roll(t_req, seen)
                         if sts < 0:
                             raise pmErr(sts)
-            if ((_is(icp.s_prior, UNDEFINED) and not _is(icp.s_prior, SCANNED))
+            if ((icp.s_prior & UNDEFINED and not icp.s_prior & SCANNED)
                     or (icp.t_prior > t_req and (ctx.direction < 0
-                                                 or not _is(icp.s_prior, SCANNED)))
-                    or (_is(icp.s_next, MARK) and icp.t_prior == t_req)):
+                                                 or not icp.s_prior & SCANNED))
+                    or (icp.s_next & MARK and icp.t_prior == t_req)):
                 back += 1
                 icp.search = True
                 at = 0
@@ -518,7 +519,7 @@ class Interpolator:
                         kept.append(icp)
                 unbound = kept
             for icp in unbound:
-                if ((_is(icp.s_prior, UNDEFINED) or icp.t_prior > t_req)
+                if ((icp.s_prior & UNDEFINED or icp.t_prior > t_req)
                         and icp.t_first < t_req):
                     icp.t_first = t_req
                     icp.s_prior |= SCANNED
@@ -541,10 +542,10 @@ class Interpolator:
                         sts = self._roll(t_req, seen)
                         if sts < 0:
                             raise pmErr(sts)
-            if ((_is(icp.s_next, UNDEFINED) and not _is(icp.s_next, SCANNED))
+            if ((icp.s_next & UNDEFINED and not icp.s_next & SCANNED)
                     or (icp.t_next < t_req and (ctx.direction > 0
-                                                or not _is(icp.s_next, SCANNED)))
-                    or (_is(icp.s_prior, MARK) and icp.t_next == t_req)):
+                                                or not icp.s_next & SCANNED))
+                    or (icp.s_prior & MARK and icp.t_next == t_req)):
                 forw += 1
                 icp.search = True
                 at = 0
@@ -590,7 +591,7 @@ class Interpolator:
         for icp in self.want:
             metric = icp.metric
             if metric.sem == PM_SEM_DISCRETE:
-                if (_is(icp.s_prior, MARK) or _is(icp.s_prior, UNDEFINED)
+                if (icp.s_prior & MARK or icp.s_prior & UNDEFINED
                         or icp.t_prior > t_req or (icp.t_birth != -1 and icp.t_birth > t_req)):
                     metric.numval -= 1
                     icp.inresult = False
@@ -598,9 +599,9 @@ class Interpolator:
                     metric.numval -= 1
                     icp.inresult = False
             else:
-                if (_is(icp.s_prior, MARK) or _is(icp.s_prior, UNDEFINED)
-                        or icp.t_prior > t_req or _is(icp.s_next, MARK)
-                        or _is(icp.s_next, UNDEFINED) or icp.t_next < t_req):
+                if (icp.s_prior & MARK or icp.s_prior & UNDEFINED
+                        or icp.t_prior > t_req or icp.s_next & MARK
+                        or icp.s_next & UNDEFINED or icp.t_next < t_req):
                     metric.numval -= 1
                     icp.inresult = False
                 elif metric.sem == PM_SEM_COUNTER:

@@ -21,9 +21,9 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED, PM_OPTFLAG_MULTI,
                                  PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR, PM_OPTFLAG_STDOUT_TZ,
                                  PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2, PMAPI_VERSION_3)
-from pcp._core.errors import pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
+from pcp._core.errors import pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
 from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec
-from pcp._libpcp import getopt as _getopt, timewindow
+from pcp._libpcp import getopt as _getopt, pmns, timewindow
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption
 
 # the PCP release whose behaviour (and "-V" text) this package reproduces
@@ -366,13 +366,17 @@ def set_local_flag(opts: Options) -> None:
 
 
 def _set_namespace(opts: Options, arg: str, dupok: int) -> None:
-    """-n / -N: loading a PMNS file is not available in pcp-native yet; reported the way
-    libpcp reports a namespace it cannot load."""
-    del dupok
-    pmprintf('%s: Cannot load namespace from "%s": %s\n'
-             % (pmGetProgname(), arg, pmErrStr(-12386)))       # PM_ERR_NYI
-    opts.flags |= PM_OPTFLAG_RUNTIME_ERR
-    opts.errors += 1
+    """-n / -N / PCP_NAMESPACE / PCP_UNIQNAMES: load a PMNS file (through pmcpp) for
+    every name operation of the process; -N refuses a pmid with two names."""
+    try:
+        pmns.load(arg, bool(dupok), True)
+    except pmErr as err:
+        pmprintf('%s: Cannot load namespace from "%s": %s\n'
+                 % (pmGetProgname(), arg, pmErrStr(err.code)))
+        opts.flags |= PM_OPTFLAG_RUNTIME_ERR
+        opts.errors += 1
+    else:
+        opts.nsflag = 1
 
 
 def _set_derived(opts: Options, arg: str) -> None:

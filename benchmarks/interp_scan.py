@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""PM_MODE_INTERP workload: interpolate a set of metrics over an archive at a fixed step,
+pmExtractValue of every value (to its own type), until the end of the archive.
+
+    interp_scan.py ARCHIVE STEP_MS PREFIX [PREFIX ...] [--max-fetches N]
+
+Run under /usr/bin/python3 -I it measures the official binding; under the project's
+venv our drop-in pcp.pmapi running the same code. Prints one JSON object: fetches,
+values, cpu_s (the loop's CPU time), values_per_cpu_s, maxrss_kb, and a checksum
+(int_sum of integer values modulo 2**64, float_sum) to check the sides agree.
+Nothing imports pcp at module level (see ref_live.py).
+"""
+import argparse
+import json
+import resource
+import time
+
+
+def scan(archive, step_ms, prefixes, max_fetches):
+    import cpmapi as c_api
+    from pcp import pmapi
+
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, archive)
+    names = []
+    for prefix in prefixes:
+        ctx.pmTraversePMNS(prefix, names.append)
+    pmids = ctx.pmLookupName(names)
+    types = [d.type for d in ctx.pmLookupDescs(pmids)]
+    ctx.pmSetMode(c_api.PM_MODE_INTERP, ctx.pmGetArchiveLabel().start, step_ms)
+    fields = ["l", "ul", "ll", "ull", "f", "d"]
+    fetches = values = 0
+    int_sum, float_sum = 0, 0.0
+    start = time.process_time()
+    while fetches < max_fetches:
+        try:
+            result = ctx.pmFetch(pmids)
+        except pmapi.pmErr:
+            break
+        fetches += 1
+        res = result.contents
+        for j in range(res.numpmid):
+            n = res.get_numval(j)
+            t = types[j]
+            if n <= 0 or t > 5:
+                continue
+            fmt = res.get_valfmt(j)
+            field = fields[t]
+            for k in range(n):
+                v = getattr(ctx.pmExtractValue(fmt, res.get_vlist(j, k), t, t), field)
+                if t < 4:
+                    int_sum = (int_sum + v) % (1 << 64)
+                else:
+                    float_sum += v
+            values += n
+        ctx.pmFreeResult(result)
+    cpu = time.process_time() - start
+    return {"metrics": len(names), "fetches": fetches, "values": values, "cpu_s": cpu,
+            "values_per_cpu_s": values / cpu if cpu else 0.0, "int_sum": int_sum,
+            "float_sum": float_sum,
+            "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("archive")
+    parser.add_argument("step_ms", type=int)
+    parser.add_argument("prefixes", nargs="+")
+    parser.add_argument("--max-fetches", type=int, default=1 << 30)
+    args = parser.parse_args()
+    print(json.dumps(scan(args.archive, args.step_ms, args.prefixes, args.max_fetches)))
+
+
+if __name__ == "__main__":
+    main()

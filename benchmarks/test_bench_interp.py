@@ -1,0 +1,73 @@
+"""PM_MODE_INTERP benchmarks, side by side in one run: interpolate the metrics under
+some PMNS prefixes over the benchmark archive (make_big_archive.py, size from
+PCP_BENCH_ARCHIVE_SIZE, default 16M) at the logging interval (200 ms) and at 10x it,
+pmExtractValue of every value:
+
+  reference  interp_scan.py under /usr/bin/python3 -I (the official binding)
+  libpcp C   c/interp_loop.c (the floor)
+  ours       interp_scan.py's loop on this package, timed by pytest-benchmark
+
+Ratios (values per CPU second, ours / theirs) go into extra_info and are printed; the
+checksums of the values must agree on all three sides. The whole PMNS is not used:
+libpcp 6.0.3 takes minutes per interpolated fetch of all ~10,600 instances of that
+archive (its bound lists are searched linearly per instance).
+
+Run: .venv/bin/pytest benchmarks/test_bench_interp.py -q --benchmark-only -s
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import interp_scan
+import make_big_archive
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parent
+SIZE = os.environ.get("PCP_BENCH_ARCHIVE_SIZE", "16M")
+REF_PYTHON = os.environ.get("PCP_BENCH_REF_PYTHON", "/usr/bin/python3")
+CC = os.environ.get("CC", "cc")
+# derived metrics (disk.dev.await, kernel.cpu.util.*: libpcp's default derived
+# configuration) are left out until pcp-native has derived metrics
+PREFIXES = ["mem", "kernel.all", "network", "filesys", "swap", "vfs"]
+STEPS_MS = [200, 2000]
+
+
+@pytest.fixture(scope="module")
+def archive():
+    return str(make_big_archive.ensure_archive(make_big_archive.parse_size(SIZE), 2))
+
+
+@pytest.fixture(scope="module")
+def c_loop(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("interp") / "interp_loop"
+    subprocess.run([CC, "-O2", "-Wall", "-o", str(exe), str(BENCH_DIR / "c" / "interp_loop.c"),
+                    "-lpcp"], check=True, capture_output=True)
+    return exe
+
+
+def _json(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("step_ms", STEPS_MS)
+def test_interp_scan(benchmark, archive, c_loop, step_ms):
+    ref = _json([REF_PYTHON, "-I", str(BENCH_DIR / "interp_scan.py"), archive, str(step_ms)]
+                + PREFIXES)
+    floor = _json([str(c_loop), archive, str(step_ms)] + PREFIXES)
+    ours = benchmark.pedantic(interp_scan.scan, args=(archive, step_ms, PREFIXES, 1 << 30),
+                              rounds=3, iterations=1)
+    for side in (ref, floor):
+        assert side["values"] == ours["values"] and side["int_sum"] == ours["int_sum"], side
+    rate = ours["values"] / benchmark.stats.stats.min
+    benchmark.extra_info.update(
+        values=ours["values"], fetches=ours["fetches"], ours_values_per_s=rate,
+        reference_values_per_cpu_s=ref["values_per_cpu_s"],
+        libpcp_values_per_cpu_s=floor["values_per_cpu_s"],
+        ratio_vs_reference=rate / ref["values_per_cpu_s"],
+        ratio_vs_libpcp=rate / floor["values_per_cpu_s"])
+    print("\nINTERP %d ms: %d values; ours %.0f/s, official %.0f/s (x%.2f), libpcp C %.0f/s "
+          "(x%.3f)" % (step_ms, ours["values"], rate, ref["values_per_cpu_s"],
+                       rate / ref["values_per_cpu_s"], floor["values_per_cpu_s"],
+                       rate / floor["values_per_cpu_s"]))
