@@ -1,4 +1,5 @@
-"""Exceptions and error texts shared by every layer (pmErr, pmErrStr; pmUsageErr lives with the options).
+"""Exceptions and error texts shared by every layer (pmErr, pmErrStr); pmUsageErr, which
+prints the usage message, lives with the options (pcp._libpcp.options).
 
 ``pmErrStr`` reproduces libpcp 6.0.3's ``pmErrStr_r`` text for any code:
 

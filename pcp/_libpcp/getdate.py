@@ -77,8 +77,8 @@ _ZONES = {"gmt": (ZONE, 0), "ut": (ZONE, 0), "utc": (ZONE, 0), "wet": (ZONE, 0),
           "nzt": (ZONE, -_hours(12)), "nzst": (ZONE, -_hours(12)),
           "nzdt": (DAYZONE, -_hours(12)), "idle": (ZONE, -_hours(12))}
 # military zones: a..m (not j) west, n..y east, z UTC
-_MILITARY = {c: (ZONE, _hours(h)) for c, h in zip("abcdefghiklmnopqrstuvwxyz",
-                                                    list(range(1, 13)) + list(range(-1, -13, -1)) + [0])}
+_MILITARY_HOURS = list(range(1, 13)) + list(range(-1, -13, -1)) + [0]
+_MILITARY = {c: (ZONE, _hours(h)) for c, h in zip("abcdefghiklmnopqrstuvwxyz", _MILITARY_HOURS)}
 
 Token = Tuple[str, int]
 _C_SPACE = " \t\n\v\f\r"

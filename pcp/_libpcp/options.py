@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
-                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_OPTFLAG_BOUNDARIES,
-                                 PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY, PM_OPTFLAG_EXIT,
-                                 PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED, PM_OPTFLAG_MULTI,
-                                 PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR, PM_OPTFLAG_STDOUT_TZ,
-                                 PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2, PMAPI_VERSION_3)
+                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_NYI,
+                                 PM_OPTFLAG_BOUNDARIES, PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY,
+                                 PM_OPTFLAG_EXIT, PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED,
+                                 PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,
+                                 PM_OPTFLAG_STDOUT_TZ, PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2,
+                                 PMAPI_VERSION_3)
 from pcp._core.errors import pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
 from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec
 from pcp._libpcp import getopt as _getopt, pmns, timewindow
@@ -382,7 +383,7 @@ def _set_namespace(opts: Options, arg: str, dupok: int) -> None:
 def _set_derived(opts: Options, arg: str) -> None:
     """--derived: derived metrics are not available in pcp-native yet."""
     del arg
-    pmprintf("%s: pmLoadDerivedConfig failed: %s\n" % (pmGetProgname(), pmErrStr(-12386)))
+    pmprintf("%s: pmLoadDerivedConfig failed: %s\n" % (pmGetProgname(), pmErrStr(PM_ERR_NYI)))
     opts.errors += 1
 
 

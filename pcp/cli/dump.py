@@ -4,13 +4,14 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.errors import pmErr, pmErrStr
+from pcp._libpcp import timewindow
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
@@ -38,9 +39,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-m", "--metrics", action="store_true", help="the records' values")
     p.add_argument("-s", "--sizes", action="store_true", help="record sizes in bytes")
     p.add_argument("-t", "--index", action="store_true", help="the temporal index")
-    p.add_argument("-h", "-T", "--helptext", action="store_true", help="the help texts")
+    p.add_argument("-h", "--helptext", action="store_true", help="the help texts")
     p.add_argument("-r", "--reverse", action="store_true", help="records last to first")
     p.add_argument("-n", "--records", type=int, metavar="N", help="at most N records")
+    p.add_argument("-S", "--start", metavar="TIME",
+                   help="records from this time (PCP's forms: @ctime, +offset, a date)")
+    p.add_argument("-T", "--finish", metavar="TIME",
+                   help="records up to this time (-offset from the end, ...)")
     _common.add_zone_options(p)
     p.add_argument("names", nargs="*", metavar="NAME")
 
@@ -189,10 +194,30 @@ class _Dump:
 
     # ---- records ---------------------------------------------------------------------
 
+    def _window(self) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
+        """-S / -T resolved against the archive as pmdumplog resolves them (libpcp's
+        time window), or None without them."""
+        a = self.args
+        if a.start is None and a.finish is None:
+            return None
+        end = self.ctx.pmGetHighResArchiveEnd()
+        try:
+            _, start, finish, _, _ = timewindow.parse_window(
+                a.start, a.finish, None, None,
+                (int(self.label.start.tv_sec), int(self.label.start.tv_nsec)),
+                (int(end.tv_sec), int(end.tv_nsec)))
+        except timewindow.TimeError as err:
+            raise CliError("invalid time window.\n%s" % err.message)
+        return start, finish
+
     def dump_records(self, pmids: List[int]) -> int:
         ctx = self.ctx
+        window = self._window()
         if self.args.reverse:
-            ctx.pmSetModeHighRes(c_api.PM_MODE_BACK, ctx.pmGetHighResArchiveEnd(), None)
+            at = ctx.pmGetHighResArchiveEnd() if window is None else pmapi.timespec(*window[1])
+            ctx.pmSetModeHighRes(c_api.PM_MODE_BACK, at, None)
+        elif window is not None:
+            ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, pmapi.timespec(*window[0]), None)
         limit = self.args.records
         wanted: Dict[int, int] = {p: j for j, p in enumerate(pmids)}
         first = True
@@ -216,6 +241,10 @@ class _Dump:
             if first and self.args.reverse:
                 self.w("\nLog finished at %s - dump in reverse order\n" % self.clock.ctime(ts.tv_sec))
             first = False
+            if window is not None:
+                when = (int(ts.tv_sec), int(ts.tv_nsec))
+                if (when < window[0]) if self.args.reverse else (when > window[1]):
+                    return 0
             self.w("\n")
             self._record(result, ts.tv_sec, ts.tv_nsec, arrays, sets)
             count += 1

@@ -61,6 +61,14 @@ DUMP_CASES = [
     (["-r"], ["-r"]),
     (["-z", "-dim"], ["-z", "-dim"]),
     (["-Z", "EST5EDT", "-l"], ["-Z", "EST5EDT", "-l"]),
+    # time windows in libpcp's forms, applied as pmdumplog applies them
+    (["-S", "+1", "-T", "+2"], ["-S", "+1", "-T", "+2"]),
+    (["-T", "-1.5"], ["-T", "-1.5"]),
+    (["-S", "+0.25sec", "-T", "+1500ms"], ["-S", "+0.25sec", "-T", "+1500ms"]),
+    (["-r", "-S", "+0.5", "-T", "+2.5"], ["-r", "-S", "+0.5", "-T", "+2.5"]),
+    (["-r", "-T", "+1"], ["-r", "-T", "+1"]),
+    (["-S", "+1000"], ["-S", "+1000"]),
+    (["-z", "-S", "+1", "-T", "+1"], ["-z", "-S", "+1", "-T", "+1"]),
 ]
 
 
@@ -80,6 +88,14 @@ def test_dump_bundled_selected_metrics_match_pmdumplog(names):
         got = run_cli("dump", *flags, *names)
         assert got.status == 0, got.err
         assert got.out == ref.stdout
+
+
+def test_dump_bad_time_window_reports_as_pmdumplog():
+    """pmdumplog's message for a time libpcp cannot read, under our program name."""
+    ref = run_tool("pmdumplog", "-S", "@bogus", DEMO_ARCHIVE)
+    got = run_cli("dump", "-S", "@bogus")
+    assert got.status == ref.returncode == 1
+    assert got.err.replace("pcp:", "pmdumplog:", 1) == ref.stderr
 
 
 def test_dump_unknown_metric_fails():
