@@ -12,6 +12,7 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
+from pcp._libpcp import timewindow
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
 
@@ -269,6 +270,31 @@ def _pmcd_timezone(src: "Source") -> str:
     except pmErr:
         pass
     return ""
+
+
+def add_window_options(p: Any) -> None:
+    """pmdumplog's -S / -T: a time window in libpcp's forms."""
+    p.add_argument("-S", "--start", metavar="TIME",
+                   help="from this time (PCP's forms: +offset, @ctime, a date)")
+    p.add_argument("-T", "--finish", metavar="TIME",
+                   help="up to this time (-offset from the end, @ctime, a date)")
+
+
+def time_window(ctx: Any, start: Optional[str], finish: Optional[str]
+                ) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
+    """-S / -T resolved against an archive context as libpcp resolves them (times are
+    read in the zone -z / -Z set): ((sec, nsec), (sec, nsec)), or None without them."""
+    if start is None and finish is None:
+        return None
+    label = ctx.pmGetHighResArchiveLabel()
+    end = ctx.pmGetHighResArchiveEnd()
+    try:
+        _, first, last, _, _ = timewindow.parse_window(
+            start, finish, None, None, (int(label.start.tv_sec), int(label.start.tv_nsec)),
+            (int(end.tv_sec), int(end.tv_nsec)))
+    except timewindow.TimeError as err:
+        raise CliError("invalid time window.\n%s" % err.message)
+    return first, last
 
 
 def fail(message: str) -> int:

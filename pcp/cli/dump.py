@@ -4,14 +4,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.errors import pmErr, pmErrStr
-from pcp._libpcp import timewindow
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
@@ -42,10 +41,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-h", "--helptext", action="store_true", help="the help texts")
     p.add_argument("-r", "--reverse", action="store_true", help="records last to first")
     p.add_argument("-n", "--records", type=int, metavar="N", help="at most N records")
-    p.add_argument("-S", "--start", metavar="TIME",
-                   help="records from this time (PCP's forms: @ctime, +offset, a date)")
-    p.add_argument("-T", "--finish", metavar="TIME",
-                   help="records up to this time (-offset from the end, ...)")
+    _common.add_window_options(p)
     _common.add_zone_options(p)
     p.add_argument("names", nargs="*", metavar="NAME")
 
@@ -194,25 +190,9 @@ class _Dump:
 
     # ---- records ---------------------------------------------------------------------
 
-    def _window(self) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
-        """-S / -T resolved against the archive as pmdumplog resolves them (libpcp's
-        time window), or None without them."""
-        a = self.args
-        if a.start is None and a.finish is None:
-            return None
-        end = self.ctx.pmGetHighResArchiveEnd()
-        try:
-            _, start, finish, _, _ = timewindow.parse_window(
-                a.start, a.finish, None, None,
-                (int(self.label.start.tv_sec), int(self.label.start.tv_nsec)),
-                (int(end.tv_sec), int(end.tv_nsec)))
-        except timewindow.TimeError as err:
-            raise CliError("invalid time window.\n%s" % err.message)
-        return start, finish
-
     def dump_records(self, pmids: List[int]) -> int:
         ctx = self.ctx
-        window = self._window()
+        window = _common.time_window(ctx, self.args.start, self.args.finish)
         if self.args.reverse:
             at = ctx.pmGetHighResArchiveEnd() if window is None else pmapi.timespec(*window[1])
             ctx.pmSetModeHighRes(c_api.PM_MODE_BACK, at, None)

@@ -11,17 +11,18 @@ import csv
 import datetime
 import os
 import sys
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 import cpmapi as c_api
-from pcp._libpcp import anon as _anon
-from pcp._bulk import typed as _typed
 from pcp import bulk
+from pcp._bulk import typed as _typed
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
+from pcp._libpcp import anon as _anon
+from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
 HELP = "an archive's values as a CSV or Parquet table"
@@ -50,6 +51,7 @@ def add_parser(sub: Any) -> None:
                      help="show a progress bar (default: when stderr is a terminal)")
     bar.add_argument("--no-progress", dest="progress", action="store_false",
                      help="never show a progress bar")
+    _common.add_window_options(p)
     p.add_argument("names", nargs="*", metavar="NAME")
 
 
@@ -80,8 +82,9 @@ def run(args: Any, out: Any = None) -> int:
             raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
     src = Source(args.archive, None, default="archive")
     try:
+        window = _common.time_window(src.ctx, args.start, args.finish)
         table = collect(src, args.names, rates=args.rates, errors=args.errors,
-                        progress=args.progress)
+                        progress=args.progress, window=window)
     finally:
         src.close()
     try:
@@ -153,17 +156,22 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
 
 
 def collect(src: Source, names: List[str], rates: bool = False, errors: str = "raise",
-            progress: Optional[bool] = False) -> Table:
+            progress: Optional[bool] = False,
+            window: Optional[Tuple[Tuple[int, int], Tuple[int, int]]] = None) -> Table:
     """Every value of the chosen metrics, read by the columns reader: rows are the
     records holding any of them; counters become rates with its rule (per instance over
     its previous value, none after a <mark>) when asked. `errors` is the reader's rule at
-    a damaged record; `progress` None shows a bar when stderr is a terminal."""
+    a damaged record; `progress` None shows a bar when stderr is a terminal; `window`
+    ((sec, nsec) start, end), inclusive, keeps the records inside it."""
     keep = _metric_names(src, names)
     if not keep:
         raise CliError("no numeric or string metrics to export")
     try:
-        cols = bulk.read_archive(src.name, keep, rate=rates, progress=progress,
-                                 errors=errors)
+        start = end = None
+        if window is not None:
+            start, end = (np.datetime64(sec * 1000000000 + nsec, "ns") for sec, nsec in window)
+        cols = bulk.read_archive(src.name, keep, start=start, end=end, rate=rates,
+                                 progress=progress, errors=errors)
     except pmErr as e:
         hint = "; --errors skip reads on past it" if errors == "raise" else ""
         raise CliError("%s: %s%s" % (src.name, pmErrStr(e.code), hint))

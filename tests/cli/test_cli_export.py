@@ -130,6 +130,29 @@ def test_export_csv_matches_pmdumplog_values():
     assert seen > 300
 
 
+@pytest.mark.parametrize("window", [["-S", "+1", "-T", "+2"], ["-T", "-1.5"], ["-S", "+2.5sec"],
+                                    ["-S", "+1000"]], ids=lambda w: " ".join(w))
+def test_export_time_window_keeps_the_records_pmdumplog_dumps(window):
+    """-S / -T in libpcp's forms: the rows are the records pmdumplog prints with the same
+    window (and hold its values)."""
+    got = run_cli("export", *window)
+    assert got.status == 0, got.err
+    header, rows = _csv(got.out)
+    env_tz = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    try:
+        text = run_tool("pmdumplog", *window, DEMO_ARCHIVE, check=True).stdout
+    finally:
+        if env_tz is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = env_tz
+    times = [m.group(1) or m.group(3) for m in map(_TIME.match, text.splitlines()) if m]
+    assert [_time_of_day(row[0], 9) for row in rows] == times
+    ref = pmdumplog_values(DEMO_ARCHIVE)
+    _check_wide(header, rows, {t: ref[t] for t in times}, 9)
+
+
 def test_export_selected_metrics_and_long_layout():
     got = run_cli("export", "--layout", "long", "sample.colour", "kernel.all.load",
                   "kernel.uname.release")

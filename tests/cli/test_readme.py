@@ -24,7 +24,9 @@ def test_the_readme_has_python_examples():
 
 @pytest.mark.pmcd
 @pytest.mark.parametrize("index", range(len(_blocks())))
-def test_readme_example_runs_as_written(index):
+def test_readme_example_runs_as_written(index, tmp_path, monkeypatch):
+    # the examples write files (cpu.parquet ...) where they run: not into the checkout
+    monkeypatch.chdir(tmp_path)
     block = _blocks()[index]
     if "import polars" in block:
         pytest.importorskip("polars")
