@@ -648,12 +648,31 @@ def _payload(value: Value) -> Tuple[int, int, int, float, bytes]:
     return flat.vtype[k], flat.ival[k], flat.dval[k], flat.payload(k)
 
 
-def _c_trunc(x: float) -> int:
-    """C's conversion of a double to an integer (toward zero; nan and out of range, as
-    x86 gives them, the integer indefinite)."""
-    if math.isnan(x) or math.isinf(x):
+# C's conversions of a double to an integer as gcc compiles them for x86-64 (toward
+# zero; NaN and out-of-range values give the "integer indefinite" of cvttsd2si).
+def _to_i32(x: float) -> int:
+    if math.isnan(x) or not -2147483648.0 <= x < 2147483648.0:
+        return -(1 << 31)
+    return int(x)
+
+
+def _to_u32(x: float) -> int:
+    """Converted through a 64-bit signed conversion, then the low 32 bits kept."""
+    return _to_i64(x) & 0xFFFFFFFF
+
+
+def _to_i64(x: float) -> int:
+    if math.isnan(x) or not -9223372036854775808.0 <= x < 9223372036854775808.0:
         return -(1 << 63)
     return int(x)
+
+
+def _to_u64(x: float) -> int:
+    """Below 2**63 a signed conversion; from 2**63 one of x - 2**63 with the top bit
+    flipped back."""
+    if not math.isnan(x) and x >= 9223372036854775808.0:
+        return (_to_i64(x - 9223372036854775808.0) ^ (1 << 63)) & 0xFFFFFFFFFFFFFFFF
+    return _to_i64(x) & 0xFFFFFFFFFFFFFFFF
 
 
 def _value(metric: _Metric, icp: _Inst, t_req: float, wrap: bool) -> Optional[tuple]:
@@ -700,22 +719,23 @@ def _interpolate(metric: _Metric, icp: _Inst, t_req: float, wrap: bool) -> Optio
         if mtype == PM_TYPE_32:
             if nxt >= prior or not wrap:
                 diff = _i32(nxt - prior)
-                word = _c_trunc((0.5 + prior) + dt * diff / span)
+                word = _to_i32((0.5 + prior) + dt * diff / span)
             else:
                 # libpcp adds the prior value into the next slot, not this one (a bug
                 # of its signed wrap path): this slot keeps the bare increment
                 diff = _i32(0xFFFFFFFF - prior + 1 + nxt)
-                word = _c_trunc(0.5 + dt * diff / span)
-            return (icp.inst, -1, _i32(word), 0.0, b"")
+                word = _to_i32(0.5 + dt * diff / span)
+            return (icp.inst, -1, word, 0.0, b"")
         if mtype == PM_TYPE_U32:
             up, un = prior & 0xFFFFFFFF, nxt & 0xFFFFFFFF
             if un >= up:
-                word = _c_trunc((0.5 + up) + dt * ((un - up) & 0xFFFFFFFF) / span)
+                word = _to_u32((0.5 + up) + dt * ((un - up) & 0xFFFFFFFF) / span)
             elif wrap:
-                word = _c_trunc(0.5 + dt * ((0xFFFFFFFF - up + 1 + un) & 0xFFFFFFFF) / span) + up
+                word = (_to_u32(0.5 + dt * ((0xFFFFFFFF - up + 1 + un) & 0xFFFFFFFF) / span)
+                        + up) & 0xFFFFFFFF
             else:
-                word = _c_trunc((0.5 + up) - dt * ((up - un) & 0xFFFFFFFF) / span)
-            return (icp.inst, -1, _i32(word & 0xFFFFFFFF), 0.0, b"")
+                word = _to_u32((0.5 + up) - dt * ((up - un) & 0xFFFFFFFF) / span)
+            return (icp.inst, -1, _i32(word), 0.0, b"")
         # old-style INSITU float: interpolated as a float, stored as its bits
         fp = _float_of_bits(prior)
         fn = _float_of_bits(nxt)
@@ -732,21 +752,22 @@ def _interpolate(metric: _Metric, icp: _Inst, t_req: float, wrap: bool) -> Optio
     if mtype == PM_TYPE_64:
         lp, ln = _i64(pi), _i64(ni)
         diff = _i64(ln - lp) if (ln >= lp or not wrap) else _i64(0xFFFFFFFFFFFFFFFF - lp + 1 + ln)
-        v = _i64(_c_trunc((0.5 + float(lp)) + dt * float(diff) / span))
+        v = _to_i64((0.5 + float(lp)) + dt * float(diff) / span)
         return (icp.inst, PM_TYPE_64, v, 0.0, struct.pack(">q", v))
     if mtype == PM_TYPE_U64:
-        # libpcp holds both in signed 64-bit variables: compared and converted as such
+        # libpcp holds both in signed 64-bit variables, and its "next >= prior" is
+        # compiled as "next - prior >= 0" in wrapping arithmetic (signed overflow is
+        # undefined): that test, and the prior converted to double as signed
         lp, ln = _i64(pi), _i64(ni)
-        if ln >= lp:
+        if _i64(ln - lp) >= 0:
             diff = (ln - lp) & 0xFFFFFFFFFFFFFFFF
-            u = _c_trunc((0.5 + float(lp)) + dt * float(diff) / span)
+            u = _to_u64((0.5 + float(lp)) + dt * float(diff) / span)
         elif wrap:
             diff = (0xFFFFFFFFFFFFFFFF - lp + 1 + ln) & 0xFFFFFFFFFFFFFFFF
-            u = _c_trunc((0.5 + float(lp)) + dt * float(diff) / span)
+            u = _to_u64((0.5 + float(lp)) + dt * float(diff) / span)
         else:
             diff = (lp - ln) & 0xFFFFFFFFFFFFFFFF
-            u = _c_trunc((0.5 + float(lp)) - dt * float(diff) / span)
-        u &= 0xFFFFFFFFFFFFFFFF
+            u = _to_u64((0.5 + float(lp)) - dt * float(diff) / span)
         return (icp.inst, PM_TYPE_U64, _i64(u), 0.0, struct.pack(">Q", u))
     return None
 
