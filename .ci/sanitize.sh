@@ -62,14 +62,16 @@ echo "sanitize.sh: building the sanitized extension in $COPY"
 (cd "$COPY" && PCP_NATIVE_SANITIZE=1 "$PY" setup.py -q build_ext --inplace) \
     >"$COPY/build.log" 2>&1 || { cat "$COPY/build.log"; echo "sanitize.sh: build failed" >&2; exit 2; }
 
-SO=$(find "$COPY/pcp" -maxdepth 1 -name '_native*.so' | head -1)
-if [ -z "$SO" ] || ! nm -D "$SO" | grep -q '__asan_'; then
+SO=$(find "$COPY/pcp" -maxdepth 1 -name '_native*.so' -print -quit)
+if [ -z "$SO" ] || ! nm -D "$SO" | grep '__asan_' >/dev/null; then
     echo "sanitize.sh: $COPY/pcp/_native*.so missing or not instrumented" >&2
     exit 2
 fi
 
 # The runtime the extension actually links against; fall back to the compiler's.
-ASAN_LIB=$(ldd "$SO" | awk '/libasan/ { print $3; exit }')
+# awk reads all of ldd's output: an early exit would make ldd die of SIGPIPE, which
+# pipefail and set -e turn into a silent exit of this script
+ASAN_LIB=$(ldd "$SO" | awk '/libasan/ && !found { print $3; found = 1 }')
 if [ -z "$ASAN_LIB" ] || [ ! -e "$ASAN_LIB" ]; then
     ASAN_LIB=$("${CC:-gcc}" -print-file-name=libasan.so)
 fi

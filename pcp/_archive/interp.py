@@ -19,6 +19,7 @@ result is assembled as a flat result like every other fetch.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import struct
@@ -411,7 +412,7 @@ class Interpolator:
 
         # first pass: the metrics, their candidate instances, the profile
         self.want = []
-        listed = set()
+        listed: Optional[set] = set() if len(set(pmids)) != len(pmids) else None
         for pmid in pmids:
             if pmid == PM_ID_NULL:
                 continue
@@ -424,7 +425,9 @@ class Interpolator:
                 icp.search = False
                 if metric.indom == PM_INDOM_NULL or ctx.profile.includes(metric.indom, icp.inst):
                     icp.inresult = True
-                    if id(icp) not in listed:
+                    if listed is None:
+                        self.want.append(icp)
+                    elif id(icp) not in listed:     # a pmid asked for twice
                         listed.add(id(icp))
                         self.want.append(icp)
                     metric.numval += 1
@@ -553,6 +556,7 @@ class Interpolator:
                     at += 1
                 unbound.insert(at, icp)
         if forw:
+            unbound_last = [icp.t_last for icp in unbound]
             sts = self._restore_position()
             if sts < 0:
                 raise pmErr(sts)
@@ -569,18 +573,24 @@ class Interpolator:
                 sts = self._update(t_req, rec, MARK_FORW, counts, seen)
                 if sts < 0:
                     raise pmErr(sts)
-                kept = []
-                for n, icp in enumerate(unbound):
+                # the list is in ascending t_last: the ones with none (-1) come first
+                # and are never forgotten here, so the walk starts after them
+                first = bisect.bisect_left(unbound_last, 0.0)
+                kept = unbound[:first]
+                for n in range(first, len(unbound)):
+                    icp = unbound[n]
                     if icp.t_last > t_this:
                         kept.extend(unbound[n:])
                         break
-                    if icp.search and icp.t_last >= 0:
+                    if icp.search:
                         icp.search = False
                         icp.s_next |= SCANNED
                         counts[0] += 1
                     else:
                         kept.append(icp)
-                unbound = kept
+                if len(kept) != len(unbound):
+                    unbound = kept
+                    unbound_last = [icp.t_last for icp in unbound]
             for icp in unbound:
                 if icp.t_next < t_req and (icp.t_last < 0 or t_req < icp.t_last):
                     icp.t_last = t_req

@@ -2,7 +2,9 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
+import array
 import ctypes
+import itertools
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -167,22 +169,26 @@ class FlatResult:
             c.first[i] = k
             if numval > 0:
                 k += numval
-        chunks: List[bytes] = []
-        offset = 0
-        for k, (inst, vtype, ival, dval, payload) in enumerate(values):
-            c.inst[k] = inst
-            c.vtype[k] = vtype
-            c.ival[k] = ival
-            c.dval[k] = dval
-            c.boff[k] = offset
-            c.blen[k] = len(payload)
-            chunks.append(payload)
-            offset += len(payload)
+        n = len(values)
+        if n:
+            insts, vtypes, ivals, dvals, payloads = zip(*values)
+            lengths = array.array("I", map(len, payloads))
+            offsets = array.array("I", itertools.accumulate(lengths, initial=0))
+            # one copy per column instead of a cffi store per value
+            for dest, column in ((c.inst, array.array("i", insts)),
+                                 (c.vtype, array.array("i", vtypes)),
+                                 (c.ival, array.array("q", ivals)),
+                                 (c.dval, array.array("d", dvals)),
+                                 (c.boff, offsets[:n]), (c.blen, lengths)):
+                ffi.memmove(dest, column, n * column.itemsize)
+            data = b"".join(payloads)
+        else:
+            data = b""
         c.sec, c.nsec = stamp
         c.numpmid = len(sets)
         c.nvalues = len(values)
         out = object.__new__(cls)
-        out._setup(b"".join(chunks), c, mem)
+        out._setup(data, c, mem)
         return out
 
     @classmethod
