@@ -132,7 +132,7 @@ class Interpolator:
         self.want: List[_Inst] = []
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}
-        self._decoded: "OrderedDict[Tuple[int, int], FlatResult]" = OrderedDict()
+        self._decoded: "OrderedDict[Tuple[object, int], FlatResult]" = OrderedDict()
         self._wrap = "PCP_COUNTER_WRAP" in os.environ
         self._ignore_gap = _ignore_marks()
 
@@ -158,7 +158,7 @@ class Interpolator:
             return err.code, None
 
     def _decode(self, rec: Record) -> FlatResult:
-        key = (id(rec.mapped), rec.off)
+        key = (rec.mapped, rec.off)     # the file itself: an id could be reused
         flat = self._decoded.get(key)
         if flat is None:
             flat = rec.decode()

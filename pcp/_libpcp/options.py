@@ -15,8 +15,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
+from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
-                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_NYI,
+                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_INDOM, PM_ERR_NYI,
                                  PM_OPTFLAG_BOUNDARIES, PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY,
                                  PM_OPTFLAG_EXIT, PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED,
                                  PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,
@@ -208,27 +209,12 @@ def add_archive(opts: Options, arg: str) -> None:
 
 def add_archive_path(opts: Options) -> None:
     """The local host's pmlogger directory, for -O with no archive named."""
-    logdir = _pcp_conf("PCP_ARCHIVE_DIR") or "/var/log/pcp/pmlogger"
+    logdir = pmGetConfig("PCP_ARCHIVE_DIR") or "/var/log/pcp/pmlogger"
     try:
         hostname = os.uname().nodename
     except OSError:
         hostname = "localhost"
     _add_archive_name(opts, "%s/%s" % (logdir, hostname))
-
-
-def _pcp_conf(name: str) -> Optional[str]:
-    if name in os.environ:
-        return os.environ[name]
-    from pcp._core.config import pcp_conf_path  # pylint: disable=import-outside-toplevel
-    try:
-        with open(pcp_conf_path(), encoding="utf-8") as conf:
-            for line in conf:
-                key, eq, value = line.strip().partition("=")
-                if eq and key == name:
-                    return value
-    except OSError:
-        return None
-    return None
 
 
 def add_archive_list(opts: Options, arg: str) -> None:
@@ -352,9 +338,115 @@ def set_container(opts: Options, arg: Optional[str]) -> None:
     os.environ["PCP_CONTAINER"] = arg or ""
 
 
+def spec_local_error(spec: str) -> Optional[str]:
+    """libpcp's pmSpecLocalPMDA check of "add,DOMAIN,PATH,INIT", "del,DOMAIN[,PATH]" or
+    "clear": None, or its complaint."""
+    if spec.startswith("add"):
+        op, rest = "add", spec[3:]
+    elif spec.startswith("del"):
+        op, rest = "del", spec[3:]
+    elif spec.startswith("clear"):
+        if spec != "clear":
+            return "unexpected text after clear op in spec"
+        _LOCAL_PMDAS.change("clear", -1, None)
+        return None
+    else:
+        return "bad op in spec"
+    if not rest.startswith(","):
+        return "expected , after op in spec"
+    rest = rest[1:]
+    if rest == "":
+        return "missing domain in spec"
+    domain = -1
+    if not rest.startswith(","):
+        i = 0
+        while i < len(rest) and rest[i] in " \t\n\v\f\r":
+            i += 1
+        j = i + (rest[i:i + 1] in ("+", "-"))
+        k = j
+        while k < len(rest) and "0" <= rest[k] <= "9":
+            k += 1
+        domain = int(rest[i:k]) if k > j else 0
+        end = k if k > j else 0
+        if rest[end:end + 1] not in (",", "") or not 0 <= domain <= 510:
+            return "bad domain in spec"
+        rest = rest[end + 1:] if rest[end:end + 1] == "," else ""
+    else:
+        if op != "del":
+            return "missing domain in spec"
+        rest = rest[1:]
+    path = None
+    if rest.startswith(","):
+        pass                    # no path; an init routine alone is allowed
+    elif rest:
+        path, comma, init = rest.partition(",")
+        if (not comma or not init) and op != "del":
+            return "missing init-routine in spec"
+    elif op != "del":
+        return "missing dso-path in spec"
+    if domain == -1 and path is None:
+        return "missing domain and dso-path in spec"
+    if not _LOCAL_PMDAS.change(op, domain, path):
+        return "__pmLocalPMDA: %s" % pmErrStr(PM_ERR_INDOM)
+    return None
+
+
+class _LocalPMDAs:
+    """libpcp's table of DSO PMDAs for a local context: pmcd.conf's "dso" lines (pmcd's
+    own left out, the linux PMDA's DSO put in), then what -K adds, deletes and clears."""
+
+    def __init__(self) -> None:
+        self.table: Optional[List[List[Any]]] = None      # [domain, path], unread yet
+
+    def _build(self) -> List[List[Any]]:
+        table: List[List[Any]] = []
+        path = pmGetConfig("PCP_PMCDCONF_PATH")
+        pmdas = pmGetConfig("PCP_PMDAS_DIR") or ""
+        try:
+            with open(path or "", encoding="utf-8", errors="surrogateescape") as conf:
+                lines = conf.read().split("\n")
+        except OSError:
+            return table
+        for line in lines:
+            if line.startswith("#") or line.startswith("pmcd"):
+                continue
+            if line.startswith("linux"):
+                table.append([60, "%s/linux/pmda_linux.so" % pmdas])
+                continue
+            words = line.split()
+            if len(words) >= 5 and words[2].startswith("dso"):
+                domain, _ = strtol_int(words[1])
+                table.append([domain, words[4]])
+        return table
+
+    def change(self, op: str, domain: int, path: Optional[str]) -> bool:
+        """Apply one "add" / "del" / "clear"; False when a "del" matched nothing."""
+        if op == "clear":
+            self.table = []
+            return True
+        if self.table is None:
+            self.table = self._build()
+        if op == "add":
+            self.table.append([domain, path])
+            return True
+        found = False
+        for entry in self.table:
+            if (domain != -1 and entry[0] == domain) or (path is not None and entry[1] == path):
+                entry[0] = -1
+                found = True
+        return found
+
+
+_LOCAL_PMDAS = _LocalPMDAs()
+
+
 def set_local_table(opts: Options, arg: str) -> None:
-    """-K / --spec-local: kept for a local context (which pcp-native does not open)."""
-    del opts, arg
+    """-K / --spec-local / PCP_SPECLOCAL: checked as libpcp checks the specification
+    (pcp-native opens no local context, so it goes no further)."""
+    problem = spec_local_error(arg)
+    if problem is not None:
+        pmprintf("%s: pmSpecLocalPMDA failed: %s\n" % (pmGetProgname(), problem))
+        opts.errors += 1
 
 
 def set_local_flag(opts: Options) -> None:

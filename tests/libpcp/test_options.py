@@ -442,3 +442,45 @@ def test_time_window_as_libpcp(reference_binding, tz):
         if got != ref1 and got != ref2:
             raise AssertionError("%s in %s: ours %r, libpcp %r" % (case, tz, got, ref1))
 
+
+
+CONNECT = r'''
+import json, os, sys
+from pcp import pmapi
+import cpmapi as c_api
+argv, source, speclocal = json.loads(os.environ["CASE"])
+opts = pmapi.pmOptions("a:h:LK:", "[options]")
+for name in ("Archive", "Host", "LocalPMDA", "SpecLocal"):
+    getattr(opts, "pmSetLongOption" + name)()
+out = {"parse": c_api.pmGetOptionsFromList(argv)}
+out["result"] = list(pmapi.pmContext.set_connect_options(opts, source, speclocal))
+out["context"] = opts.pmGetOptionContext()
+out["archives"] = opts.pmGetOptionArchives()
+out["hosts"] = opts.pmGetOptionHosts()
+out["local"] = opts.pmGetOptionLocalPMDA()
+out["flags"] = opts.pmGetOptionFlags()
+out["errors"] = opts.pmGetOptionErrors()
+print(json.dumps(out))
+'''
+
+CONNECT_CASES = [
+    [["prog"], "local:", None], [["prog"], "/var/log/some/archive", None],
+    [["prog"], "@", "add,29,/lib/x.so,init"], [["prog"], "otherhost", None],
+    [["prog", "-a", "arch"], "local:", None], [["prog", "-h", "h1"], "/a/b", None],
+    [["prog", "-L"], "whatever", "a;;b"], [["prog", "-L"], "@", None],
+] + [[["prog", "-L"], "@", spec] for spec in (
+    "clear", "clearx", "del,29", "del,,/lib/x.so", "del,29,/lib/x.so,", "add,29",
+    "add,29,/lib/x.so", "add,29,/lib/x.so,", "add,,/lib/x.so,init", "add,511,x,y",
+    "add,-1,x,y", "add,12x,x,y", "add", "add29", "del,", "del,,", "del,,,init",
+    "add,29,,init", "bogus")]
+
+
+@pytest.mark.parametrize("case", CONNECT_CASES, ids=[" ".join(c[0][1:] + [c[1], str(c[2])])
+                                                     for c in CONNECT_CASES])
+def test_set_connect_options_as_the_official_binding(reference_binding, case):
+    """pmconfig's way in: the source from the options, else from its own argument."""
+    import json
+    env = {"CASE": json.dumps(case)}
+    ours = difftest.run_program(CONNECT, True, env)
+    ref = difftest.run_program(CONNECT, False, env)
+    difftest.assert_equal(ours, ref, repr(case))
