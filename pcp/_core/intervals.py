@@ -111,3 +111,18 @@ def strtod_prefix(text: str, pos: int) -> Tuple[int, float]:
     if m is None:
         return pos, 0.0
     return m.end(), _strtod(m.group(0))
+
+
+def strtol_prefix(text: str, pos: int) -> Tuple[int, int]:
+    """(end, value) of strtol(text + pos, &end, 10), clamped to C's long; end == pos when
+    no number starts there."""
+    i = pos
+    while i < len(text) and text[i] in _C_SPACE:
+        i += 1
+    j = i + (text[i:i + 1] in ("+", "-"))
+    k = j
+    while k < len(text) and "0" <= text[k] <= "9":
+        k += 1
+    if k == j:
+        return pos, 0
+    return k, max(-(1 << 63), min(int(text[i:k]), (1 << 63) - 1))

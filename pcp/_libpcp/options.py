@@ -15,6 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
+from pcp._core.cint import wrap_int32
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
                                  PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_INDOM, PM_ERR_NYI,
@@ -24,7 +25,7 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PM_OPTFLAG_STDOUT_TZ, PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2,
                                  PMAPI_VERSION_3)
 from pcp._core.errors import pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
-from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec
+from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtol_prefix
 from pcp._libpcp import getopt as _getopt, pmns, timewindow
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption
 
@@ -111,18 +112,8 @@ class Options(GetoptState):
 
 def strtol_int(text: str) -> Tuple[int, bool]:
     """(int)strtol(text, &end, 10) and whether the whole text was read (libpcp's check)."""
-    i = 0
-    while i < len(text) and text[i] in " \t\n\v\f\r":
-        i += 1
-    j = i + (text[i:i + 1] in ("+", "-"))
-    k = j
-    while k < len(text) and "0" <= text[k] <= "9":
-        k += 1
-    if k == j:
-        return 0, text == ""
-    value = max(-(1 << 63), min(int(text[i:k]), (1 << 63) - 1))
-    value = ((value + (1 << 31)) % (1 << 32)) - (1 << 31)      # the cast to int
-    return value, k == len(text)
+    end, value = strtol_prefix(text, 0)
+    return wrap_int32(value), end == len(text)
 
 
 # ---------------------------------------------------------------------------
@@ -133,14 +124,8 @@ def _debug_spec_ok(spec: str) -> bool:
     numbers (old-style bit fields); an empty item or an unknown name is refused."""
     p = 0
     while p < len(spec):
-        i = p
-        while i < len(spec) and spec[i] in " \t\n\v\f\r":
-            i += 1
-        j = i + (spec[i:i + 1] in ("+", "-"))
-        k = j
-        while k < len(spec) and "0" <= spec[k] <= "9":
-            k += 1
-        if k > j:                       # a number
+        k, _ = strtol_prefix(spec, p)
+        if k > p:                       # a number
             if spec[k:k + 1] == ",":
                 p = k + 1
                 continue
@@ -359,15 +344,7 @@ def spec_local_error(spec: str) -> Optional[str]:
         return "missing domain in spec"
     domain = -1
     if not rest.startswith(","):
-        i = 0
-        while i < len(rest) and rest[i] in " \t\n\v\f\r":
-            i += 1
-        j = i + (rest[i:i + 1] in ("+", "-"))
-        k = j
-        while k < len(rest) and "0" <= rest[k] <= "9":
-            k += 1
-        domain = int(rest[i:k]) if k > j else 0
-        end = k if k > j else 0
+        end, domain = strtol_prefix(rest, 0)
         if rest[end:end + 1] not in (",", "") or not 0 <= domain <= 510:
             return "bad domain in spec"
         rest = rest[end + 1:] if rest[end:end + 1] == "," else ""

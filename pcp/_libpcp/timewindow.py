@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtod_prefix
+from pcp._core.intervals import (PM_MAX_TIME_T, IntervalError, interval_timespec, strtod_prefix,
+                                 strtol_prefix)
 from pcp._core.longdouble import ld_nanoseconds
 from pcp._libpcp import getdate, zones
 
@@ -82,7 +83,7 @@ class _Scanner:
 
     def integer(self, low: int, high: int) -> Optional[int]:
         self.skip_blanks()
-        end, value = _strtol(self.text, self.pos)
+        end, value = strtol_prefix(self.text, self.pos)
         if end == self.pos or value < low or value > high:
             return None
         self.pos = end
@@ -99,21 +100,6 @@ class _Scanner:
 
 def _is_alpha(c: str) -> bool:
     return c.isascii() and c.isalpha()
-
-
-def _strtol(text: str, pos: int) -> Tuple[int, int]:
-    """(end, value) of strtol(text + pos, &end, 10); end == pos when there is no number."""
-    i = pos
-    while i < len(text) and text[i] in _C_SPACE:
-        i += 1
-    j = i + (text[i:i + 1] in ("+", "-"))
-    k = j
-    while k < len(text) and text[k].isascii() and text[k].isdigit():
-        k += 1
-    if k == j:
-        return pos, 0
-    value = int(text[i:k])
-    return k, max(-(1 << 63), min(value, (1 << 63) - 1))
 
 
 class _Tm:
