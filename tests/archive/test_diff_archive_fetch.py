@@ -12,7 +12,7 @@ import pytest
 
 from support import archives
 from support.archsnip import PairCache, check, snippet
-from support.difftest import Pair
+from support.difftest import Pair, SideCrash
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
 
@@ -173,14 +173,31 @@ def _times(facts):
 def _build(variant):
     corpus = archives.get_corpus()
     tu, tn = _times(archives.ref_facts(corpus[variant]))
-    return Pair(snippet(BODY, ARCH=corpus[variant], FETCH_NAMES=FETCH_NAMES,
-                        TIMES_USEC=tu, TIMES_NSEC=tn))
+    program = snippet(BODY, ARCH=corpus[variant], FETCH_NAMES=FETCH_NAMES,
+                      TIMES_USEC=tu, TIMES_NSEC=tn)
+    # libpcp 6.0.3 now and then dies of SIGSEGV reading the archive whose middle volumes
+    # are missing (mv_gap; seen in CI): the same program is tried three times
+    crash = None
+    for _ in range(3):
+        try:
+            return Pair(program)
+        except SideCrash as e:
+            if "reference side crashed" not in str(e):
+                raise
+            crash = e
+    return crash
+
+
+def _crash_is_xfail(got):
+    if isinstance(got, SideCrash):
+        pytest.xfail("libpcp 6.0.3 crashed on this variant three times: %s" % str(got)[:200])
+    return got
 
 
 pair_for = PairCache(_build, VARIANTS)
 
 
-pair = pair_for.fixture()
+pair = pair_for.fixture(_crash_is_xfail)
 
 
 def test_pmids(pair):
