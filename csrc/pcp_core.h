@@ -32,6 +32,8 @@
 #define PM_ERR_FEATURE (-PCP_ERR_BASE - 68)
 #define PM_ERR_NOAGENT (-PCP_ERR_BASE - 41)
 #define PM_ERR_TYPE (-PCP_ERR_BASE - 52)
+#define PM_ERR_UNIT (-PCP_ERR_BASE - 16)
+#define PM_ERR_AGAIN (-PCP_ERR_BASE - 44)
 #define PM_ERR_TOOSMALL (-PCP_ERR_BASE - 98)
 #define PM_ERR_TOOBIG (-PCP_ERR_BASE - 99)
 
@@ -75,6 +77,7 @@
 #define PM_TYPE_AGGREGATE_STATIC 8
 #define PM_TYPE_EVENT 9
 #define PM_TYPE_HIGHRES_EVENT 10
+#define PM_TYPE_UNKNOWN 255
 
 /* Bytes of a value of a fixed-size type: 4 (32-bit integers, FLOAT) or 8 (64-bit
  * integers, DOUBLE); 0 for the types whose values are byte strings (STRING, AGGREGATE,

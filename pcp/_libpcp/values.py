@@ -15,235 +15,32 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import sys
 from ctypes import addressof, create_string_buffer
 from typing import Tuple, Union
 
-from pcp._core.constants import (PM_ERR_CONV, PM_ERR_SIGN, PM_ERR_TRUNC, PM_ERR_UNIT, PM_SPACE_BYTE,
-                                 PM_SPACE_EBYTE, PM_SPACE_GBYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE,
-                                 PM_SPACE_PBYTE, PM_SPACE_TBYTE, PM_TIME_HOUR, PM_TIME_MIN,
-                                 PM_TIME_MSEC, PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_32,
-                                 PM_TYPE_64, PM_TYPE_AGGREGATE, PM_TYPE_DOUBLE, PM_TYPE_FLOAT,
-                                 PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64, PM_TYPE_UNKNOWN,
-                                 PM_VAL_DPTR, PM_VAL_HDR_SIZE, PM_VAL_INSITU, PM_VAL_SPTR)
+from pcp._core.constants import (PM_ERR_CONV, PM_ERR_UNIT, PM_SPACE_BYTE, PM_SPACE_EBYTE,
+                                 PM_SPACE_GBYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_PBYTE,
+                                 PM_SPACE_TBYTE, PM_TIME_HOUR, PM_TIME_MIN, PM_TIME_MSEC,
+                                 PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_64,
+                                 PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U64,
+                                 PM_VAL_DPTR, PM_VAL_HDR_SIZE, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
 from pcp._core.structs import pmAtomValue, pmUnits
 from pcp._core.units import unit_fields
 
 _M32 = 0xFFFFFFFF
 _M64 = 0xFFFFFFFFFFFFFFFF
-_I32_MIN = -(1 << 31)
-_I64_MIN = -(1 << 63)
-_TWO31 = float(1 << 31)
-_TWO32 = float(1 << 32)
-_TWO63 = float(1 << 63)
-_TWO64 = float(1 << 64)
-
-_BE_F32 = struct.Struct(">f")
-_BE_I64 = struct.Struct(">q")
-_BE_U64 = struct.Struct(">Q")
-_BE_F64 = struct.Struct(">d")
-# Host-order decoders, for value blocks that already live in memory the way
-# libpcp keeps them (e.g. pmValue structures built by callers with ctypes).
-_HOST = {k: struct.Struct("=" + k) for k in "qQdf"}
-_WIRE = {"q": _BE_I64, "Q": _BE_U64, "d": _BE_F64, "f": _BE_F32}
+_LITTLE = sys.byteorder == "little"
+_NUMERIC = frozenset((PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE))
 _NATIVE_U32 = struct.Struct("=I")
-_NATIVE_I32 = struct.Struct("=i")
-
-
-# ---------------------------------------------------------------------------
-# C arithmetic helpers
-
-def _s32(x: int) -> int:
-    """Wrap to int32 (C conversion to a signed 32-bit type on gcc)."""
-    x &= _M32
-    return x - (1 << 32) if x & 0x80000000 else x
 
 
 def _s64(x: int) -> int:
     """Wrap to int64 (two's complement overflow as the hardware does it)."""
     x &= _M64
     return x - (1 << 64) if x & 0x8000000000000000 else x
-
-
-def _cdiv(a: int, b: int) -> int:
-    """C integer division: truncates toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _cmod(a: int, b: int) -> int:
-    """C remainder: has the sign of the dividend."""
-    return a - b * _cdiv(a, b)
-
-
-def _f32(x: float) -> float:
-    """Round a double to the nearest float32 ((float) cast; overflow -> inf)."""
-    return ctypes.c_float(x).value
-
-
-def _int_to_f32(n: int) -> float:
-    """(float) of an integer, rounded once (cvtsi2ss), ties to even.
-
-    float(n) followed by a float32 rounding would round twice and can be off
-    by one float ulp for 64-bit inputs.
-    """
-    a = -n if n < 0 else n
-    if a < (1 << 24):
-        return float(n)
-    shift = a.bit_length() - 24
-    m = a >> shift
-    rem = a - (m << shift)
-    half = 1 << (shift - 1)
-    if rem > half or (rem == half and m & 1):
-        m += 1
-    r = float(m << shift)
-    return -r if n < 0 else r
-
-
-# Conversions of floating point values to integers, including the values C
-# leaves undefined; results are those of the gcc x86-64 build of libpcp.
-
-def _to_i32(x: float) -> int:
-    if x != x:
-        return _I32_MIN         # cvttsd2si "integer indefinite"
-    return int(x)
-
-
-def _to_u32(x: float) -> int:
-    if x != x:
-        return 0                # 64-bit cvttsd2si, low half of 0x80..00
-    return int(x) & _M32
-
-
-def _to_i64(x: float) -> int:
-    if x != x or x < -_TWO63:
-        return _I64_MIN
-    return int(x)
-
-
-def _to_u64(x: float) -> int:
-    if x != x:
-        return 1 << 63
-    return int(x) & _M64
-
-
-# ---------------------------------------------------------------------------
-# pmExtractValue
-
-def _float_src(fsrc: float, outtype: int, out: pmAtomValue) -> int:
-    """Conversions from a (float32 valued) FLOAT source; returns status."""
-    if outtype == PM_TYPE_32:
-        if abs(fsrc) >= _TWO31:             # (float)0x7fffffff == 2**31
-            return PM_ERR_TRUNC
-        out.l = _to_i32(fsrc)
-    elif outtype == PM_TYPE_U32:
-        if fsrc >= _TWO32:                  # (float)0xffffffff == 2**32
-            return PM_ERR_TRUNC
-        if fsrc < 0:
-            return PM_ERR_SIGN
-        out.ul = _to_u32(fsrc)
-    elif outtype == PM_TYPE_64:
-        if fsrc >= _TWO63:
-            return PM_ERR_TRUNC
-        out.ll = _to_i64(fsrc)
-    elif outtype == PM_TYPE_U64:
-        if fsrc >= _TWO64:
-            return PM_ERR_TRUNC
-        if fsrc < 0:
-            return PM_ERR_SIGN
-        out.ull = _to_u64(fsrc)
-    elif outtype == PM_TYPE_FLOAT:
-        out.f = fsrc
-    elif outtype == PM_TYPE_DOUBLE:
-        out.d = fsrc
-    else:
-        return PM_ERR_CONV
-    return 0
-
-
-def _double_src(dsrc: float, outtype: int, out: pmAtomValue) -> int:
-    """Conversions from a DOUBLE source; note the 32-bit limit is 2**31-1."""
-    if outtype == PM_TYPE_32:
-        if abs(dsrc) >= 2147483647.0:
-            return PM_ERR_TRUNC
-        out.l = _to_i32(dsrc)
-    elif outtype == PM_TYPE_U32:
-        if dsrc >= 4294967295.0:
-            return PM_ERR_TRUNC
-        if dsrc < 0:
-            return PM_ERR_SIGN
-        out.ul = _to_u32(dsrc)
-    elif outtype == PM_TYPE_64:
-        if dsrc >= _TWO63:
-            return PM_ERR_TRUNC
-        out.ll = _to_i64(dsrc)
-    elif outtype == PM_TYPE_U64:
-        if dsrc >= _TWO64:
-            return PM_ERR_TRUNC
-        if dsrc < 0:
-            return PM_ERR_SIGN
-        out.ull = _to_u64(dsrc)
-    elif outtype == PM_TYPE_FLOAT:
-        out.f = dsrc                        # ctypes does the (float) cast
-    elif outtype == PM_TYPE_DOUBLE:
-        out.d = dsrc
-    else:
-        return PM_ERR_CONV
-    return 0
-
-
-def _signed_src(src: int, outtype: int, out: pmAtomValue, is32: bool) -> int:
-    """Conversions from a signed integer source (PM_TYPE_32 or PM_TYPE_64)."""
-    if outtype == PM_TYPE_32:
-        if src > 0x7FFFFFFF:
-            return PM_ERR_TRUNC
-        # Only the upper bound is checked: large negative 64-bit values are
-        # silently wrapped to 32 bits by libpcp (e.g. -2**63 -> 0).
-        out.l = _s32(src)
-    elif outtype == PM_TYPE_U32:
-        if not is32 and src > _M32:
-            return PM_ERR_TRUNC
-        if src < 0:
-            return PM_ERR_SIGN
-        out.ul = src
-    elif outtype == PM_TYPE_64:
-        out.ll = src
-    elif outtype == PM_TYPE_U64:
-        if src < 0:
-            return PM_ERR_SIGN
-        out.ull = src
-    elif outtype == PM_TYPE_FLOAT:
-        out.f = _int_to_f32(src)
-    elif outtype == PM_TYPE_DOUBLE:
-        out.d = float(src)                  # int -> double is rounded once
-    else:
-        return PM_ERR_CONV
-    return 0
-
-
-def _unsigned_src(usrc: int, outtype: int, out: pmAtomValue) -> int:
-    """Conversions from an unsigned integer source (U32 or U64)."""
-    if outtype == PM_TYPE_32:
-        if usrc > 0x7FFFFFFF:
-            return PM_ERR_TRUNC
-        out.l = usrc
-    elif outtype == PM_TYPE_U32:
-        if usrc > _M32:
-            return PM_ERR_TRUNC
-        out.ul = usrc
-    elif outtype == PM_TYPE_64:
-        if usrc > 0x7FFFFFFFFFFFFFFF:
-            return PM_ERR_TRUNC
-        out.ll = usrc
-    elif outtype == PM_TYPE_U64:
-        out.ull = usrc
-    elif outtype == PM_TYPE_FLOAT:
-        out.f = _int_to_f32(usrc)
-    elif outtype == PM_TYPE_DOUBLE:
-        out.d = float(usrc)
-    else:
-        return PM_ERR_CONV
-    return 0
 
 
 def _native_block(vtype: int, payload: bytes) -> ctypes.Array:
@@ -285,65 +82,25 @@ def extract_value(valfmt: int, intype: int, outtype: int, word: int = 0,
     casts ``vp`` to POINTER(pmValueBlock) sees what it would with libpcp.
     """
     out = pmAtomValue()
-    sts = 0
-    if valfmt == PM_VAL_INSITU:
-        if intype == PM_TYPE_32 or intype == PM_TYPE_UNKNOWN:
-            sts = _signed_src(_s32(word), outtype, out, True)
-        elif intype == PM_TYPE_U32:
-            sts = _unsigned_src(word & _M32, outtype, out)
-        elif intype == PM_TYPE_FLOAT:
-            # Legacy encoding: the float's bits travel in the value word.
-            fsrc = struct.unpack("=f", _NATIVE_U32.pack(word & _M32))[0]
-            sts = _float_src(fsrc, outtype, out)
-        else:
-            sts = PM_ERR_CONV
-    elif valfmt == PM_VAL_DPTR or valfmt == PM_VAL_SPTR:
-        n = len(payload)
-        dec = _HOST if host_order else _WIRE
-        if intype == PM_TYPE_64:
-            if n != 8 or (vtype != PM_TYPE_64 and vtype != 0):
-                sts = PM_ERR_CONV
-            else:
-                sts = _signed_src(dec["q"].unpack(payload)[0], outtype, out,
-                                  False)
-        elif intype == PM_TYPE_U64:
-            if n != 8 or (vtype != PM_TYPE_U64 and vtype != 0):
-                sts = PM_ERR_CONV
-            else:
-                sts = _unsigned_src(dec["Q"].unpack(payload)[0], outtype, out)
-        elif intype == PM_TYPE_DOUBLE:
-            if n != 8 or (vtype != PM_TYPE_DOUBLE and vtype != 0):
-                sts = PM_ERR_CONV
-            else:
-                sts = _double_src(dec["d"].unpack(payload)[0], outtype, out)
-        elif intype == PM_TYPE_FLOAT:
-            if n != 4 or (vtype != PM_TYPE_FLOAT and vtype != 0):
-                sts = PM_ERR_CONV
-            else:
-                sts = _float_src(dec["f"].unpack(payload)[0], outtype, out)
-        elif intype == PM_TYPE_STRING:
-            if (vtype != PM_TYPE_STRING and vtype != 0) \
-                    or outtype != PM_TYPE_STRING:
-                sts = PM_ERR_CONV
-            else:
-                # libpcp copies vlen-4 bytes and appends a NUL; the C string
-                # ends at the first NUL, which c_char_p reproduces on read.
-                out.cp = bytes(payload)
-        elif intype == PM_TYPE_AGGREGATE:
-            if (vtype != PM_TYPE_AGGREGATE and vtype != 0) \
-                    or outtype != PM_TYPE_AGGREGATE:
-                sts = PM_ERR_CONV
-            else:
-                block = _native_block(vtype, bytes(payload))
-                out.vp = addressof(block)
-                out._vblock = block
-                out.aggregate = bytes(payload)
-        else:
-            # 32/U32 never travel in value blocks; events, static
-            # aggregates, UNKNOWN and junk are not convertible.
-            sts = PM_ERR_CONV
+    if valfmt == PM_VAL_DPTR or valfmt == PM_VAL_SPTR:
+        if type(payload) is not bytes:
+            payload = bytes(payload)
+        if host_order and _LITTLE and len(payload) in (4, 8) and intype in _NUMERIC:
+            payload = payload[::-1]         # the core reads numbers in network order
     else:
-        sts = PM_ERR_CONV
+        payload = b""
+    sts = lib.pcp_convert_extract_at(valfmt, word & _M32, vtype, payload, len(payload),
+                                     intype, outtype, addressof(out))
+    if sts == 1:                        # a string or an aggregate, as it is
+        if intype == PM_TYPE_STRING:
+            # libpcp copies vlen-4 bytes and appends a NUL; the C string ends at the
+            # first NUL, which c_char_p reproduces on read.
+            out.cp = payload
+        else:
+            block = _native_block(vtype, payload)
+            out.vp = addressof(block)
+            out._vblock = block
+            out.aggregate = payload
     if sts < 0:
         raise pmErr(sts)
     return out
@@ -453,34 +210,12 @@ def conv_scale(intype: int, inatom: pmAtomValue, inunits: Union[pmUnits, int],
     wrap-around on overflow.
     """
     mult, div = scale_factors(inunits, outunits)
-    if div == 0:
-        # The C code would die of SIGFPE here (the factors wrapped to 0 in
-        # 64 bits); refusing the conversion is the only sane equivalent.
-        raise pmErr(PM_ERR_CONV)
-    if _cmod(mult, div) == 0:
-        mult = _s64(_cdiv(mult, div))
-        div = 1
 
     out = pmAtomValue()
-    half = _cdiv(div, 2)
-    if intype == PM_TYPE_32:
-        out.l = _s32(_cdiv(_s64(_s64(inatom.l * mult) + half), div))
-    elif intype == PM_TYPE_U32:
-        # uint32 promotes to int64, so the arithmetic is signed 64-bit
-        out.ul = _cdiv(_s64(_s64(inatom.ul * mult) + half), div) & _M32
-    elif intype == PM_TYPE_64:
-        out.ll = _cdiv(_s64(_s64(inatom.ll * mult) + half), div)
-    elif intype == PM_TYPE_U64:
-        # int64 factors convert to uint64: all arithmetic modulo 2**64
-        out.ull = (((inatom.ull * (mult & _M64)) + (half & _M64)) & _M64) \
-            // (div & _M64)
-    elif intype == PM_TYPE_FLOAT:
-        factor = _f32(_int_to_f32(mult) / _int_to_f32(div))
-        out.f = inatom.f * factor
-    elif intype == PM_TYPE_DOUBLE:
-        out.d = inatom.d * (float(mult) / float(div))
-    else:
-        raise pmErr(PM_ERR_CONV)
+    sts = lib.pcp_convert_scale(intype, ffi.cast("pcp_atom *", addressof(inatom)), mult, div,
+                                ffi.cast("pcp_atom *", addressof(out)))
+    if sts < 0:
+        raise pmErr(sts)
     return out
 
 

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Sequence
 
 import pytest
 
+from pcp._core import constants as C
 from pcp._core import units as U
 from pcp._libpcp import strings as S
 from pcp._libpcp import values as V
@@ -530,7 +531,7 @@ def test_conv_scale_grid(grids, ref):
     assert len(cases) > 5000
     # the grid must exercise successes, CONV and UNIT errors
     kinds = {tuple(r[:2]) if r[0] == "e" else "v" for r in ref["conv"]}
-    assert {"v", ("e", V.PM_ERR_CONV), ("e", V.PM_ERR_UNIT)} <= kinds
+    assert {"v", ("e", C.PM_ERR_CONV), ("e", C.PM_ERR_UNIT)} <= kinds
     assert _diff(cases, ours, ref["conv"]) == []
 
 
@@ -610,15 +611,15 @@ def test_id_helpers(grids, ref):
 # Local checks that need no reference (but live in this module's marker).
 
 def test_extract_string_and_aggregate_shapes():
-    atom = V.extract_value(V.PM_VAL_DPTR, 6, 6, vtype=6, payload=b"h\xc3\xa9\0")
+    atom = V.extract_value(C.PM_VAL_DPTR, 6, 6, vtype=6, payload=b"h\xc3\xa9\0")
     assert atom.cp == b"h\xc3\xa9" and atom.dref(6) == "h\u00e9"
-    agg = V.extract_value(V.PM_VAL_SPTR, 7, 7, vtype=7, payload=b"\x01\x02\x03")
+    agg = V.extract_value(C.PM_VAL_SPTR, 7, 7, vtype=7, payload=b"\x01\x02\x03")
     assert agg.aggregate == b"\x01\x02\x03"
     assert ctypes.string_at(agg.vp + 4, 3) == b"\x01\x02\x03"
     assert agg.dref(7) is None
     with pytest.raises(pmErr) as info:
-        V.extract_value(V.PM_VAL_INSITU, 1, 0, word=-1)
-    assert info.value.args[0] == V.PM_ERR_TRUNC
+        V.extract_value(C.PM_VAL_INSITU, 1, 0, word=-1)
+    assert info.value.args[0] == C.PM_ERR_TRUNC
 
 
 def test_wrong_argument_types_raise_like_ctypes():

@@ -1,0 +1,788 @@
+"""libpcp 6.0.3's fetchgroups (pmCreateFetchGroup, pmExtendFetchGroup_*, pmFetchGroup,
+pmClearFetchGroup) over a context that offers what :class:`GroupSource` lists.
+
+After each fetch, one C call (csrc/fetchgroup.c) converts every item's values, counters
+to rates and units rescaled, into flat arrays owned by the group; the value objects the
+official API hands out (:class:`ItemValue`, :class:`IndomValues`, :class:`EventValues`,
+:class:`TimeValue`) read those arrays only when they are called. Instance names, event
+records and timestamps are filled here, in libpcp's order (items are visited newest
+first, as libpcp's list of items is).
+"""
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import struct
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+
+from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
+                                 PM_ERR_VALUE, PM_INDOM_NULL, PM_MODE_BACK, PM_SEM_COUNTER,
+                                 PM_SEM_DISCRETE, PM_TIME_HOUR, PM_TIME_MIN, PM_TIME_MSEC,
+                                 PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_32, PM_TYPE_64,
+                                 PM_TYPE_DOUBLE, PM_TYPE_EVENT, PM_TYPE_FLOAT,
+                                 PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
+                                 PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
+from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
+from pcp._core.units import pmParseUnitsStr, unit_fields
+from pcp._decode.events import Unpacked
+from pcp._decode.result import FlatResult
+from pcp._libpcp.values import scale_factors
+
+Stamp = Tuple[int, int]
+
+_NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
+_CONVERTIBLE = _NUMERIC + (PM_TYPE_STRING,)
+# the C type each numeric output is packed as (csrc/fetchgroup.h)
+_CTYPE = {PM_TYPE_32: "int32_t *", PM_TYPE_U32: "uint32_t *", PM_TYPE_64: "int64_t *",
+          PM_TYPE_U64: "uint64_t *", PM_TYPE_FLOAT: "float *", PM_TYPE_DOUBLE: "double *"}
+# pmfg_prep_conversion: a rate asked for "per <time unit>" rescales from "per second",
+# dividing for the scales below a second and multiplying above
+_PER_SECOND = {PM_TIME_NSEC: (1000000000., 0), PM_TIME_USEC: (1000000., 0),
+               PM_TIME_MSEC: (1000., 0), PM_TIME_SEC: (1., 1), PM_TIME_MIN: (60., 1),
+               PM_TIME_HOUR: (3600., 1)}
+_FORMAT_TYPE = -1       # PCP_FG_STRING_FORMAT_TYPE
+_FORMAT_DOUBLE = -2     # PCP_FG_STRING_FORMAT_DOUBLE
+_PAYLOAD = -3           # PCP_FG_STRING_PAYLOAD
+_M32 = 0xFFFFFFFF
+_BLOCK_HEADER = struct.Struct(">I")
+
+
+class GroupSource(Protocol):
+    """What a fetchgroup needs of its context (pcp.pmapi provides it over a pmContext)."""
+
+    is_archive: bool
+
+    def lookup_name(self, name: str) -> int: ...
+    def lookup_desc(self, pmid: int) -> Tuple[int, int, int, int]: ...   # type, indom, sem, units
+    def lookup_instance(self, indom: int, name: str) -> int: ...
+    def add_profile(self, indom: int, insts: Sequence[int]) -> None: ...  # [] = all
+    def del_profile(self, indom: int) -> None: ...                        # every instance
+    def instances(self, indom: int) -> Tuple[List[int], List[bytes]]: ...
+    def fetch(self, pmids: Sequence[int]) -> Tuple[FlatResult, int]: ...
+    def position(self) -> Tuple[int, Stamp, Stamp, int]: ...  # mode, origin, delta, direction
+    def archive_end(self) -> Stamp: ...
+    def set_mode(self, mode: int, origin: Stamp, delta: Optional[Stamp]) -> None: ...
+    def now(self) -> Stamp: ...
+
+
+class Conversion:
+    """pmfg_prep_conversion's outcome for one metric descriptor and scale string."""
+
+    __slots__ = ("rate", "unit", "unit_sts", "mult", "div", "multiplier")
+
+    def __init__(self, itype: int, sem: int, units: int, scale: Optional[str],
+                 otype: int) -> None:
+        if itype not in _CONVERTIBLE or otype not in _CONVERTIBLE:
+            raise pmErr(PM_ERR_TYPE)
+        self.unit = False
+        self.unit_sts = 0
+        self.mult = self.div = 1
+        self.multiplier = 1.0
+        if scale is None:
+            self.rate = sem == PM_SEM_COUNTER
+            return
+        if scale == "rate":
+            self.rate = True
+            return
+        if scale == "instant":
+            self.rate = False
+            return
+        try:
+            out, multiplier = pmParseUnitsStr(scale)
+        except pmErr as e:
+            raise pmErr(e.code)         # the official binding gives the code alone
+        ds, dt, dc = unit_fields(units)[:3]
+        ods, odt, odc, _, ost, _ = unit_fields(out)
+        if (ds, dt, dc) == (ods, odt, odc):
+            self.rate = False
+        elif (ds, dc) == (ods, odc) and dt == odt + 1:
+            if ost not in _PER_SECOND:
+                raise pmErr(PM_ERR_CONV)
+            factor, multiply = _PER_SECOND[ost]
+            multiplier = multiplier * factor if multiply else multiplier / factor
+            out.dimTime = odt + 1
+            self.rate = True
+        else:
+            raise pmErr(PM_ERR_CONV)
+        self.unit = True
+        self.multiplier = multiplier
+        try:
+            self.mult, self.div = scale_factors(units, out)
+        except pmErr as e:
+            self.unit_sts = e.code      # pmConvScale fails at every fetch, as in libpcp
+        if self.div == 0:
+            self.unit_sts = PM_ERR_CONV
+
+
+class _Item:
+    """One extend_item / extend_indom request: its C description and output slots."""
+
+    def __init__(self, group: "FetchGroup", pmid: int, desc: Tuple[int, int, int, int],
+                 inst: int, all_instances: bool, conv: Conversion, otype: int,
+                 maxnum: int) -> None:
+        itype, indom, sem, _ = desc
+        self.group = group
+        self.pmid = pmid
+        self.indom = indom
+        self.otype = otype
+        self.itype = itype
+        self.all = all_instances
+        self.discrete = sem == PM_SEM_DISCRETE
+        self.inst = inst
+        self.conv = conv
+        self.maxnum = maxnum
+        self.slot = 0
+        self.index = 0              # the first value's index in the typed view of the slots
+        self.n = 0
+        self.names: Dict[int, Optional[str]] = {}
+        self.strings: List[Optional[str]] = []     # STRING outputs, as text
+
+
+class FetchGroup:
+    """A fetchgroup over its own context: items, instance domains, event fields and
+    timestamps, filled by :meth:`fetch`."""
+
+    def __init__(self, source: GroupSource) -> None:
+        self.source = source
+        # PCP_COUNTER_WRAP is read once, when the group is made
+        self.wrap = "PCP_COUNTER_WRAP" in os.environ
+        self._reset()
+
+    def _reset(self) -> None:
+        self.items: List[_Item] = []
+        self.values: List[Any] = []         # the ItemValue / IndomValues handed out
+        self.events: List["EventValues"] = []
+        self.stamps: List["TimeValue"] = []
+        self.order: List[Any] = []          # every item, in the order extended
+        self.pmids: List[int] = []
+        self.indoms: Dict[int, "_InDomNames"] = {}
+        self.prev: Optional[FlatResult] = None
+        self._prev_source: Any = None
+        self.cur: Optional[FlatResult] = None
+        self.epoch = 0
+        self.nslots = 0
+        self._citems = ffi.new("pcp_fg_item[]", 0)
+        self._alloc(0, 0)
+
+    # ---- outputs ---------------------------------------------------------------------
+
+    def _alloc(self, nitems: int, nslots: int) -> None:
+        """(Re)allocate the output arrays for this many items and slots, keeping what the
+        existing items hold (a DISCRETE value survives an extend)."""
+        old = getattr(self, "out", None)
+        sts = ffi.new("int32_t[]", max(nitems, 1))
+        num = ffi.new("int32_t[]", max(nitems, 1))
+        stss = ffi.new("int32_t[]", max(nslots, 1))
+        inst = ffi.new("int32_t[]", max(nslots, 1))
+        src = ffi.new("int32_t[]", max(nslots, 1))
+        val = ffi.new("uint8_t[]", max(nslots, 1) * 8)
+        if old is not None:
+            for new_arr, old_arr in ((sts, self._sts), (num, self._num), (stss, self._stss),
+                                     (inst, self._inst), (src, self._src), (val, self._val)):
+                ffi.memmove(new_arr, old_arr, min(ffi.sizeof(new_arr), ffi.sizeof(old_arr)))
+        self._sts, self._num, self._stss, self._inst, self._src, self._val = \
+            sts, num, stss, inst, src, val
+        out = ffi.new("pcp_fg_out *")
+        out.sts, out.num, out.stss, out.inst, out.src, out.val = sts, num, stss, inst, src, val
+        self.out = out
+        self.views = {t: ffi.cast(c, val) for t, c in _CTYPE.items()}
+
+    def _add(self, item: _Item, initial_sts: int) -> None:
+        item.n = len(self.items)
+        item.slot = self.nslots
+        item.index = item.slot * 8 // _size(item.otype)
+        self.items.append(item)
+        self.order.append(item)
+        self.nslots += item.maxnum
+        if item.pmid not in self.pmids:
+            self.pmids.append(item.pmid)
+        self._alloc(len(self.items), self.nslots)
+        self._sts[item.n] = initial_sts
+        self._num[item.n] = 0
+        citems = ffi.new("pcp_fg_item[]", len(self.items))
+        for k, it in enumerate(self.items):
+            c = citems[k]
+            c.pmid = it.pmid
+            c.vset = self.pmids.index(it.pmid)
+            c.inst = it.inst
+            c.all = 1 if it.all else 0
+            c.singular = 1 if it.indom == PM_INDOM_NULL else 0
+            c.itype = it.itype
+            c.otype = it.otype
+            c.discrete = 1 if it.discrete else 0
+            conv = it.conv
+            c.rate = 1 if conv.rate else 0
+            c.unit = 1 if conv.unit else 0
+            c.unit_sts = conv.unit_sts
+            c.mult = conv.mult
+            c.div = conv.div
+            c.multiplier = conv.multiplier
+            c.maxnum = it.maxnum
+            c.slot = it.slot
+        self._citems = citems
+
+    # ---- extending ---------------------------------------------------------------------
+
+    def _lookup(self, resolve: Callable[[], Any]) -> Any:
+        """Run a lookup; on an archive, when it fails, run it again with the archive
+        positioned at its end (an instance may exist only later), then put the archive
+        back where it was, as libpcp does: a negative delta comes back positive."""
+        try:
+            return resolve()
+        except pmErr:
+            if not self.source.is_archive:
+                raise
+        src = self.source
+        mode, origin, delta, direction = src.position()
+        src.set_mode(PM_MODE_BACK, src.archive_end(), None)
+        failure: Optional[pmErr] = None
+        try:
+            found = resolve()
+        except pmErr as e:
+            failure = e
+        if direction:
+            sec, nsec = delta
+            delta = (sec * direction, nsec) if sec else (sec, nsec * direction)
+        src.set_mode(mode, origin, delta)
+        if failure is not None:
+            raise failure
+        return found
+
+    def _metric(self, metric: str, instance: Optional[str]) -> Tuple[int, Tuple, int]:
+        """pmfg_lookup_item: the pmid, descriptor and instance of `metric`, the instance
+        added to the profile."""
+        src = self.source
+        pmid = src.lookup_name(metric)
+        desc = src.lookup_desc(pmid)
+        indom = desc[1]
+        if (indom == PM_INDOM_NULL) != (instance is None):
+            raise pmErr(PM_ERR_INDOM)
+        inst = -1
+        if indom != PM_INDOM_NULL:
+            inst = src.lookup_instance(indom, instance)
+            src.add_profile(indom, [inst])
+        return pmid, desc, inst
+
+    def extend_item(self, metric: str, otype: int, scale: Optional[str],
+                    instance: Optional[str]) -> "ItemValue":
+        pmid, desc, inst = self._lookup(lambda: self._metric(metric, instance))
+        conv = Conversion(desc[0], desc[2], desc[3], scale, otype)
+        item = _Item(self, pmid, desc, inst, False, conv, otype, 1)
+        self._add(item, PM_ERR_VALUE)
+        value = ItemValue(item)
+        self.values.append(value)
+        return value
+
+    def extend_indom(self, metric: str, otype: int, scale: Optional[str],
+                     maxnum: int) -> "IndomValues":
+        src = self.source
+        pmid = src.lookup_name(metric)
+        desc = src.lookup_desc(pmid)
+        indom = desc[1]
+        if indom != PM_INDOM_NULL and indom not in self.indoms:
+            self.indoms[indom] = _InDomNames(indom)
+            # every instance: this overrides any one-instance request for the domain
+            src.add_profile(indom, [])
+        conv = Conversion(desc[0], desc[2], desc[3], scale, otype)
+        item = _Item(self, pmid, desc, -1, True, conv, otype, maxnum)
+        self._add(item, 0)
+        values = IndomValues(item)
+        self.values.append(values)
+        return values
+
+    def extend_event(self, metric: str, field: str, ftype: int, scale: Optional[str],
+                     instance: Optional[str], maxnum: int,
+                     localtime: Callable[[int], Any]) -> "EventValues":
+        src = self.source
+
+        def lookup() -> Tuple[int, Tuple, int, int, Tuple]:
+            pmid, desc, inst = self._metric(metric, instance)
+            fpmid = src.lookup_name(field)
+            fdesc = src.lookup_desc(fpmid)
+            if fdesc[1] != PM_INDOM_NULL:
+                raise pmErr(PM_ERR_INDOM)
+            return pmid, desc, inst, fpmid, fdesc
+
+        pmid, desc, inst, fpmid, fdesc = self._lookup(lookup)
+        if desc[0] not in (PM_TYPE_EVENT, PM_TYPE_HIGHRES_EVENT):
+            raise pmErr(PM_ERR_TYPE)
+        conv = Conversion(fdesc[0], fdesc[2], fdesc[3], scale, ftype)
+        if conv.rate:
+            # which earlier record would a rate be over? libpcp refuses
+            raise pmErr(PM_ERR_CONV)
+        if pmid not in self.pmids:
+            self.pmids.append(pmid)
+        ev = EventValues(pmid, desc, inst, fpmid, fdesc[0], conv, ftype, maxnum, localtime)
+        self.events.append(ev)
+        self.order.append(ev)
+        return ev
+
+    def extend_time(self, localtime: Callable[[int], Any]) -> "TimeValue":
+        stamp = TimeValue(localtime)
+        self.stamps.append(stamp)
+        self.order.append(stamp)
+        return stamp
+
+    # ---- fetching ----------------------------------------------------------------------
+
+    def fetch(self) -> int:
+        """pmFetchGroup: fetch every pmid of the group, fill every item; raises the fetch's
+        error after the items are filled (with PM_ERR_VALUE and the like), else returns
+        pmFetch's status (its PMCD_* change flags)."""
+        error: Optional[pmErr] = None
+        sts = 0
+        try:
+            cur, sts = self.source.fetch(self.pmids)
+        except pmErr as e:
+            error = e
+            sec, nsec = self.source.now()
+            cur = FlatResult.empty(sec, nsec)
+        self.epoch += 1
+        csrc = _source(cur)
+        psrc = self._prev_source[0] if self.prev is not None else ffi.NULL
+        if lib.pcp_fetchgroup_fill(self._citems, len(self.items), csrc[0], psrc,
+                                   1 if self.wrap else 0, self.out) < 0:
+            raise MemoryError("fetchgroup outputs")
+        for item in self.items:
+            if item.otype == PM_TYPE_STRING and self._touched(item, cur):
+                item.strings = _strings(item, cur)
+        stamp = (cur.sec, cur.nsec)
+        for thing in reversed(self.order):     # libpcp's list: newest first
+            if isinstance(thing, _Item):
+                if thing.all and thing.indom in self.indoms:
+                    self._names(thing, cur)
+            elif isinstance(thing, EventValues):
+                thing.fill(cur)
+            else:
+                thing.stamp = stamp
+        self.cur = cur
+        if error is None:
+            # the result stays the reference for the next fetch's rates; a failed fetch
+            # leaves the last good one in place, as libpcp does
+            self.prev = cur
+            self._prev_source = csrc
+        else:
+            raise error
+        return sts
+
+    @staticmethod
+    def _touched(item: _Item, cur: FlatResult) -> bool:
+        """Whether the fill wrote the item's outputs (a DISCRETE metric with no values in
+        this result keeps the last ones)."""
+        if not item.discrete:
+            return True
+        v = _vset_of(cur, item.pmid)
+        return v < 0 or cur.numval[v] != 0
+
+    def clear(self) -> None:
+        """pmClearFetchGroup: forget every item (the objects handed out keep their last
+        status; their values read as libpcp's emptied outputs) and exclude every instance
+        of the group's domains from the profile until items ask for them again."""
+        for value in self.values:
+            value.detach()
+        for ev in self.events:
+            ev.clear()
+        for indom in self.indoms:
+            self.source.del_profile(indom)
+        self._reset()
+
+    def _names(self, item: _Item, cur: FlatResult) -> None:
+        """pmfg_fetch_indom's instance names: refresh the domain's cache when it has not
+        been read yet or the result holds an instance it lacks, then name the values."""
+        v = _vset_of(cur, item.pmid)
+        if v < 0 or cur.numval[v] < 0:
+            return
+        numval = cur.numval[v]
+        if item.discrete and numval == 0:
+            return
+        cache = self.indoms[item.indom]
+        first = cur.first[v]
+        insts = cur.inst[first:first + numval]
+        if cache.refreshed and not cache.names.keys() >= set(insts):
+            cache.refreshed = False
+        if not cache.refreshed:
+            cache.refresh(self.source)
+        # each item keeps the names it was given (libpcp's pointers into a cache that
+        # another item may refresh are the official binding's garbled names)
+        item.names = cache.names
+
+
+class _InDomNames:
+    """The instance names of one domain, read with pmGetInDom when needed."""
+
+    __slots__ = ("indom", "names", "refreshed")
+
+    def __init__(self, indom: int) -> None:
+        self.indom = indom
+        self.names: Dict[int, Optional[str]] = {}
+        self.refreshed = False
+
+    def refresh(self, source: GroupSource) -> None:
+        self.refreshed = True
+        try:
+            codes, names = source.instances(self.indom)
+        except pmErr:
+            self.refreshed = False
+            codes, names = [], []
+        table: Dict[int, Optional[str]] = {}
+        for code, name in zip(codes, names):
+            table.setdefault(code, _text(name))
+        self.names = table
+
+
+def _text(raw: bytes) -> str:
+    """A C string as the official binding decodes it (UTF-8, else the bytes' repr)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return str(raw)
+
+
+def _source(r: FlatResult) -> Tuple[Any, Any]:
+    """A pcp_fg_source for a result, with the buffer object that keeps its bytes pinned."""
+    buf = ffi.from_buffer("uint8_t[]", r.pdu)
+    return ffi.new("pcp_fg_source *", {"r": r.c, "buf": buf, "len": len(r.pdu)}), buf
+
+
+def _vset_of(r: FlatResult, pmid: int) -> int:
+    try:
+        return r.pmid.index(pmid)
+    except ValueError:
+        return -1
+
+
+def _format(atom_bytes: bytes, itype: int) -> str:
+    """A number printed as libpcp's fetchgroup prints it into a string output."""
+    a = ffi.from_buffer("pcp_atom *", bytearray(atom_bytes))
+    if itype == PM_TYPE_32:
+        return "%d" % a.l
+    if itype == PM_TYPE_U32:
+        return "%u" % a.ul
+    if itype == PM_TYPE_64:
+        return "%d" % a.ll
+    if itype == PM_TYPE_U64:
+        return "%d" % a.ull
+    if itype == PM_TYPE_FLOAT:
+        return _c_e(a.f, 9)
+    return _c_e(a.d, 17)
+
+
+def _c_e(x: float, digits: int) -> str:
+    """C's "%.Ne": Python's agrees except for NaN's sign."""
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return "%.*e" % (digits, x)
+
+
+# ---- the value objects ---------------------------------------------------------------
+
+def _strings(item: _Item, r: FlatResult) -> List[Optional[str]]:
+    """The text of each string output the C fill just wrote: a number printed, or a
+    string value of `r` (kept as text now: `r` is not kept for a DISCRETE value that
+    outlives it)."""
+    g = item.group
+    count = item.maxnum if item.all else 1
+    out: List[Optional[str]] = []
+    for slot in range(item.slot, item.slot + count):
+        how = g._src[slot]
+        if how == _FORMAT_TYPE or how == _FORMAT_DOUBLE:
+            raw = bytes(ffi.buffer(g._val + slot * 8, 8))
+            out.append(_format(raw, item.itype if how == _FORMAT_TYPE else PM_TYPE_DOUBLE))
+        elif 0 <= how < r.nvalues:
+            boff = r.c.boff[how]
+            payload = r.pdu[boff:boff + r.c.blen[how]]
+            out.append(_text(bytes(payload).split(b"\0", 1)[0]))
+        else:
+            out.append(None)
+    return out
+
+
+def _string_at(item: _Item, j: int) -> Optional[str]:
+    return item.strings[j] if j < len(item.strings) else None
+
+
+# libpcp's "empty" outputs (__pmReinitValue), seen by items called after clear()
+_EMPTY = {PM_TYPE_32: -1, PM_TYPE_U32: _M32, PM_TYPE_64: -1, PM_TYPE_U64: (1 << 64) - 1,
+          PM_TYPE_FLOAT: math.nan, PM_TYPE_DOUBLE: math.nan, PM_TYPE_STRING: "None"}
+
+
+class ItemValue:
+    """One metric value (extend_item): call it for the value converted at the last
+    fetch, or pmErr with the reason it has none."""
+
+    __slots__ = ("_item", "pmtype", "_detached")
+
+    def __init__(self, item: _Item) -> None:
+        self._item = item
+        self.pmtype = item.otype
+        self._detached: Optional[int] = None
+
+    def __call__(self) -> Any:
+        if self._detached is not None:
+            return _emptied(self._detached, self.pmtype)
+        item = self._item
+        g = item.group
+        sts = g._sts[item.n]
+        if sts < 0:
+            raise pmErr(sts)
+        if item.otype == PM_TYPE_STRING:
+            return _string_at(item, 0)
+        return g.views[item.otype][item.index]
+
+    def detach(self) -> None:
+        """The group was cleared: keep the last status, forget the value."""
+        self._detached = self._item.group._sts[self._item.n]
+
+    @property
+    def sts(self) -> int:
+        """The status of the last fetch for this value (0 or a PM_ERR_* code)."""
+        if self._detached is not None:
+            return self._detached
+        return self._item.group._sts[self._item.n]
+
+
+def _emptied(sts: int, otype: int) -> Any:
+    if sts < 0:
+        raise pmErr(sts)
+    return _EMPTY[otype]
+
+
+def _size(otype: int) -> int:
+    return 4 if otype in (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_FLOAT) else 8
+
+
+class _Slot:
+    """The callable standing for value j of an indom item: reads the item's values as the
+    last fetch left them."""
+
+    __slots__ = ("_owner", "_j")
+
+    def __init__(self, owner: "IndomValues", j: int) -> None:
+        self._owner = owner
+        self._j = j
+
+    def __call__(self) -> Any:
+        owner = self._owner
+        if owner._epoch != owner._item.group.epoch and owner._detached is None:
+            owner._decode()
+        j = self._j
+        if j >= len(owner._stss):
+            raise pmErr(PM_ERR_VALUE)
+        sts = owner._stss[j]
+        if sts < 0:
+            raise pmErr(sts)
+        return owner._values[j]
+
+
+class IndomValues:
+    """Every instance of a metric (extend_indom): call it for a list of (instance id,
+    instance name, value callable), in instance order."""
+
+    __slots__ = ("_item", "pmtype", "_epoch", "_stss", "_values", "_slots", "_detached")
+
+    def __init__(self, item: _Item) -> None:
+        self._item = item
+        self.pmtype = item.otype
+        self._epoch = -1
+        self._stss: List[int] = []
+        self._values: List[Any] = []
+        self._slots: List[_Slot] = []
+        self._detached: Optional[int] = None
+
+    def _decode(self) -> None:
+        """The item's statuses and values as the last fetch left them, as lists."""
+        item = self._item
+        g = item.group
+        if self._detached is not None:
+            self._stss, self._values = [], []
+            return
+        n = g._num[item.n]
+        self._stss = ffi.unpack(g._stss + item.slot, n)
+        if item.otype == PM_TYPE_STRING:
+            self._values = [_string_at(item, j) if self._stss[j] >= 0 else None
+                            for j in range(n)]
+        else:
+            self._values = ffi.unpack(g.views[item.otype] + item.index, n)
+        self._epoch = g.epoch
+
+    def detach(self) -> None:
+        """The group was cleared: keep the last status, no values any more."""
+        self._detached = self._item.group._sts[self._item.n]
+        self._stss, self._values = [], []
+
+    def __call__(self) -> List[Tuple[int, Optional[str], _Slot]]:
+        if self._detached is not None:
+            if self._detached < 0:
+                raise pmErr(self._detached)
+            return []
+        item = self._item
+        g = item.group
+        sts = g._sts[item.n]
+        if sts < 0:
+            raise pmErr(sts)
+        n = g._num[item.n]
+        if n == 0:
+            return []
+        if self._epoch != g.epoch:
+            self._decode()
+        slots = self._slots
+        while len(slots) < n:
+            slots.append(_Slot(self, len(slots)))
+        insts = ffi.unpack(g._inst + item.slot, n)
+        names = item.names
+        return list(zip(insts, map(names.get, insts), slots[:n] if n < len(slots) else slots))
+
+
+class EventValues:
+    """One field of the records of an event metric (extend_event): call it for a list of
+    (datetime, value callable), one per record holding the field."""
+
+    def __init__(self, pmid: int, desc: Tuple, inst: int, field: int, ftype: int,
+                 conv: Conversion, otype: int, maxnum: int,
+                 localtime: Callable[[int], Any]) -> None:
+        self._pmid = pmid
+        self._highres = desc[0] == PM_TYPE_HIGHRES_EVENT
+        self._singular = desc[1] == PM_INDOM_NULL
+        self._inst = inst
+        self._field = field
+        self.pmtype = otype
+        self._maxnum = maxnum
+        self._sts = 0
+        self._entries: List[Tuple[Stamp, int, Any]] = []
+        self._localtime = localtime
+        c = ffi.new("pcp_fg_item *")
+        c.itype = ftype
+        c.otype = otype
+        c.unit = 1 if conv.unit else 0
+        c.unit_sts = conv.unit_sts
+        c.mult = conv.mult
+        c.div = conv.div
+        c.multiplier = conv.multiplier
+        self._c = c
+        self._atom = ffi.new("pcp_atom *")
+        self._how = ffi.new("int32_t *")
+
+    def fill(self, r: FlatResult) -> None:
+        """pmfg_fetch_event: the field's values in the records of this fetch."""
+        self._entries = []
+        self._sts = self._fill(r)
+
+    def _fill(self, r: FlatResult) -> int:
+        v = _vset_of(r, self._pmid)
+        if v < 0:
+            return PM_ERR_VALUE
+        numval = r.numval[v]
+        if numval < 0:
+            return numval
+        first = r.first[v]
+        for j in range(numval):
+            if self._singular or r.inst[first + j] == self._inst:
+                k = first + j
+                break
+        else:
+            return 0                        # no events: no problem
+        if r.valfmt[v] not in (PM_VAL_DPTR, PM_VAL_SPTR):
+            return PM_ERR_CONV
+        kind = PM_TYPE_HIGHRES_EVENT if self._highres else PM_TYPE_EVENT
+        if r.vtype[k] != kind:
+            return PM_ERR_TYPE
+        boff, blen = r.c.boff[k], r.c.blen[k]
+        # the value block as on the wire, header included (an interpolated result keeps
+        # payloads only)
+        block = _BLOCK_HEADER.pack((kind << 24) | (blen + 4)) + bytes(r.pdu[boff:boff + blen])
+        try:
+            u = Unpacked(block, (0,), (len(block),), (kind,))
+        except pmErr as e:
+            return e.code
+        if u.status[0] < 0:
+            return u.status[0]
+        c = u.c
+        entries = self._entries
+        for rec in range(u.nrecords):
+            stamp = (c.sec[rec], c.nsec[rec])
+            a = c.first[rec]
+            for p in range(a, a + max(c.numpmid[rec], 0)):
+                if c.pmid[p] != self._field:
+                    continue
+                if len(entries) >= self._maxnum:
+                    return PM_ERR_TOOBIG
+                entries.append((stamp,) + self._convert(u, p))
+        return 0
+
+    def _convert(self, u: Unpacked, p: int) -> Tuple[int, Any]:
+        c = u.c
+        vtype = c.vtype[p]
+        valfmt = PM_VAL_INSITU if vtype < 0 else PM_VAL_DPTR
+        payload = b""
+        if vtype >= 0:
+            payload = bytes(u.buf[c.boff[p]:c.boff[p] + c.blen[p]])
+        self._how[0] = 0
+        sts = lib.pcp_fetchgroup_convert(self._c, valfmt, c.ival[p] & _M32, vtype, payload,
+                                         len(payload), self._atom, self._how)
+        if sts < 0:
+            return sts, None
+        otype = self.pmtype
+        if otype == PM_TYPE_STRING:
+            how = self._how[0]
+            if how == _PAYLOAD:
+                return 0, _text(payload.split(b"\0", 1)[0])
+            raw = bytes(ffi.buffer(self._atom, 8))
+            return 0, _format(raw, self._c.itype if how == _FORMAT_TYPE else PM_TYPE_DOUBLE)
+        a = self._atom
+        value = {PM_TYPE_32: a.l, PM_TYPE_U32: a.ul, PM_TYPE_64: a.ll, PM_TYPE_U64: a.ull,
+                 PM_TYPE_FLOAT: a.f, PM_TYPE_DOUBLE: a.d}[otype]
+        return 0, value
+
+    def clear(self) -> None:
+        self._entries = []
+
+    def __call__(self) -> List[Tuple[datetime.datetime, Callable[[], Any]]]:
+        if self._sts < 0:
+            raise pmErr(self._sts)
+        out = []
+        for stamp, sts, value in self._entries:
+            out.append((_datetime(self._localtime, stamp), _Fixed(sts, value)))
+        return out
+
+
+class _Fixed:
+    """The callable for one event field value."""
+
+    __slots__ = ("_sts", "_value")
+
+    def __init__(self, sts: int, value: Any) -> None:
+        self._sts = sts
+        self._value = value
+
+    def __call__(self) -> Any:
+        if self._sts < 0:
+            raise pmErr(self._sts)
+        return self._value
+
+
+def _datetime(localtime: Callable[[int], Any], stamp: Stamp) -> datetime.datetime:
+    """A timestamp as the official binding shows it: the context's local time (pmLocaltime),
+    microseconds truncated, no tzinfo."""
+    tm = localtime(stamp[0])
+    return datetime.datetime(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                             tm.tm_min, tm.tm_sec, int(stamp[1]) // 1000, None)
+
+
+class TimeValue:
+    """The timestamp of the last fetch (extend_timespec / extend_timeval): call it for a
+    datetime in the context's time zone."""
+
+    __slots__ = ("_localtime", "stamp")
+
+    def __init__(self, localtime: Callable[[int], Any]) -> None:
+        self._localtime = localtime
+        self.stamp: Stamp = (0, 0)
+
+    def __call__(self) -> datetime.datetime:
+        return _datetime(self._localtime, self.stamp)
+
+
+__all__ = ["FetchGroup", "GroupSource", "Conversion", "ItemValue", "IndomValues",
+           "EventValues", "TimeValue"]
