@@ -101,11 +101,16 @@ static int extract_raw(int32_t valfmt, uint32_t word, int32_t vtype, const uint8
         }
         return pcp_convert_string(payload, plen, otype, out);
     }
+    int sts;
     if (otype == PM_TYPE_STRING) {
         *src = PCP_FG_STRING_FORMAT_TYPE;
-        return pcp_convert_extract(valfmt, word, vtype, payload, plen, itype, itype, out);
+        sts = pcp_convert_extract(valfmt, word, vtype, payload, plen, itype, itype, out);
+    } else {
+        sts = pcp_convert_extract(valfmt, word, vtype, payload, plen, itype, otype, out);
     }
-    return pcp_convert_extract(valfmt, word, vtype, payload, plen, itype, otype, out);
+    /* an aggregate "as it is" has no number to give (the Python side refuses such items
+     * before they get here) */
+    return sts > 0 ? PM_ERR_CONV : sts;
 }
 
 /* extract_raw for value k of a decoded result. */
@@ -257,28 +262,31 @@ static void fill_one(const pcp_fg_item *it, const pcp_fg_source *cur,
     out->num[n] = sts >= 0 ? 1 : 0;
 }
 
+/* An indom item's value count, how many of them failed, and whether its instance list
+ * changed (`moved`: an instance differs in some slot; a new count is a change too). */
+static void set_count(pcp_fg_out *out, int32_t n, int32_t num, int32_t failed, int32_t moved)
+{
+    if (moved || out->num[n] != num)
+        out->insts_gen[n]++;
+    out->num[n] = num;
+    out->nfailed[n] = failed;
+}
+
 static int fill_indom(const pcp_fg_item *it, const pcp_fg_source *cur,
                       const pcp_fg_source *prev, int32_t wrap, pcp_fg_out *out, int32_t n,
                       int32_t **order, size_t *order_cap)
 {
     const pcp_result *r = cur->r;
-    if (!it->discrete)
-        out->num[n] = 0;
     int32_t v = find_vset(r, it->pmid, it->vset);
-    if (v < 0) {
-        out->sts[n] = PM_ERR_VALUE;
-        return 0;
-    }
-    int32_t numval = r->numval[v];
+    int32_t numval = v < 0 ? PM_ERR_VALUE : r->numval[v];
     if (numval < 0) {
+        if (!it->discrete)          /* a DISCRETE metric keeps its values, not its status */
+            set_count(out, n, 0, 0, 0);
         out->sts[n] = numval;
         return 0;
     }
-    if (it->discrete) {
-        if (numval == 0)
-            return 0;               /* everything stays as the last fetch left it */
-        out->num[n] = 0;
-    }
+    if (it->discrete && numval == 0)
+        return 0;                   /* everything stays as the last fetch left it */
 
     /* the value set in instance order */
     if ((size_t)numval * 2 > *order_cap) {
@@ -295,8 +303,10 @@ static int fill_indom(const pcp_fg_item *it, const pcp_fg_source *cur,
     if (numval > 1)
         merge_sort(idx, idx + numval, (size_t)numval, r->inst);
 
+    int32_t moved = 0, failed = 0;
     for (int32_t j = 0; j < numval; j++) {
         if (j >= it->maxnum) {      /* libpcp stops here and leaves num at 0 */
+            set_count(out, n, 0, 0, 1);
             out->sts[n] = PM_ERR_TOOBIG;
             return 0;
         }
@@ -304,6 +314,7 @@ static int fill_indom(const pcp_fg_item *it, const pcp_fg_source *cur,
         int32_t slot = it->slot + j;
         pcp_atom a;
         int32_t src = 0;
+        moved |= out->inst[slot] != r->inst[k];
         out->inst[slot] = r->inst[k];
         int32_t sts = convert_one(it, cur, prev, wrap, r->valfmt[v], k, r->inst[k],
                                   k - first, &a, &src);
@@ -312,8 +323,9 @@ static int fill_indom(const pcp_fg_item *it, const pcp_fg_source *cur,
             out->src[slot] = src;
         }
         out->stss[slot] = sts;
+        failed += sts < 0;
     }
-    out->num[n] = numval;
+    set_count(out, n, numval, failed, moved);
     out->sts[n] = 0;
     return 0;
 }

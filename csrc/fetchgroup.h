@@ -42,13 +42,17 @@ typedef struct {
 /* src >= 0: the string is the payload of value `src` of the current result */
 
 /* Outputs, owned by the caller. Per item: `sts` (the item's status, as libpcp's
- * output_sts) and `num` (values written). Per slot: `stss`, `inst`, `src` (STRING
+ * output_sts), `num` (values written), and for items of every instance `nfailed` (how
+ * many of the `num` values failed) and `insts_gen` (a count bumped each time the item's
+ * instance list changes, so a reader can tell at a glance that it did not). Per slot: `stss`, `inst`, `src` (STRING
  * outputs only) and 8 bytes of `val`; numeric outputs are packed by the output type's
  * size from the item's first slot (an item of 4-byte values uses 4 bytes per value), so
  * each item's values read as one typed array. */
 typedef struct {
     int32_t *sts;
     int32_t *num;
+    int32_t *nfailed;
+    uint32_t *insts_gen;
     int32_t *stss;
     int32_t *inst;
     int32_t *src;

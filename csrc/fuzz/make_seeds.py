@@ -254,6 +254,24 @@ def archive_fragments(base: str, name: str, limit: int = 16384) -> dict:
     return out
 
 
+def convert_seeds() -> dict:
+    """fuzz_convert: a control block (valfmt, itype, otype, vtype, word, a 64-bit number)
+    then a payload or a HIGHRES_RESULT; strings that parse as numbers or nearly."""
+    def ctl(valfmt: int, itype: int, otype: int, vtype: int, word: int, num: int) -> bytes:
+        return bytes([valfmt, itype & 0xFF, otype, vtype]) + struct.pack(">IQ", word, num)
+    out = {
+        "string_hex": ctl(1, 6, 0, 6, 0, 3) + b"-0x1F\0",
+        "string_float": ctl(1, 6, 4, 6, 0, 10) + b"1.5e-40",
+        "string_long": ctl(1, 6, 2, 6, 0, 7) + b" 99999999999999999999" * 4,
+        "u64_block": ctl(1, 3, 0, 3, 0, 1024) + struct.pack(">Q", 2**63 + 5),
+        "double_block": ctl(1, 5, 1, 0, 0, 0x7FF8000000000000) + struct.pack(">d", -2.5),
+        "float_insitu": ctl(0, 4, 3, 0, 0x4F800000, 0xFFFFFFFFFFFFFFFF),
+        "highres_types": ctl(1, 3, 6, 3, 7, 1) + highres_types(),
+        "highres_string": ctl(2, 6, 5, 6, 1, 2) + HIGHRES_STRING,
+    }
+    return out
+
+
 def main() -> None:
     import sys
     if len(sys.argv) == 4 and sys.argv[1] == "--from-archive":
@@ -289,6 +307,7 @@ def main() -> None:
             "pmns_names_status": pmns_names(True),
         },
         "fuzz_encode": encode_seeds(),
+        "fuzz_convert": convert_seeds(),
     }
     for harness, files in corpora.items():
         d = SEEDS / harness

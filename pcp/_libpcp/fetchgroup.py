@@ -11,9 +11,11 @@ first, as libpcp's list of items is).
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import os
 import struct
+import threading
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
@@ -138,6 +140,19 @@ class _Item:
         self.n = 0
         self.names: Dict[int, Optional[str]] = {}
         self.strings: List[Optional[str]] = []     # STRING outputs, as text
+        self.last_insts: List[int] = []             # instances of the last result
+        self.checked = -1               # the names' generation those were checked against
+        self.names_gen = -1             # the fill's insts_gen when last_insts were checked
+
+
+def _serialized(method: Callable) -> Callable:
+    """Run a FetchGroup method holding the group's lock."""
+    def locked(self: "FetchGroup", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    locked.__name__ = method.__name__
+    locked.__doc__ = method.__doc__
+    return locked
 
 
 class FetchGroup:
@@ -146,6 +161,9 @@ class FetchGroup:
 
     def __init__(self, source: GroupSource) -> None:
         self.source = source
+        # one fetch, extend or clear at a time; the value objects read without it (a
+        # thread reading values while another fetches may see some of each fetch)
+        self._lock = threading.RLock()
         # PCP_COUNTER_WRAP is read once, when the group is made
         self.wrap = "PCP_COUNTER_WRAP" in os.environ
         self._reset()
@@ -153,9 +171,11 @@ class FetchGroup:
     def _reset(self) -> None:
         self.items: List[_Item] = []
         self.values: List[Any] = []         # the ItemValue / IndomValues handed out
+        self.indom_values: List["IndomValues"] = []
         self.events: List["EventValues"] = []
         self.stamps: List["TimeValue"] = []
         self.order: List[Any] = []          # every item, in the order extended
+        self._named: Optional[List[_Item]] = None   # indom items named at each fetch
         self.pmids: List[int] = []
         self.indoms: Dict[int, "_InDomNames"] = {}
         self.prev: Optional[FlatResult] = None
@@ -174,18 +194,23 @@ class FetchGroup:
         old = getattr(self, "out", None)
         sts = ffi.new("int32_t[]", max(nitems, 1))
         num = ffi.new("int32_t[]", max(nitems, 1))
+        nfailed = ffi.new("int32_t[]", max(nitems, 1))
+        insts_gen = ffi.new("uint32_t[]", max(nitems, 1))
         stss = ffi.new("int32_t[]", max(nslots, 1))
         inst = ffi.new("int32_t[]", max(nslots, 1))
         src = ffi.new("int32_t[]", max(nslots, 1))
         val = ffi.new("uint8_t[]", max(nslots, 1) * 8)
         if old is not None:
-            for new_arr, old_arr in ((sts, self._sts), (num, self._num), (stss, self._stss),
-                                     (inst, self._inst), (src, self._src), (val, self._val)):
+            for new_arr, old_arr in ((sts, self._sts), (num, self._num),
+                                     (nfailed, self._nfailed), (insts_gen, self._insts_gen),
+                                     (stss, self._stss), (inst, self._inst), (src, self._src),
+                                     (val, self._val)):
                 ffi.memmove(new_arr, old_arr, min(ffi.sizeof(new_arr), ffi.sizeof(old_arr)))
-        self._sts, self._num, self._stss, self._inst, self._src, self._val = \
-            sts, num, stss, inst, src, val
+        self._sts, self._num, self._nfailed, self._insts_gen = sts, num, nfailed, insts_gen
+        self._stss, self._inst, self._src, self._val = stss, inst, src, val
         out = ffi.new("pcp_fg_out *")
-        out.sts, out.num, out.stss, out.inst, out.src, out.val = sts, num, stss, inst, src, val
+        out.sts, out.num, out.nfailed, out.insts_gen = sts, num, nfailed, insts_gen
+        out.stss, out.inst, out.src, out.val = stss, inst, src, val
         self.out = out
         self.views = {t: ffi.cast(c, val) for t, c in _CTYPE.items()}
 
@@ -195,12 +220,14 @@ class FetchGroup:
         item.index = item.slot * 8 // _size(item.otype)
         self.items.append(item)
         self.order.append(item)
+        self._named = None
         self.nslots += item.maxnum
         if item.pmid not in self.pmids:
             self.pmids.append(item.pmid)
         self._alloc(len(self.items), self.nslots)
         self._sts[item.n] = initial_sts
         self._num[item.n] = 0
+        self._nfailed[item.n] = 0
         citems = ffi.new("pcp_fg_item[]", len(self.items))
         for k, it in enumerate(self.items):
             c = citems[k]
@@ -265,6 +292,7 @@ class FetchGroup:
             src.add_profile(indom, [inst])
         return pmid, desc, inst
 
+    @_serialized
     def extend_item(self, metric: str, otype: int, scale: Optional[str],
                     instance: Optional[str]) -> "ItemValue":
         pmid, desc, inst = self._lookup(lambda: self._metric(metric, instance))
@@ -275,6 +303,7 @@ class FetchGroup:
         self.values.append(value)
         return value
 
+    @_serialized
     def extend_indom(self, metric: str, otype: int, scale: Optional[str],
                      maxnum: int) -> "IndomValues":
         src = self.source
@@ -290,8 +319,10 @@ class FetchGroup:
         self._add(item, 0)
         values = IndomValues(item)
         self.values.append(values)
+        self.indom_values.append(values)
         return values
 
+    @_serialized
     def extend_event(self, metric: str, field: str, ftype: int, scale: Optional[str],
                      instance: Optional[str], maxnum: int,
                      localtime: Callable[[int], Any]) -> "EventValues":
@@ -319,6 +350,7 @@ class FetchGroup:
         self.order.append(ev)
         return ev
 
+    @_serialized
     def extend_time(self, localtime: Callable[[int], Any]) -> "TimeValue":
         stamp = TimeValue(localtime)
         self.stamps.append(stamp)
@@ -327,6 +359,7 @@ class FetchGroup:
 
     # ---- fetching ----------------------------------------------------------------------
 
+    @_serialized
     def fetch(self) -> int:
         """pmFetchGroup: fetch every pmid of the group, fill every item; raises the fetch's
         error after the items are filled (with PM_ERR_VALUE and the like), else returns
@@ -348,15 +381,22 @@ class FetchGroup:
         for item in self.items:
             if item.otype == PM_TYPE_STRING and self._touched(item, cur):
                 item.strings = _strings(item, cur)
+        for values in self.indom_values:
+            cells = values._cells
+            if cells.fresh:         # read since the last fetch (else already empty)
+                cells.stale()
+        # libpcp's item list is newest first: the instance-name caches are refreshed in
+        # that order
+        if self._named is None:
+            self._named = [item for item in reversed(self.items)
+                           if item.all and item.indom in self.indoms]
+        for item in self._named:
+            self._names(item, cur)
+        for ev in self.events:
+            ev.fill(cur)
         stamp = (cur.sec, cur.nsec)
-        for thing in reversed(self.order):     # libpcp's list: newest first
-            if isinstance(thing, _Item):
-                if thing.all and thing.indom in self.indoms:
-                    self._names(thing, cur)
-            elif isinstance(thing, EventValues):
-                thing.fill(cur)
-            else:
-                thing.stamp = stamp
+        for ts in self.stamps:
+            ts.stamp = stamp
         self.cur = cur
         if error is None:
             # the result stays the reference for the next fetch's rates; a failed fetch
@@ -376,6 +416,7 @@ class FetchGroup:
         v = _vset_of(cur, item.pmid)
         return v < 0 or cur.numval[v] != 0
 
+    @_serialized
     def clear(self) -> None:
         """pmClearFetchGroup: forget every item (the objects handed out keep their last
         status; their values read as libpcp's emptied outputs) and exclude every instance
@@ -391,19 +432,28 @@ class FetchGroup:
     def _names(self, item: _Item, cur: FlatResult) -> None:
         """pmfg_fetch_indom's instance names: refresh the domain's cache when it has not
         been read yet or the result holds an instance it lacks, then name the values."""
+        cache = self.indoms[item.indom]
+        gen = self._insts_gen[item.n]
+        if gen == item.names_gen and cache.refreshed and cache.generation == item.checked:
+            item.names = cache.names
+            return                  # the fill left the same instances as last time
+        item.names_gen = gen
         v = _vset_of(cur, item.pmid)
         if v < 0 or cur.numval[v] < 0:
             return
         numval = cur.numval[v]
         if item.discrete and numval == 0:
             return
-        cache = self.indoms[item.indom]
         first = cur.first[v]
         insts = cur.inst[first:first + numval]
-        if cache.refreshed and not cache.names.keys() >= set(insts):
+        # the same instances as the item's last result need no look at the cache
+        if cache.refreshed and (insts != item.last_insts or cache.generation != item.checked) \
+                and not cache.names.keys() >= set(insts):
             cache.refreshed = False
+        item.last_insts = insts
         if not cache.refreshed:
             cache.refresh(self.source)
+        item.checked = cache.generation
         # each item keeps the names it was given (libpcp's pointers into a cache that
         # another item may refresh are the official binding's garbled names)
         item.names = cache.names
@@ -412,15 +462,17 @@ class FetchGroup:
 class _InDomNames:
     """The instance names of one domain, read with pmGetInDom when needed."""
 
-    __slots__ = ("indom", "names", "refreshed")
+    __slots__ = ("indom", "names", "refreshed", "generation")
 
     def __init__(self, indom: int) -> None:
         self.indom = indom
         self.names: Dict[int, Optional[str]] = {}
         self.refreshed = False
+        self.generation = 0
 
     def refresh(self, source: GroupSource) -> None:
         self.refreshed = True
+        self.generation += 1
         try:
             codes, names = source.instances(self.indom)
         except pmErr:
@@ -483,10 +535,19 @@ def _strings(item: _Item, r: FlatResult) -> List[Optional[str]]:
     string value of `r` (kept as text now: `r` is not kept for a DISCRETE value that
     outlives it)."""
     g = item.group
-    count = item.maxnum if item.all else 1
+    if item.all:
+        count = g._num[item.n]
+        stss = ffi.unpack(g._stss + item.slot, count)
+    else:
+        count = 1
+        stss = [g._sts[item.n]]
     out: List[Optional[str]] = []
-    for slot in range(item.slot, item.slot + count):
+    for j in range(count):
+        slot = item.slot + j
         how = g._src[slot]
+        if stss[j] < 0:
+            out.append(None)
+            continue
         if how == _FORMAT_TYPE or how == _FORMAT_DOUBLE:
             raw = bytes(ffi.buffer(g._val + slot * 8, 8))
             out.append(_format(raw, item.itype if how == _FORMAT_TYPE else PM_TYPE_DOUBLE))
@@ -553,86 +614,122 @@ def _size(otype: int) -> int:
     return 4 if otype in (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_FLOAT) else 8
 
 
-class _Slot:
-    """The callable standing for value j of an indom item: reads the item's values as the
-    last fetch left them."""
+class _Cells(dict):
+    """The values of an indom item as the latest fetch left them, value j under key j.
 
-    __slots__ = ("_owner", "_j")
+    The callables IndomValues hands out are this dict's bound ``__getitem__`` with j
+    (functools.partial: a C-level call, no Python frame per value read). Like the
+    official binding's lambdas they read the latest fetch when called: a fetch empties
+    the dict, and the first read after it lands in ``__missing__``, which decodes the
+    whole item into it. A failed value (or one past the item's end) is never stored, so
+    reading it always reaches ``__missing__``, which raises its status.
+    """
 
-    def __init__(self, owner: "IndomValues", j: int) -> None:
+    __slots__ = ("_owner", "failed", "fresh")
+
+    def __init__(self, owner: "IndomValues") -> None:
+        super().__init__()
         self._owner = owner
-        self._j = j
+        self.failed: Dict[int, int] = {}    # j -> the status of a failed value
+        self.fresh = False                  # decoded since the last fetch
 
-    def __call__(self) -> Any:
-        owner = self._owner
-        if owner._epoch != owner._item.group.epoch and owner._detached is None:
-            owner._decode()
-        j = self._j
-        if j >= len(owner._stss):
-            raise pmErr(PM_ERR_VALUE)
-        sts = owner._stss[j]
-        if sts < 0:
-            raise pmErr(sts)
-        return owner._values[j]
+    def __missing__(self, j: int) -> Any:
+        if not self.fresh:
+            self._owner._decode()
+            if j in self:
+                return dict.__getitem__(self, j)
+        # libpcp's emptied slot past the end reads as PM_ERR_VALUE
+        raise pmErr(self.failed.get(j, PM_ERR_VALUE))
+
+    def stale(self) -> None:
+        """A fetch happened: forget the values until someone reads one."""
+        self.clear()
+        self.failed.clear()
+        self.fresh = False
 
 
 class IndomValues:
     """Every instance of a metric (extend_indom): call it for a list of (instance id,
     instance name, value callable), in instance order."""
 
-    __slots__ = ("_item", "pmtype", "_epoch", "_stss", "_values", "_slots", "_detached")
+    __slots__ = ("_item", "pmtype", "_cells", "_insts", "_insts_gen", "_names", "_names_from",
+                 "_slots", "_listing", "_detached")
 
     def __init__(self, item: _Item) -> None:
         self._item = item
         self.pmtype = item.otype
-        self._epoch = -1
-        self._stss: List[int] = []
-        self._values: List[Any] = []
-        self._slots: List[_Slot] = []
+        self._cells = _Cells(self)
+        self._insts: List[int] = []
+        self._names: List[Optional[str]] = []
+        self._names_from: Optional[Dict[int, Optional[str]]] = None   # the table _names came from
+        self._insts_gen = -1                    # the fill's insts_gen that _insts are of
+        self._listing: List[Tuple[int, Optional[str], Callable[[], Any]]] = []  # the last answer
+        self._slots: List[Callable[[], Any]] = []
         self._detached: Optional[int] = None
 
     def _decode(self) -> None:
-        """The item's statuses and values as the last fetch left them, as lists."""
+        """Fill the cells, instances and names from what the last fetch left: one
+        C-level unpack of the values; statuses and instances only when the fill says some
+        value failed or the instance list changed (most fetches: neither)."""
+        cells = self._cells
+        cells.fresh = True
+        if self._detached is not None:
+            self._insts, self._names, self._listing = [], [], []
+            return
         item = self._item
         g = item.group
-        if self._detached is not None:
-            self._stss, self._values = [], []
-            return
-        n = g._num[item.n]
-        self._stss = ffi.unpack(g._stss + item.slot, n)
+        k = item.n
+        n = g._num[k]
         if item.otype == PM_TYPE_STRING:
-            self._values = [_string_at(item, j) if self._stss[j] >= 0 else None
-                            for j in range(n)]
+            values = item.strings[:n]
         else:
-            self._values = ffi.unpack(g.views[item.otype] + item.index, n)
-        self._epoch = g.epoch
+            values = ffi.unpack(g.views[item.otype] + item.index, n)
+        cells.update(zip(range(n), values))
+        if g._nfailed[k]:
+            for j, sts in enumerate(ffi.unpack(g._stss + item.slot, n)):
+                if sts < 0:
+                    del cells[j]
+                    cells.failed[j] = sts
+        gen = g._insts_gen[k]
+        if gen != self._insts_gen or item.names is not self._names_from:
+            self._insts_gen = gen
+            self._names_from = item.names
+            self._insts = ffi.unpack(g._inst + item.slot, n)
+            self._names = list(map(item.names.get, self._insts))
+            self._listing = []
+
+    def stale(self) -> None:
+        """A fetch happened."""
+        self._cells.stale()
 
     def detach(self) -> None:
         """The group was cleared: keep the last status, no values any more."""
         self._detached = self._item.group._sts[self._item.n]
-        self._stss, self._values = [], []
+        self._cells.stale()
+        self._cells.fresh = True
+        self._insts, self._names, self._listing = [], [], []
+        self._insts_gen = -1
 
-    def __call__(self) -> List[Tuple[int, Optional[str], _Slot]]:
+    def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
         if self._detached is not None:
             if self._detached < 0:
                 raise pmErr(self._detached)
             return []
         item = self._item
-        g = item.group
-        sts = g._sts[item.n]
+        sts = item.group._sts[item.n]
         if sts < 0:
             raise pmErr(sts)
-        n = g._num[item.n]
-        if n == 0:
-            return []
-        if self._epoch != g.epoch:
+        if not self._cells.fresh:
             self._decode()
-        slots = self._slots
-        while len(slots) < n:
-            slots.append(_Slot(self, len(slots)))
-        insts = ffi.unpack(g._inst + item.slot, n)
-        names = item.names
-        return list(zip(insts, map(names.get, insts), slots[:n] if n < len(slots) else slots))
+        listing = self._listing
+        if len(listing) != len(self._insts):
+            n = len(self._insts)
+            slots = self._slots
+            if len(slots) < n:
+                read = self._cells.__getitem__
+                slots.extend(functools.partial(read, j) for j in range(len(slots), n))
+            listing = self._listing = list(zip(self._insts, self._names, slots))
+        return listing[:]       # the caller's own list; the tuples never change
 
 
 class EventValues:
