@@ -82,7 +82,7 @@ class Conversion:
         self.unit_sts = 0
         self.mult = self.div = 1
         self.multiplier = 1.0
-        if scale is None:
+        if not scale:       # the official binding passes an empty scale as NULL
             self.rate = sem == PM_SEM_COUNTER
             return
         if scale == "rate":
@@ -694,7 +694,8 @@ class IndomValues:
         if gen != self._insts_gen or item.names is not self._names_from:
             self._insts_gen = gen
             self._names_from = item.names
-            self._insts = ffi.unpack(g._inst + item.slot, n)
+            # unsigned, as the official binding hands them out (PM_IN_NULL is 4294967295)
+            self._insts = ffi.unpack(ffi.cast("uint32_t *", g._inst + item.slot), n)
             self._names = list(map(item.names.get, self._insts))
             self._listing = []
 

@@ -50,7 +50,8 @@ def test_item_to_every_type(metric):
     errors), with the default, "instant" and "rate" scales."""
     items = [["item", metric, t, None, None] for t in TYPES]
     items += [["item", metric, None, "instant", None], ["item", metric, None, "rate", None],
-              ["item", metric, None, None, None]]
+              ["item", metric, None, None, None],
+              ["item", metric, None, "", None]]     # an empty scale is no scale
     ref = assert_same({"type": HOST, "target": "local:", "items": items, "fetches": 2})
     assert any(cell[0] == "ok" for cell in ref["rows"][0][1:])
 
@@ -111,7 +112,9 @@ def test_empty_string_to_numbers_reference_reads_a_stale_errno():
 
 INDOMS = ["sample.bin", "sample.float.bin", "sample.double.bin", "sample.string.bin",
           "sample.dupnames.two.bin", "sample.long.bin_ctr", "sample.ulonglong.bin",
-          "sample.hordes.one"]
+          "sample.hordes.one",
+          # no instance domain: one value, whose instance is PM_IN_NULL as an unsigned
+          "sample.long.one", "sample.string.hullo"]
 
 
 @pytest.mark.parametrize("metric", INDOMS)
