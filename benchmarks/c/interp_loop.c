@@ -9,28 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "loop_common.h"
 #include <sys/resource.h>
-
-static char **names;
-static int nnames, capnames;
-
-static void
-add_name(const char *name)
-{
-    if (nnames == capnames) {
-        capnames = capnames ? 2 * capnames : 256;
-        names = realloc(names, capnames * sizeof(char *));
-    }
-    names[nnames++] = strdup(name);
-}
-
-static double
-cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int
 main(int argc, char **argv)
