@@ -893,54 +893,52 @@ class pmConfig:
         if predicate:
             self.validate_predicate()
 
+    @staticmethod
+    def _spec_number(metric: str, written: Any, message: str, non_negative: bool) -> int:
+        """A number written in a metric's spec, as an int; a bad one ends the program."""
+        try:
+            value = int(written)
+            if non_negative and value < 0:
+                raise ValueError
+        except Exception:
+            sys.stderr.write("%s: %s\n" % (message, metric))
+            sys.exit(1)
+        return value
+
     def _set_width(self, metric: str, spec: List[Any]) -> None:
+        """The column width: as written, the tool's, or the label's; never under
+        TRUNC's."""
         util = self.util
         if spec[WIDTH]:
-            try:
-                spec[WIDTH] = int(spec[WIDTH])
-                if spec[WIDTH] < 0:
-                    raise ValueError
-            except Exception:
-                sys.stderr.write("Non-negative integer expected: %s\n" % metric)
-                sys.exit(1)
-        elif hasattr(util, "width"):
-            spec[WIDTH] = util.width
+            spec[WIDTH] = self._spec_number(metric, spec[WIDTH],
+                                            "Non-negative integer expected", True)
         else:
-            spec[WIDTH] = 0
+            spec[WIDTH] = getattr(util, "width", 0)
         if getattr(util, "width_force", None) is not None:
             spec[WIDTH] = util.width_force
         if not spec[WIDTH]:
             spec[WIDTH] = len(spec[LABEL])
-        if spec[WIDTH] < len(TRUNC):
-            spec[WIDTH] = len(TRUNC)
+        spec[WIDTH] = max(spec[WIDTH], len(TRUNC))
 
     def _set_precision(self, metric: str, spec: List[Any]) -> None:
         """The precision goes to [6]: [5] is where the fetchgroup item will be."""
         util = self.util
         if spec[ITEM]:
-            try:
-                spec[PRECISION] = int(spec[ITEM])
-            except Exception:
-                sys.stderr.write("Non-negative integer expected: %s\n" % metric)
-                sys.exit(1)
-        elif hasattr(util, "precision"):
-            spec[PRECISION] = util.precision
+            spec[PRECISION] = self._spec_number(metric, spec[ITEM],
+                                                "Non-negative integer expected", False)
         else:
-            spec[PRECISION] = 3
+            spec[PRECISION] = getattr(util, "precision", 3)
         if getattr(util, "precision_force", None) is not None:
             spec[PRECISION] = util.precision_force
         spec[ITEM] = None
 
     def _set_limit(self, metric: str, spec: List[Any], desc: Any) -> None:
+        """The value limit filter (none for strings)."""
         util = self.util
         if spec[LIMIT]:
-            try:
-                spec[LIMIT] = int(spec[LIMIT])
-            except Exception:
-                sys.stderr.write("Integer expected: %s\n" % metric)
-                sys.exit(1)
-        elif hasattr(util, "limit_filter"):
-            spec[LIMIT] = util.limit_filter
+            spec[LIMIT] = self._spec_number(metric, spec[LIMIT], "Integer expected", False)
+        else:
+            spec[LIMIT] = getattr(util, "limit_filter", spec[LIMIT])
         if getattr(util, "limit_filter_force", None):
             spec[LIMIT] = util.limit_filter_force
         if desc.contents.type == _c.PM_TYPE_STRING:
