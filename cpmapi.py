@@ -15,7 +15,6 @@ from __future__ import annotations
 
 
 import ctypes as _ctypes
-import ctypes.util as _ctypes_util
 import operator as _operator
 import os as _os
 import sys as _sys
@@ -154,6 +153,8 @@ def _load_mktime():
         func = None
         try:
             if _sys.platform.startswith("linux"):
+                import ctypes.util as _ctypes_util      # here: it costs ms to import
+
                 libc = _ctypes.CDLL(_ctypes_util.find_library("c") or "libc.so.6")
                 func = libc.mktime
                 func.argtypes = [_ctypes.POINTER(_StructTm)]
