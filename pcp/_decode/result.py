@@ -34,6 +34,60 @@ class ResultArrays(NamedTuple):
     data: bytes
 
 
+class SelectRequest:
+    """A pmFetch request as csrc/result_select.c takes it (pcp_select_request): the
+    pmids, and per pmid its descriptor's instance domain or None when unknown."""
+
+    __slots__ = ("c", "npmids", "_keep")
+
+    def __init__(self, pmids: List[int], indoms: List[Optional[int]]) -> None:
+        n = len(pmids)
+        pmid_c = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in pmids] or [0])
+        indom_c = ffi.new("uint32_t[]", [0xFFFFFFFF if i is None else i & 0xFFFFFFFF
+                                         for i in indoms] or [0])
+        known_c = ffi.new("uint8_t[]", [0 if i is None else 1 for i in indoms] or [0])
+        self.c = ffi.new("pcp_select_request *")
+        self.c.npmids = n
+        self.c.pmid = pmid_c
+        self.c.indom = indom_c
+        self.c.known = known_c
+        self.npmids = n
+        self._keep = (pmid_c, indom_c, known_c)
+
+
+class ProfileFilter:
+    """An instance profile as the C filters take it (pcp_profile): whether indoms with no
+    entry pass, and per entry (indom, whether only its listed instances pass, the
+    instances)."""
+
+    __slots__ = ("c", "_keep")
+
+    def __init__(self, include_by_default: bool,
+                 entries: List[Tuple[int, bool, List[int]]]) -> None:
+        insts: List[int] = []
+        firsts, counts = [], []
+        for _, _, listed in entries:
+            firsts.append(len(insts))
+            counts.append(len(listed))
+            # ascending as the signed instance ids the C compares (binary search)
+            insts.extend(sorted(wrap_int32(i) for i in listed))
+        indom_c = ffi.new("uint32_t[]", [e[0] & 0xFFFFFFFF for e in entries] or [0])
+        pass_c = ffi.new("int32_t[]", [1 if e[1] else 0 for e in entries] or [0])
+        first_c = ffi.new("int32_t[]", firsts or [0])
+        count_c = ffi.new("int32_t[]", counts or [0])
+        inst_c = ffi.new("int32_t[]", insts or [0])
+        self.c = ffi.new("pcp_profile *")
+        self.c.include_by_default = 1 if include_by_default else 0
+        self.c.nentries = len(entries)
+        self.c.indom = indom_c
+        self.c.listed_pass = pass_c
+        self.c.first = first_c
+        self.c.count = count_c
+        self.c.insts = inst_c
+        self.c.ninsts = len(insts)
+        self._keep = (indom_c, pass_c, first_c, count_c, inst_c)
+
+
 def usec_of(nsec: int) -> int:
     """Nanoseconds to a timeval's microseconds as C's integer division does it."""
     return -((-nsec) // 1000) if nsec < 0 else nsec // 1000
@@ -150,6 +204,25 @@ class FlatResult:
         c.nsec = self.nsec
         c.numpmid = len(sets)
         c.nvalues = len(picks)
+        out = object.__new__(FlatResult)
+        out._setup(self.pdu, c, mem)
+        return out
+
+    def select(self, request: "SelectRequest", profile: "ProfileFilter",
+               even_if_absent: bool = False) -> Optional["FlatResult"]:
+        """pmFetch's result from this archive record (csrc/result_select.c): one set per
+        requested pmid in request order, values filtered by the profile; None when the
+        record has none of the pmids (unless `even_if_absent`). Blocks stay in this
+        result's bytes."""
+        need = lib.pcp_result_select(self.c, request.c, profile.c, ffi.NULL)
+        if need < 0:
+            raise pmErr(need)
+        c, mem = _allocate(request.npmids, need)
+        found = lib.pcp_result_select(self.c, request.c, profile.c, c)
+        if found < 0:
+            raise pmErr(found)
+        if found == 0 and not even_if_absent:
+            return None
         out = object.__new__(FlatResult)
         out._setup(self.pdu, c, mem)
         return out
