@@ -2,9 +2,7 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
-import array
 import ctypes
-import itertools
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -168,46 +166,6 @@ class FlatResult:
         self._dval = None
         self._blocks: Optional[Dict[int, Any]] = None
 
-    def rearranged(self, sets: List[Tuple[int, int, Optional[List[int]]]]) -> "FlatResult":
-        """A result whose value sets are picked from this one: for each output set
-        (pmid, index of the source set or -1 for "no values", indices of the source
-        set's values to keep or None for all). Blocks stay in this result's bytes."""
-        picks: List[int] = []
-        meta = []
-        for pmid, src, keep in sets:
-            if src < 0:
-                meta.append((pmid, 0, 0, len(picks)))
-                continue
-            numval = self.numval[src]
-            first = len(picks)
-            if numval > 0:
-                base = self.first[src]
-                chosen = range(numval) if keep is None else keep
-                picks.extend(base + j for j in chosen)
-                numval = len(picks) - first
-            meta.append((pmid, numval, self.valfmt[src], first))
-        c, mem = _allocate(len(sets), len(picks))
-        src_c = self.c
-        for i, (pmid, numval, valfmt, first) in enumerate(meta):
-            c.pmid[i] = pmid
-            c.numval[i] = numval
-            c.valfmt[i] = valfmt if numval > 0 else 0
-            c.first[i] = first
-        for k, s in enumerate(picks):
-            c.inst[k] = src_c.inst[s]
-            c.vtype[k] = src_c.vtype[s]
-            c.ival[k] = src_c.ival[s]
-            c.dval[k] = src_c.dval[s]
-            c.boff[k] = src_c.boff[s]
-            c.blen[k] = src_c.blen[s]
-        c.sec = self.sec
-        c.nsec = self.nsec
-        c.numpmid = len(sets)
-        c.nvalues = len(picks)
-        out = object.__new__(FlatResult)
-        out._setup(self.pdu, c, mem)
-        return out
-
     def select(self, request: "SelectRequest", profile: "ProfileFilter",
                even_if_absent: bool = False) -> Optional["FlatResult"]:
         """pmFetch's result from this archive record (csrc/result_select.c): one set per
@@ -228,41 +186,17 @@ class FlatResult:
         return out
 
     @classmethod
-    def assemble(cls, stamp: Tuple[int, int], sets: List[Tuple[int, int, int]],
-                 values: List[Tuple[int, int, int, float, bytes]]) -> "FlatResult":
-        """A result made from values that need not come from one record: value sets
-        (pmid, numval, valfmt) over consecutive values (inst, vtype, ival, dval,
-        payload), vtype -1 for an INSITU word; payloads are copied into one buffer."""
-        c, mem = _allocate(len(sets), len(values))
-        k = 0
-        for i, (pmid, numval, valfmt) in enumerate(sets):
-            c.pmid[i] = pmid
-            c.numval[i] = numval
-            c.valfmt[i] = valfmt if numval > 0 else 0
-            c.first[i] = k
-            if numval > 0:
-                k += numval
-        n = len(values)
-        if n:
-            insts, vtypes, ivals, dvals, payloads = zip(*values)
-            lengths = array.array("I", map(len, payloads))
-            offsets = array.array("I", itertools.accumulate(lengths, initial=0))
-            # one copy per column instead of a cffi store per value
-            for dest, column in ((c.inst, array.array("i", insts)),
-                                 (c.vtype, array.array("i", vtypes)),
-                                 (c.ival, array.array("q", ivals)),
-                                 (c.dval, array.array("d", dvals)),
-                                 (c.boff, offsets[:n]), (c.blen, lengths)):
-                ffi.memmove(dest, column, n * column.itemsize)
-            data = b"".join(payloads)
-        else:
-            data = b""
-        c.sec, c.nsec = stamp
-        c.numpmid = len(sets)
-        c.nvalues = len(values)
-        out = object.__new__(cls)
-        out._setup(data, c, mem)
-        return out
+    def columns(cls, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+        """Uninitialised columns (pcp_result *, its memory) for a C function to fill;
+        `wrap` then makes the result of them."""
+        return _allocate(numpmid, nvalues)
+
+    @classmethod
+    def wrap(cls, c: Any, mem: Any, data: bytes) -> "FlatResult":
+        """A result over columns C has filled, its blocks addressed within `data`."""
+        self = object.__new__(cls)
+        self._setup(data, c, mem)
+        return self
 
     @classmethod
     def empty(cls, sec: int, nsec: int) -> "FlatResult":
