@@ -34,7 +34,7 @@ from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, parse_interval
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._core.native import ffi, lib
-from pcp._decode.result import FlatResult, ProfileFilter
+from pcp._decode.result import FlatResult, ProfileFilter, RecordColumns
 
 # what folding a <mark> does to the bounds (PCP_INTERP_MARK_* in csrc/interp.h)
 MARK_NONE, MARK_FORW, MARK_BACK = 0, 1, 2
@@ -84,7 +84,7 @@ class Interpolator:
         self.declared: set = set()       # pmids declared to the C state
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}
-        self._decoded: "OrderedDict[Tuple[object, int], FlatResult]" = OrderedDict()
+        self._decoded: "OrderedDict[Tuple[object, int], RecordColumns]" = OrderedDict()
         self._ignore_gap = _ignore_marks()
         self._request: Optional[Tuple[Tuple[int, ...], object]] = None
 
@@ -109,11 +109,11 @@ class Interpolator:
         except pmErr as err:
             return err.code, None
 
-    def _decode(self, rec: Record) -> FlatResult:
+    def _decode(self, rec: Record) -> RecordColumns:
         key = (rec.mapped, rec.off)     # the file itself: an id could be reused
         flat = self._decoded.get(key)
         if flat is None:
-            flat = rec.decode()
+            flat = rec.columns()
             self._decoded[key] = flat
             if len(self._decoded) > 8:
                 self._decoded.popitem(last=False)
@@ -247,8 +247,8 @@ class Interpolator:
             sts = lib.pcp_interp_fold(self.c, t_req, t_this, ffi.NULL, ffi.NULL, 0, do_mark,
                                       counting, walk)
         else:
-            flat = self._decode(rec)
-            sts = lib.pcp_interp_fold(self.c, t_req, t_this, flat.c, flat.pdu, len(flat.pdu),
+            cols = self._decode(rec)
+            sts = lib.pcp_interp_fold(self.c, t_req, t_this, cols.c, cols.data, len(cols.data),
                                       do_mark, counting, walk)
         if sts < 0:
             raise pmErr(sts)

@@ -11,6 +11,7 @@ the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
 from __future__ import annotations
 
 import errno as _errno
+from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
@@ -22,7 +23,7 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
                             VOL_META)
-from pcp._decode.result import FlatResult
+from pcp._decode.result import FlatResult, RecordColumns
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
 
@@ -91,6 +92,12 @@ class Record:
         raw = self.mapped.slice(self.off, self.off + self.length)
         return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
 
+    def columns(self) -> RecordColumns:
+        """The record's values as C columns only (not for made-up <mark>s)."""
+        assert self.mapped is not None
+        raw = self.mapped.slice(self.off, self.off + self.length)
+        return RecordColumns(raw, self.version, (self.numpmid, self.nvalues))
+
 
 class Archive:
     """One archive of a context (libpcp's __pmLogCtl): its files, label and index."""
@@ -108,6 +115,7 @@ class Archive:
         self.index: List[IndexEntry] = []
         self.endtime: Stamp = (0, 0)
         self.physend = -1
+        self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
         self.label: LogLabel
         self.version = 0
 
@@ -244,6 +252,12 @@ class Archive:
         """One C reader step in a volume file: (status, new position, record)."""
         if mapped is None:
             return PCP_LOG_END, pos, None
+        # an interpolating scan reads the records around the requested time again and
+        # again (libpcp re-reads them): the last few good reads are remembered
+        key = (mapped, mapped.size, pos, backward, paranoid)
+        hit = self._recent_reads.get(key)
+        if hit is not None:
+            return hit
         newpos = ffi.new("uint64_t *")
         rec = ffi.new("pcp_log_record *")
         sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, self.label.length, self.version,
@@ -251,8 +265,12 @@ class Archive:
                                           rec)
         if sts == 0:
             mapped.release_behind(newpos[0], backward)
-            return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
-                                        self.version, rec.off, rec.len, rec.nvalues)
+            good = (0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
+                                        self.version, rec.off, rec.len, rec.nvalues))
+            self._recent_reads[key] = good
+            if len(self._recent_reads) > 4:
+                self._recent_reads.popitem(last=False)
+            return good
         return sts, newpos[0], None
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:

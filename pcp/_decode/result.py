@@ -105,6 +105,34 @@ def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
     return c, mem
 
 
+def _decode_record(record: bytes, version: int,
+                   sizes: Optional[Tuple[int, int]]) -> Tuple[Any, Any]:
+    """An archive data record decoded into result columns: (pcp_result *, memory)."""
+    if sizes is None:
+        counts = ffi.new("int32_t[2]")
+        sts = lib.pcp_archive_record_scan(record, len(record), version, counts, counts + 1)
+        if sts < 0:
+            raise pmErr(sts)
+        sizes = (counts[0], counts[1])
+    c, mem = _allocate(sizes[0], sizes[1])
+    sts = lib.pcp_archive_record_decode(record, len(record), version, c)
+    if sts < 0:
+        raise pmErr(sts)
+    return c, mem
+
+
+class RecordColumns:
+    """An archive data record decoded into its C columns only, with no Python list of
+    anything: what C consumers of whole records (the interpolation fold) read. `c` is
+    the pcp_result, `data` the record's bytes its blocks are addressed in."""
+
+    __slots__ = ("c", "_mem", "data")
+
+    def __init__(self, record: bytes, version: int, sizes: Optional[Tuple[int, int]]) -> None:
+        self.c, self._mem = _decode_record(record, version, sizes)
+        self.data = record
+
+
 class FlatResult:
     """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
 
@@ -133,16 +161,7 @@ class FlatResult:
         """An archive data record (length words included), decoded by the same value
         decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
         (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
-        if sizes is None:
-            counts = ffi.new("int32_t[2]")
-            sts = lib.pcp_archive_record_scan(record, len(record), version, counts, counts + 1)
-            if sts < 0:
-                raise pmErr(sts)
-            sizes = (counts[0], counts[1])
-        c, mem = _allocate(sizes[0], sizes[1])
-        sts = lib.pcp_archive_record_decode(record, len(record), version, c)
-        if sts < 0:
-            raise pmErr(sts)
+        c, mem = _decode_record(record, version, sizes)
         self = object.__new__(cls)
         self._setup(record, c, mem)
         return self
