@@ -43,6 +43,8 @@ WALK_NONE, WALK_BACK, WALK_FORW = 0, 1, 2
 # instance domains this large get instance lifetimes (libpcp's HASH_THRESHOLD)
 LIFETIME_THRESHOLD = 16
 _IN_NULL = -1                   # PM_IN_NULL as the signed instance ids of results
+# the decoded-record cache: this many records at least, else what fits in this many bytes
+DECODED_MIN, DECODED_BYTES = 8, 64 << 20
 
 
 def hash_order(insts: List[int]) -> List[int]:
@@ -85,6 +87,7 @@ class Interpolator:
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}
         self._decoded: "OrderedDict[Tuple[object, int], RecordColumns]" = OrderedDict()
+        self._decoded_bytes = 0
         self._ignore_gap = _ignore_marks()
         self._request: Optional[Tuple[Tuple[int, ...], object]] = None
 
@@ -110,16 +113,20 @@ class Interpolator:
             return err.code, None
 
     def _decode(self, rec: Record) -> RecordColumns:
+        """A record's columns, from the cache of recently decoded records: a scan reads
+        the records around the requested time again at every fetch, and searches that
+        run on to the end of the archive read the same stretch again and again."""
         key = (rec.mapped, rec.off)     # the file itself: an id could be reused
-        flat = self._decoded.get(key)
-        if flat is None:
-            flat = rec.columns()
-            self._decoded[key] = flat
-            if len(self._decoded) > 8:
-                self._decoded.popitem(last=False)
-        else:
+        cols = self._decoded.get(key)
+        if cols is not None:
             self._decoded.move_to_end(key)
-        return flat
+            return cols
+        cols = rec.columns()
+        self._decoded[key] = cols
+        self._decoded_bytes += cols.size
+        while len(self._decoded) > DECODED_MIN and self._decoded_bytes > DECODED_BYTES:
+            self._decoded_bytes -= self._decoded.popitem(last=False)[1].size
+        return cols
 
     def _remember_position(self) -> None:
         self.ctx.saved = (self.ctx.curvol, self.ctx.pos)

@@ -26,6 +26,8 @@ from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEA
 from pcp._decode.result import FlatResult, RecordColumns
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
+# good record reads remembered (an interpolating scan reads the same stretch again)
+RECENT_READS = 64
 
 
 def tsub(a: Stamp, b: Stamp) -> float:
@@ -268,7 +270,7 @@ class Archive:
             good = (0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
                                         self.version, rec.off, rec.len, rec.nvalues))
             self._recent_reads[key] = good
-            if len(self._recent_reads) > 4:
+            if len(self._recent_reads) > RECENT_READS:
                 self._recent_reads.popitem(last=False)
             return good
         return sts, newpos[0], None

@@ -126,11 +126,12 @@ class RecordColumns:
     anything: what C consumers of whole records (the interpolation fold) read. `c` is
     the pcp_result, `data` the record's bytes its blocks are addressed in."""
 
-    __slots__ = ("c", "_mem", "data")
+    __slots__ = ("c", "_mem", "data", "size")
 
     def __init__(self, record: bytes, version: int, sizes: Optional[Tuple[int, int]]) -> None:
         self.c, self._mem = _decode_record(record, version, sizes)
         self.data = record
+        self.size = len(record) + ffi.sizeof(self._mem)     # bytes held
 
 
 class FlatResult:
