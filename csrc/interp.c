@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "interp.h"
 
 /* the state of a bound (libpcp's S_* bits) */
@@ -541,48 +542,32 @@ static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_re
     return 0;
 }
 
-/* After a record of the backward search: the list is in descending t_first; those
- * first seen after this record can no longer be found behind it. */
-static void walk_back(pcp_interp *ip, double t_this)
+/* After a record of a search (read at t_this): drop from the unbound list what the
+ * record found, and what can no longer be found beyond it. The backward list is in
+ * descending t_first: those first seen after this record cannot be behind it. The
+ * forward list is in ascending t_last, those with none (-1) first, which this walk
+ * leaves alone. */
+static void walk_unbound(pcp_interp *ip, double t_this, int backward)
 {
-    int32_t kept = 0, n = 0;
-    for (; n < ip->nunbound; n++) {
-        icp_t *icp = &ip->icps[ip->unbound[n]];
-        if (icp->t_first < t_this)
-            break;
-        if (icp->search) {
-            icp->search = 0;
-            icp->prior.s |= S_SCANNED;
-            ip->found++;
-        } else {
-            ip->unbound[kept++] = ip->unbound[n];
+    int32_t lo = 0;
+    if (!backward) {
+        int32_t hi = ip->nunbound;
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (ip->icps[ip->unbound[mid]].t_last < 0.0)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-    }
-    for (; n < ip->nunbound; n++)
-        ip->unbound[kept++] = ip->unbound[n];
-    ip->nunbound = kept;
-}
-
-/* After a record of the forward search: the list is in ascending t_last, those with
- * none (-1) first, which this walk leaves alone. */
-static void walk_forw(pcp_interp *ip, double t_this)
-{
-    int32_t lo = 0, hi = ip->nunbound;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (ip->icps[ip->unbound[mid]].t_last < 0.0)
-            lo = mid + 1;
-        else
-            hi = mid;
     }
     int32_t kept = lo, n = lo;
     for (; n < ip->nunbound; n++) {
         icp_t *icp = &ip->icps[ip->unbound[n]];
-        if (icp->t_last > t_this)
+        if (backward ? icp->t_first < t_this : icp->t_last > t_this)
             break;
         if (icp->search) {
             icp->search = 0;
-            icp->next.s |= S_SCANNED;
+            (backward ? &icp->prior : &icp->next)->s |= S_SCANNED;
             ip->found++;
         } else {
             ip->unbound[kept++] = ip->unbound[n];
@@ -604,10 +589,8 @@ int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_resul
         if (sts < 0)
             return sts;
     }
-    if (walk == PCP_INTERP_WALK_BACK)
-        walk_back(ip, t_this);
-    else if (walk == PCP_INTERP_WALK_FORW)
-        walk_forw(ip, t_this);
+    if (walk == PCP_INTERP_WALK_BACK || walk == PCP_INTERP_WALK_FORW)
+        walk_unbound(ip, t_this, walk == PCP_INTERP_WALK_BACK);
     return ip->found;
 }
 
@@ -665,8 +648,39 @@ static int outside_lifetime(const icp_t *icp, double t_req)
            (icp->t_death >= 0 && t_req > icp->t_death);
 }
 
-int pcp_interp_prior_pass(pcp_interp *ip, double t_req, int direction, int resume,
-                          int32_t *count)
+/* One side of the search: the backward pass looks for prior bounds (those first seen
+ * after t_req cannot be found behind it: t_first), the forward pass for next bounds
+ * (t_last), each the mirror of the other, as in libpcp. */
+typedef struct {
+    int backward;
+} side_t;
+
+static bound *near_bound(icp_t *icp, side_t side)
+{
+    return side.backward ? &icp->prior : &icp->next;
+}
+
+static bound *far_bound(icp_t *icp, side_t side)
+{
+    return side.backward ? &icp->next : &icp->prior;
+}
+
+/* Whether time x lies beyond t_req on this side (later for the prior bound, earlier
+ * for the next one): such a bound does not bracket t_req. */
+static int beyond(double x, double t_req, side_t side)
+{
+    return side.backward ? x > t_req : x < t_req;
+}
+
+/* t_first / t_last: the instance cannot be found on this side of t_req */
+static int out_of_reach(const icp_t *icp, double t_req, side_t side)
+{
+    return side.backward ? icp->t_first >= 0 && t_req < icp->t_first
+                         : icp->t_last >= 0 && t_req > icp->t_last;
+}
+
+static int search_pass(pcp_interp *ip, double t_req, int direction, int resume,
+                       int32_t *count, side_t side)
 {
     if (!resume) {
         ip->pass_pos = 0;
@@ -674,25 +688,29 @@ int pcp_interp_prior_pass(pcp_interp *ip, double t_req, int direction, int resum
         ip->nunbound = 0;
         ip->found = 0;
     }
+    /* travelling away from this side, libpcp rolls on at the first instance to search
+     * for; travelling towards it, a bound beyond t_req is searched for again even when
+     * it was scanned */
+    int away = side.backward ? direction > 0 : direction < 0;
+    int towards = side.backward ? direction < 0 : direction > 0;
     for (; ip->pass_pos < ip->nwant; ip->pass_pos++) {
         int32_t ci = ip->want[ip->pass_pos];
         icp_t *icp = &ip->icps[ci];
-        if (icp->t_first >= 0 && t_req < icp->t_first)
+        if (out_of_reach(icp, t_req, side) || outside_lifetime(icp, t_req))
             continue;
-        if (outside_lifetime(icp, t_req))
-            continue;
-        if (icp->prior.t < 0 || icp->prior.t > t_req) {
+        bound *near = near_bound(icp, side), *far = far_bound(icp, side);
+        if (near->t < 0 || beyond(near->t, t_req, side)) {
             if (ip->pass_count == 0 && !ip->done_roll) {
                 ip->done_roll = 1;
-                if (direction > 0) {
+                if (away) {
                     *count = ip->pass_count;
                     return 1;       /* roll, then resume at this instance */
                 }
             }
         }
-        if ((icp->prior.s & S_UNDEFINED && !(icp->prior.s & S_SCANNED)) ||
-            (icp->prior.t > t_req && (direction < 0 || !(icp->prior.s & S_SCANNED))) ||
-            (icp->next.s & S_MARK && icp->prior.t == t_req)) {
+        if ((near->s & S_UNDEFINED && !(near->s & S_SCANNED)) ||
+            (beyond(near->t, t_req, side) && (towards || !(near->s & S_SCANNED))) ||
+            (far->s & S_MARK && near->t == t_req)) {
             ip->pass_count++;
             icp->search = 1;
             ip->unbound[ip->nunbound++] = ci;
@@ -700,73 +718,55 @@ int pcp_interp_prior_pass(pcp_interp *ip, double t_req, int direction, int resum
     }
     *count = ip->pass_count;
     ip->found = 0;
-    order_unbound(ip, 1);
+    order_unbound(ip, side.backward);
     return 0;
 }
 
-void pcp_interp_prior_finish(pcp_interp *ip, double t_req)
+int pcp_interp_prior_pass(pcp_interp *ip, double t_req, int direction, int resume,
+                          int32_t *count)
 {
-    for (int32_t n = 0; n < ip->nunbound; n++) {
-        icp_t *icp = &ip->icps[ip->unbound[n]];
-        if ((icp->prior.s & S_UNDEFINED || icp->prior.t > t_req) && icp->t_first < t_req) {
-            icp->t_first = t_req;
-            icp->prior.s |= S_SCANNED;
-        }
-        icp->search = 0;
-    }
-    ip->nunbound = 0;
+    side_t side = {1};
+    return search_pass(ip, t_req, direction, resume, count, side);
 }
 
 int pcp_interp_next_pass(pcp_interp *ip, double t_req, int direction, int resume,
                          int32_t *count)
 {
-    if (!resume) {
-        ip->pass_pos = 0;
-        ip->pass_count = 0;
-        ip->nunbound = 0;
-        ip->found = 0;
-    }
-    for (; ip->pass_pos < ip->nwant; ip->pass_pos++) {
-        int32_t ci = ip->want[ip->pass_pos];
-        icp_t *icp = &ip->icps[ci];
-        if (icp->t_last >= 0 && t_req > icp->t_last)
-            continue;
-        if (outside_lifetime(icp, t_req))
-            continue;
-        if (icp->next.t < 0 || icp->next.t < t_req) {
-            if (ip->pass_count == 0 && !ip->done_roll) {
-                ip->done_roll = 1;
-                if (direction < 0) {
-                    *count = ip->pass_count;
-                    return 1;
-                }
-            }
-        }
-        if ((icp->next.s & S_UNDEFINED && !(icp->next.s & S_SCANNED)) ||
-            (icp->next.t < t_req && (direction > 0 || !(icp->next.s & S_SCANNED))) ||
-            (icp->prior.s & S_MARK && icp->next.t == t_req)) {
-            ip->pass_count++;
-            icp->search = 1;
-            ip->unbound[ip->nunbound++] = ci;
-        }
-    }
-    *count = ip->pass_count;
-    ip->found = 0;
-    order_unbound(ip, 0);
-    return 0;
+    side_t side = {0};
+    return search_pass(ip, t_req, direction, resume, count, side);
 }
 
-void pcp_interp_next_finish(pcp_interp *ip, double t_req)
+/* After the search: an instance still unbound on this side cannot be found there from
+ * t_req on; t_first / t_last say so for later fetches. */
+static void search_finish(pcp_interp *ip, double t_req, side_t side)
 {
     for (int32_t n = 0; n < ip->nunbound; n++) {
         icp_t *icp = &ip->icps[ip->unbound[n]];
-        if (icp->next.t < t_req && (icp->t_last < 0 || t_req < icp->t_last)) {
+        bound *near = near_bound(icp, side);
+        if (side.backward) {
+            if ((near->s & S_UNDEFINED || near->t > t_req) && icp->t_first < t_req) {
+                icp->t_first = t_req;
+                near->s |= S_SCANNED;
+            }
+        } else if (near->t < t_req && (icp->t_last < 0 || t_req < icp->t_last)) {
             icp->t_last = t_req;
-            icp->next.s |= S_SCANNED;
+            near->s |= S_SCANNED;
         }
         icp->search = 0;
     }
     ip->nunbound = 0;
+}
+
+void pcp_interp_prior_finish(pcp_interp *ip, double t_req)
+{
+    side_t side = {1};
+    search_finish(ip, t_req, side);
+}
+
+void pcp_interp_next_finish(pcp_interp *ip, double t_req)
+{
+    side_t side = {0};
+    search_finish(ip, t_req, side);
 }
 
 /* ---- values ----------------------------------------------------------------------- */
@@ -863,26 +863,11 @@ static float to_float(double x)
     return (float)x;
 }
 
-static float float_of_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static uint32_t bits_of_float(float f)
 {
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
     return bits;
-}
-
-static void store_be(uint8_t *p, uint64_t v, int width)
-{
-    for (int i = width - 1; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
 }
 
 /* A counter between its prior and next values, in libpcp's arithmetic. */
@@ -922,8 +907,8 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
             return 1;
         }
         /* old-style INSITU float: interpolated as a float, stored as its bits */
-        double fp = (double)float_of_bits((uint32_t)prior);
-        double fn = (double)float_of_bits((uint32_t)nxt);
+        double fp = (double)pcp_float_from_bits((uint32_t)prior);
+        double fn = (double)pcp_float_from_bits((uint32_t)nxt);
         float f = to_float(fp + dt * (double)to_float(fn - fp) / span);
         v->ival = (int32_t)bits_of_float(f);
         return 1;
@@ -934,7 +919,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
         double pd = icp->prior.dval, nd = icp->next.dval;
         float f = to_float(pd + dt * (double)to_float(nd - pd) / span);
         v->dval = (double)f;
-        store_be(v->own, bits_of_float(f), 4);
+        pcp_store_be32(v->own, bits_of_float(f));
         v->len = 4;
         return 1;
     }
@@ -944,7 +929,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
         uint64_t bits;
         memcpy(&bits, &d, sizeof bits);
         v->dval = d;
-        store_be(v->own, bits, 8);
+        pcp_store_be64(v->own, bits);
         v->len = 8;
         return 1;
     }
@@ -955,7 +940,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
         int64_t diff = (int64_t)(un - up);
         int64_t r = to_i64((0.5 + (double)lp) + dt * (double)diff / span);
         v->ival = r;
-        store_be(v->own, (uint64_t)r, 8);
+        pcp_store_be64(v->own, (uint64_t)r);
         v->len = 8;
         return 1;
     }
@@ -969,7 +954,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
         else
             u = to_u64((0.5 + (double)lp) - dt * (double)(up - un) / span);
         v->ival = (int64_t)u;
-        store_be(v->own, u, 8);
+        pcp_store_be64(v->own, u);
         v->len = 8;
         return 1;
     }

@@ -30,38 +30,6 @@ typedef struct {
     int ok;                 /* decoded; else a <mark> */
 } fz_record;
 
-static void alloc_result(pcp_result *r, int32_t numpmid, int32_t nvalues)
-{
-    size_t np = (size_t)numpmid, nv = (size_t)nvalues;
-    memset(r, 0, sizeof *r);
-    r->pmid = fz_alloc(np, sizeof *r->pmid);
-    r->numval = fz_alloc(np, sizeof *r->numval);
-    r->valfmt = fz_alloc(np, sizeof *r->valfmt);
-    r->first = fz_alloc(np, sizeof *r->first);
-    r->inst = fz_alloc(nv, sizeof *r->inst);
-    r->vtype = fz_alloc(nv, sizeof *r->vtype);
-    r->ival = fz_alloc(nv, sizeof *r->ival);
-    r->dval = fz_alloc(nv, sizeof *r->dval);
-    r->boff = fz_alloc(nv, sizeof *r->boff);
-    r->blen = fz_alloc(nv, sizeof *r->blen);
-    r->numpmid = numpmid;
-    r->nvalues = nvalues;
-}
-
-static void free_result(pcp_result *r)
-{
-    free(r->pmid);
-    free(r->numval);
-    free(r->valfmt);
-    free(r->first);
-    free(r->inst);
-    free(r->vtype);
-    free(r->ival);
-    free(r->dval);
-    free(r->boff);
-    free(r->blen);
-}
-
 static double fz_time(fz_reader *r)
 {
     /* whole and half seconds, -1 .. 30, and now and then a garbage double */
@@ -102,7 +70,7 @@ static void check_select(const fz_record *rec, fz_reader *ctl, const uint32_t *p
         return;
     }
     pcp_result out;
-    alloc_result(&out, n, need);
+    fz_result_alloc(&out, n, need);
     int found = pcp_result_select(&rec->res, &request, &profile, &out);
     CHECK(found == 0 || found == 1);
     CHECK(out.numpmid == n && out.nvalues == need);
@@ -127,7 +95,7 @@ static void check_select(const fz_record *rec, fz_reader *ctl, const uint32_t *p
             CHECK((size_t)out.boff[k] + out.blen[k] <= rec->len);
         }
     }
-    free_result(&out);
+    fz_result_free(&out);
 }
 
 static void check_result(pcp_interp *ip, double t_req, int32_t nrequest)
@@ -138,7 +106,7 @@ static void check_result(pcp_interp *ip, double t_req, int32_t nrequest)
         return;
     CHECK(nvalues >= 0 && nbytes >= 0);
     pcp_result out;
-    alloc_result(&out, nrequest, nvalues);
+    fz_result_alloc(&out, nrequest, nvalues);
     uint8_t *data = fz_alloc((size_t)nbytes, 1);
     CHECK(pcp_interp_result_fill(ip, t_req, &out, data, nbytes) == 0);
     CHECK(out.numpmid == nrequest && out.nvalues == nvalues);
@@ -153,7 +121,7 @@ static void check_result(pcp_interp *ip, double t_req, int32_t nrequest)
     for (int32_t k = 0; k < nvalues; k++)
         CHECK((int64_t)out.boff[k] + out.blen[k] <= nbytes);
     free(data);
-    free_result(&out);
+    fz_result_free(&out);
 }
 
 static int fold_next(pcp_interp *ip, fz_record *recs, int nrec, int *at, fz_reader *ctl,
@@ -191,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rec->ok = 0;
         int32_t numpmid, nvalues;
         if (pcp_archive_record_scan(rec->bytes, len, version, &numpmid, &nvalues) == 0) {
-            alloc_result(&rec->res, numpmid, nvalues);
+            fz_result_alloc(&rec->res, numpmid, nvalues);
             CHECK(pcp_archive_record_decode(rec->bytes, len, version, &rec->res) == 0);
             rec->ok = 1;
         }
@@ -299,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int r = 0; r < nrec; r++) {
         free(recs[r].bytes);
         if (recs[r].ok)
-            free_result(&recs[r].res);
+            fz_result_free(&recs[r].res);
     }
     return 0;
 }
