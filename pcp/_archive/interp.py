@@ -86,6 +86,7 @@ class Interpolator:
         self.declared: set = set()       # pmids declared to the C state
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}
+        self._indom_candidates: Dict[int, Tuple[int, object, object, object]] = {}
         self._decoded: "OrderedDict[Tuple[object, int], RecordColumns]" = OrderedDict()
         self._decoded_bytes = 0
         self._ignore_gap = _ignore_marks()
@@ -170,33 +171,40 @@ class Interpolator:
             return -1.0, -1.0
         return table[inst]
 
+    def _candidates(self, indom: int) -> Tuple[int, object, object, object]:
+        """The candidate instances of an instance domain as the C state takes them:
+        (count, ids in libpcp's hash-table order, births, deaths), made once per domain
+        (every instance the archive has for it, with its lifetime)."""
+        made = self._indom_candidates.get(indom)
+        if made is not None:
+            return made
+        if indom == PM_INDOM_NULL:
+            insts = [_IN_NULL]
+            lives = [(-1.0, -1.0)]
+        else:
+            try:
+                insts = hash_order(list(self.ctx.instances_archive(indom)[0]))
+            except pmErr:
+                insts = []
+            lives = [self._lifetime(indom, inst) for inst in insts]
+        made = (len(insts), ffi.new("int32_t[]", [wrap_int32(i) for i in insts] or [0]),
+                ffi.new("double[]", [b for b, _ in lives] or [0.0]),
+                ffi.new("double[]", [d for _, d in lives] or [0.0]))
+        self._indom_candidates[indom] = made
+        return made
+
     def _declare(self, pmid: int) -> None:
         """A metric requested for the first time: its descriptor and candidate
-        instances (every instance the archive has for its domain, in libpcp's
-        hash-table order, with their lifetimes) go to the C state."""
+        instances go to the C state."""
         desc = self.ctx.meta.descs.get(pmid)
         if desc is None:
             mtype, indom, sem = -1, PM_INDOM_NULL, 0
-            insts: List[int] = []
+            n, insts, births, deaths = 0, ffi.NULL, ffi.NULL, ffi.NULL
         else:
             mtype, indom, sem = desc[1], desc[2], desc[3]
-            if indom == PM_INDOM_NULL:
-                insts = [_IN_NULL]
-            else:
-                try:
-                    insts = hash_order(list(self.ctx.instances_archive(indom)[0]))
-                except pmErr:
-                    insts = []
-        if indom == PM_INDOM_NULL:
-            lives = [(-1.0, -1.0)] * len(insts)
-        else:
-            lives = [self._lifetime(indom, inst) for inst in insts]
-        n = len(insts)
-        sts = lib.pcp_interp_add_metric(
-            self.c, pmid & 0xFFFFFFFF, mtype, indom & 0xFFFFFFFF, sem, n,
-            ffi.new("int32_t[]", [wrap_int32(i) for i in insts] or [0]),
-            ffi.new("double[]", [b for b, _ in lives] or [0.0]),
-            ffi.new("double[]", [d for _, d in lives] or [0.0]))
+            n, insts, births, deaths = self._candidates(indom)
+        sts = lib.pcp_interp_add_metric(self.c, pmid & 0xFFFFFFFF, mtype, indom & 0xFFFFFFFF,
+                                        sem, n, insts, births, deaths)
         if sts < 0:
             raise pmErr(sts)
         self.declared.add(pmid)
