@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive.h"
 #include "cursor.h"
 #include "interp.h"
 
@@ -62,6 +63,19 @@ typedef struct {
     uint32_t table_mask;
 } metric_t;
 
+/* A record decoded for folding, kept for the next fold of the same record (a scan
+ * reads the records around the requested time again at every fetch). `key` is the
+ * caller's name for the record (file and offset), `used` when it was last folded. */
+#define DECODED_SLOTS 16
+typedef struct {
+    uint64_t key;
+    uint64_t used;          /* 0: the slot is empty */
+    size_t len;
+    pcp_result res;
+    void *mem;
+    size_t cap;
+} decoded_t;
+
 struct pcp_interp {
     int counter_wrap;
     metric_t *metrics;
@@ -88,6 +102,9 @@ struct pcp_interp {
     int32_t found;                  /* instances a search pass has found */
     int done_roll;
     int seen_mark;                  /* libpcp's seen_mark */
+    /* recently folded records, decoded, in memory reused from record to record */
+    decoded_t decoded[DECODED_SLOTS];
+    uint64_t decode_clock;
 };
 
 static uint32_t hash32(uint32_t x)
@@ -145,6 +162,8 @@ void pcp_interp_free(pcp_interp *ip)
     free(ip->want);
     free(ip->unbound);
     free(ip->scratch);
+    for (int i = 0; i < DECODED_SLOTS; i++)
+        free(ip->decoded[i].mem);
     free(ip);
 }
 
@@ -592,6 +611,57 @@ int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_resul
     if (walk == PCP_INTERP_WALK_BACK || walk == PCP_INTERP_WALK_FORW)
         walk_unbound(ip, t_this, walk == PCP_INTERP_WALK_BACK);
     return ip->found;
+}
+
+/* The decoded form of record `key`: the slot that holds it, or the least recently used
+ * slot refilled. NULL with *sts set when the record does not decode. */
+static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint8_t *rec,
+                                        size_t len, int version, int *sts)
+{
+    decoded_t *slot = &ip->decoded[0];
+    for (int i = 0; i < DECODED_SLOTS; i++) {
+        decoded_t *d = &ip->decoded[i];
+        if (d->used && d->key == key && d->len == len) {
+            d->used = ++ip->decode_clock;
+            return &d->res;
+        }
+        if (d->used < slot->used)
+            slot = d;
+    }
+    slot->used = 0;
+    int32_t numpmid, nvalues;
+    if ((*sts = pcp_archive_record_scan(rec, len, version, &numpmid, &nvalues)) < 0)
+        return NULL;
+    size_t need = pcp_result_mem_size(numpmid, nvalues);
+    if (need > slot->cap) {
+        /* malloc's alignment suits the 8-byte columns pcp_result_bind puts first */
+        void *mem = malloc(need);
+        if (mem == NULL) {
+            *sts = -ENOMEM;
+            return NULL;
+        }
+        free(slot->mem);
+        slot->mem = mem;
+        slot->cap = need;
+    }
+    pcp_result_bind(&slot->res, slot->mem, numpmid, nvalues);
+    if ((*sts = pcp_archive_record_decode(rec, len, version, &slot->res)) < 0)
+        return NULL;
+    slot->key = key;
+    slot->len = len;
+    slot->used = ++ip->decode_clock;
+    return &slot->res;
+}
+
+int pcp_interp_fold_record(pcp_interp *ip, double t_req, double t_this, uint64_t key,
+                           const uint8_t *rec, size_t len, int version, int do_mark,
+                           int counting, int walk)
+{
+    int sts = 0;
+    const pcp_result *res = decoded_record(ip, key, rec, len, version, &sts);
+    if (res == NULL)
+        return sts;
+    return pcp_interp_fold(ip, t_req, t_this, res, rec, len, do_mark, counting, walk);
 }
 
 /* ---- the search passes ------------------------------------------------------------ */

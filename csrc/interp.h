@@ -56,6 +56,16 @@ void pcp_interp_forget_last_numval(pcp_interp *ip);
 int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_result *rec,
                     const uint8_t *data, size_t data_len, int do_mark, int counting, int walk);
 
+/* The same for an archive data record as it lies in the file (length words included):
+ * checked and decoded by the archive record decoder, then folded. The state keeps the
+ * last few records it decoded, under the caller's `key` for each (a name that stays
+ * the same record's for the life of the state, e.g. file and offset), so a record
+ * folded again is not decoded again. Returns as pcp_interp_fold, or PM_ERR_LOGREC /
+ * -ENOMEM. */
+int pcp_interp_fold_record(pcp_interp *ip, double t_req, double t_this, uint64_t key,
+                           const uint8_t *rec, size_t len, int version, int do_mark,
+                           int counting, int walk);
+
 /* The searches of a fetch. A pass walks the wanted instances and lists those with no
  * bound on its side; it stops and returns 1 when libpcp would roll on at that point
  * (the caller rolls, folding records with PCP_INTERP_WALK_NONE, and calls again with

@@ -7,7 +7,8 @@
  * The control block declares up to 6 metrics (pmids taken from the first record's sets
  * when it has any, types, semantics, instance lists with lifetimes), then the rest of
  * the input after the records drives fetches: request lists (with PM_ID_NULL and
- * repeats), times, directions, how each record is folded, resets. Each fetch runs the
+ * repeats), times, directions, how each record is folded (decoded here, or as bytes
+ * through pcp_interp_fold_record and its cache of decoded records), resets. Each fetch runs the
  * passes as the Python driver does (rolling when a pass asks), then sizes and fills a
  * result into exact-size arrays: the fill must succeed with the sizes reported, and
  * every block must lie in the data buffer. Each record also goes through
@@ -124,15 +125,27 @@ static void check_result(pcp_interp *ip, double t_req, int32_t nrequest)
     fz_result_free(&out);
 }
 
+static int fold_version;
+
+/* Fold the next record: its decoded form, or (the time byte's top bit) its bytes
+ * through pcp_interp_fold_record, which decodes them itself and keeps them under the
+ * record's index. */
 static int fold_next(pcp_interp *ip, fz_record *recs, int nrec, int *at, fz_reader *ctl,
                      double t_req, int do_mark, int counting, int walk)
 {
     if (nrec == 0)
         return -1;
-    fz_record *rec = &recs[*at % nrec];
+    int index = *at % nrec;
+    fz_record *rec = &recs[index];
     (*at)++;
+    int raw = ctl->left > 0 && (*ctl->p & 0x80);
     double t_this = fz_time(ctl);
-    int sts = pcp_interp_fold(ip, t_req, t_this, rec->ok ? &rec->res : NULL,
+    int sts;
+    if (raw)
+        sts = pcp_interp_fold_record(ip, t_req, t_this, (uint64_t)index, rec->bytes, rec->len,
+                                     fold_version, do_mark, counting, walk);
+    else
+        sts = pcp_interp_fold(ip, t_req, t_this, rec->ok ? &rec->res : NULL,
                               rec->ok ? rec->bytes : NULL, rec->ok ? rec->len : 0, do_mark,
                               counting, walk);
     CHECK(sts >= 0 || sts == PM_ERR_LOGREC);
@@ -145,6 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     fz_reader ctl = {data, 64};
     int version = (data[0] & 1) ? 3 : 2;
+    fold_version = version;
     fz_reader rest = {data + 64, size - 64};
 
     fz_record recs[MAX_RECORDS];

@@ -22,7 +22,6 @@ The result is a flat result like every other fetch, assembled in C.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.reader import Record
@@ -34,7 +33,7 @@ from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, parse_interval
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._core.native import ffi, lib
-from pcp._decode.result import FlatResult, ProfileFilter, RecordColumns
+from pcp._decode.result import FlatResult, ProfileFilter
 
 # what folding a <mark> does to the bounds (PCP_INTERP_MARK_* in csrc/interp.h)
 MARK_NONE, MARK_FORW, MARK_BACK = 0, 1, 2
@@ -43,8 +42,6 @@ WALK_NONE, WALK_BACK, WALK_FORW = 0, 1, 2
 # instance domains this large get instance lifetimes (libpcp's HASH_THRESHOLD)
 LIFETIME_THRESHOLD = 16
 _IN_NULL = -1                   # PM_IN_NULL as the signed instance ids of results
-# the decoded-record cache: this many records at least, else what fits in this many bytes
-DECODED_MIN, DECODED_BYTES = 8, 64 << 20
 
 
 def hash_order(insts: List[int]) -> List[int]:
@@ -87,8 +84,9 @@ class Interpolator:
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}
         self._indom_candidates: Dict[int, Tuple[int, object, object, object]] = {}
-        self._decoded: "OrderedDict[Tuple[object, int], RecordColumns]" = OrderedDict()
-        self._decoded_bytes = 0
+        # the volume files records were folded from, each named by a number for the C
+        # state's cache of decoded records (with the record's offset)
+        self._files: Dict[object, int] = {}
         self._ignore_gap = _ignore_marks()
         self._request: Optional[Tuple[Tuple[int, ...], object]] = None
 
@@ -112,22 +110,6 @@ class Interpolator:
             return 0, ctx._read(mode == PM_MODE_BACK)
         except pmErr as err:
             return err.code, None
-
-    def _decode(self, rec: Record) -> RecordColumns:
-        """A record's columns, from the cache of recently decoded records: a scan reads
-        the records around the requested time again at every fetch, and searches that
-        run on to the end of the archive read the same stretch again and again."""
-        key = (rec.mapped, rec.off)     # the file itself: an id could be reused
-        cols = self._decoded.get(key)
-        if cols is not None:
-            self._decoded.move_to_end(key)
-            return cols
-        cols = rec.columns()
-        self._decoded[key] = cols
-        self._decoded_bytes += cols.size
-        while len(self._decoded) > DECODED_MIN and self._decoded_bytes > DECODED_BYTES:
-            self._decoded_bytes -= self._decoded.popitem(last=False)[1].size
-        return cols
 
     def _remember_position(self) -> None:
         self.ctx.saved = (self.ctx.curvol, self.ctx.pos)
@@ -262,9 +244,14 @@ class Interpolator:
             sts = lib.pcp_interp_fold(self.c, t_req, t_this, ffi.NULL, ffi.NULL, 0, do_mark,
                                       counting, walk)
         else:
-            cols = self._decode(rec)
-            sts = lib.pcp_interp_fold(self.c, t_req, t_this, cols.c, cols.data, len(cols.data),
-                                      do_mark, counting, walk)
+            mapped = rec.mapped
+            assert mapped is not None
+            serial = self._files.get(mapped)
+            if serial is None:
+                serial = self._files[mapped] = len(self._files) + 1
+            sts = lib.pcp_interp_fold_record(self.c, t_req, t_this, (serial << 44) | rec.off,
+                                             mapped.ptr + rec.off, rec.length, rec.version,
+                                             do_mark, counting, walk)
         if sts < 0:
             raise pmErr(sts)
         return sts

@@ -23,7 +23,7 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
                             VOL_META)
-from pcp._decode.result import FlatResult, RecordColumns
+from pcp._decode.result import FlatResult
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
 # good record reads remembered (an interpolating scan reads the same stretch again)
@@ -93,12 +93,6 @@ class Record:
         # a copy: results outlive the mapping, which may be closed or released
         raw = self.mapped.slice(self.off, self.off + self.length)
         return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
-
-    def columns(self) -> RecordColumns:
-        """The record's values as C columns only (not for made-up <mark>s)."""
-        assert self.mapped is not None
-        raw = self.mapped.slice(self.off, self.off + self.length)
-        return RecordColumns(raw, self.version, (self.numpmid, self.nvalues))
 
 
 class Archive:

@@ -121,19 +121,6 @@ def _decode_record(record: bytes, version: int,
     return c, mem
 
 
-class RecordColumns:
-    """An archive data record decoded into its C columns only, with no Python list of
-    anything: what C consumers of whole records (the interpolation fold) read. `c` is
-    the pcp_result, `data` the record's bytes its blocks are addressed in."""
-
-    __slots__ = ("c", "_mem", "data", "size")
-
-    def __init__(self, record: bytes, version: int, sizes: Optional[Tuple[int, int]]) -> None:
-        self.c, self._mem = _decode_record(record, version, sizes)
-        self.data = record
-        self.size = len(record) + ffi.sizeof(self._mem)     # bytes held
-
-
 class FlatResult:
     """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
 
