@@ -2,7 +2,11 @@
 """PM_MODE_INTERP workload: interpolate a set of metrics over an archive at a fixed step,
 pmExtractValue of every value (to its own type), until the end of the archive.
 
-    interp_scan.py ARCHIVE STEP_MS PREFIX [PREFIX ...] [--max-fetches N]
+    interp_scan.py ARCHIVE STEP_MS PREFIX [PREFIX ...] [--max-fetches N] [--mode forw]
+
+With --mode forw the same loop reads the records themselves (PM_MODE_FORW, STEP_MS
+unused): pmFetch of the metrics from each record, the archive pmFetch path that
+picks the requested value sets out of every record.
 
 Run under /usr/bin/python3 -I it measures the official binding; under the project's
 venv our drop-in pcp.pmapi running the same code. Prints one JSON object: fetches,
@@ -16,7 +20,7 @@ import resource
 import time
 
 
-def scan(archive, step_ms, prefixes, max_fetches):
+def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
     import cpmapi as c_api
     from pcp import pmapi
 
@@ -26,7 +30,10 @@ def scan(archive, step_ms, prefixes, max_fetches):
         ctx.pmTraversePMNS(prefix, names.append)
     pmids = ctx.pmLookupName(names)
     types = [d.type for d in ctx.pmLookupDescs(pmids)]
-    ctx.pmSetMode(c_api.PM_MODE_INTERP, ctx.pmGetArchiveLabel().start, step_ms)
+    if mode == "forw":
+        ctx.pmSetMode(c_api.PM_MODE_FORW, ctx.pmGetArchiveLabel().start, 0)
+    else:
+        ctx.pmSetMode(c_api.PM_MODE_INTERP, ctx.pmGetArchiveLabel().start, step_ms)
     fields = ["l", "ul", "ll", "ull", "f", "d"]
     fetches = values = 0
     int_sum, float_sum = 0, 0.0
@@ -66,8 +73,10 @@ def main():
     parser.add_argument("step_ms", type=int)
     parser.add_argument("prefixes", nargs="+")
     parser.add_argument("--max-fetches", type=int, default=1 << 30)
+    parser.add_argument("--mode", choices=("interp", "forw"), default="interp")
     args = parser.parse_args()
-    print(json.dumps(scan(args.archive, args.step_ms, args.prefixes, args.max_fetches)))
+    print(json.dumps(scan(args.archive, args.step_ms, args.prefixes, args.max_fetches,
+                          args.mode)))
 
 
 if __name__ == "__main__":

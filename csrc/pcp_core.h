@@ -36,6 +36,7 @@
 #define PM_ERR_AGAIN (-PCP_ERR_BASE - 44)
 #define PM_ERR_TOOSMALL (-PCP_ERR_BASE - 98)
 #define PM_ERR_TOOBIG (-PCP_ERR_BASE - 99)
+#define PM_ERR_PMID_LOG (-PCP_ERR_BASE - 33)
 
 /* PDU types (protocol.md section 2.4). */
 #define PDU_ERROR 0x7000
@@ -107,5 +108,13 @@ static inline int64_t pcp_usec_to_nsec(uint32_t usec)
 #define PM_VAL_INSITU 0
 #define PM_VAL_DPTR 1
 #define PM_VAL_SPTR 2
+
+#define PM_INDOM_NULL 0xffffffff
+#define PM_IN_NULL (-1)
+
+/* Metric semantics. */
+#define PM_SEM_COUNTER 1
+#define PM_SEM_INSTANT 3
+#define PM_SEM_DISCRETE 4
 
 #endif

@@ -55,4 +55,45 @@ int pcp_result_pdu_scan(const uint8_t *buf, size_t len, int highres,
                         int32_t *numpmid, int32_t *nvalues);
 int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_result *out);
 
+/* An instance profile (pmAddProfile / pmDelProfile) as archive contexts apply it: a
+ * global state for instance domains with no entry, and per-indom entries whose listed
+ * instances are the exceptions to the entry's state. */
+typedef struct {
+    int32_t include_by_default;   /* 1: an indom with no entry passes (PM_PROFILE_INCLUDE) */
+    int32_t nentries;
+    const uint32_t *indom;        /* [nentries] */
+    const int32_t *listed_pass;   /* [nentries] 1: only the listed instances pass (the
+                                     entry's state is EXCLUDE); 0: they are the ones left out */
+    const int32_t *first;         /* [nentries] the entry's first instance in `insts` */
+    const int32_t *count;         /* [nentries] how many instances it lists */
+    const int32_t *insts;         /* the listed instances, ascending within each entry */
+    int32_t ninsts;               /* length of `insts` */
+} pcp_profile;
+
+/* A pmFetch request against one decoded archive record: the requested pmids in order,
+ * and for each the instance domain its descriptor gives (PM_INDOM_NULL: no profile),
+ * or `known` 0 when the archive has no descriptor for it. */
+typedef struct {
+    int32_t npmids;
+    const uint32_t *pmid;         /* [npmids] */
+    const uint32_t *indom;        /* [npmids] */
+    const uint8_t *known;         /* [npmids] */
+} pcp_select_request;
+
+/* Whether instance `inst` of `indom` passes the profile. */
+int pcp_profile_includes(const pcp_profile *profile, uint32_t indom, int32_t inst);
+
+/* The result pmFetch returns from one archive record: one value set per requested pmid
+ * (the record's first set of that pmid, its values filtered by the profile; a pmid the
+ * record lacks gets a set with no values), values copied with their block offsets so
+ * the output addresses the record's bytes as `src` does. Call with out == NULL to size:
+ * the return is then the number of values the output needs (>= 0). With `out` (arrays
+ * bound for request->npmids sets and that many values, out->numpmid and out->nvalues
+ * saying so on entry) it fills `out` and returns 1 when
+ * at least one requested pmid is in the record, 0 when none is. Errors: PM_ERR_PMID_LOG
+ * (a set with values whose pmid has no descriptor), PM_ERR_LOGREC (an inconsistent
+ * `src`), PM_ERR_TOOBIG (more values than an int32 counts). */
+int pcp_result_select(const pcp_result *src, const pcp_select_request *request,
+                      const pcp_profile *profile, pcp_result *out);
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pcp_core.h"
+#include "result.h"
 
 #define CHECK(cond)                                                                   \
     do {                                                                              \
@@ -83,6 +84,40 @@ static inline uint8_t *fz_bytes(fz_reader *r, size_t n)
     r->p += take;
     r->left -= take;
     return p;
+}
+
+/* A result's arrays as exact-size allocations (numpmid and nvalues set), so ASan flags
+ * a write past any of them; fz_result_free releases them. */
+static inline void fz_result_alloc(pcp_result *r, int32_t numpmid, int32_t nvalues)
+{
+    size_t np = (size_t)numpmid, nv = (size_t)nvalues;
+    memset(r, 0, sizeof *r);
+    r->pmid = fz_alloc(np, sizeof *r->pmid);
+    r->numval = fz_alloc(np, sizeof *r->numval);
+    r->valfmt = fz_alloc(np, sizeof *r->valfmt);
+    r->first = fz_alloc(np, sizeof *r->first);
+    r->inst = fz_alloc(nv, sizeof *r->inst);
+    r->vtype = fz_alloc(nv, sizeof *r->vtype);
+    r->ival = fz_alloc(nv, sizeof *r->ival);
+    r->dval = fz_alloc(nv, sizeof *r->dval);
+    r->boff = fz_alloc(nv, sizeof *r->boff);
+    r->blen = fz_alloc(nv, sizeof *r->blen);
+    r->numpmid = numpmid;
+    r->nvalues = nvalues;
+}
+
+static inline void fz_result_free(pcp_result *r)
+{
+    free(r->pmid);
+    free(r->numval);
+    free(r->valfmt);
+    free(r->first);
+    free(r->inst);
+    free(r->vtype);
+    free(r->ival);
+    free(r->dval);
+    free(r->boff);
+    free(r->blen);
 }
 
 #endif

@@ -18,39 +18,15 @@
 
 static void alloc_result(pcp_result *r, int32_t numpmid, int32_t nvalues)
 {
-    size_t np = (size_t)numpmid, nv = (size_t)nvalues;
-    memset(r, 0, sizeof *r);
-    r->pmid = fz_alloc(np, sizeof *r->pmid);
-    r->numval = fz_alloc(np, sizeof *r->numval);
-    r->valfmt = fz_alloc(np, sizeof *r->valfmt);
-    r->first = fz_alloc(np, sizeof *r->first);
-    r->inst = fz_alloc(nv, sizeof *r->inst);
-    r->vtype = fz_alloc(nv, sizeof *r->vtype);
-    r->ival = fz_alloc(nv, sizeof *r->ival);
-    r->dval = fz_alloc(nv, sizeof *r->dval);
-    r->boff = fz_alloc(nv, sizeof *r->boff);
-    r->blen = fz_alloc(nv, sizeof *r->blen);
+    fz_result_alloc(r, numpmid, nvalues);
     /* Sentinels: every entry must be overwritten by a successful decode. */
-    for (size_t i = 0; i < np; i++) {
+    r->numpmid = r->nvalues = -7;
+    for (size_t i = 0; i < (size_t)numpmid; i++) {
         r->valfmt[i] = -7;
         r->first[i] = -7;
     }
-    for (size_t k = 0; k < nv; k++)
+    for (size_t k = 0; k < (size_t)nvalues; k++)
         r->vtype[k] = -7;
-}
-
-static void free_result(pcp_result *r)
-{
-    free(r->pmid);
-    free(r->numval);
-    free(r->valfmt);
-    free(r->first);
-    free(r->inst);
-    free(r->vtype);
-    free(r->ival);
-    free(r->dval);
-    free(r->boff);
-    free(r->blen);
 }
 
 /* Postconditions of a successful decode of `len` bytes. */
@@ -202,7 +178,7 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
     }
     check_decoded(buf, len, &r, numpmid, nvalues);
     try_bound(buf, len, highres, &r);
-    free_result(&r);
+    fz_result_free(&r);
 }
 
 static void try_archive(const uint8_t *rec, size_t len, size_t sets_off, int32_t numpmid)
@@ -225,7 +201,7 @@ static void try_archive(const uint8_t *rec, size_t len, size_t sets_off, int32_t
     sts = pcp_result_valuesets_decode(rec, len, &layout, PM_ERR_LOGREC, &r);
     CHECK(sts == 0);
     check_decoded(rec, len, &r, numpmid, nvalues);
-    free_result(&r);
+    fz_result_free(&r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -224,6 +224,42 @@ def column_seeds() -> dict:
     return seeds
 
 
+def interp_seeds() -> dict:
+    """fuzz_interp: records of the pmlogger fuzz_archive volumes behind control blocks
+    declaring metrics of several types and semantics, then fetch scripts forwards and
+    backwards."""
+    seeds = {}
+    for name in ("pmlogger2-volume", "pmlogger3-volume", "a1-volume", "a1v3-volume"):
+        vol = (SEEDS / "fuzz_archive" / name).read_bytes()
+        version, data = vol[0], vol[1:]
+        pos = struct.unpack(">I", data[:4])[0]      # after the label record
+        records = b""
+        for _ in range(6):
+            if pos + 4 > len(data):
+                break
+            n = struct.unpack(">I", data[pos:pos + 4])[0]
+            if n < 8 or pos + n > len(data):
+                break
+            records += be(n) + data[pos:pos + n] + b"\x01"
+            pos += n
+        for variant, (wrap, metrics) in enumerate([
+                (0, [(0, 1, 0, 0x00), (1, 3, 0, 0x00), (2, 6, 1, 0x84)]),
+                (1, [(3, 2, 0, 0xC5), (4, 4, 2, 0x00), (5, 7, 0, 0x83), (6, 0, 1, 0xE2)])]):
+            ctrl = bytes([1 if version == 3 else 0, len(metrics) - 1, wrap])
+            for pick, type_, sem, shape in metrics:
+                ctrl += bytes([pick, type_ + 1, sem, shape])
+                if shape & 0x80:
+                    for i in range(shape % 6):
+                        ctrl += bytes([i]) + (bytes([2 * i + 2]) if shape & 0x40 else b"") + \
+                            (bytes([40]) if shape & 0x20 else b"")
+            ctrl = (ctrl + bytes(64))[:64]
+            script = b""
+            for t, direction, how in ((2, 1, 0x10), (3, 1, 0x04), (5, 0, 0x15), (1, 1, 0x0e)):
+                script += bytes([3, 0, 1, 0xFF, t, direction, how, 1, 2, 1, 3, 5, 7, 9, 11])
+            seeds["%s-%d" % (name, variant)] = ctrl + records[:-1] + b"\x00" + script
+    return seeds
+
+
 def _records_upto(data: bytes, start: int, limit: int) -> bytes:
     """data[:end]: whole records (length word, body, length word) from `start` while
     they fit in `limit` bytes."""
@@ -282,6 +318,7 @@ def main() -> None:
         return
     corpora = {
         "fuzz_columns": column_seeds(),
+        "fuzz_interp": interp_seeds(),
         "fuzz_events": event_seeds(),
         "fuzz_result": {
             "highres_string": HIGHRES_STRING,

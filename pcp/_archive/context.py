@@ -25,7 +25,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_
                                  PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
 from pcp._core.wire import PCP_LOG_END
-from pcp._decode.result import FlatResult
+from pcp._decode.result import FlatResult, ProfileFilter, SelectRequest
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
@@ -58,6 +58,8 @@ class ArchiveContext:
         self.pos = first.label_len()
         self.origin: Stamp = first.label.stamp
         self.mode = PM_MODE_FORW
+        self._select_cache: Optional[tuple] = None
+        self._profile_cache: Optional[tuple] = None
         self.delta: Stamp = (0, 0)
         self.direction = 0
         self.serial = False
@@ -460,30 +462,34 @@ class ArchiveContext:
                 return selected
 
     def _select(self, flat: FlatResult, pmids: Sequence[int]) -> Optional[FlatResult]:
-        where: Dict[int, int] = {}
-        for i, pmid in enumerate(flat.pmid):
-            where.setdefault(pmid, i)
-        found = [where.get(p, -1) for p in pmids]
-        if all(i < 0 for i in found) and not all(_anon.is_derived(p) for p in pmids):
-            return None
-        sets: List[Tuple[int, int, Optional[List[int]]]] = []
-        for pmid, src in zip(pmids, found):
-            if src < 0:
-                sets.append((pmid, -1, None))
-                continue
-            keep: Optional[List[int]] = None
-            if flat.numval[src] > 0:
-                desc = self.meta.descs.get(pmid)
-                if desc is None:
-                    raise pmErr(PM_ERR_PMID_LOG)
-                indom = desc[2]
-                if indom != PM_INDOM_NULL:
-                    base = flat.first[src]
-                    inst = flat.inst
-                    keep = [j for j in range(flat.numval[src])
-                            if self.profile.includes(indom, inst[base + j])]
-            sets.append((pmid, src, keep))
-        return flat.rearranged(sets)
+        """The requested sets of one record, in request order, through the profile (the
+        assembly is C: csrc/result_select.c); None when the record has none of them."""
+        request, all_derived = self._select_request(pmids)
+        # a request of derived metrics only is answered by every record
+        return flat.select(request, self._profile_filter(), even_if_absent=all_derived)
+
+    def _select_request(self, pmids: Sequence[int]) -> Tuple[SelectRequest, bool]:
+        """The C form of a request, kept while the same pmids are asked for."""
+        key = tuple(pmids)
+        cached = self._select_cache
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        descs = self.meta.descs
+        indoms = [None if descs.get(p) is None else descs[p][2] for p in key]
+        request = SelectRequest(list(key), indoms)
+        all_derived = all(_anon.is_derived(p) for p in key)
+        self._select_cache = (key, request, all_derived)
+        return request, all_derived
+
+    def _profile_filter(self) -> ProfileFilter:
+        """The C form of the profile, rebuilt when the profile changes."""
+        profile = self.profile
+        cached = self._profile_cache
+        if cached is not None and cached[0] is profile and cached[1] == profile.version:
+            return cached[2]
+        made = ProfileFilter(*profile.passing())
+        self._profile_cache = (profile, profile.version, made)
+        return made
 
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
         if len(pmids) < 1:

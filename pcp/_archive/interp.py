@@ -5,96 +5,43 @@ Per requested (metric, instance) libpcp keeps the nearest observation at or befo
 requested time (prior) and at or after it (next), each a value or a <mark>, and moves
 them incrementally as the time moves: a roll over the records between the last position
 and the new time, then searches backwards and forwards for what is still unbound.
-This module keeps the same state and makes the same moves over the context's own
-record reader, so every quirk of the result is libpcp's: which instances get a value
-(DISCRETE needs a prior value; INSTANT and COUNTER a value on each side, no mark
-between), the prior value for INSTANT and DISCRETE (6.0.3 never takes the nearer
-one), linear interpolation of numeric counters with libpcp's double arithmetic and
-truncation, the one-fetch silence of a counter after a <mark>, instance lifetimes for
-instance domains of 16 or more instances, the instance order of libpcp's hash tables,
-and the request time advancing by the delta whether the fetch succeeds or not.
+This module drives the same moves over the context's own record reader (which records
+are read, in which order, and where the stream is left); the per-instance state and
+everything done per value live in C (csrc/interp.c): folding a record into the bounds,
+the search passes' lists, which instances get a value, and the values themselves. So
+every quirk of the result is libpcp's: which instances get a value (DISCRETE needs a
+prior value; INSTANT and COUNTER a value on each side, no mark between), the prior
+value for INSTANT and DISCRETE (6.0.3 never takes the nearer one), linear interpolation
+of numeric counters with libpcp's double arithmetic and truncation, the one-fetch
+silence of a counter after a <mark>, instance lifetimes for instance domains of 16 or
+more instances, the instance order of libpcp's hash tables, and the request time
+advancing by the delta whether the fetch succeeds or not.
 
-Values are referred to where they lie (a decoded record and an index in it); the
-result is assembled as a flat result like every other fetch.
+The result is a flat result like every other fetch, assembled in C.
 """
 from __future__ import annotations
 
-import bisect
-import math
 import os
-import struct
-from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.reader import Record
 from pcp._core.abc import Stamp
-from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ERR_PMID_LOG, PM_ERR_TYPE,
-                                 PM_ID_NULL, PM_INDOM_NULL, PM_MODE_BACK, PM_MODE_FORW,
-                                 PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TYPE_32,
-                                 PM_TYPE_64, PM_TYPE_AGGREGATE, PM_TYPE_DOUBLE, PM_TYPE_EVENT,
-                                 PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING, PM_TYPE_U32,
-                                 PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
+from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ID_NULL, PM_INDOM_NULL,
+                                 PM_MODE_BACK, PM_MODE_FORW)
+from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, parse_interval
 from pcp._core.longdouble import ld_timestamp_sub
-from pcp._decode.result import FlatResult
+from pcp._core.native import ffi, lib
+from pcp._decode.result import FlatResult, ProfileFilter
 
-# the state of a bound (libpcp's S_* bits)
-UNDEFINED, MARK, VALUE, SCANNED = 1, 2, 4, 16
-# what update_bounds does with a <mark>
+# what folding a <mark> does to the bounds (PCP_INTERP_MARK_* in csrc/interp.h)
 MARK_NONE, MARK_FORW, MARK_BACK = 0, 1, 2
+# which search list a folded record is checked against (PCP_INTERP_WALK_*)
+WALK_NONE, WALK_BACK, WALK_FORW = 0, 1, 2
 # instance domains this large get instance lifetimes (libpcp's HASH_THRESHOLD)
 LIFETIME_THRESHOLD = 16
-_NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
 _IN_NULL = -1                   # PM_IN_NULL as the signed instance ids of results
-_COPIED = (PM_TYPE_AGGREGATE, PM_TYPE_EVENT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING)
-
-# A value: an INSITU word (int) or (decoded record, index of the value in it)
-Value = object
-
-
-class _Inst:
-    """One (metric, instance): its bounds (libpcp's instcntl_t)."""
-
-    __slots__ = ("metric", "inst", "search", "inresult", "t_prior", "s_prior", "v_prior",
-                 "t_next", "s_next", "v_next", "t_first", "t_last", "t_birth", "t_death")
-
-    def __init__(self, metric: "_Metric", inst: int) -> None:
-        self.metric = metric
-        self.inst = inst
-        self.search = False
-        self.inresult = False
-        self.t_prior = self.t_next = -1.0
-        self.s_prior = self.s_next = UNDEFINED
-        self.v_prior: Optional[Value] = None
-        self.v_next: Optional[Value] = None
-        self.t_first = self.t_last = -1.0
-        self.t_birth = self.t_death = -1.0
-
-    def forget(self) -> None:
-        self.t_prior = self.t_next = -1.0
-        self.s_prior = self.s_next = UNDEFINED
-        self.v_prior = self.v_next = None
-
-
-class _Metric:
-    """One requested metric (libpcp's pmidcntl_t): its descriptor, the value format its
-    records use, and its instances in libpcp's hash-table order."""
-
-    __slots__ = ("pmid", "type", "indom", "sem", "valfmt", "numval", "last_numval", "insts",
-                 "by_inst")
-
-    def __init__(self, pmid: int, desc: Optional[tuple]) -> None:
-        self.pmid = pmid
-        self.valfmt = -1
-        self.numval = 0
-        self.last_numval = -1
-        self.insts: List[_Inst] = []
-        self.by_inst: Dict[int, _Inst] = {}
-        if desc is None:
-            self.type, self.indom, self.sem = -1, PM_INDOM_NULL, 0
-        else:
-            self.type, self.indom, self.sem = desc[1], desc[2], desc[3]
 
 
 def hash_order(insts: List[int]) -> List[int]:
@@ -124,17 +71,24 @@ def _ignore_marks() -> Optional[float]:
 
 
 class Interpolator:
-    """The interpolation state of one archive context (libpcp's ac_pmid_hc and friends)."""
+    """The interpolation state of one archive context (libpcp's ac_pmid_hc and friends):
+    the record reading here, the per-instance bounds in a C pcp_interp."""
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.metrics: Dict[int, _Metric] = {}
-        self.want: List[_Inst] = []
+        state = lib.pcp_interp_new(1 if "PCP_COUNTER_WRAP" in os.environ else 0)
+        if state == ffi.NULL:
+            raise MemoryError("pcp_interp_new")
+        self.c = ffi.gc(state, lib.pcp_interp_free)
+        self.declared: set = set()       # pmids declared to the C state
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}
-        self._decoded: "OrderedDict[Tuple[object, int], FlatResult]" = OrderedDict()
-        self._wrap = "PCP_COUNTER_WRAP" in os.environ
+        self._indom_candidates: Dict[int, Tuple[int, object, object, object]] = {}
+        # the volume files records were folded from, each named by a number for the C
+        # state's cache of decoded records (with the record's offset)
+        self._files: Dict[object, int] = {}
         self._ignore_gap = _ignore_marks()
+        self._request: Optional[Tuple[Tuple[int, ...], object]] = None
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -157,18 +111,6 @@ class Interpolator:
         except pmErr as err:
             return err.code, None
 
-    def _decode(self, rec: Record) -> FlatResult:
-        key = (rec.mapped, rec.off)     # the file itself: an id could be reused
-        flat = self._decoded.get(key)
-        if flat is None:
-            flat = rec.decode()
-            self._decoded[key] = flat
-            if len(self._decoded) > 8:
-                self._decoded.popitem(last=False)
-        else:
-            self._decoded.move_to_end(key)
-        return flat
-
     def _remember_position(self) -> None:
         self.ctx.saved = (self.ctx.curvol, self.ctx.pos)
 
@@ -184,11 +126,7 @@ class Interpolator:
 
     def reset(self) -> None:
         """__pmLogResetInterp: forget bounds that do not bracket the new time."""
-        t_req = self._t(self.ctx.origin)
-        for metric in self.metrics.values():
-            for icp in metric.insts:
-                if icp.t_prior > t_req or icp.t_next < t_req:
-                    icp.forget()
+        lib.pcp_interp_reset(self.c, self._t(self.ctx.origin))
 
     # ---- instance lifetimes ----------------------------------------------------------
 
@@ -215,28 +153,56 @@ class Interpolator:
             return -1.0, -1.0
         return table[inst]
 
-    def _metric(self, pmid: int) -> _Metric:
-        metric = self.metrics.get(pmid)
-        if metric is not None:
-            return metric
-        metric = _Metric(pmid, self.ctx.meta.descs.get(pmid))
-        self.metrics[pmid] = metric
-        if metric.type == -1:
-            return metric
-        if metric.indom == PM_INDOM_NULL:
+    def _candidates(self, indom: int) -> Tuple[int, object, object, object]:
+        """The candidate instances of an instance domain as the C state takes them:
+        (count, ids in libpcp's hash-table order, births, deaths), made once per domain
+        (every instance the archive has for it, with its lifetime)."""
+        made = self._indom_candidates.get(indom)
+        if made is not None:
+            return made
+        if indom == PM_INDOM_NULL:
             insts = [_IN_NULL]
+            lives = [(-1.0, -1.0)]
         else:
             try:
-                insts = hash_order(list(self.ctx.instances_archive(metric.indom)[0]))
+                insts = hash_order(list(self.ctx.instances_archive(indom)[0]))
             except pmErr:
                 insts = []
-        for inst in insts:
-            icp = _Inst(metric, inst)
-            if metric.indom != PM_INDOM_NULL:
-                icp.t_birth, icp.t_death = self._lifetime(metric.indom, inst)
-            metric.insts.append(icp)
-            metric.by_inst[inst] = icp
-        return metric
+            lives = [self._lifetime(indom, inst) for inst in insts]
+        made = (len(insts), ffi.new("int32_t[]", [wrap_int32(i) for i in insts] or [0]),
+                ffi.new("double[]", [b for b, _ in lives] or [0.0]),
+                ffi.new("double[]", [d for _, d in lives] or [0.0]))
+        self._indom_candidates[indom] = made
+        return made
+
+    def _declare(self, pmid: int) -> None:
+        """A metric requested for the first time: its descriptor and candidate
+        instances go to the C state."""
+        desc = self.ctx.meta.descs.get(pmid)
+        if desc is None:
+            mtype, indom, sem = -1, PM_INDOM_NULL, 0
+            n, insts, births, deaths = 0, ffi.NULL, ffi.NULL, ffi.NULL
+        else:
+            mtype, indom, sem = desc[1], desc[2], desc[3]
+            n, insts, births, deaths = self._candidates(indom)
+        sts = lib.pcp_interp_add_metric(self.c, pmid & 0xFFFFFFFF, mtype, indom & 0xFFFFFFFF,
+                                        sem, n, insts, births, deaths)
+        if sts < 0:
+            raise pmErr(sts)
+        self.declared.add(pmid)
+
+    def _begin(self, pmids: List[int]) -> None:
+        """Declare what is new and start the fetch: the wanted instances, in C."""
+        key = tuple(pmids)
+        if self._request is None or self._request[0] != key:
+            for pmid in key:
+                if pmid != PM_ID_NULL and pmid not in self.declared:
+                    self._declare(pmid)
+            self._request = (key, ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in key] or [0]))
+        profile: ProfileFilter = self.ctx._profile_filter()
+        sts = lib.pcp_interp_begin(self.c, self._request[1], len(key), profile.c)
+        if sts < 0:
+            raise pmErr(sts)
 
     # ---- bounds ----------------------------------------------------------------------
 
@@ -268,115 +234,82 @@ class Interpolator:
         ctx.mark_done = state[3]
         return t_prior != -1 and t_next != -1 and t_next - t_prior <= gap
 
-    def _update(self, t_req: float, rec: Record, do_mark: int, counts: Optional[List[int]],
-                seen: Optional[List[bool]]) -> int:
-        """libpcp's update_bounds: fold one record (or <mark>) into the bounds."""
-        t_this = self._t(rec.stamp)
+    def _fold(self, t_req: float, t_this: float, rec: Record, do_mark: int, counting: bool,
+              walk: int) -> int:
+        """libpcp's update_bounds on one record (or <mark>), then the search list's
+        walk: in C. Returns how many instances the search has found."""
         if rec.numpmid == 0:
             if self._ignore_gap is not None and self._mark_is_ignored():
-                return 0
-            if do_mark == MARK_NONE:
-                return 0
-            for icp in self.want:
-                if t_this <= t_req and (t_this >= icp.t_prior or icp.t_prior > t_req):
-                    icp.t_prior = t_this
-                    icp.s_prior = MARK
-                    if do_mark == MARK_BACK:
-                        if icp.search and counts is not None:
-                            icp.search = False
-                            counts[0] += 1
-                            icp.s_prior |= SCANNED
-                    elif seen is not None:
-                        seen[0] = True
-                    icp.v_prior = None
-                if t_this >= t_req and (t_this <= icp.t_next or icp.t_next < 0
-                                        or icp.t_next < t_req):
-                    icp.t_next = t_this
-                    icp.s_next = MARK
-                    if do_mark == MARK_FORW:
-                        if icp.search and counts is not None:
-                            icp.search = False
-                            counts[0] += 1
-                            icp.s_next |= SCANNED
-                    elif seen is not None:
-                        seen[0] = True
-                    icp.v_next = None
-            return 0
-        flat = self._decode(rec)
-        for k in range(flat.numpmid):
-            metric = self.metrics.get(flat.pmid[k])
-            if metric is None:
-                continue
-            numval = flat.numval[k]
-            valfmt = flat.valfmt[k]
-            if metric.valfmt == -1 and numval > 0:
-                if metric.type in (PM_TYPE_32, PM_TYPE_U32):
-                    ok = valfmt == PM_VAL_INSITU
-                elif metric.type == PM_TYPE_FLOAT:
-                    ok = valfmt in (PM_VAL_INSITU, PM_VAL_DPTR, PM_VAL_SPTR)
-                else:
-                    ok = valfmt in (PM_VAL_DPTR, PM_VAL_SPTR)
-                if not ok:
-                    return PM_ERR_LOGREC
-                metric.valfmt = valfmt
-            elif metric.valfmt != -1 and numval > 0 and metric.valfmt != valfmt:
-                return PM_ERR_LOGREC
-            if numval <= 0:
-                continue
-            base = flat.first[k]
-            insts = flat.inst
-            ivals = flat.ival if metric.valfmt == PM_VAL_INSITU else None
-            find = metric.by_inst.get
-            back = do_mark == MARK_BACK and counts is not None
-            forw = do_mark == MARK_FORW and counts is not None
-            for j in range(base, base + numval):
-                icp = find(insts[j])
-                if icp is None:
-                    icp = find(_IN_NULL)
-                    if icp is None:
-                        continue
-                value = ivals[j] if ivals is not None else (flat, j)
-                t_prior, t_next = icp.t_prior, icp.t_next
-                if t_this <= t_req and (t_prior > t_req or t_this >= t_prior):
-                    if t_prior < t_next and t_prior >= t_req:
-                        icp.t_next, icp.v_next = t_prior, icp.v_prior
-                        icp.s_next = icp.s_prior & ~SCANNED
-                        t_next = t_prior
-                    icp.t_prior = t_prior = t_this
-                    icp.s_prior = VALUE
-                    icp.v_prior = value
-                    if back and icp.search:
-                        icp.search = False
-                        counts[0] += 1      # type: ignore[index]
-                        icp.s_prior |= SCANNED
-                if t_this >= t_req and (t_next < t_req or t_this <= t_next):
-                    if t_prior < t_next and t_next <= t_req:
-                        icp.t_prior, icp.v_prior = t_next, icp.v_next
-                        icp.s_prior = icp.s_next & ~SCANNED
-                    icp.t_next = t_this
-                    icp.s_next = VALUE
-                    icp.v_next = value
-                    if forw and icp.search:
-                        icp.search = False
-                        counts[0] += 1      # type: ignore[index]
-                        icp.s_next |= SCANNED
-        return 0
+                do_mark = MARK_NONE
+            sts = lib.pcp_interp_fold(self.c, t_req, t_this, ffi.NULL, ffi.NULL, 0, do_mark,
+                                      counting, walk)
+        else:
+            mapped = rec.mapped
+            assert mapped is not None
+            serial = self._files.get(mapped)
+            if serial is None:
+                serial = self._files[mapped] = len(self._files) + 1
+            sts = lib.pcp_interp_fold_record(self.c, t_req, t_this, (serial << 44) | rec.off,
+                                             mapped.ptr + rec.off, rec.length, rec.version,
+                                             do_mark, counting, walk)
+        if sts < 0:
+            raise pmErr(sts)
+        return sts
 
-    def _roll(self, t_req: float, seen: List[bool]) -> int:
+    def _roll(self, t_req: float) -> None:
         """libpcp's do_roll: read on in the direction of travel up to the request time."""
         forward = self.ctx.direction > 0
         mode = PM_MODE_FORW if forward else PM_MODE_BACK
         while True:
             err, rec = self._read(mode)
             if err < 0 or rec is None:
-                return PM_ERR_LOGREC if err == PM_ERR_LOGREC else 0
+                if err == PM_ERR_LOGREC:
+                    raise pmErr(err)
+                return
             t_this = self._t(rec.stamp)
             if (forward and t_this > t_req) or (not forward and t_this < t_req):
-                return 0
+                return
             self._remember_position()
-            sts = self._update(t_req, rec, MARK_FORW if forward else MARK_BACK, None, seen)
+            self._fold(t_req, t_this, rec, MARK_FORW if forward else MARK_BACK, False,
+                       WALK_NONE)
+
+    def _search(self, t_req: float, backward: bool) -> None:
+        """One search pass: list what has no bound on this side (rolling first where
+        libpcp does), read in that direction until each is found or cannot be, then
+        settle what is still unbound."""
+        ctx = self.ctx
+        run_pass = lib.pcp_interp_prior_pass if backward else lib.pcp_interp_next_pass
+        count = ffi.new("int32_t *")
+        resume = 0
+        while run_pass(self.c, t_req, ctx.direction, resume, count) == 1:
+            self._roll(t_req)
+            resume = 1
+        wanted = count[0]
+        if wanted:
+            sts = self._restore_position()
             if sts < 0:
-                return sts
+                raise pmErr(sts)
+            mode = PM_MODE_BACK if backward else PM_MODE_FORW
+            found = 0
+            while found < wanted:
+                err, rec = self._read(mode)
+                if err < 0 or rec is None:
+                    if err == PM_ERR_LOGREC:
+                        raise pmErr(err)
+                    break
+                t_this = self._t(rec.stamp)
+                if backward:
+                    if ctx.direction < 0 and t_this >= t_req:
+                        self._remember_position()
+                    found = self._fold(t_req, t_this, rec, MARK_BACK, True, WALK_BACK)
+                else:
+                    if ctx.direction > 0 and t_this <= t_req:
+                        self._remember_position()
+                    found = self._fold(t_req, t_this, rec, MARK_FORW, True, WALK_FORW)
+            if backward:
+                lib.pcp_interp_prior_finish(self.c, t_req)
+            else:
+                lib.pcp_interp_next_finish(self.c, t_req)
 
     # ---- the fetch -------------------------------------------------------------------
 
@@ -397,7 +330,7 @@ class Interpolator:
                 nsec += 1000000000
             ctx.origin = (sec, nsec)
 
-    def _fetch(self, pmids: List[int]) -> FlatResult:  # noqa: C901 (libpcp's one function)
+    def _fetch(self, pmids: List[int]) -> FlatResult:
         ctx = self.ctx
         t_req = self._t(ctx.origin)
         if t_req < -0.001:
@@ -411,30 +344,7 @@ class Interpolator:
                 raise pmErr(PM_ERR_EOL)
 
         # first pass: the metrics, their candidate instances, the profile
-        self.want = []
-        listed: Optional[set] = set() if len(set(pmids)) != len(pmids) else None
-        for pmid in pmids:
-            if pmid == PM_ID_NULL:
-                continue
-            metric = self._metric(pmid)
-            metric.numval = 0
-            if metric.type == -1:
-                metric.numval = PM_ERR_PMID_LOG
-                continue
-            for icp in metric.insts:
-                icp.search = False
-                if metric.indom == PM_INDOM_NULL or ctx.profile.includes(metric.indom, icp.inst):
-                    icp.inresult = True
-                    if listed is None:
-                        self.want.append(icp)
-                    elif id(icp) not in listed:     # a pmid asked for twice
-                        listed.add(id(icp))
-                        self.want.append(icp)
-                    metric.numval += 1
-                else:
-                    icp.inresult = False
-        # libpcp pushes each onto the front of its list
-        self.want.reverse()
+        self._begin(pmids)
 
         if not ctx.serial:
             try:
@@ -451,356 +361,30 @@ class Interpolator:
                 if (forward and t_this <= t_req) or (not forward and t_this > t_req):
                     break
                 self._remember_position()
-                sts = self._update(t_req, rec, MARK_NONE, None, None)
-                if sts < 0:
-                    raise pmErr(sts)
+                self._fold(t_req, t_this, rec, MARK_NONE, False, WALK_NONE)
             ctx.serial = True
-            for pmid in pmids:
-                if pmid != PM_ID_NULL:
-                    self.metrics[pmid].last_numval = -1
+            lib.pcp_interp_forget_last_numval(self.c)
 
         sts = self._restore_position()
         if sts < 0:
             raise pmErr(sts)
-        seen = [False]
-        done_roll = False
-
-        # second pass: what is not bounded below
-        unbound: List[_Inst] = []
-        back = 0
-        for icp in self.want:
-            if icp.t_first >= 0 and t_req < icp.t_first:
-                continue
-            if icp.t_birth >= 0 and t_req < icp.t_birth:
-                continue
-            if icp.t_death >= 0 and t_req > icp.t_death:
-                continue
-            if icp.t_prior < 0 or icp.t_prior > t_req:
-                if back == 0 and not done_roll:
-                    done_roll = True
-                    if ctx.direction > 0:
-                        sts = self._roll(t_req, seen)
-                        if sts < 0:
-                            raise pmErr(sts)
-            if ((icp.s_prior & UNDEFINED and not icp.s_prior & SCANNED)
-                    or (icp.t_prior > t_req and (ctx.direction < 0
-                                                 or not icp.s_prior & SCANNED))
-                    or (icp.s_next & MARK and icp.t_prior == t_req)):
-                back += 1
-                icp.search = True
-                at = 0
-                while at < len(unbound) and icp.t_first < unbound[at].t_first:
-                    at += 1
-                unbound.insert(at, icp)
-        if back:
-            sts = self._restore_position()
-            if sts < 0:
-                raise pmErr(sts)
-            counts = [0]
-            while counts[0] < back:
-                err, rec = self._read(PM_MODE_BACK)
-                if err < 0 or rec is None:
-                    if err == PM_ERR_LOGREC:
-                        raise pmErr(err)
-                    break
-                t_this = self._t(rec.stamp)
-                if ctx.direction < 0 and t_this >= t_req:
-                    self._remember_position()
-                sts = self._update(t_req, rec, MARK_BACK, counts, seen)
-                if sts < 0:
-                    raise pmErr(sts)
-                kept = []
-                for n, icp in enumerate(unbound):
-                    if icp.t_first < t_this:
-                        kept.extend(unbound[n:])
-                        break
-                    if icp.search:
-                        icp.search = False
-                        icp.s_prior |= SCANNED
-                        counts[0] += 1
-                    else:
-                        kept.append(icp)
-                unbound = kept
-            for icp in unbound:
-                if ((icp.s_prior & UNDEFINED or icp.t_prior > t_req)
-                        and icp.t_first < t_req):
-                    icp.t_first = t_req
-                    icp.s_prior |= SCANNED
-                icp.search = False
-
-        # third pass: what is not bounded above
-        unbound = []
-        forw = 0
-        for icp in self.want:
-            if icp.t_last >= 0 and t_req > icp.t_last:
-                continue
-            if icp.t_birth >= 0 and t_req < icp.t_birth:
-                continue
-            if icp.t_death >= 0 and t_req > icp.t_death:
-                continue
-            if icp.t_next < 0 or icp.t_next < t_req:
-                if forw == 0 and not done_roll:
-                    done_roll = True
-                    if ctx.direction < 0:
-                        sts = self._roll(t_req, seen)
-                        if sts < 0:
-                            raise pmErr(sts)
-            if ((icp.s_next & UNDEFINED and not icp.s_next & SCANNED)
-                    or (icp.t_next < t_req and (ctx.direction > 0
-                                                or not icp.s_next & SCANNED))
-                    or (icp.s_prior & MARK and icp.t_next == t_req)):
-                forw += 1
-                icp.search = True
-                at = 0
-                while at < len(unbound) and icp.t_last > unbound[at].t_last:
-                    at += 1
-                unbound.insert(at, icp)
-        if forw:
-            unbound_last = [icp.t_last for icp in unbound]
-            sts = self._restore_position()
-            if sts < 0:
-                raise pmErr(sts)
-            counts = [0]
-            while counts[0] < forw:
-                err, rec = self._read(PM_MODE_FORW)
-                if err < 0 or rec is None:
-                    if err == PM_ERR_LOGREC:
-                        raise pmErr(err)
-                    break
-                t_this = self._t(rec.stamp)
-                if ctx.direction > 0 and t_this <= t_req:
-                    self._remember_position()
-                sts = self._update(t_req, rec, MARK_FORW, counts, seen)
-                if sts < 0:
-                    raise pmErr(sts)
-                # the list is in ascending t_last: the ones with none (-1) come first
-                # and are never forgotten here, so the walk starts after them
-                first = bisect.bisect_left(unbound_last, 0.0)
-                kept = unbound[:first]
-                for n in range(first, len(unbound)):
-                    icp = unbound[n]
-                    if icp.t_last > t_this:
-                        kept.extend(unbound[n:])
-                        break
-                    if icp.search:
-                        icp.search = False
-                        icp.s_next |= SCANNED
-                        counts[0] += 1
-                    else:
-                        kept.append(icp)
-                if len(kept) != len(unbound):
-                    unbound = kept
-                    unbound_last = [icp.t_last for icp in unbound]
-            for icp in unbound:
-                if icp.t_next < t_req and (icp.t_last < 0 or t_req < icp.t_last):
-                    icp.t_last = t_req
-                    icp.s_next |= SCANNED
-                icp.search = False
-
-        # which values there will be
-        for icp in self.want:
-            metric = icp.metric
-            if metric.sem == PM_SEM_DISCRETE:
-                if (icp.s_prior & MARK or icp.s_prior & UNDEFINED
-                        or icp.t_prior > t_req or (icp.t_birth != -1 and icp.t_birth > t_req)):
-                    metric.numval -= 1
-                    icp.inresult = False
-                elif icp.t_death != -1 and t_req > icp.t_death:
-                    metric.numval -= 1
-                    icp.inresult = False
-            else:
-                if (icp.s_prior & MARK or icp.s_prior & UNDEFINED
-                        or icp.t_prior > t_req or icp.s_next & MARK
-                        or icp.s_next & UNDEFINED or icp.t_next < t_req):
-                    metric.numval -= 1
-                    icp.inresult = False
-                elif metric.sem == PM_SEM_COUNTER:
-                    if metric.type not in _NUMERIC:
-                        metric.numval = PM_ERR_TYPE
-                    elif seen[0] and metric.last_numval > 0:
-                        metric.numval -= 1
-                        icp.inresult = False
-        return self._result(pmids, t_req)
+        self._search(t_req, backward=True)     # second pass: what is not bounded below
+        self._search(t_req, backward=False)    # third pass: what is not bounded above
+        return self._result(len(pmids), t_req)
 
     # ---- the result ------------------------------------------------------------------
 
-    def _result(self, pmids: List[int], t_req: float) -> FlatResult:
-        sets: List[Tuple[int, int, int]] = []
-        values: List[tuple] = []
-        for pmid in pmids:
-            if pmid == PM_ID_NULL:
-                sets.append((pmid, 0, 0))
-                continue
-            metric = self.metrics[pmid]
-            first = len(values)
-            valfmt = metric.valfmt
-            if metric.numval > 0:
-                for icp in metric.insts:
-                    if not icp.inresult:
-                        continue
-                    value = _value(metric, icp, t_req, self._wrap)
-                    if value is not None:
-                        values.append(value)
-                        if value[1] >= 0:
-                            valfmt = PM_VAL_DPTR
-            numval = metric.numval
-            if numval > 0 and len(values) - first != numval:
-                # libpcp counts first and fills after; a value it cannot compute leaves a
-                # slot unfilled: keep the ones there are
-                numval = len(values) - first
-            sets.append((pmid, numval, valfmt))
-            metric.last_numval = metric.numval
-        return FlatResult.assemble(self.ctx.origin, sets, values)
-
-
-def _payload(value: Value) -> Tuple[int, int, int, float, bytes]:
-    flat, k = value  # type: ignore[misc]
-    return flat.vtype[k], flat.ival[k], flat.dval[k], flat.payload(k)
-
-
-# C's conversions of a double to an integer as gcc compiles them for x86-64 (toward
-# zero; NaN and out-of-range values give the "integer indefinite" of cvttsd2si).
-def _to_i32(x: float) -> int:
-    if math.isnan(x) or not -2147483648.0 <= x < 2147483648.0:
-        return -(1 << 31)
-    return int(x)
-
-
-def _to_u32(x: float) -> int:
-    """Converted through a 64-bit signed conversion, then the low 32 bits kept."""
-    return _to_i64(x) & 0xFFFFFFFF
-
-
-def _to_i64(x: float) -> int:
-    if math.isnan(x) or not -9223372036854775808.0 <= x < 9223372036854775808.0:
-        return -(1 << 63)
-    return int(x)
-
-
-def _to_u64(x: float) -> int:
-    """Below 2**63 a signed conversion; from 2**63 one of x - 2**63 with the top bit
-    flipped back."""
-    if not math.isnan(x) and x >= 9223372036854775808.0:
-        return (_to_i64(x - 9223372036854775808.0) ^ (1 << 63)) & 0xFFFFFFFFFFFFFFFF
-    return _to_i64(x) & 0xFFFFFFFFFFFFFFFF
-
-
-def _value(metric: _Metric, icp: _Inst, t_req: float, wrap: bool) -> Optional[tuple]:
-    """(inst, vtype, ival, dval, payload) of one instance's value at t_req, or None when
-    libpcp leaves it out; vtype -1 is an INSITU word. Numbers: the observation at t_req
-    if there is one, else the prior one (DISCRETE; INSTANT with both bounds), else the
-    interpolated counter. Strings, aggregates and events: always the prior one."""
-    mtype, sem = metric.type, metric.sem
-    if mtype in _COPIED:
-        if icp.t_prior < 0 or icp.v_prior is None:
-            return None
-        vtype, ival, dval, payload = _payload(icp.v_prior)
-        return (icp.inst, vtype, ival, dval, payload)
-    if mtype not in _NUMERIC:
-        return None
-    has_both = icp.t_prior >= 0 and icp.t_next >= 0
-    if icp.t_prior == t_req:
-        source = icp.v_prior
-    elif icp.t_next == t_req:
-        source = icp.v_next
-    elif sem == PM_SEM_DISCRETE:
-        source = icp.v_prior if icp.t_prior >= 0 else None
-    elif sem == PM_SEM_INSTANT:
-        source = icp.v_prior if has_both else None
-    elif has_both:
-        return _interpolate(metric, icp, t_req, wrap)
-    else:
-        return None
-    if source is None:
-        return None
-    if metric.valfmt == PM_VAL_INSITU:
-        return (icp.inst, -1, int(source), 0.0, b"")  # type: ignore[call-overload]
-    _, ival, dval, payload = _payload(source)
-    return (icp.inst, mtype, ival, dval, payload)
-
-
-def _interpolate(metric: _Metric, icp: _Inst, t_req: float, wrap: bool) -> Optional[tuple]:
-    """A counter between its prior and next values, in libpcp's arithmetic."""
-    mtype = metric.type
-    dt = t_req - icp.t_prior
-    span = icp.t_next - icp.t_prior
-    if metric.valfmt == PM_VAL_INSITU:
-        prior, nxt = int(icp.v_prior), int(icp.v_next)          # type: ignore[call-overload]
-        if mtype == PM_TYPE_32:
-            if nxt >= prior or not wrap:
-                diff = _i32(nxt - prior)
-                word = _to_i32((0.5 + prior) + dt * diff / span)
-            else:
-                # libpcp adds the prior value into the next slot, not this one (a bug
-                # of its signed wrap path): this slot keeps the bare increment
-                diff = _i32(0xFFFFFFFF - prior + 1 + nxt)
-                word = _to_i32(0.5 + dt * diff / span)
-            return (icp.inst, -1, word, 0.0, b"")
-        if mtype == PM_TYPE_U32:
-            up, un = prior & 0xFFFFFFFF, nxt & 0xFFFFFFFF
-            if un >= up:
-                word = _to_u32((0.5 + up) + dt * ((un - up) & 0xFFFFFFFF) / span)
-            elif wrap:
-                word = (_to_u32(0.5 + dt * ((0xFFFFFFFF - up + 1 + un) & 0xFFFFFFFF) / span)
-                        + up) & 0xFFFFFFFF
-            else:
-                word = _to_u32((0.5 + up) - dt * ((up - un) & 0xFFFFFFFF) / span)
-            return (icp.inst, -1, _i32(word), 0.0, b"")
-        # old-style INSITU float: interpolated as a float, stored as its bits
-        fp = _float_of_bits(prior)
-        fn = _float_of_bits(nxt)
-        f = _to_float(fp + dt * _to_float(fn - fp) / span)
-        return (icp.inst, -1, _i32(_bits_of_float(f)), 0.0, b"")
-    _, pi, pd, _ = _payload(icp.v_prior)     # type: ignore[arg-type]
-    _, ni, nd, _ = _payload(icp.v_next)      # type: ignore[arg-type]
-    if mtype == PM_TYPE_FLOAT:
-        f = _to_float(pd + dt * _to_float(nd - pd) / span)
-        return (icp.inst, PM_TYPE_FLOAT, 0, f, struct.pack(">f", f))
-    if mtype == PM_TYPE_DOUBLE:
-        d = pd + dt * (nd - pd) / span
-        return (icp.inst, PM_TYPE_DOUBLE, 0, d, struct.pack(">d", d))
-    if mtype == PM_TYPE_64:
-        lp, ln = _i64(pi), _i64(ni)
-        diff = _i64(ln - lp) if (ln >= lp or not wrap) else _i64(0xFFFFFFFFFFFFFFFF - lp + 1 + ln)
-        v = _to_i64((0.5 + float(lp)) + dt * float(diff) / span)
-        return (icp.inst, PM_TYPE_64, v, 0.0, struct.pack(">q", v))
-    if mtype == PM_TYPE_U64:
-        # libpcp holds both in signed 64-bit variables, and its "next >= prior" is
-        # compiled as "next - prior >= 0" in wrapping arithmetic (signed overflow is
-        # undefined): that test, and the prior converted to double as signed
-        lp, ln = _i64(pi), _i64(ni)
-        if _i64(ln - lp) >= 0:
-            diff = (ln - lp) & 0xFFFFFFFFFFFFFFFF
-            u = _to_u64((0.5 + float(lp)) + dt * float(diff) / span)
-        elif wrap:
-            diff = (0xFFFFFFFFFFFFFFFF - lp + 1 + ln) & 0xFFFFFFFFFFFFFFFF
-            u = _to_u64((0.5 + float(lp)) + dt * float(diff) / span)
-        else:
-            diff = (lp - ln) & 0xFFFFFFFFFFFFFFFF
-            u = _to_u64((0.5 + float(lp)) - dt * float(diff) / span)
-        return (icp.inst, PM_TYPE_U64, _i64(u), 0.0, struct.pack(">Q", u))
-    return None
-
-
-def _i32(x: int) -> int:
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
-
-
-def _i64(x: int) -> int:
-    return ((x + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
-
-
-def _to_float(x: float) -> float:
-    """A double rounded to C float."""
-    try:
-        return struct.unpack("f", struct.pack("f", x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
-
-def _float_of_bits(word: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
-
-
-def _bits_of_float(f: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", f))[0]
+    def _result(self, npmids: int, t_req: float) -> FlatResult:
+        """Which instances get a value, then the values, assembled in C."""
+        nvalues = ffi.new("int32_t *")
+        nbytes = ffi.new("int64_t *")
+        sts = lib.pcp_interp_result_size(self.c, t_req, nvalues, nbytes)
+        if sts < 0:
+            raise pmErr(sts)
+        data = ffi.new("uint8_t[]", max(nbytes[0], 1))
+        c, mem = FlatResult.columns(npmids, nvalues[0])
+        sts = lib.pcp_interp_result_fill(self.c, t_req, c, data, nbytes[0])
+        if sts < 0:
+            raise pmErr(sts)
+        c.sec, c.nsec = self.ctx.origin
+        return FlatResult.wrap(c, mem, ffi.buffer(data, nbytes[0])[:])

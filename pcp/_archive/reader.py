@@ -11,6 +11,7 @@ the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
 from __future__ import annotations
 
 import errno as _errno
+from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
@@ -25,6 +26,8 @@ from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEA
 from pcp._decode.result import FlatResult
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
+# good record reads remembered (an interpolating scan reads the same stretch again)
+RECENT_READS = 64
 
 
 def tsub(a: Stamp, b: Stamp) -> float:
@@ -108,6 +111,7 @@ class Archive:
         self.index: List[IndexEntry] = []
         self.endtime: Stamp = (0, 0)
         self.physend = -1
+        self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
         self.label: LogLabel
         self.version = 0
 
@@ -244,6 +248,12 @@ class Archive:
         """One C reader step in a volume file: (status, new position, record)."""
         if mapped is None:
             return PCP_LOG_END, pos, None
+        # an interpolating scan reads the records around the requested time again and
+        # again (libpcp re-reads them): the last few good reads are remembered
+        key = (mapped, mapped.size, pos, backward, paranoid)
+        hit = self._recent_reads.get(key)
+        if hit is not None:
+            return hit
         newpos = ffi.new("uint64_t *")
         rec = ffi.new("pcp_log_record *")
         sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, self.label.length, self.version,
@@ -251,8 +261,12 @@ class Archive:
                                           rec)
         if sts == 0:
             mapped.release_behind(newpos[0], backward)
-            return 0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
-                                        self.version, rec.off, rec.len, rec.nvalues)
+            good = (0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
+                                        self.version, rec.off, rec.len, rec.nvalues))
+            self._recent_reads[key] = good
+            if len(self._recent_reads) > RECENT_READS:
+                self._recent_reads.popitem(last=False)
+            return good
         return sts, newpos[0], None
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:

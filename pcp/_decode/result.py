@@ -2,9 +2,7 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
-import array
 import ctypes
-import itertools
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -34,6 +32,60 @@ class ResultArrays(NamedTuple):
     data: bytes
 
 
+class SelectRequest:
+    """A pmFetch request as csrc/result_select.c takes it (pcp_select_request): the
+    pmids, and per pmid its descriptor's instance domain or None when unknown."""
+
+    __slots__ = ("c", "npmids", "_keep")
+
+    def __init__(self, pmids: List[int], indoms: List[Optional[int]]) -> None:
+        n = len(pmids)
+        pmid_c = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in pmids] or [0])
+        indom_c = ffi.new("uint32_t[]", [0xFFFFFFFF if i is None else i & 0xFFFFFFFF
+                                         for i in indoms] or [0])
+        known_c = ffi.new("uint8_t[]", [0 if i is None else 1 for i in indoms] or [0])
+        self.c = ffi.new("pcp_select_request *")
+        self.c.npmids = n
+        self.c.pmid = pmid_c
+        self.c.indom = indom_c
+        self.c.known = known_c
+        self.npmids = n
+        self._keep = (pmid_c, indom_c, known_c)
+
+
+class ProfileFilter:
+    """An instance profile as the C filters take it (pcp_profile): whether indoms with no
+    entry pass, and per entry (indom, whether only its listed instances pass, the
+    instances)."""
+
+    __slots__ = ("c", "_keep")
+
+    def __init__(self, include_by_default: bool,
+                 entries: List[Tuple[int, bool, List[int]]]) -> None:
+        insts: List[int] = []
+        firsts, counts = [], []
+        for _, _, listed in entries:
+            firsts.append(len(insts))
+            counts.append(len(listed))
+            # ascending as the signed instance ids the C compares (binary search)
+            insts.extend(sorted(wrap_int32(i) for i in listed))
+        indom_c = ffi.new("uint32_t[]", [e[0] & 0xFFFFFFFF for e in entries] or [0])
+        pass_c = ffi.new("int32_t[]", [1 if e[1] else 0 for e in entries] or [0])
+        first_c = ffi.new("int32_t[]", firsts or [0])
+        count_c = ffi.new("int32_t[]", counts or [0])
+        inst_c = ffi.new("int32_t[]", insts or [0])
+        self.c = ffi.new("pcp_profile *")
+        self.c.include_by_default = 1 if include_by_default else 0
+        self.c.nentries = len(entries)
+        self.c.indom = indom_c
+        self.c.listed_pass = pass_c
+        self.c.first = first_c
+        self.c.count = count_c
+        self.c.insts = inst_c
+        self.c.ninsts = len(insts)
+        self._keep = (indom_c, pass_c, first_c, count_c, inst_c)
+
+
 def usec_of(nsec: int) -> int:
     """Nanoseconds to a timeval's microseconds as C's integer division does it."""
     return -((-nsec) // 1000) if nsec < 0 else nsec // 1000
@@ -50,6 +102,22 @@ def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
     lib.pcp_result_bind(c, mem, numpmid, nvalues)
     c.numpmid = numpmid
     c.nvalues = nvalues
+    return c, mem
+
+
+def _decode_record(record: bytes, version: int,
+                   sizes: Optional[Tuple[int, int]]) -> Tuple[Any, Any]:
+    """An archive data record decoded into result columns: (pcp_result *, memory)."""
+    if sizes is None:
+        counts = ffi.new("int32_t[2]")
+        sts = lib.pcp_archive_record_scan(record, len(record), version, counts, counts + 1)
+        if sts < 0:
+            raise pmErr(sts)
+        sizes = (counts[0], counts[1])
+    c, mem = _allocate(sizes[0], sizes[1])
+    sts = lib.pcp_archive_record_decode(record, len(record), version, c)
+    if sts < 0:
+        raise pmErr(sts)
     return c, mem
 
 
@@ -81,16 +149,7 @@ class FlatResult:
         """An archive data record (length words included), decoded by the same value
         decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
         (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
-        if sizes is None:
-            counts = ffi.new("int32_t[2]")
-            sts = lib.pcp_archive_record_scan(record, len(record), version, counts, counts + 1)
-            if sts < 0:
-                raise pmErr(sts)
-            sizes = (counts[0], counts[1])
-        c, mem = _allocate(sizes[0], sizes[1])
-        sts = lib.pcp_archive_record_decode(record, len(record), version, c)
-        if sts < 0:
-            raise pmErr(sts)
+        c, mem = _decode_record(record, version, sizes)
         self = object.__new__(cls)
         self._setup(record, c, mem)
         return self
@@ -114,82 +173,37 @@ class FlatResult:
         self._dval = None
         self._blocks: Optional[Dict[int, Any]] = None
 
-    def rearranged(self, sets: List[Tuple[int, int, Optional[List[int]]]]) -> "FlatResult":
-        """A result whose value sets are picked from this one: for each output set
-        (pmid, index of the source set or -1 for "no values", indices of the source
-        set's values to keep or None for all). Blocks stay in this result's bytes."""
-        picks: List[int] = []
-        meta = []
-        for pmid, src, keep in sets:
-            if src < 0:
-                meta.append((pmid, 0, 0, len(picks)))
-                continue
-            numval = self.numval[src]
-            first = len(picks)
-            if numval > 0:
-                base = self.first[src]
-                chosen = range(numval) if keep is None else keep
-                picks.extend(base + j for j in chosen)
-                numval = len(picks) - first
-            meta.append((pmid, numval, self.valfmt[src], first))
-        c, mem = _allocate(len(sets), len(picks))
-        src_c = self.c
-        for i, (pmid, numval, valfmt, first) in enumerate(meta):
-            c.pmid[i] = pmid
-            c.numval[i] = numval
-            c.valfmt[i] = valfmt if numval > 0 else 0
-            c.first[i] = first
-        for k, s in enumerate(picks):
-            c.inst[k] = src_c.inst[s]
-            c.vtype[k] = src_c.vtype[s]
-            c.ival[k] = src_c.ival[s]
-            c.dval[k] = src_c.dval[s]
-            c.boff[k] = src_c.boff[s]
-            c.blen[k] = src_c.blen[s]
-        c.sec = self.sec
-        c.nsec = self.nsec
-        c.numpmid = len(sets)
-        c.nvalues = len(picks)
+    def select(self, request: "SelectRequest", profile: "ProfileFilter",
+               even_if_absent: bool = False) -> Optional["FlatResult"]:
+        """pmFetch's result from this archive record (csrc/result_select.c): one set per
+        requested pmid in request order, values filtered by the profile; None when the
+        record has none of the pmids (unless `even_if_absent`). Blocks stay in this
+        result's bytes."""
+        need = lib.pcp_result_select(self.c, request.c, profile.c, ffi.NULL)
+        if need < 0:
+            raise pmErr(need)
+        c, mem = _allocate(request.npmids, need)
+        found = lib.pcp_result_select(self.c, request.c, profile.c, c)
+        if found < 0:
+            raise pmErr(found)
+        if found == 0 and not even_if_absent:
+            return None
         out = object.__new__(FlatResult)
         out._setup(self.pdu, c, mem)
         return out
 
     @classmethod
-    def assemble(cls, stamp: Tuple[int, int], sets: List[Tuple[int, int, int]],
-                 values: List[Tuple[int, int, int, float, bytes]]) -> "FlatResult":
-        """A result made from values that need not come from one record: value sets
-        (pmid, numval, valfmt) over consecutive values (inst, vtype, ival, dval,
-        payload), vtype -1 for an INSITU word; payloads are copied into one buffer."""
-        c, mem = _allocate(len(sets), len(values))
-        k = 0
-        for i, (pmid, numval, valfmt) in enumerate(sets):
-            c.pmid[i] = pmid
-            c.numval[i] = numval
-            c.valfmt[i] = valfmt if numval > 0 else 0
-            c.first[i] = k
-            if numval > 0:
-                k += numval
-        n = len(values)
-        if n:
-            insts, vtypes, ivals, dvals, payloads = zip(*values)
-            lengths = array.array("I", map(len, payloads))
-            offsets = array.array("I", itertools.accumulate(lengths, initial=0))
-            # one copy per column instead of a cffi store per value
-            for dest, column in ((c.inst, array.array("i", insts)),
-                                 (c.vtype, array.array("i", vtypes)),
-                                 (c.ival, array.array("q", ivals)),
-                                 (c.dval, array.array("d", dvals)),
-                                 (c.boff, offsets[:n]), (c.blen, lengths)):
-                ffi.memmove(dest, column, n * column.itemsize)
-            data = b"".join(payloads)
-        else:
-            data = b""
-        c.sec, c.nsec = stamp
-        c.numpmid = len(sets)
-        c.nvalues = len(values)
-        out = object.__new__(cls)
-        out._setup(data, c, mem)
-        return out
+    def columns(cls, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+        """Uninitialised columns (pcp_result *, its memory) for a C function to fill;
+        `wrap` then makes the result of them."""
+        return _allocate(numpmid, nvalues)
+
+    @classmethod
+    def wrap(cls, c: Any, mem: Any, data: bytes) -> "FlatResult":
+        """A result over columns C has filled, its blocks addressed within `data`."""
+        self = object.__new__(cls)
+        self._setup(data, c, mem)
+        return self
 
     @classmethod
     def empty(cls, sec: int, nsec: int) -> "FlatResult":

@@ -3,7 +3,7 @@ per-indom entries, kept as libpcp keeps it. Host contexts send it to pmcd (proto
 9.2); archive contexts filter values with it locally."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from pcp._core.constants import PM_ERR_PROFILESPEC, PM_INDOM_NULL
 from pcp._core.errors import pmErr
@@ -14,13 +14,14 @@ from pcp._decode import pdu
 class Profile:
     """The instance profile (protocol.md 9.2): a global state plus per-indom entries."""
 
-    __slots__ = ("g_state", "entries", "sent")
+    __slots__ = ("g_state", "entries", "sent", "version")
 
     def __init__(self) -> None:
         self.g_state = PM_PROFILE_INCLUDE
         # indom -> [state, instance list]; dicts keep creation order, as libpcp sends it
         self.entries: dict = {}
         self.sent = False
+        self.version = 0        # bumped by every change: caches of the profile key on it
 
     def copy(self) -> "Profile":
         p = Profile()
@@ -30,6 +31,7 @@ class Profile:
 
     def _change(self, indom: int, insts: Optional[Sequence[int]], adding: bool) -> None:
         self.sent = False
+        self.version += 1
         if indom == PM_INDOM_NULL:
             if insts:
                 raise pmErr(PM_ERR_PROFILESPEC)
@@ -69,6 +71,14 @@ class Profile:
         state, listed = entry
         # INCLUDE entries list exclusions, EXCLUDE entries list inclusions.
         return (inst in listed) == (state == PM_PROFILE_EXCLUDE)
+
+    def passing(self) -> Tuple[bool, List[Tuple[int, bool, List[int]]]]:
+        """The profile as the C filters take it: whether an indom with no entry passes,
+        and per entry (indom, whether its listed instances are the only ones that pass,
+        its instances)."""
+        return (self.g_state == PM_PROFILE_INCLUDE,
+                [(indom, state == PM_PROFILE_EXCLUDE, list(listed))
+                 for indom, (state, listed) in self.entries.items()])
 
     def encode(self, from_: int) -> bytes:
         entries = [(indom, st, lst) for indom, (st, lst) in self.entries.items()]

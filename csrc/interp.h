@@ -1,0 +1,91 @@
+/* PM_MODE_INTERP's per-instance state and arithmetic, as libpcp 6.0.3's
+ * __pmLogFetchInterp keeps and does them (archive-format.md §12-13).
+ *
+ * The Python driver (pcp/_archive/interp.py) reads the records, in the order libpcp
+ * reads them, and hands each one here; this file keeps, per requested (metric,
+ * instance), the observations bracketing the requested time (prior and next: a value,
+ * a <mark> or nothing) in flat arrays, runs the per-instance passes of a fetch, and
+ * assembles the result as a pcp_result. Nothing per value goes through Python. */
+#ifndef PCP_INTERP_H
+#define PCP_INTERP_H
+
+#include "result.h"
+
+typedef struct pcp_interp pcp_interp;
+
+/* What folding a <mark> does to the bounds (libpcp's update_bounds do_mark). */
+#define PCP_INTERP_MARK_NONE 0
+#define PCP_INTERP_MARK_FORW 1
+#define PCP_INTERP_MARK_BACK 2
+
+/* Which list of unbound instances a folded record is checked against. */
+#define PCP_INTERP_WALK_NONE 0
+#define PCP_INTERP_WALK_BACK 1
+#define PCP_INTERP_WALK_FORW 2
+
+/* A new, empty state; `counter_wrap` is $PCP_COUNTER_WRAP's presence. NULL when out of
+ * memory. Free with pcp_interp_free. */
+pcp_interp *pcp_interp_new(int counter_wrap);
+void pcp_interp_free(pcp_interp *ip);
+
+/* Declare a metric the first time it is requested: its descriptor (type -1 when the
+ * archive has none) and its candidate instances in libpcp's hash-table order, with
+ * each instance's birth and death times (-1 unknown). Returns 0 or -ENOMEM /
+ * PM_ERR_TOOBIG. A pmid declared twice keeps its first declaration. */
+int pcp_interp_add_metric(pcp_interp *ip, uint32_t pmid, int32_t type, uint32_t indom,
+                          int32_t sem, int32_t ninst, const int32_t *insts,
+                          const double *births, const double *deaths);
+
+/* __pmLogResetInterp: forget the bounds that do not bracket t_req. */
+void pcp_interp_reset(pcp_interp *ip, double t_req);
+
+/* Start a fetch of these pmids (PM_ID_NULL allowed; every other one declared): the
+ * list of wanted instances, through the profile. Returns 0 or -ENOMEM / PM_ERR_PMID. */
+int pcp_interp_begin(pcp_interp *ip, const uint32_t *pmids, int32_t npmids,
+                     const pcp_profile *profile);
+
+/* The requested metrics forget how many values they gave last time (after the stream
+ * was repositioned). */
+void pcp_interp_forget_last_numval(pcp_interp *ip);
+
+/* Fold one record read at time t_this into the bounds (libpcp's update_bounds), then,
+ * for a search pass, drop from its unbound list what can no longer be found. `rec` NULL
+ * is a <mark>; `data` holds the record's blocks (rec->boff/blen address it). `counting`
+ * makes instances found by this record count towards the pass. Returns the pass's count
+ * of instances found so far (>= 0) or PM_ERR_LOGREC. */
+int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_result *rec,
+                    const uint8_t *data, size_t data_len, int do_mark, int counting, int walk);
+
+/* The same for an archive data record as it lies in the file (length words included):
+ * checked and decoded by the archive record decoder, then folded. The state keeps the
+ * last few records it decoded, under the caller's `key` for each (a name that stays
+ * the same record's for the life of the state, e.g. file and offset), so a record
+ * folded again is not decoded again. Returns as pcp_interp_fold, or PM_ERR_LOGREC /
+ * -ENOMEM. */
+int pcp_interp_fold_record(pcp_interp *ip, double t_req, double t_this, uint64_t key,
+                           const uint8_t *rec, size_t len, int version, int do_mark,
+                           int counting, int walk);
+
+/* The searches of a fetch. A pass walks the wanted instances and lists those with no
+ * bound on its side; it stops and returns 1 when libpcp would roll on at that point
+ * (the caller rolls, folding records with PCP_INTERP_WALK_NONE, and calls again with
+ * resume 1), 0 when done, with *count the instances to search for. `finish` settles
+ * the instances still unbound after the search. */
+int pcp_interp_prior_pass(pcp_interp *ip, double t_req, int direction, int resume,
+                          int32_t *count);
+void pcp_interp_prior_finish(pcp_interp *ip, double t_req);
+int pcp_interp_next_pass(pcp_interp *ip, double t_req, int direction, int resume,
+                         int32_t *count);
+void pcp_interp_next_finish(pcp_interp *ip, double t_req);
+
+/* Which instances get a value at t_req, then the size of the result: its value count
+ * and the bytes its value blocks need. */
+int pcp_interp_result_size(pcp_interp *ip, double t_req, int32_t *nvalues, int64_t *nbytes);
+
+/* Fill `out` (bound for the request's number of sets and *nvalues values) and `data`
+ * (nbytes long; the blocks' payloads, addressed by out->boff/blen). Every requested
+ * metric remembers how many values it had. Returns 0 or PM_ERR_TOOBIG (too little room). */
+int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_t *data,
+                           int64_t nbytes);
+
+#endif
