@@ -145,6 +145,76 @@ int pcp_archive_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_la
 int pcp_archive_meta_text(const uint8_t *buf, size_t len, uint64_t pos, uint32_t *text_type,
                           uint32_t *ident, uint32_t *text_off, uint32_t *text_len, uint64_t *next);
 
+/* ---- the whole .meta in one pass (archive_meta_scan.c) ------------------------------ */
+
+/* One instance-domain record: its instances are inst[first .. first+numinst). */
+typedef struct {
+    int64_t sec;
+    int64_t nsec;
+    uint32_t indom;
+    int32_t type;       /* PCP_META_INDOM_V2, PCP_META_INDOM or PCP_META_INDOM_DELTA */
+    int32_t first;
+    int32_t numinst;
+} pcp_meta_indom_rec;
+
+/* One label record, checked; its sets are decoded later by pcp_archive_meta_labels at
+ * `off`, with arrays sized from `room` (the record's length, or the bytes left if fewer). */
+typedef struct {
+    int64_t sec;
+    int64_t nsec;
+    uint32_t type;
+    uint32_t ident;
+    uint32_t off;
+    int32_t room;
+} pcp_meta_label_rec;
+
+/* One help-text record libpcp keeps (not the skipped kinds): the text up to its NUL. */
+typedef struct {
+    uint32_t type;
+    uint32_t ident;
+    uint32_t off;
+    uint32_t len;
+} pcp_meta_text_rec;
+
+/* Everything __pmLogLoadMeta reads from one .meta, as flat arrays in file order. The
+ * caller gives the room (*_cap, 0 with NULL arrays to count only); the walk counts every
+ * record whether or not it had room to store it, so a first pass with no room sizes the
+ * second. Descriptors are columns (Python unpacks them in one call each); each names
+ * desc_nnames[i] names from name index desc_first[i], a name's length ending at its first
+ * NUL as libpcp reads it. All offsets are into buf. */
+typedef struct {
+    int32_t desc_cap, name_cap, indom_cap, inst_cap, label_cap, text_cap;
+    int32_t ndesc, nname, nindom, ninst, nlabel, ntext;
+    uint64_t end;           /* where the walk stopped: the end, or the bad record */
+    uint32_t *desc_pmid;
+    int32_t *desc_type;
+    uint32_t *desc_indom;
+    int32_t *desc_sem;
+    uint32_t *desc_units;
+    int32_t *desc_first;
+    int32_t *desc_nnames;
+    uint32_t *name_off;
+    int32_t *name_len;
+    pcp_meta_indom_rec *indom;
+    int32_t *inst;
+    uint32_t *inst_name_off;
+    int32_t *inst_name_len; /* -1 for an instance a delta record deletes */
+    pcp_meta_label_rec *label;
+    pcp_meta_text_rec *text;
+} pcp_meta_index;
+
+/* Walk the records of a .meta from `pos` (after its label) to the end of the file, as
+ * libpcp's loader does. Returns 0 at the end, or the PM_ERR_* of the first bad record
+ * (PM_ERR_LOGREC, PM_ERR_RECTYPE for an unknown type): the records before it are in
+ * `out`, as libpcp has loaded them when it fails. Conflicting descriptors are the
+ * caller's to find (they span archives). Counts that would overflow give PM_ERR_TOOBIG. */
+int pcp_archive_meta_scan(const uint8_t *buf, size_t len, uint64_t pos, pcp_meta_index *out);
+
+/* After a counting pass: the bytes the arrays for those counts take, and laying them out
+ * in `mem` (8-byte aligned, that many bytes) with the caps set, ready for a filling pass. */
+size_t pcp_archive_meta_index_mem_size(const pcp_meta_index *ix);
+void pcp_archive_meta_index_bind(pcp_meta_index *ix, void *mem);
+
 /* ---- temporal index (.index) ------------------------------------------------------- */
 
 typedef struct {

@@ -90,7 +90,9 @@ class MappedFile:
     # pages). Pages fault back in from the file if they are needed again.
     RELEASE_SLACK = 8 << 20
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, copy: bool = False) -> None:
+        """``copy``: read the whole file into a bytes object instead of mapping it, for a
+        small file that is read once and whose bytes are kept (the .meta)."""
         self.path = path
         self._tmp: Optional[BinaryIO] = None
         self._mmap: Optional[mmap.mmap] = None
@@ -102,9 +104,13 @@ class MappedFile:
         try:
             size = os.fstat(f.fileno()).st_size
             self.size = size
-            if size > 0:
+            if copy:
+                f.seek(0)
+                self.data: object = f.read()
+                self.size = len(self.data)   # type: ignore[arg-type]
+            elif size > 0:
                 self._mmap = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
-                self.data: object = self._mmap
+                self.data = self._mmap
             else:
                 self.data = b""
         finally:
@@ -212,10 +218,9 @@ def find_archive(name: str) -> ArchiveFiles:
     trimmed = name.rstrip("/") or name
     directory = os.path.dirname(trimmed) or "."
     base = os.path.basename(trimmed)
-    if existing_file(name) is not None:
-        stripped = strip_archive_suffix(base)
-        if stripped is not None:
-            base = stripped
+    stripped = strip_archive_suffix(base)
+    if stripped is not None and existing_file(name) is not None:
+        base = stripped
     try:
         entries = os.listdir(directory)
     except OSError as e:

@@ -105,7 +105,8 @@ class Archive:
         self._checked: Dict[int, LogLabel] = {}
         self._seen: set = set()                   # libpcp's per-volume "label checked"
         self.meta_file: Optional[MappedFile] = None
-        self.index: List[IndexEntry] = []
+        self._index: Optional[List[IndexEntry]] = []
+        self._index_entries: object = None      # the decoded entries, made objects lazily
         self.endtime: Stamp = (0, 0)
         self.physend = -1
         self.label: LogLabel
@@ -120,7 +121,7 @@ class Archive:
         self.label = first
         self.version = first.version
         if self.files.index is not None:
-            index_file = MappedFile(self.files.index)
+            index_file = MappedFile(self.files.index, copy=True)
             try:
                 index_label = self._check_label(index_file, VOL_INDEX)
                 if index_label.version != self.version:
@@ -130,7 +131,7 @@ class Archive:
                 self._load_index(index_file)
             finally:
                 index_file.close()
-        self.meta_file = MappedFile(self.files.meta)
+        self.meta_file = MappedFile(self.files.meta, copy=True)   # Metadata keeps the bytes
         meta_label = self._check_label(self.meta_file, VOL_META)
         if meta_label.version != self.version:
             raise pmErr(PM_ERR_LABEL)
@@ -167,8 +168,18 @@ class Archive:
                                          cap, entries)
         if n < 0:
             raise pmErr(n)
-        self.index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
-                      for e in entries[0:n]]
+        self._index_entries = (entries, n)
+        self._index = None
+
+    @property
+    def index(self) -> List[IndexEntry]:
+        """The temporal index (made objects on first use: most contexts never seek)."""
+        if self._index is None:
+            entries, n = self._index_entries   # type: ignore[misc]
+            self._index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
+                           for e in entries[0:n]]
+            self._index_entries = None
+        return self._index
 
     # ---- volumes ---------------------------------------------------------------------
 
