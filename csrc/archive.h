@@ -176,12 +176,14 @@ typedef struct {
     uint32_t len;
 } pcp_meta_text_rec;
 
-/* Everything __pmLogLoadMeta reads from one .meta, as flat arrays in file order. The
- * caller gives the room (*_cap, 0 with NULL arrays to count only); the walk counts every
- * record whether or not it had room to store it, so a first pass with no room sizes the
- * second. Descriptors are columns (Python unpacks them in one call each); each names
- * desc_nnames[i] names from name index desc_first[i], a name's length ending at its first
- * NUL as libpcp reads it. All offsets are into buf. */
+/* Everything __pmLogLoadMeta reads from one .meta, as flat arrays in file order, which
+ * the walk allocates and grows (*_cap is their room; start from a zeroed struct and
+ * release it with pcp_archive_meta_index_free). Descriptors are columns (Python unpacks
+ * each in one call); descriptor i has desc_nnames[i] names from name index
+ * desc_first[i], a name's length ending at its first NUL as libpcp reads it. All offsets
+ * are into buf. */
+struct pcp_meta_pmns_slot;     /* archive_meta_scan.c's own */
+
 typedef struct {
     int32_t desc_cap, name_cap, indom_cap, inst_cap, label_cap, text_cap;
     int32_t ndesc, nname, nindom, ninst, nlabel, ntext;
@@ -195,25 +197,36 @@ typedef struct {
     int32_t *desc_nnames;
     uint32_t *name_off;
     int32_t *name_len;
+    uint32_t *name_pmid;    /* the pmid of the descriptor the name came with */
     pcp_meta_indom_rec *indom;
     int32_t *inst;
     uint32_t *inst_name_off;
     int32_t *inst_name_len; /* -1 for an instance a delta record deletes */
     pcp_meta_label_rec *label;
     pcp_meta_text_rec *text;
+    struct pcp_meta_pmns_slot *pmns;    /* pcp_archive_meta_names_index's hash set */
+    uint64_t pmns_mask;
 } pcp_meta_index;
 
 /* Walk the records of a .meta from `pos` (after its label) to the end of the file, as
  * libpcp's loader does. Returns 0 at the end, or the PM_ERR_* of the first bad record
- * (PM_ERR_LOGREC, PM_ERR_RECTYPE for an unknown type): the records before it are in
- * `out`, as libpcp has loaded them when it fails. Conflicting descriptors are the
- * caller's to find (they span archives). Counts that would overflow give PM_ERR_TOOBIG. */
-int pcp_archive_meta_scan(const uint8_t *buf, size_t len, uint64_t pos, pcp_meta_index *out);
+ * (PM_ERR_LOGREC, PM_ERR_RECTYPE for an unknown type; -ENOMEM if memory ran out): the
+ * records before it are in `ix`, as libpcp has loaded them when it fails. Conflicting
+ * descriptors are the caller's to find (they span archives). */
+int pcp_archive_meta_scan(const uint8_t *buf, size_t len, uint64_t pos, pcp_meta_index *ix);
+void pcp_archive_meta_index_free(pcp_meta_index *ix);
 
-/* After a counting pass: the bytes the arrays for those counts take, and laying them out
- * in `mem` (8-byte aligned, that many bytes) with the caps set, ready for a filling pass. */
-size_t pcp_archive_meta_index_mem_size(const pcp_meta_index *ix);
-void pcp_archive_meta_index_bind(pcp_meta_index *ix, void *mem);
+/* The archive PMNS of one scanned .meta without its tree: libpcp adds the descriptors'
+ * names in file order and drops a name that is bound already (the first binding wins),
+ * has an empty component, passes through a leaf or names a node with children. A hash
+ * set of the names and their dotted prefixes (ix->pmns, freed with the index) decides
+ * the same. Returns how many names are kept, or PM_ERR_LOGREC (ix is not a scan of buf)
+ * or -ENOMEM. */
+int32_t pcp_archive_meta_names_index(const uint8_t *buf, size_t len, pcp_meta_index *ix);
+
+/* The pmid of a name the index keeps, or -1 (buf is the scanned .meta). */
+int64_t pcp_archive_meta_name_pmid(const uint8_t *buf, const pcp_meta_index *ix,
+                                   const uint8_t *name, size_t n);
 
 /* ---- temporal index (.index) ------------------------------------------------------- */
 

@@ -72,6 +72,8 @@ _DECOMPRESSORS: Dict[str, Callable[[str], BinaryIO]] = {
 
 
 def compression_suffix(name: str) -> Optional[str]:
+    if not name.endswith(COMPRESSION_SUFFIXES):
+        return None             # most names: one test instead of eight
     for suffix in COMPRESSION_SUFFIXES:
         if name.endswith(suffix):
             return suffix
@@ -97,24 +99,28 @@ class MappedFile:
         self._tmp: Optional[BinaryIO] = None
         self._mmap: Optional[mmap.mmap] = None
         suffix = compression_suffix(path)
+        tmp: Optional[BinaryIO] = None
         if suffix is None:
-            f: BinaryIO = open(path, "rb")
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         else:
-            f = self._decompress(path, suffix)
+            tmp = self._decompress(path, suffix)
+            fd = tmp.fileno()
         try:
-            size = os.fstat(f.fileno()).st_size
+            size = os.fstat(fd).st_size
             self.size = size
             if copy:
-                f.seek(0)
-                self.data: object = f.read()
+                self.data: object = _read_all(fd, size)
                 self.size = len(self.data)   # type: ignore[arg-type]
             elif size > 0:
-                self._mmap = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
+                self._mmap = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
                 self.data = self._mmap
             else:
                 self.data = b""
         finally:
-            f.close()
+            if tmp is not None:
+                tmp.close()
+            else:
+                os.close(fd)
         self.ptr = ffi.from_buffer("uint8_t[]", self.data)
         self._kept_lo = 0
         self._kept_hi = self.size
@@ -173,6 +179,18 @@ class MappedFile:
             self._mmap.close()
             self._mmap = None
         self.data = b""
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """The whole file from its start (it may have grown since its size was taken)."""
+    chunks = []
+    at = 0
+    while True:
+        chunk = os.pread(fd, max(size - at, 1 << 16), at)
+        if not chunk:
+            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+        chunks.append(chunk)
+        at += len(chunk)
 
 
 def existing_file(path: str) -> Optional[str]:

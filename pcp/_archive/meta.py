@@ -9,7 +9,7 @@ from them when first asked for, so opening a context costs what libpcp's load co
 Metadata of the archives of a multi-archive context is merged into one Metadata object."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 from pcp._core.abc import DescTuple, Stamp
 from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_ERR_LOGCHANGETYPE,
@@ -55,51 +55,46 @@ class _MetaFile:
     flat arrays of its records in file order, which the indexes below are built from when
     they are first asked for."""
 
-    __slots__ = ("number", "raw", "ix", "status", "_mem")
+    __slots__ = ("number", "raw", "buf", "ix", "status")
 
     def __init__(self, number: int, raw: bytes, label_len: int) -> None:
-        """Walk the records after the label: once to count them, once to fill arrays of
-        that size. ``status`` is 0, or the PM_ERR_* of the first bad record (the arrays
-        then hold the records before it)."""
+        """Walk the records after the label. ``status`` is 0, or the PM_ERR_* of the
+        first bad record (the arrays then hold the records before it)."""
         self.number = number
         self.raw = raw
-        buf = ffi.from_buffer("uint8_t[]", raw)
-        ix = ffi.new("pcp_meta_index *")      # no room: count only
-        first = lib.pcp_archive_meta_scan(buf, len(raw), label_len, ix)
-        counts = (ix.ndesc, ix.nname, ix.nindom, ix.ninst, ix.nlabel, ix.ntext)
-        self._mem = ffi.new("uint64_t[]", lib.pcp_archive_meta_index_mem_size(ix) // 8 + 1)
-        lib.pcp_archive_meta_index_bind(ix, self._mem)
-        self.status = lib.pcp_archive_meta_scan(buf, len(raw), label_len, ix)
-        ffi.release(buf)
-        if (self.status, counts) != (first, (ix.ndesc, ix.nname, ix.nindom, ix.ninst,
-                                              ix.nlabel, ix.ntext)):
-            raise AssertionError("the .meta walk counted differently twice")
-        self.ix = ix
+        self.buf = ffi.from_buffer("uint8_t[]", raw)     # raw's bytes, for C
+        # the arrays are the C walk's, freed with the index
+        self.ix = ffi.gc(ffi.new("pcp_meta_index *"), lib.pcp_archive_meta_index_free)
+        self.status = lib.pcp_archive_meta_scan(self.buf, len(raw), label_len, self.ix)
 
-    def descs(self) -> List[DescTuple]:
+    def descs(self) -> Tuple[List[int], List[DescTuple]]:
+        """The pmids of the descriptors and the descriptors, in file order."""
         ix = self.ix
         n = ix.ndesc
         if n == 0:
-            return []
-        return list(zip(ffi.unpack(ix.desc_pmid, n), ffi.unpack(ix.desc_type, n),
-                        ffi.unpack(ix.desc_indom, n), ffi.unpack(ix.desc_sem, n),
-                        ffi.unpack(ix.desc_units, n)))
+            return [], []
+        pmids = ffi.unpack(ix.desc_pmid, n)
+        return pmids, list(zip(pmids, ffi.unpack(ix.desc_type, n), ffi.unpack(ix.desc_indom, n),
+                               ffi.unpack(ix.desc_sem, n), ffi.unpack(ix.desc_units, n)))
 
     def names(self) -> List[Tuple[int, bytes]]:
         """(pmid, name) of every descriptor's names, in file order."""
         ix = self.ix
-        n = ix.ndesc
+        n = ix.nname
         if n == 0:
             return []
         raw = self.raw
-        offs = ffi.unpack(ix.name_off, ix.nname)
-        lens = ffi.unpack(ix.name_len, ix.nname)
-        out: List[Tuple[int, bytes]] = []
-        for pmid, first, count in zip(ffi.unpack(ix.desc_pmid, n), ffi.unpack(ix.desc_first, n),
-                                      ffi.unpack(ix.desc_nnames, n)):
-            for k in range(first, first + count):
-                out.append((pmid, raw[offs[k]:offs[k] + lens[k]]))
-        return out
+        return [(pmid, raw[off:off + ln]) for pmid, off, ln in
+                zip(ffi.unpack(ix.name_pmid, n), ffi.unpack(ix.name_off, n),
+                    ffi.unpack(ix.name_len, n))]
+
+    def kept_names(self) -> "KeptNames":
+        """The names the archive PMNS of this file alone keeps (what the tree of
+        Metadata.add_name would hold), decided and looked up in C without the tree."""
+        sts = lib.pcp_archive_meta_names_index(self.buf, len(self.raw), self.ix)
+        if sts < 0:
+            raise pmErr(sts)
+        return KeptNames(self)
 
     def indom_snapshot(self, i: int) -> InDomSnapshot:
         rec = self.ix.indom[i]
@@ -111,6 +106,30 @@ class _MetaFile:
                                         for off, ln in zip(offs, lens)]
         return InDomSnapshot((rec.sec, rec.nsec), ffi.unpack(self.ix.inst + first, n), names,
                              rec.type == INDOM_DELTA)
+
+
+class KeptNames:
+    """name -> pmid of one archive's PMNS, as a read-only mapping's get / [] / in,
+    answered by the hash set of csrc/archive_meta_scan.c."""
+
+    __slots__ = ("_meta",)
+
+    def __init__(self, meta: _MetaFile) -> None:
+        self._meta = meta
+
+    def get(self, name: bytes, default: Optional[int] = None) -> Optional[int]:
+        meta = self._meta
+        pmid = lib.pcp_archive_meta_name_pmid(meta.buf, meta.ix, name, len(name))
+        return default if pmid < 0 else pmid
+
+    def __getitem__(self, name: bytes) -> int:
+        pmid = self.get(name)
+        if pmid is None:
+            raise KeyError(name)
+        return pmid
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, bytes) and self.get(name) is not None
 
 
 class PMNSNode:
@@ -147,6 +166,7 @@ class Metadata:
         self._root = PMNSNode()
         self._name_to_pmid: Dict[bytes, int] = {}
         self._named = 0
+        self._kept: Optional[KeptNames] = None    # name -> pmid without the tree
         self._names: Optional[Dict[int, List[bytes]]] = None   # pmid -> names, lazily
         # indom -> its records (file, index), in load order; chains built from them
         self._indom_recs: Optional[Dict[int, List[Tuple[_MetaFile, int]]]] = None
@@ -170,8 +190,9 @@ class Metadata:
         self._label_records = None
         self.labels = {}
         self._texts = None
-        descs = meta.descs()
-        new = dict(zip([t[0] for t in descs], descs))
+        self._kept = None
+        pmids, descs = meta.descs()
+        new = dict(zip(pmids, descs))
         if len(new) == len(descs) and self.descs.keys().isdisjoint(new):
             self.descs.update(new)
         else:
@@ -205,8 +226,16 @@ class Metadata:
         return self._root
 
     @property
-    def name_to_pmid(self) -> Dict[bytes, int]:
-        self._add_names()
+    def name_to_pmid(self) -> "Union[Dict[bytes, int], KeptNames]":
+        """Name -> pmid of the archive PMNS. Looking names up is what most contexts do
+        with it: for one archive that does not need the tree, which is built only for
+        the operations that walk it."""
+        if self._named < len(self._files):
+            if len(self._files) == 1:
+                if self._kept is None:
+                    self._kept = self._files[0].kept_names()
+                return self._kept
+            self._add_names()
         return self._name_to_pmid
 
     def _add_names(self) -> None:

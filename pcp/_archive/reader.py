@@ -69,6 +69,27 @@ class IndexEntry:
         self.off_data = off_data
 
 
+class TemporalIndex:
+    """The .index entries as decoded in C, a sequence of IndexEntry made one by one as
+    they are read: positioning at a time walks from the front and stops early."""
+
+    __slots__ = ("_entries", "_made")
+
+    def __init__(self, entries: object, n: int) -> None:
+        self._entries = entries
+        self._made: List[Optional[IndexEntry]] = [None] * n
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, i: int) -> IndexEntry:
+        made = self._made[i]        # IndexError, and negative indexes, as a list's
+        if made is None:
+            e = self._entries[i % len(self._made)]   # type: ignore[index]
+            made = self._made[i] = IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
+        return made
+
+
 class Record:
     """What one read produced: a record in a volume, or a <mark> made up between archives."""
 
@@ -105,8 +126,7 @@ class Archive:
         self._checked: Dict[int, LogLabel] = {}
         self._seen: set = set()                   # libpcp's per-volume "label checked"
         self.meta_file: Optional[MappedFile] = None
-        self._index: Optional[List[IndexEntry]] = []
-        self._index_entries: object = None      # the decoded entries, made objects lazily
+        self.index = TemporalIndex(None, 0)
         self.endtime: Stamp = (0, 0)
         self.physend = -1
         self.label: LogLabel
@@ -168,18 +188,7 @@ class Archive:
                                          cap, entries)
         if n < 0:
             raise pmErr(n)
-        self._index_entries = (entries, n)
-        self._index = None
-
-    @property
-    def index(self) -> List[IndexEntry]:
-        """The temporal index (made objects on first use: most contexts never seek)."""
-        if self._index is None:
-            entries, n = self._index_entries   # type: ignore[misc]
-            self._index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
-                           for e in entries[0:n]]
-            self._index_entries = None
-        return self._index
+        self.index = TemporalIndex(entries, n)
 
     # ---- volumes ---------------------------------------------------------------------
 
