@@ -3,9 +3,11 @@
 
     open_cost.py WORKLOAD ARCHIVE [--rounds N] [--round-seconds S]
 
-WORKLOAD is ``open`` (pmContext(PM_CONTEXT_ARCHIVE, ARCHIVE), then its close) or
-``fromoptions`` (pmContext.fromOptions on ``bench -a ARCHIVE`` with a tool's usual
-options, then the close). Run under /usr/bin/python3 -I it measures the official binding;
+WORKLOAD is ``open`` (pmContext(PM_CONTEXT_ARCHIVE, ARCHIVE), then its close),
+``lookup`` (the same with pmLookupName of three names and pmLookupDescs in between: what
+every script does first, so work put off at open shows here) or ``fromoptions``
+(pmContext.fromOptions on ``bench -a ARCHIVE`` with a tool's usual options, then the
+close). Run under /usr/bin/python3 -I it measures the official binding;
 the benchmark runs the same functions on this package in its own process. Prints one
 JSON object: cpu_ms_per_op (median round), best_cpu_ms_per_op, ops per round, rounds,
 and what both sides must agree on (the archive's sample.* metric count and start).
@@ -17,6 +19,10 @@ import statistics
 import time
 
 
+LOOKUP_NAMES = ["sample.long.one", "sample.double.ten", "sample.string.hullo"]
+WORKLOADS = ["open", "lookup", "fromoptions"]
+
+
 def workload(kind, archive):
     """The operation to time, a function of no arguments."""
     import cpmapi as c_api
@@ -26,6 +32,14 @@ def workload(kind, archive):
         def op():
             ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, archive)
             del ctx                 # the close: pmDestroyContext in __del__
+        return op
+    if kind == "lookup":
+        names = LOOKUP_NAMES
+
+        def op():
+            ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, archive)
+            ctx.pmLookupDescs(ctx.pmLookupName(names))
+            del ctx
         return op
     if kind == "fromoptions":
         opts = pmapi.pmOptions("a:S:T:O:A:zZ:?")
@@ -93,7 +107,7 @@ def measure(kind, archive, rounds, round_seconds):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("workload", choices=["open", "fromoptions"])
+    ap.add_argument("workload", choices=WORKLOADS)
     ap.add_argument("archive")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--round-seconds", type=float, default=0.2)

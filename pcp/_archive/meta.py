@@ -160,7 +160,10 @@ class Metadata:
     asked for, in the order libpcp would have added them."""
 
     def __init__(self) -> None:
-        self.descs: Dict[int, DescTuple] = {}
+        self._descs: Dict[int, DescTuple] = {}
+        # a file whose descriptors cannot conflict (the first, with no pmid twice):
+        # its dict is made when descriptors are first asked for
+        self._descs_pending: Optional[_MetaFile] = None
         self._files: List[_MetaFile] = []
         # the archive PMNS, built from the first _named files
         self._root = PMNSNode()
@@ -191,22 +194,37 @@ class Metadata:
         self.labels = {}
         self._texts = None
         self._kept = None
-        pmids, descs = meta.descs()
-        new = dict(zip(pmids, descs))
-        if len(new) == len(descs) and self.descs.keys().isdisjoint(new):
-            self.descs.update(new)
+        pmids = ffi.unpack(meta.ix.desc_pmid, meta.ix.ndesc) if meta.ix.ndesc else []
+        if len(self._files) == 1 and len(set(pmids)) == len(pmids):
+            self._descs_pending = meta
         else:
-            for t in descs:         # in file order: the first conflict is libpcp's error
-                self.add_desc(t)
+            have = self.descs
+            pmids, descs = meta.descs()
+            new = dict(zip(pmids, descs))
+            if len(new) == len(descs) and have.keys().isdisjoint(new):
+                have.update(new)
+            else:
+                for t in descs:     # in file order: the first conflict is libpcp's error
+                    self.add_desc(t)
         if meta.status < 0:
             raise pmErr(meta.status)
-        if not descs:
+        if not pmids:
             raise pmErr(PM_ERR_LOGREC)
 
+    @property
+    def descs(self) -> Dict[int, DescTuple]:
+        """pmid -> (pmid, type, indom, sem, units) of every descriptor loaded."""
+        if self._descs_pending is not None:
+            pmids, descs = self._descs_pending.descs()
+            self._descs_pending = None
+            self._descs = dict(zip(pmids, descs))
+        return self._descs
+
     def add_desc(self, t: DescTuple) -> None:
-        old = self.descs.get(t[0])
+        have = self.descs
+        old = have.get(t[0])
         if old is None:
-            self.descs[t[0]] = t
+            have[t[0]] = t
             return
         if t[1] != old[1]:
             raise pmErr(PM_ERR_LOGCHANGETYPE)
