@@ -145,6 +145,89 @@ int pcp_archive_meta_labels(const uint8_t *buf, size_t len, uint64_t pos, pcp_la
 int pcp_archive_meta_text(const uint8_t *buf, size_t len, uint64_t pos, uint32_t *text_type,
                           uint32_t *ident, uint32_t *text_off, uint32_t *text_len, uint64_t *next);
 
+/* ---- the whole .meta in one pass (archive_meta_scan.c) ------------------------------ */
+
+/* One instance-domain record: its instances are inst[first .. first+numinst). */
+typedef struct {
+    int64_t sec;
+    int64_t nsec;
+    uint32_t indom;
+    int32_t type;       /* PCP_META_INDOM_V2, PCP_META_INDOM or PCP_META_INDOM_DELTA */
+    int32_t first;
+    int32_t numinst;
+} pcp_meta_indom_rec;
+
+/* One label record, checked; its sets are decoded later by pcp_archive_meta_labels at
+ * `off`, with arrays sized from `room` (the record's length, or the bytes left if fewer). */
+typedef struct {
+    int64_t sec;
+    int64_t nsec;
+    uint32_t type;
+    uint32_t ident;
+    uint32_t off;
+    int32_t room;
+} pcp_meta_label_rec;
+
+/* One help-text record libpcp keeps (not the skipped kinds): the text up to its NUL. */
+typedef struct {
+    uint32_t type;
+    uint32_t ident;
+    uint32_t off;
+    uint32_t len;
+} pcp_meta_text_rec;
+
+/* Everything __pmLogLoadMeta reads from one .meta, as flat arrays in file order, which
+ * the walk allocates and grows (*_cap is their room; start from a zeroed struct and
+ * release it with pcp_archive_meta_index_free). Descriptors are columns (Python unpacks
+ * each in one call); descriptor i has desc_nnames[i] names from name index
+ * desc_first[i], a name's length ending at its first NUL as libpcp reads it. All offsets
+ * are into buf. */
+struct pcp_meta_pmns_slot;     /* archive_meta_scan.c's own */
+
+typedef struct {
+    int32_t desc_cap, name_cap, indom_cap, inst_cap, label_cap, text_cap;
+    int32_t ndesc, nname, nindom, ninst, nlabel, ntext;
+    uint64_t end;           /* where the walk stopped: the end, or the bad record */
+    uint32_t *desc_pmid;
+    int32_t *desc_type;
+    uint32_t *desc_indom;
+    int32_t *desc_sem;
+    uint32_t *desc_units;
+    int32_t *desc_first;
+    int32_t *desc_nnames;
+    uint32_t *name_off;
+    int32_t *name_len;
+    uint32_t *name_pmid;    /* the pmid of the descriptor the name came with */
+    pcp_meta_indom_rec *indom;
+    int32_t *inst;
+    uint32_t *inst_name_off;
+    int32_t *inst_name_len; /* -1 for an instance a delta record deletes */
+    pcp_meta_label_rec *label;
+    pcp_meta_text_rec *text;
+    struct pcp_meta_pmns_slot *pmns;    /* pcp_archive_meta_names_index's hash set */
+    uint64_t pmns_mask;
+} pcp_meta_index;
+
+/* Walk the records of a .meta from `pos` (after its label) to the end of the file, as
+ * libpcp's loader does. Returns 0 at the end, or the PM_ERR_* of the first bad record
+ * (PM_ERR_LOGREC, PM_ERR_RECTYPE for an unknown type; -ENOMEM if memory ran out): the
+ * records before it are in `ix`, as libpcp has loaded them when it fails. Conflicting
+ * descriptors are the caller's to find (they span archives). */
+int pcp_archive_meta_scan(const uint8_t *buf, size_t len, uint64_t pos, pcp_meta_index *ix);
+void pcp_archive_meta_index_free(pcp_meta_index *ix);
+
+/* The archive PMNS of one scanned .meta without its tree: libpcp adds the descriptors'
+ * names in file order and drops a name that is bound already (the first binding wins),
+ * has an empty component, passes through a leaf or names a node with children. A hash
+ * set of the names and their dotted prefixes (ix->pmns, freed with the index) decides
+ * the same. Returns how many names are kept, or PM_ERR_LOGREC (ix is not a scan of buf)
+ * or -ENOMEM. */
+int32_t pcp_archive_meta_names_index(const uint8_t *buf, size_t len, pcp_meta_index *ix);
+
+/* The pmid of a name the index keeps, or -1 (buf is the scanned .meta). */
+int64_t pcp_archive_meta_name_pmid(const uint8_t *buf, const pcp_meta_index *ix,
+                                   const uint8_t *name, size_t n);
+
 /* ---- temporal index (.index) ------------------------------------------------------- */
 
 typedef struct {

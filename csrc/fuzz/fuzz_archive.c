@@ -6,7 +6,10 @@
  *   - a data volume: pcp_archive_record_read forwards and backwards from every position it
  *     reaches (bounded steps), each good record re-decoded by pcp_archive_record_decode with
  *     exact-size arrays, and pcp_archive_records_scan with small columns;
- *   - a .meta file: every record header, decoded by the decoder for its type;
+ *   - a .meta file: every record header, decoded by the decoder for its type, then the
+ *     whole file in one pass (pcp_archive_meta_scan), which must agree with that walk
+ *     record for record, with every array entry addressing bytes inside the input, and
+ *     its archive PMNS (pcp_archive_meta_names_index) answering for every name;
  *   - a .index file.
  * Every offset handed back must address bytes inside the input. */
 #include "fuzz_common.h"
@@ -89,14 +92,25 @@ static void scan_volume(const uint8_t *vol, size_t len, int version, size_t labe
     free(set_first); free(inst); free(vtype);
 }
 
-static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
+/* What the record-by-record walk saw, for the one-pass scan to agree with. */
+typedef struct {
+    int complete;       /* the walk reached the end or an error within MAX_STEPS */
+    int status;         /* 0 at the end, else the error */
+    int32_t ndesc, nname, nindom, ninst, nlabel, ntext;
+} meta_walk;
+
+static void walk_meta(const uint8_t *buf, size_t len, size_t label_len, meta_walk *w)
 {
     uint64_t pos = label_len;
+    memset(w, 0, sizeof *w);
     for (int step = 0; step < MAX_STEPS; step++) {
         int32_t type = 0, rec_len = 0;
         int sts = pcp_archive_meta_header(buf, len, pos, &type, &rec_len);
-        if (sts != 0)
+        if (sts != 0) {
+            w->complete = 1;
+            w->status = sts == PCP_LOG_END ? 0 : sts;
             return;
+        }
         uint64_t next = 0;
         /* size arrays from the bytes really there, never from the record's claim */
         size_t avail = len - (size_t)pos;
@@ -109,6 +123,10 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
             sts = pcp_archive_meta_desc(buf, len, pos, &d, 4, off, nl, &next);
             for (int32_t i = 0; i < sts && i < 4; i++)
                 CHECK(nl[i] >= 0 && off[i] <= len && (size_t)nl[i] <= len - off[i]);
+            if (sts >= 0) {
+                w->ndesc++;
+                w->nname += sts;
+            }
             free(off);
             free(nl);
         } else if (type == PCP_META_INDOM_V2 || type == PCP_META_INDOM ||
@@ -118,6 +136,10 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
             uint32_t *off = fz_alloc(cap, 4);
             sts = pcp_archive_meta_indom(buf, len, pos, &h, (int32_t)cap, inst, off, nl, &next);
             CHECK(sts < 0 || (size_t)sts <= cap);
+            if (sts > 0) {
+                w->nindom++;
+                w->ninst += sts;
+            }
             for (int32_t i = 0; i < sts; i++) {
                 CHECK(inst[i] >= 0);
                 if (nl[i] >= 0)
@@ -139,20 +161,117 @@ static void walk_meta(const uint8_t *buf, size_t len, size_t label_len)
                 CHECK(sets[i].first >= 0 && sets[i].first <= total);
             }
             CHECK(sts < 0 || (size_t)total <= cap);
+            if (sts >= 0)
+                w->nlabel++;
             free(sets);
             free(labels);
         } else if (type == PCP_META_TEXT) {
             uint32_t tt, ident, toff, tlen;
             sts = pcp_archive_meta_text(buf, len, pos, &tt, &ident, &toff, &tlen, &next);
-            if (sts == 0)
+            if (sts == 0) {
                 CHECK(toff <= len && tlen <= len - toff);
+                w->ntext++;
+            }
         } else {
+            w->complete = 1;
+            w->status = PM_ERR_RECTYPE;
             return;
         }
-        if (sts < 0 || next <= pos)
+        if (sts < 0) {
+            w->complete = 1;
+            w->status = sts;
+            return;
+        }
+        if (next <= pos)
             return;
         pos = next;
     }
+}
+
+/* The one-pass scan of the same bytes: every entry inside the input, and the same
+ * records as the walk found. Label records it kept must decode where it says. */
+static void scan_meta(const uint8_t *buf, size_t len, size_t label_len, const meta_walk *w)
+{
+    pcp_meta_index ix;
+    memset(&ix, 0, sizeof ix);
+    int sts = pcp_archive_meta_scan(buf, len, label_len, &ix);
+    CHECK(sts <= 0);
+    CHECK(ix.ndesc <= ix.desc_cap || ix.ndesc == 0);
+    CHECK(ix.nname <= ix.name_cap || ix.nname == 0);
+    CHECK(ix.ninst <= ix.inst_cap || ix.ninst == 0);
+    if (w->complete) {
+        CHECK(sts == w->status);
+        CHECK(ix.ndesc == w->ndesc && ix.nname == w->nname && ix.nindom == w->nindom);
+        CHECK(ix.ninst == w->ninst && ix.nlabel == w->nlabel && ix.ntext == w->ntext);
+    }
+    int32_t names = 0;
+    for (int32_t i = 0; i < ix.ndesc; i++) {
+        CHECK(ix.desc_first[i] == names && ix.desc_nnames[i] >= 0);
+        names += ix.desc_nnames[i];
+    }
+    CHECK(names == ix.nname);
+    for (int32_t i = 0; i < ix.nname; i++) {
+        CHECK(ix.name_len[i] >= 0 && ix.name_off[i] <= len);
+        CHECK((size_t)ix.name_len[i] <= len - ix.name_off[i]);
+        CHECK(memchr(buf + ix.name_off[i], 0, (size_t)ix.name_len[i]) == NULL);
+    }
+    int32_t insts = 0;
+    for (int32_t i = 0; i < ix.nindom; i++) {
+        const pcp_meta_indom_rec *r = &ix.indom[i];
+        CHECK(r->first == insts && r->numinst > 0);
+        CHECK(r->type == PCP_META_INDOM_V2 || r->type == PCP_META_INDOM ||
+              r->type == PCP_META_INDOM_DELTA);
+        insts += r->numinst;
+    }
+    CHECK(insts == ix.ninst);
+    for (int32_t i = 0; i < ix.ninst; i++) {
+        CHECK(ix.inst[i] >= 0);
+        if (ix.inst_name_len[i] < 0)
+            continue;
+        CHECK(ix.inst_name_off[i] <= len);
+        CHECK((size_t)ix.inst_name_len[i] < len - ix.inst_name_off[i]);
+        CHECK(buf[ix.inst_name_off[i] + (size_t)ix.inst_name_len[i]] == 0);
+    }
+    for (int32_t i = 0; i < ix.nlabel; i++) {
+        const pcp_meta_label_rec *r = &ix.label[i];
+        CHECK(r->off < len && r->room > 0 && (size_t)r->room <= len - r->off);
+        size_t set_cap = (size_t)r->room / 12 + 1, label_cap = (size_t)r->room / 8 + 1;
+        pcp_labelset *sets = fz_alloc(set_cap, sizeof *sets);
+        pcp_label *labels = fz_alloc(label_cap, sizeof *labels);
+        pcp_label_head h;
+        int32_t total = 0;
+        uint64_t next = 0;
+        int n = pcp_archive_meta_labels(buf, len, r->off, &h, (int32_t)set_cap, sets,
+                                        (int32_t)label_cap, labels, &total, &next);
+        CHECK(n >= 0 && (size_t)n <= set_cap && (size_t)total <= label_cap);
+        CHECK(h.type == r->type && h.ident == r->ident);
+        free(sets);
+        free(labels);
+    }
+    for (int32_t i = 0; i < ix.ntext; i++)
+        CHECK(ix.text[i].off <= len && ix.text[i].len <= len - ix.text[i].off);
+    /* the archive PMNS's hash set: every name looked up, kept ones found, and a kept
+     * name's pmid is one its descriptors gave it */
+    int32_t kept = pcp_archive_meta_names_index(buf, len, &ix);
+    CHECK(kept >= 0 && kept <= ix.nname);
+    int32_t found = 0;
+    for (int32_t i = 0; i < ix.nname; i++) {
+        int64_t pmid = pcp_archive_meta_name_pmid(buf, &ix, buf + ix.name_off[i],
+                                                  (size_t)ix.name_len[i]);
+        if (pmid < 0)
+            continue;
+        int64_t first = -1;
+        for (int32_t k = 0; k < ix.nname && first < 0; k++)
+            if (ix.name_len[k] == ix.name_len[i] &&
+                memcmp(buf + ix.name_off[k], buf + ix.name_off[i], (size_t)ix.name_len[i]) == 0)
+                first = k;
+        CHECK(first >= 0 && pmid == (int64_t)ix.name_pmid[first]);
+        found += first == i;
+    }
+    CHECK(found == kept);
+    CHECK(pcp_archive_meta_name_pmid(buf, &ix, buf, len < 64 ? len : 64) >= -1);
+    pcp_archive_meta_index_free(&ix);
+    CHECK(ix.ndesc == 0 && ix.desc_pmid == NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -176,7 +295,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk_volume(buf, len, version, label_len, 0);
     walk_volume(buf, len, version, label_len, 1);
     scan_volume(buf, len, version, label_len);
-    walk_meta(buf, len, label_len);
+    meta_walk w;
+    walk_meta(buf, len, label_len, &w);
+    scan_meta(buf, len, label_len, &w);
 
     pcp_index_entry entries[8];
     int n = pcp_archive_index_decode(buf, len, label_len, version, 8, entries);

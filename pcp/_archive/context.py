@@ -106,7 +106,6 @@ class ArchiveContext:
                 continue
             names[id(arch)] = name
             self.archives.insert(at, arch)
-        self.meta.finish()
 
     def close(self) -> None:
         for arch in self.archives:

@@ -72,6 +72,8 @@ _DECOMPRESSORS: Dict[str, Callable[[str], BinaryIO]] = {
 
 
 def compression_suffix(name: str) -> Optional[str]:
+    if not name.endswith(COMPRESSION_SUFFIXES):
+        return None             # most names: one test instead of eight
     for suffix in COMPRESSION_SUFFIXES:
         if name.endswith(suffix):
             return suffix
@@ -90,25 +92,35 @@ class MappedFile:
     # pages). Pages fault back in from the file if they are needed again.
     RELEASE_SLACK = 8 << 20
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, copy: bool = False) -> None:
+        """``copy``: read the whole file into a bytes object instead of mapping it, for a
+        small file that is read once and whose bytes are kept (the .meta)."""
         self.path = path
         self._tmp: Optional[BinaryIO] = None
         self._mmap: Optional[mmap.mmap] = None
         suffix = compression_suffix(path)
+        tmp: Optional[BinaryIO] = None
         if suffix is None:
-            f: BinaryIO = open(path, "rb")
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         else:
-            f = self._decompress(path, suffix)
+            tmp = self._decompress(path, suffix)
+            fd = tmp.fileno()
         try:
-            size = os.fstat(f.fileno()).st_size
+            size = os.fstat(fd).st_size
             self.size = size
-            if size > 0:
-                self._mmap = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
-                self.data: object = self._mmap
+            if copy:
+                self.data: object = _read_all(fd, size)
+                self.size = len(self.data)   # type: ignore[arg-type]
+            elif size > 0:
+                self._mmap = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+                self.data = self._mmap
             else:
                 self.data = b""
         finally:
-            f.close()
+            if tmp is not None:
+                tmp.close()
+            else:
+                os.close(fd)
         self.ptr = ffi.from_buffer("uint8_t[]", self.data)
         self._kept_lo = 0
         self._kept_hi = self.size
@@ -169,6 +181,18 @@ class MappedFile:
         self.data = b""
 
 
+def _read_all(fd: int, size: int) -> bytes:
+    """The whole file from its start (it may have grown since its size was taken)."""
+    chunks = []
+    at = 0
+    while True:
+        chunk = os.pread(fd, max(size - at, 1 << 16), at)
+        if not chunk:
+            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+        chunks.append(chunk)
+        at += len(chunk)
+
+
 def existing_file(path: str) -> Optional[str]:
     """``path`` itself if it exists, else the first compressed variant that does."""
     if os.access(path, os.R_OK):
@@ -212,10 +236,9 @@ def find_archive(name: str) -> ArchiveFiles:
     trimmed = name.rstrip("/") or name
     directory = os.path.dirname(trimmed) or "."
     base = os.path.basename(trimmed)
-    if existing_file(name) is not None:
-        stripped = strip_archive_suffix(base)
-        if stripped is not None:
-            base = stripped
+    stripped = strip_archive_suffix(base)
+    if stripped is not None and existing_file(name) is not None:
+        base = stripped
     try:
         entries = os.listdir(directory)
     except OSError as e:

@@ -1,32 +1,32 @@
 """Archive metadata read once into indexes: descriptors, the archive PMNS, instance
 domains in force at any time, label sets and help text (archive-format.md 7 and 8).
 
-Loading follows libpcp 6.0.3's __pmLogLoadMeta record by record (the C decoders in
-csrc/archive_meta.c do the byte work), including its error codes and its rules for
-conflicting descriptors, duplicate instance domains and repeated label sets. Metadata of
-the archives of a multi-archive context is merged into one Metadata object."""
+Loading follows libpcp 6.0.3's __pmLogLoadMeta, including its error codes and its rules
+for conflicting descriptors, duplicate instance domains and repeated label sets. One C
+pass over the file (csrc/archive_meta_scan.c, over the record decoders of
+csrc/archive_meta.c) checks every record and leaves flat arrays; the indexes are built
+from them when first asked for, so opening a context costs what libpcp's load costs.
+Metadata of the archives of a multi-archive context is merged into one Metadata object."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 from pcp._core.abc import DescTuple, Stamp
 from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_ERR_LOGCHANGETYPE,
                                  PM_ERR_LOGCHANGEUNITS, PM_ERR_LOGREC, PM_ERR_NOTHOST,
-                                 PM_ERR_RECTYPE, PM_ERR_TEXT, PM_ID_NULL, PM_LABEL_CONTEXT,
+                                 PM_ERR_TEXT, PM_ID_NULL, PM_LABEL_CONTEXT,
                                  PM_LABEL_OPTIONAL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import PCP_LOG_END, PM_LABEL_COMPOUND
+from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._decode.pdu import LabelSetData
 
-# .meta record types
-DESC, INDOM_V2, LABEL_V2, TEXT, INDOM, INDOM_DELTA, LABEL = 1, 2, 3, 4, 5, 6, 7
-
+INDOM_DELTA = 6     # the .meta record type of a v3 delta instance domain (PCP_META_INDOM_DELTA)
 
 
 class InDomSnapshot:
     """One instance-domain record: sorted by instance id as libpcp keeps them. A delta
-    record is made full (``isdelta`` cleared) when the metadata is finished."""
+    record is made full (``isdelta`` cleared) when its chain is built."""
 
     __slots__ = ("stamp", "insts", "names", "isdelta")
 
@@ -50,28 +50,86 @@ class LabelRecord:
         self.sets = sets
 
 
-class _Scratch:
-    """The C decoders' output buffers for one load, grown as records need: allocating
-    them per record cost more than decoding the record."""
+class _MetaFile:
+    """One archive's .meta after the C pass (csrc/archive_meta_scan.c): its bytes and the
+    flat arrays of its records in file order, which the indexes below are built from when
+    they are first asked for."""
 
-    def __init__(self) -> None:
-        self.nxt = ffi.new("uint64_t *")
-        self.desc = ffi.new("pcp_desc *")
-        self.indom_head = ffi.new("pcp_indom_head *")
-        self.label_head = ffi.new("pcp_label_head *")
-        self.total = ffi.new("int32_t *")
-        self.ttype = ffi.new("uint32_t *")
-        self.ident = ffi.new("uint32_t *")
-        self.toff = ffi.new("uint32_t *")
-        self.tlen = ffi.new("uint32_t *")
-        self._arrays: Dict[Tuple[str, str], object] = {}
+    __slots__ = ("number", "raw", "buf", "ix", "status")
 
-    def array(self, slot: str, ctype: str, n: int):
-        """An array of at least n elements of ctype (its contents are garbage)."""
-        have = self._arrays.get((slot, ctype))
-        if have is None or len(have) < n:        # type: ignore[arg-type]
-            have = self._arrays[(slot, ctype)] = ffi.new(ctype + "[]", max(n, 16))
-        return have
+    def __init__(self, number: int, raw: bytes, label_len: int) -> None:
+        """Walk the records after the label. ``status`` is 0, or the PM_ERR_* of the
+        first bad record (the arrays then hold the records before it)."""
+        self.number = number
+        self.raw = raw
+        self.buf = ffi.from_buffer("uint8_t[]", raw)     # raw's bytes, for C
+        # the arrays are the C walk's, freed with the index
+        self.ix = ffi.gc(ffi.new("pcp_meta_index *"), lib.pcp_archive_meta_index_free)
+        self.status = lib.pcp_archive_meta_scan(self.buf, len(raw), label_len, self.ix)
+
+    def descs(self) -> Tuple[List[int], List[DescTuple]]:
+        """The pmids of the descriptors and the descriptors, in file order."""
+        ix = self.ix
+        n = ix.ndesc
+        if n == 0:
+            return [], []
+        pmids = ffi.unpack(ix.desc_pmid, n)
+        return pmids, list(zip(pmids, ffi.unpack(ix.desc_type, n), ffi.unpack(ix.desc_indom, n),
+                               ffi.unpack(ix.desc_sem, n), ffi.unpack(ix.desc_units, n)))
+
+    def names(self) -> List[Tuple[int, bytes]]:
+        """(pmid, name) of every descriptor's names, in file order."""
+        ix = self.ix
+        n = ix.nname
+        if n == 0:
+            return []
+        raw = self.raw
+        return [(pmid, raw[off:off + ln]) for pmid, off, ln in
+                zip(ffi.unpack(ix.name_pmid, n), ffi.unpack(ix.name_off, n),
+                    ffi.unpack(ix.name_len, n))]
+
+    def kept_names(self) -> "KeptNames":
+        """The names the archive PMNS of this file alone keeps (what the tree of
+        Metadata.add_name would hold), decided and looked up in C without the tree."""
+        sts = lib.pcp_archive_meta_names_index(self.buf, len(self.raw), self.ix)
+        if sts < 0:
+            raise pmErr(sts)
+        return KeptNames(self)
+
+    def indom_snapshot(self, i: int) -> InDomSnapshot:
+        rec = self.ix.indom[i]
+        first, n = rec.first, rec.numinst
+        raw = self.raw
+        offs = ffi.unpack(self.ix.inst_name_off + first, n)
+        lens = ffi.unpack(self.ix.inst_name_len + first, n)
+        names: List[Optional[bytes]] = [None if ln < 0 else raw[off:off + ln]
+                                        for off, ln in zip(offs, lens)]
+        return InDomSnapshot((rec.sec, rec.nsec), ffi.unpack(self.ix.inst + first, n), names,
+                             rec.type == INDOM_DELTA)
+
+
+class KeptNames:
+    """name -> pmid of one archive's PMNS, as a read-only mapping's get / [] / in,
+    answered by the hash set of csrc/archive_meta_scan.c."""
+
+    __slots__ = ("_meta",)
+
+    def __init__(self, meta: _MetaFile) -> None:
+        self._meta = meta
+
+    def get(self, name: bytes, default: Optional[int] = None) -> Optional[int]:
+        meta = self._meta
+        pmid = lib.pcp_archive_meta_name_pmid(meta.buf, meta.ix, name, len(name))
+        return default if pmid < 0 else pmid
+
+    def __getitem__(self, name: bytes) -> int:
+        pmid = self.get(name)
+        if pmid is None:
+            raise KeyError(name)
+        return pmid
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, bytes) and self.get(name) is not None
 
 
 class PMNSNode:
@@ -94,93 +152,79 @@ class PMNSNode:
 
 
 class Metadata:
-    """The merged metadata of every archive of a context."""
+    """The merged metadata of every archive of a context.
+
+    A load checks every record (a bad one fails the open, as in libpcp) and merges the
+    descriptors, whose conflicts are errors at open too; the archive PMNS, instance
+    domains, label sets and help text are built from the loaded files' arrays when first
+    asked for, in the order libpcp would have added them."""
 
     def __init__(self) -> None:
-        self.descs: Dict[int, DescTuple] = {}
+        self._descs: Dict[int, DescTuple] = {}
+        # a file whose descriptors cannot conflict (the first, with no pmid twice):
+        # its dict is made when descriptors are first asked for
+        self._descs_pending: Optional[_MetaFile] = None
+        self._files: List[_MetaFile] = []
+        # the archive PMNS, built from the first _named files
+        self._root = PMNSNode()
+        self._name_to_pmid: Dict[bytes, int] = {}
+        self._named = 0
+        self._kept: Optional[KeptNames] = None    # name -> pmid without the tree
         self._names: Optional[Dict[int, List[bytes]]] = None   # pmid -> names, lazily
-        self.name_to_pmid: Dict[bytes, int] = {}
-        self.root = PMNSNode()
-        # indom -> snapshots, newest first (libpcp's chain order)
-        self.indoms: Dict[int, List[InDomSnapshot]] = {}
-        self._unfinished: set = set()     # indoms whose delta records are not full yet
-        # (label type, ident) -> records, newest first
-        self.labels: Dict[Tuple[int, int], List[LabelRecord]] = {}
-        # (label type, ident) -> label records checked but not decoded yet (_label_chain)
-        self._label_records: Dict[Tuple[int, int], List[Tuple[int, Stamp, bytes, int]]] = {}
-        self._loads = 0         # archives loaded so far
-        self.text_types: Dict[int, Dict[int, bytes]] = {}   # text type -> ident -> text
+        # indom -> its records (file, index), in load order; chains built from them
+        self._indom_recs: Optional[Dict[int, List[Tuple[_MetaFile, int]]]] = None
+        self.indoms: Dict[int, List[InDomSnapshot]] = {}    # newest first (libpcp's order)
+        # (label type, ident) -> records not decoded yet: (load, stamp, raw, offset, room)
+        self._label_records: Optional[Dict[Tuple[int, int], list]] = None
+        self.labels: Dict[Tuple[int, int], List[LabelRecord]] = {}   # newest first
+        self._texts: Optional[Dict[int, Dict[int, bytes]]] = None
 
     # ---- loading -----------------------------------------------------------------------
 
     def load(self, mapped: "object", label_len: int) -> None:
         """Read one archive's .meta (its bytes already checked to start with a label).
-        Raises pmErr with libpcp's code on the first bad record."""
-        buf = mapped.ptr        # type: ignore[attr-defined]
-        size = mapped.size      # type: ignore[attr-defined]
-        data = mapped.data      # type: ignore[attr-defined]
-        pos = label_len
-        numdescs = 0
-        rtype = ffi.new("int32_t *")
-        rlen = ffi.new("int32_t *")
-        nxt = _Scratch()
-        new_labels: List[Tuple[int, int]] = []
-        self._loads += 1
-        try:
-            while True:
-                sts = lib.pcp_archive_meta_header(buf, size, pos, rtype, rlen)
-                if sts == PCP_LOG_END:
-                    break
-                if sts < 0:
-                    raise pmErr(sts)
-                kind = rtype[0]
-                if kind == DESC:
-                    numdescs += 1
-                    pos = self._load_desc(buf, size, data, pos, nxt)
-                elif kind in (INDOM_V2, INDOM, INDOM_DELTA):
-                    # arrays are sized from the bytes really there, not the claimed length
-                    room = min(rlen[0], size - pos)
-                    pos = self._load_indom(buf, size, data, pos, room, kind, nxt)
-                elif kind in (LABEL_V2, LABEL):
-                    room = min(rlen[0], size - pos)
-                    pos = self._load_labels(buf, size, data, pos, room, nxt, new_labels)
-                elif kind == TEXT:
-                    pos = self._load_text(buf, size, data, pos, nxt)
-                else:
-                    raise pmErr(PM_ERR_RECTYPE)
-        finally:
-            # chains already built (labels asked for before this archive was loaded)
-            # take the new records in now
-            for key in set(new_labels):
-                if key in self.labels:
-                    self._label_chain(key)
-        if numdescs == 0:
+        Raises pmErr with libpcp's code on the first bad record, or on a descriptor that
+        conflicts with one loaded before it."""
+        meta = _MetaFile(len(self._files) + 1, mapped.data, label_len)   # type: ignore[attr-defined]
+        self._files.append(meta)
+        # what was built from the files before this one is built again when asked for
+        self._indom_recs = None
+        self.indoms = {}
+        self._label_records = None
+        self.labels = {}
+        self._texts = None
+        self._kept = None
+        pmids = ffi.unpack(meta.ix.desc_pmid, meta.ix.ndesc) if meta.ix.ndesc else []
+        if len(self._files) == 1 and len(set(pmids)) == len(pmids):
+            self._descs_pending = meta
+        else:
+            have = self.descs
+            pmids, descs = meta.descs()
+            new = dict(zip(pmids, descs))
+            if len(new) == len(descs) and have.keys().isdisjoint(new):
+                have.update(new)
+            else:
+                for t in descs:     # in file order: the first conflict is libpcp's error
+                    self.add_desc(t)
+        if meta.status < 0:
+            raise pmErr(meta.status)
+        if not pmids:
             raise pmErr(PM_ERR_LOGREC)
 
-    def _load_desc(self, buf, size, data, pos: int, scratch: _Scratch) -> int:
-        desc = scratch.desc
-        cap = 16
-        while True:
-            offs = scratch.array("names", "uint32_t", cap)
-            lens = scratch.array("lens", "int32_t", cap)
-            n = lib.pcp_archive_meta_desc(buf, size, pos, desc, cap, offs, lens, scratch.nxt)
-            if n < 0:
-                raise pmErr(n)
-            if n <= cap:
-                break
-            cap = n
-        t = (desc.pmid, desc.type, desc.indom, desc.sem, desc.units)
-        self.add_desc(t)
-        for i in range(n):
-            # libpcp reads each name as a C string: it ends at its first NUL
-            name = bytes(data[offs[i]:offs[i] + lens[i]]).split(b"\0", 1)[0]
-            self.add_name(desc.pmid, name)
-        return scratch.nxt[0]
+    @property
+    def descs(self) -> Dict[int, DescTuple]:
+        """pmid -> (pmid, type, indom, sem, units) of every descriptor loaded."""
+        if self._descs_pending is not None:
+            pmids, descs = self._descs_pending.descs()
+            self._descs_pending = None
+            self._descs = dict(zip(pmids, descs))
+        return self._descs
 
     def add_desc(self, t: DescTuple) -> None:
-        old = self.descs.get(t[0])
+        have = self.descs
+        old = have.get(t[0])
         if old is None:
-            self.descs[t[0]] = t
+            have[t[0]] = t
             return
         if t[1] != old[1]:
             raise pmErr(PM_ERR_LOGCHANGETYPE)
@@ -192,15 +236,42 @@ class Metadata:
         if (t[4] & 0xFFFFFF00) != (old[4] & 0xFFFFFF00):
             raise pmErr(PM_ERR_LOGCHANGEUNITS)
 
+    # ---- the archive PMNS --------------------------------------------------------------
+
+    @property
+    def root(self) -> PMNSNode:
+        self._add_names()
+        return self._root
+
+    @property
+    def name_to_pmid(self) -> "Union[Dict[bytes, int], KeptNames]":
+        """Name -> pmid of the archive PMNS. Looking names up is what most contexts do
+        with it: for one archive that does not need the tree, which is built only for
+        the operations that walk it."""
+        if self._named < len(self._files):
+            if len(self._files) == 1:
+                if self._kept is None:
+                    self._kept = self._files[0].kept_names()
+                return self._kept
+            self._add_names()
+        return self._name_to_pmid
+
+    def _add_names(self) -> None:
+        """Add the names of the files loaded since the last call, in file order."""
+        while self._named < len(self._files):
+            meta = self._files[self._named]
+            self._named += 1
+            for pmid, name in meta.names():
+                self.add_name(pmid, name)
+
     def add_name(self, pmid: int, name: bytes) -> None:
-        known = self.name_to_pmid.get(name)
-        if known is not None:
+        if name in self._name_to_pmid:
             return              # a name keeps the first pmid it was bound to
         parts = name.split(b".")
-        if not name or any(not p for p in parts):
+        if b"" in parts:
             return
-        node = self.root
-        for i, part in enumerate(parts):
+        node = self._root
+        for part in parts:
             child = node.child(part)
             if child is None:
                 if node.pmid is not None:
@@ -210,15 +281,16 @@ class Metadata:
         if node.children:
             return              # a non-leaf cannot become a leaf
         node.pmid = pmid
-        self.name_to_pmid[name] = pmid
+        self._name_to_pmid[name] = pmid
         self._names = None
 
     def names_of(self, pmid: int) -> List[bytes]:
         """All names of a pmid in libpcp's order: its PMID hash chain is built by a
         depth-first walk that pushes each leaf at the head, so the order is reversed."""
+        self._add_names()
         if self._names is None:
             table: Dict[int, List[bytes]] = {}
-            stack = [(b"", self.root)]
+            stack = [(b"", self._root)]
             order: List[Tuple[int, bytes]] = []
             while stack:
                 prefix, node = stack.pop()
@@ -231,27 +303,19 @@ class Metadata:
             self._names = table
         return self._names.get(pmid, [])
 
-    def _load_indom(self, buf, size, data, pos: int, rec_len: int, kind: int,
-                    scratch: _Scratch) -> int:
-        head = scratch.indom_head
-        cap = max(rec_len // 8, 1)
-        insts = scratch.array("insts", "int32_t", cap)
-        offs = scratch.array("names", "uint32_t", cap)
-        lens = scratch.array("lens", "int32_t", cap)
-        n = lib.pcp_archive_meta_indom(buf, size, pos, head, cap, insts, offs, lens, scratch.nxt)
-        if n < 0:
-            raise pmErr(n)
-        if n > 0:
-            names: List[Optional[bytes]] = [
-                None if lens[i] < 0 else bytes(data[offs[i]:offs[i] + lens[i]])
-                for i in range(n)]
-            snap = InDomSnapshot((head.sec, head.nsec), list(insts[0:n]), names,
-                                 kind == INDOM_DELTA)
-            self._add_indom(head.indom, snap)
-        return scratch.nxt[0]
+    # ---- instance domains --------------------------------------------------------------
 
-    def _add_indom(self, indom: int, snap: InDomSnapshot) -> None:
-        chain = self.indoms.setdefault(indom, [])
+    def _indom_records(self) -> Dict[int, List[Tuple[_MetaFile, int]]]:
+        if self._indom_recs is None:
+            table: Dict[int, List[Tuple[_MetaFile, int]]] = {}
+            for meta in self._files:
+                recs = meta.ix.indom
+                for i in range(meta.ix.nindom):
+                    table.setdefault(recs[i].indom, []).append((meta, i))
+            self._indom_recs = table
+        return self._indom_recs
+
+    def _add_indom(self, chain: List[InDomSnapshot], snap: InDomSnapshot) -> None:
         # newest first; a record joins the head of its timestamp slot, an identical
         # snapshot already in the slot moves there instead of being added again
         i = 0
@@ -265,94 +329,25 @@ class Metadata:
             j += 1
         chain.insert(i, snap)
 
-    def _load_labels(self, buf, size, data, pos: int, rec_len: int, scratch: _Scratch,
-                     touched: List[Tuple[int, int]]) -> int:
-        """Check a label record with the C decoder now (libpcp reports a bad one at open)
-        and keep its bytes; its sets are built when labels of its kind are first asked
-        for (most contexts never ask, and building them is most of a load)."""
-        head = scratch.label_head
-        set_cap = max(rec_len // 12, 1)
-        label_cap = max(rec_len // 8, 1)
-        sets = scratch.array("sets", "pcp_labelset", set_cap)
-        labels = scratch.array("labels", "pcp_label", label_cap)
-        n = lib.pcp_archive_meta_labels(buf, size, pos, head, set_cap, sets, label_cap, labels,
-                                        scratch.total, scratch.nxt)
-        if n < 0:
-            raise pmErr(n)
-        end = scratch.nxt[0]
-        ltype = head.type & ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
-        ident = PM_ID_NULL if ltype == PM_LABEL_CONTEXT else head.ident
-        key = (ltype, ident)
-        # the record's bytes, decoded again later at offset 0 of this copy
-        self._label_records.setdefault(key, []).append(
-            (self._loads, (head.sec, head.nsec), bytes(data[pos:end]), rec_len))
-        touched.append(key)
-        return end
-
-    def _label_chain(self, key: Tuple[int, int]) -> Optional[List[LabelRecord]]:
-        """The label records of a kind and ident, newest first, with libpcp's discarding
-        of repeated sets applied; built on first use from the records the loads kept."""
-        pending = self._label_records.pop(key, None)
-        if pending is not None:
-            chain = self.labels.setdefault(key, [])
-            # replayed archive by archive: libpcp discards repeated sets after each load
-            for k, (load, stamp, raw, rec_len) in enumerate(pending):
-                rec = LabelRecord(stamp, _decode_label_sets(raw, rec_len))
-                i = 0
-                while i < len(chain) and chain[i].stamp >= rec.stamp:
-                    i += 1
-                chain.insert(i, rec)
-                if k + 1 == len(pending) or pending[k + 1][0] != load:
-                    self._discard_repeated_labels([key])
-        return self.labels.get(key)
-
-    def _discard_repeated_labels(self, keys: List[Tuple[int, int]]) -> None:
-        """libpcp drops, from each label record, the sets that the next older record of
-        the same key already holds, and then records left with no sets."""
-        for key in set(keys):
-            chain = self.labels[key]
-            kept: List[LabelRecord] = []
-            for i, rec in enumerate(chain):
-                if i + 1 < len(chain):
-                    older = chain[i + 1].sets
-                    rec.sets = [s for s in rec.sets
-                                if not any(_same_labelset(s, o) for o in older)]
-                    if not rec.sets:
-                        continue
-                kept.append(rec)
-            self.labels[key] = kept
-
-    def _load_text(self, buf, size, data, pos: int, scratch: _Scratch) -> int:
-        ttype, ident, toff, tlen = scratch.ttype, scratch.ident, scratch.toff, scratch.tlen
-        nxt = scratch.nxt
-        sts = lib.pcp_archive_meta_text(buf, size, pos, ttype, ident, toff, tlen, nxt)
-        if sts < 0:
-            raise pmErr(sts)
-        if sts == 0:
-            text = bytes(data[toff[0]:toff[0] + tlen[0]])
-            # a later record for the same kind and ident replaces the earlier one
-            self.text_types.setdefault(ttype[0], {})[ident[0]] = text
-        return nxt[0]
-
-    def finish(self) -> None:
-        """After the last load: delta instance-domain records are made full when their
-        domain is first asked for (indom_chain), as libpcp does it lazily too; the
-        outcome is the same for every chain that starts with a full record."""
-        self._unfinished = set(self.indoms)
-
-    # ---- queries -----------------------------------------------------------------------
-
     def indom_chain(self, indom: int) -> Optional[List[InDomSnapshot]]:
-        """The records of an instance domain, newest first (None if it has none)."""
+        """The records of an instance domain, newest first (None if it has none), delta
+        records made full as libpcp does it (lazily too; the outcome is the same for
+        every chain that starts with a full record)."""
         chain = self.indoms.get(indom)
-        if chain is not None and indom in self._unfinished:
-            self._unfinished.discard(indom)
+        if chain is None:
+            recs = self._indom_records().get(indom)
+            if recs is None:
+                return None
+            chain = []
+            for meta, i in recs:
+                self._add_indom(chain, meta.indom_snapshot(i))
             _undelta(chain)
+            self.indoms[indom] = chain
         return chain
 
     def all_indoms(self) -> Dict[int, List[InDomSnapshot]]:
-        """Every instance domain's records (all made full)."""
-        for indom in list(self._unfinished):
+        """Every instance domain's records (all made full), in order of first record."""
+        for indom in self._indom_records():
             self.indom_chain(indom)
         return self.indoms
 
@@ -361,6 +356,51 @@ class Metadata:
             if snap.stamp <= stamp:
                 return snap
         return None
+
+    # ---- labels ------------------------------------------------------------------------
+
+    def _label_chain(self, key: Tuple[int, int]) -> Optional[List[LabelRecord]]:
+        """The label records of a kind and ident, newest first, with libpcp's discarding
+        of repeated sets applied; built on first use from the records the loads kept."""
+        if self._label_records is None:
+            table: Dict[Tuple[int, int], list] = {}
+            for meta in self._files:
+                recs = meta.ix.label
+                for i in range(meta.ix.nlabel):
+                    r = recs[i]
+                    ltype = r.type & ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
+                    ident = PM_ID_NULL if ltype == PM_LABEL_CONTEXT else r.ident
+                    table.setdefault((ltype, ident), []).append(
+                        (meta.number, (r.sec, r.nsec), meta.raw, r.off, r.room))
+            self._label_records = table
+        pending = self._label_records.pop(key, None)
+        if pending is not None:
+            chain = self.labels.setdefault(key, [])
+            # replayed archive by archive: libpcp discards repeated sets after each load
+            for k, (load, stamp, raw, off, room) in enumerate(pending):
+                rec = LabelRecord(stamp, _decode_label_sets(raw, off, room))
+                i = 0
+                while i < len(chain) and chain[i].stamp >= rec.stamp:
+                    i += 1
+                chain.insert(i, rec)
+                if k + 1 == len(pending) or pending[k + 1][0] != load:
+                    self._discard_repeated_labels(key)
+        return self.labels.get(key)
+
+    def _discard_repeated_labels(self, key: Tuple[int, int]) -> None:
+        """libpcp drops, from each label record, the sets that the next older record of
+        the same key already holds, and then records left with no sets."""
+        chain = self.labels[key]
+        kept: List[LabelRecord] = []
+        for i, rec in enumerate(chain):
+            if i + 1 < len(chain):
+                older = chain[i + 1].sets
+                rec.sets = [s for s in rec.sets
+                            if not any(_same_labelset(s, o) for o in older)]
+                if not rec.sets:
+                    continue
+            kept.append(rec)
+        self.labels[key] = kept
 
     def label_sets_at(self, ltype: int, ident: int, stamp: Stamp) -> Optional[List[LabelSetData]]:
         """None when the archive holds no record of this kind and ident at all."""
@@ -375,11 +415,28 @@ class Metadata:
                 return rec.sets
         return []
 
+    # ---- help text ---------------------------------------------------------------------
+
+    @property
+    def text_types(self) -> Dict[int, Dict[int, bytes]]:
+        """text type -> ident -> text; a later record for the same kind and ident
+        replaces the earlier one."""
+        if self._texts is None:
+            table: Dict[int, Dict[int, bytes]] = {}
+            for meta in self._files:
+                recs, raw = meta.ix.text, meta.raw
+                for i in range(meta.ix.ntext):
+                    r = recs[i]
+                    table.setdefault(r.type, {})[r.ident] = raw[r.off:r.off + r.len]
+            self._texts = table
+        return self._texts
+
     def text(self, ident: int, level: int) -> bytes:
         """Help text with libpcp's fallback from HELP to ONELINE."""
         kind = level & ~PM_TEXT_DIRECT
+        texts = self.text_types
         while True:
-            table = self.text_types.get(kind)
+            table = texts.get(kind)
             if table is None:
                 sts = PM_ERR_NOTHOST
                 text = None
@@ -450,16 +507,17 @@ def _undelta(chain: List[InDomSnapshot]) -> None:
         full = snap
 
 
-def _decode_label_sets(raw: bytes, rec_len: int) -> List[LabelSetData]:
-    """The label sets of one label record (its bytes, already checked at load)."""
+def _decode_label_sets(raw: bytes, off: int, room: int) -> List[LabelSetData]:
+    """The label sets of the label record at `off` of a .meta's bytes (checked at load;
+    `room` is its length or the bytes left, which sizes the arrays)."""
     head = ffi.new("pcp_label_head *")
-    set_cap = max(rec_len // 12, 1)
-    label_cap = max(rec_len // 8, 1)
+    set_cap = max(room // 12, 1)
+    label_cap = max(room // 8, 1)
     sets = ffi.new("pcp_labelset[]", set_cap)
     labels = ffi.new("pcp_label[]", label_cap)
     total = ffi.new("int32_t *")
     nxt = ffi.new("uint64_t *")
-    n = lib.pcp_archive_meta_labels(raw, len(raw), 0, head, set_cap, sets, label_cap, labels,
+    n = lib.pcp_archive_meta_labels(raw, len(raw), off, head, set_cap, sets, label_cap, labels,
                                     total, nxt)
     if n < 0:
         raise pmErr(n)

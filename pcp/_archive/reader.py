@@ -72,6 +72,27 @@ class IndexEntry:
         self.off_data = off_data
 
 
+class TemporalIndex:
+    """The .index entries as decoded in C, a sequence of IndexEntry made one by one as
+    they are read: positioning at a time walks from the front and stops early."""
+
+    __slots__ = ("_entries", "_made")
+
+    def __init__(self, entries: object, n: int) -> None:
+        self._entries = entries
+        self._made: List[Optional[IndexEntry]] = [None] * n
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, i: int) -> IndexEntry:
+        made = self._made[i]        # IndexError, and negative indexes, as a list's
+        if made is None:
+            e = self._entries[i % len(self._made)]   # type: ignore[index]
+            made = self._made[i] = IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
+        return made
+
+
 class Record:
     """What one read produced: a record in a volume, or a <mark> made up between archives."""
 
@@ -108,7 +129,7 @@ class Archive:
         self._checked: Dict[int, LogLabel] = {}
         self._seen: set = set()                   # libpcp's per-volume "label checked"
         self.meta_file: Optional[MappedFile] = None
-        self.index: List[IndexEntry] = []
+        self.index = TemporalIndex(None, 0)
         self.endtime: Stamp = (0, 0)
         self.physend = -1
         self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
@@ -124,7 +145,7 @@ class Archive:
         self.label = first
         self.version = first.version
         if self.files.index is not None:
-            index_file = MappedFile(self.files.index)
+            index_file = MappedFile(self.files.index, copy=True)
             try:
                 index_label = self._check_label(index_file, VOL_INDEX)
                 if index_label.version != self.version:
@@ -134,7 +155,7 @@ class Archive:
                 self._load_index(index_file)
             finally:
                 index_file.close()
-        self.meta_file = MappedFile(self.files.meta)
+        self.meta_file = MappedFile(self.files.meta, copy=True)   # Metadata keeps the bytes
         meta_label = self._check_label(self.meta_file, VOL_META)
         if meta_label.version != self.version:
             raise pmErr(PM_ERR_LABEL)
@@ -171,8 +192,7 @@ class Archive:
                                          cap, entries)
         if n < 0:
             raise pmErr(n)
-        self.index = [IndexEntry((e.sec, e.nsec), e.vol, e.off_meta, e.off_data)
-                      for e in entries[0:n]]
+        self.index = TemporalIndex(entries, n)
 
     # ---- volumes ---------------------------------------------------------------------
 

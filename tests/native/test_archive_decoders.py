@@ -17,6 +17,7 @@ PM_ERR_NODATA = -12354
 PM_ERR_LABEL = -12372
 PM_ERR_LOGREC = -12373
 PM_ERR_TOOBIG = -12444
+PM_ERR_RECTYPE = -12412
 PCP_LOG_END = 1
 V2_LABEL, V3_LABEL = 132, 808
 
@@ -413,6 +414,86 @@ def test_desc_names_are_read_as_a_stream():
     assert meta_walk(label(2, -1) + short)[-1] == ("error", PM_ERR_LOGREC)
 
 
+def meta_scan(meta: bytes, version: int = 2):
+    """The one-pass scan (pcp_archive_meta_scan) of the same bytes, in meta_walk's terms
+    as _scanned_like_walk reduces them: what the scan keeps of each record."""
+    data = cbuf(meta)
+    ix = ffi.new("pcp_meta_index *")
+    sts = lib.pcp_archive_meta_scan(data, len(meta), V2_LABEL if version == 2 else V3_LABEL, ix)
+    try:
+        recs = []
+        for i in range(ix.ndesc):
+            first = ix.desc_first[i]
+            names = [meta[ix.name_off[k]:ix.name_off[k] + ix.name_len[k]]
+                     for k in range(first, first + ix.desc_nnames[i])]
+            recs.append(("desc", ix.desc_pmid[i], ix.desc_type[i], names))
+        for i in range(ix.nindom):
+            r = ix.indom[i]
+            recs.append(("indom", r.indom, r.sec, r.nsec, [
+                (ix.inst[k], None if ix.inst_name_len[k] < 0
+                 else meta[ix.inst_name_off[k]:ix.inst_name_off[k] + ix.inst_name_len[k]])
+                for k in range(r.first, r.first + r.numinst)]))
+        for i in range(ix.nlabel):
+            r = ix.label[i]
+            recs.append(("labels", r.type, r.ident))
+        for i in range(ix.ntext):
+            t = ix.text[i]
+            recs.append(("text", t.type, t.ident, meta[t.off:t.off + t.len]))
+        return sts, recs
+    finally:
+        lib.pcp_archive_meta_index_free(ix)
+
+
+def _scanned_like_walk(walked):
+    """meta_walk's output as the scan keeps it: grouped by kind in file order, names cut
+    at their first NUL, no instance domain without instances, no skipped help text,
+    labels by kind and ident (their sets are decoded later); and the final status."""
+    status = 0
+    kinds = {"desc": [], "indom": [], "labels": [], "text": []}
+    for rec in walked:
+        if rec[0] == "error":
+            status = rec[1]
+        elif rec[0] == "rectype":
+            status = PM_ERR_RECTYPE
+        elif rec[0] == "desc":
+            kinds["desc"].append(rec[:3] + ([n.split(b"\0", 1)[0] for n in rec[3]],))
+        elif rec[0] == "indom" and rec[4]:
+            kinds["indom"].append(rec)
+        elif rec[0] == "labels":
+            kinds["labels"].append(rec[:3])
+        elif rec[0] == "text" and rec[3] is not None:
+            kinds["text"].append(rec)
+    return status, kinds["desc"] + kinds["indom"] + kinds["labels"] + kinds["text"]
+
+
+def test_meta_scan_agrees_with_the_record_decoders():
+    lab = label(2, -1)
+    cases = [lab + b"".join(GOOD_META),
+             lab + text_record(4 | 16, 1, b"xx") + GOOD_META[0],
+             lab + desc_record(PMID_A, 0, 0xFFFFFFFF, 3, 0, [b"a.b\0\0\0", b"c"])]
+    for i, rec in enumerate(GOOD_META):
+        head = lab + b"".join(GOOD_META[:i])
+        cases += [head + rec[:n] for n in range(1, len(rec))]
+    cases += [lab + frame(be(9, 1, 2)), lab + be(0, 1), lab + indom_record(5, 0, 0, 1, [(1, None)])]
+    for meta in cases:
+        assert meta_scan(meta) == _scanned_like_walk(meta_walk(meta)), meta
+    sts, recs = meta_scan(cases[0])
+    assert sts == 0 and len(recs) == 5
+
+
+def test_meta_scan_grows_its_arrays():
+    """Many records and instances: the walk's arrays grow past their first room."""
+    recs = [desc_record(PMID_A + i, 0, 0xFFFFFFFF, 3, 0, [b"m.n%d" % i, b"m.o%d" % i])
+            for i in range(200)]
+    recs.append(indom_record(2, 1700000000, 0, 7, [(k, b"i%d" % k) for k in range(300)]))
+    meta = label(2, -1) + b"".join(recs)
+    sts, out = meta_scan(meta)
+    assert sts == 0
+    assert [r[1] for r in out if r[0] == "desc"] == [PMID_A + i for i in range(200)]
+    assert [r[3] for r in out if r[0] == "desc"][-1] == [b"m.n199", b"m.o199"]
+    assert [r[4] for r in out if r[0] == "indom"] == [[(k, b"i%d" % k) for k in range(300)]]
+
+
 @pytest.mark.parametrize("version", [2, 3])
 def test_index_entries(version):
     ll = V2_LABEL if version == 2 else V3_LABEL
@@ -437,4 +518,61 @@ def test_random_bytes_never_break_the_readers(data, version):
         if sts == PCP_LOG_END or newpos == pos:
             break
         pos = newpos
-    meta_walk(label(version, -1) + data, version)
+    meta = label(version, -1) + data
+    assert meta_scan(meta, version) == _scanned_like_walk(meta_walk(meta, version))
+
+
+# ---- the archive PMNS without its tree ---------------------------------------------------
+
+def _kept_by_tree(named):
+    """The names the archive PMNS tree keeps (pcp._archive.meta's add_name, libpcp's
+    rules, a name read as a C string): name -> pmid."""
+    from pcp._archive.meta import Metadata
+
+    meta = Metadata()
+    for pmid, name in named:
+        meta.add_name(pmid, name.split(b"\0", 1)[0])
+    return dict(meta._name_to_pmid)
+
+
+def _kept_by_hash_set(named):
+    """The same through csrc/archive_meta_scan.c's hash set: each name in its own
+    descriptor record of one .meta."""
+    meta = label(2, -1) + b"".join(desc_record(pmid, 0, 0xFFFFFFFF, 3, 0, [name])
+                                   for pmid, name in named)
+    data = cbuf(meta)
+    ix = ffi.new("pcp_meta_index *")
+    try:
+        assert lib.pcp_archive_meta_scan(data, len(meta), V2_LABEL, ix) == 0
+        kept = lib.pcp_archive_meta_names_index(data, len(meta), ix)
+        out = {}
+        for pmid, name in named:
+            found = lib.pcp_archive_meta_name_pmid(data, ix, name, len(name))
+            if found >= 0:
+                out[name.split(b"\0", 1)[0]] = found
+        for probe in (b"", b".", b"a", b"a.b", b"zz.top", b"a.b.c.d"):
+            found = lib.pcp_archive_meta_name_pmid(data, ix, probe, len(probe))
+            assert found < 0 or probe in out, probe
+        assert kept == len(out)
+        return out
+    finally:
+        lib.pcp_archive_meta_index_free(ix)
+
+
+def test_archive_pmns_rules_without_the_tree():
+    named = [(1, b"a.b"), (2, b"a.b"),          # the first binding wins
+             (3, b"a.b.c"),                       # through a leaf
+             (4, b"a"),                           # a node with children
+             (5, b"x..y"), (6, b".x"), (7, b"x."), (8, b""),   # empty components
+             (9, b"x.y\0junk"),                   # ends at its NUL
+             (10, b"x.z"), (11, b"x.y")]          # x.y bound already (by the NUL name)
+    assert _kept_by_hash_set(named) == _kept_by_tree(named) == {
+        b"a.b": 1, b"x.y": 9, b"x.z": 10}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50),
+                          st.lists(st.sampled_from([b"a", b"b", b"cc", b""]), min_size=1,
+                                   max_size=4).map(b".".join)), max_size=30))
+def test_archive_pmns_hash_set_agrees_with_the_tree(named):
+    assert _kept_by_hash_set(named) == _kept_by_tree(named)
