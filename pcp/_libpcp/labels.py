@@ -708,3 +708,43 @@ class _ParsedLabelSet:
 def label_set_from_json(text: Any, flags: int = 0) -> Any:
     """A label set parsed like libpcp's __pmParseLabelSet (for merging)."""
     return _ParsedLabelSet(text, flags)
+
+
+# ---------------------------------------------------------------------------
+# growing one label set (archive writers)
+
+class AddedLabels:
+    """The pmLabelSet libpcp's __pmAddLabels builds up: JSONB text and its sorted
+    pmLabel entries as (name offset, name length, flags, value offset, value length)."""
+
+    __slots__ = ("json", "labels", "hash")
+
+    def __init__(self, json: bytes, labels: List[_Label], hsh: Optional[_NameHash]) -> None:
+        self.json = json
+        self.labels = labels
+        self.hash = hsh
+
+    def entries(self) -> List[Tuple[int, int, int, int, int]]:
+        return [(l.name, l.namelen, l.flags, l.value, l.valuelen) for l in self.labels]
+
+
+def add_labels(current: Optional[AddedLabels], extras: bytes, flags: int) -> AddedLabels:
+    """__pmAddLabels: parse `extras` (label JSON) with `flags` on every label and merge it
+    into `current` (None for a new set), the new values winning. Raises pmErr with
+    libpcp's code (-E2BIG, -EINVAL ...) when it cannot."""
+    if len(extras) + 1 >= PM_MAXLABELJSONLEN:
+        raise pmErr(-E2BIG)
+    try:
+        parsed = _parse(extras, flags, PM_MAXLABELS)
+        if current is None:
+            return AddedLabels(parsed.json[:parsed.size], list(parsed.labels), parsed.hash)
+        olabels: List[_Label] = []
+        out = _Output(bytearray(PM_MAXLABELJSONLEN), PM_MAXLABELJSONLEN)
+        size = _merge_sets(current.labels, current.json, current.hash, parsed.labels,
+                           parsed.json, parsed.hash, olabels, out, None)
+    except ParseError as exc:
+        raise pmErr(exc.code) from None
+    if size >= PM_MAXLABELJSONLEN:
+        raise pmErr(-E2BIG)
+    hsh = parsed.hash if parsed.hash.table else current.hash
+    return AddedLabels(bytes(out.buf[:size]), olabels, hsh)
