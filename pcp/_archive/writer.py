@@ -43,7 +43,7 @@ from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.native import ffi, lib
 from pcp._libpcp import zones
 from pcp._libpcp.labels import AddedLabels, add_labels
-from pcp._libpcp.strings import pmIDStr, pmInDomStr, pmSemStr, pmTypeStr
+from pcp._libpcp.strings import DESC_TYPE_TEXT, pmIDStr, pmInDomStr, pmSemStr
 from pcp._core.units import pmUnitsStr
 
 PMI_DOMAIN = 245                # the domain libpcp_import gives metrics added without a pmID
@@ -96,19 +96,29 @@ class _Metric:
 
 
 class _InDom:
-    """An instance domain as added so far, with libpcp_import's lookups: an exact name,
-    or for a name with a space, any name with the same text up to that first space."""
+    """An instance domain as libpcp_import holds it: parallel arrays of ids and names
+    (`inst`, `names`) and the names in the order they were added (`added`, its namebuf).
 
-    __slots__ = ("indom", "inst", "names", "by_name", "by_prefix", "by_inst", "meta_done")
+    Two quirks of the library are kept because they decide what is written: writing the
+    indom sorts the two arrays by id (libpcp's archive writer sorts the arrays it is
+    given, which are the context's own), and adding an instance then rebuilds `names` in
+    the order added while `inst` stays sorted, so ids and names can end up paired
+    differently from how they were added. Lookups are libpcp_import's: an exact name, or
+    for a name with a space, the first name with the same text up to that first space."""
+
+    __slots__ = ("indom", "inst", "names", "added", "by_name", "by_prefix", "by_inst",
+                 "meta_done", "sorted")
 
     def __init__(self, indom: int) -> None:
         self.indom = indom
         self.inst: List[int] = []
         self.names: List[bytes] = []
+        self.added: List[bytes] = []
         self.by_name: Dict[bytes, int] = {}
         self.by_prefix: Dict[bytes, int] = {}
         self.by_inst: Dict[int, int] = {}
         self.meta_done = False
+        self.sorted = False         # the arrays were reordered by a write since the last add
 
     def copy(self) -> "_InDom":
         d = _InDom(self.indom)
@@ -128,15 +138,38 @@ class _InDom:
             return self.by_name.get(name, -1)
         return self.by_prefix.get(prefix, -1)
 
-    def append(self, name: bytes, inst: int) -> None:
-        j = len(self.inst)
-        self.inst.append(inst)
-        self.names.append(name)
+    def _index(self, j: int) -> None:
+        name = self.names[j]
         self.by_name.setdefault(name, j)
         prefix = self._prefix(name)
         if prefix is not None:
             self.by_prefix.setdefault(prefix, j)
-        self.by_inst.setdefault(inst, j)
+        self.by_inst.setdefault(self.inst[j], j)
+
+    def _reindex(self) -> None:
+        self.by_name, self.by_prefix, self.by_inst = {}, {}, {}
+        for j in range(len(self.inst)):
+            self._index(j)
+
+    def append(self, name: bytes, inst: int) -> None:
+        self.inst.append(inst)
+        self.added.append(name)
+        if self.sorted:
+            self.names = list(self.added)
+            self.sorted = False
+            self._reindex()
+        else:
+            self.names.append(name)
+            self._index(len(self.inst) - 1)
+
+    def sort_written(self) -> None:
+        """libpcp's insertion sort of the written arrays by instance id (stable)."""
+        order = sorted(range(len(self.inst)), key=self.inst.__getitem__)
+        if order != list(range(len(order))):
+            self.inst = [self.inst[k] for k in order]
+            self.names = [self.names[k] for k in order]
+            self._reindex()
+        self.sorted = True
 
 
 class _Text:
@@ -715,7 +748,9 @@ def local_timezone() -> str:
         time.tzset()
         return squashed
     if len(tz) > _V2_TZ_MAXLEN:
-        shorter = tz.replace(":00", "")
+        # libpcp keeps the text before each ":00" and drops whatever follows the last one
+        pieces = tz.split(":00")
+        shorter = "".join(pieces[:-1]) if len(pieces) > 1 else tz
         if len(shorter) > _V2_TZ_MAXLEN:
             squashed = _squash_tz()
             os.environ["TZ"] = squashed
@@ -855,6 +890,8 @@ def _check_indom(ctx: ImportContext, indom: int) -> bool:
     files.meta.write(_encode(lib.pcp_archive_write_indom, files.version, _stamp[0], _stamp[1],
                              indom, len(d.inst), inst, names, len(names)))
     d.meta_done = True
+    d.sort_written()
+    ctx.resolved.clear()
     return True
 
 
@@ -1042,7 +1079,7 @@ def dump() -> None:
         out.write("  No metrics.\n")
     for i, m in enumerate(ctx.metrics):
         out.write("  metric[%d] name=%s pmid=%s\n" % (i, os.fsdecode(m.name), pmIDStr(m.pmid)))
-        out.write("    Data Type: %s  InDom: %s 0x%x\n" % (pmTypeStr(m.type), pmInDomStr(m.indom),
+        out.write("    Data Type: %s  InDom: %s 0x%x\n" % (DESC_TYPE_TEXT[m.type], pmInDomStr(m.indom),
                                                         m.indom))
         out.write("    Semantics: %s  Units: %s\n" % (pmSemStr(m.sem),
                                                      pmUnitsStr(m.units) or "none"))

@@ -64,7 +64,7 @@ for k, (name, typ) in enumerate(TYPES):
     call(log.pmiAddMetric, "many." + name, log.pmiID(60, 2, k), typ, INDOM,
          c.PM_SEM_COUNTER if typ != c.PM_TYPE_STRING else c.PM_SEM_DISCRETE,
          units(1, -1, 0, c.PM_SPACE_KBYTE, c.PM_TIME_SEC, 0))
-for inst, name in [(0, "zero"), (7, "seven x"), (3, "three"), (-5, "minus five"),
+for inst, name in [(0, "zero"), (7, "seven x"), (3, "three"), (5, "minus five"),
                    (2147483647, "big")]:
     call(log.pmiAddInstance, INDOM, name, inst)
 
@@ -359,6 +359,11 @@ ENV = {
     "many_records_index": {"PCP_LOGIMPORT_MAXLOGSZ": "30000"},
 }
 
+# Archives libpcp_import writes but libpcp cannot read back (a negative instance id in an
+# instance domain record is PM_ERR_LOGREC on load): compared byte for byte and through
+# pmdumplog's and pmlogcheck's identical complaints, not read back.
+UNREADABLE = {"late_hostname_and_instances", "errors"}
+
 # libpcp_import's defaults when the script sets neither hostname nor timezone.
 DEFAULTS = r'''
 log = pmi.pmiLogImport(OUT)
@@ -419,15 +424,15 @@ def read(path):
                 if isinstance(v, float):
                     v = repr(v)
                 name = None
-                if inst != c.PM_IN_NULL:
-                    name = ctx.pmNameInDomArchive(d.indom, inst)
+                if d.indom != c.PM_INDOM_NULL:
+                    name = ctx.pmNameInDomArchive(d, inst)
                 item.append([inst, name, v])
             rec.append(item)
         out["records"].append(rec)
         ctx.pmFreeResult(res)
     return out
 
-print(json.dumps([read(p) for p in %r]))
+print(json.dumps([read(p) for p in PATHS], default=lambda o: o.decode("utf-8", "replace") if isinstance(o, bytes) else repr(o)))
 '''
 
 PID_LINE = re.compile(r"^PID for pmlogger: \d+$", re.M)
@@ -460,7 +465,8 @@ def _tool(argv: list, folder: str) -> tuple:
 def scratch():
     root = tempfile.mkdtemp(prefix="pcp-pmi-")
     yield root
-    shutil.rmtree(root, ignore_errors=True)
+    if not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -493,11 +499,12 @@ def test_scenario(name: str, scratch: str) -> None:
         ref_check = _tool(["pmlogcheck", base], ref_dir)
         our_check = _tool(["pmlogcheck", base], our_dir)
         assert our_check == ref_check
-        assert ref_check[0] == 0, ref_check[1]
+        if name not in UNREADABLE:
+            assert ref_check[0] == 0, ref_check[1]
 
-    if bases:
+    if bases and name not in UNREADABLE:
         paths = [os.path.join(d, b) for d in (ref_dir, our_dir) for b in bases]
-        read = difftest.run_reference(READBACK % (paths,))
+        read = difftest.run_reference(READBACK.replace("PATHS", repr(paths)))
         half = len(bases)
         assert read[half:] == read[:half]
 
