@@ -744,3 +744,208 @@ int64_t pcp_pending_encode(const pcp_pending *p, int version, int64_t sec, int32
     pcp_write_u32(&w, (uint32_t)len);
     return w.bad ? PM_ERR_TOOBIG : (int64_t)w.pos;
 }
+
+/* ---- whole rows at once ------------------------------------------------------------ */
+
+/* Bytes of value k's block (header word included, padded), 0 for an INSITU type. */
+static size_t frame_block_size(const pcp_frame_metric *m, size_t k)
+{
+    switch (m->type) {
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+    case PM_TYPE_DOUBLE:
+        return 12;
+    case PM_TYPE_FLOAT:
+        return 8;
+    case PM_TYPE_STRING: {
+        int64_t n = m->str_off[k + 1] - m->str_off[k];
+        const void *nul = memchr(m->str_data + m->str_off[k], 0, (size_t)n);
+        if (nul != NULL)
+            n = (const uint8_t *)nul - (m->str_data + m->str_off[k]);
+        return pcp_pad4(4 + (size_t)n + 1);
+    }
+    case PM_TYPE_AGGREGATE:
+        return pcp_pad4(4 + (size_t)(m->str_off[k + 1] - m->str_off[k]));
+    default:
+        return 0;
+    }
+}
+
+static int frame_bytes_type(int type)
+{
+    return type == PM_TYPE_STRING || type == PM_TYPE_AGGREGATE;
+}
+
+static int frame_metric_ok(const pcp_frame_metric *m)
+{
+    if (m->ncol < 0 || m->inst == NULL || (m->values == NULL && !frame_bytes_type(m->type)))
+        return 0;
+    if (frame_bytes_type(m->type))
+        return m->str_off != NULL && m->str_data != NULL;
+    return m->type >= PM_TYPE_32 && m->type <= PM_TYPE_DOUBLE;
+}
+
+/* Write value k's block at out[at..) (room already checked). */
+static void frame_block(const pcp_frame_metric *m, size_t k, uint8_t *b, size_t blen)
+{
+    switch (m->type) {
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+    case PM_TYPE_DOUBLE: {
+        uint64_t bits;
+        memcpy(&bits, (const uint8_t *)m->values + 8 * k, 8);
+        pcp_store_be32(b, ((uint32_t)m->type << 24) | 12u);
+        pcp_store_be64(b + 4, bits);
+        break;
+    }
+    case PM_TYPE_FLOAT: {
+        uint32_t bits;
+        memcpy(&bits, (const uint8_t *)m->values + 4 * k, 4);
+        pcp_store_be32(b, ((uint32_t)m->type << 24) | 8u);
+        pcp_store_be32(b + 4, bits);
+        break;
+    }
+    case PM_TYPE_STRING: {
+        size_t vlen = blen;     /* recomputed exactly below */
+        int64_t n = m->str_off[k + 1] - m->str_off[k];
+        const uint8_t *text = m->str_data + m->str_off[k];
+        const void *nul = memchr(text, 0, (size_t)n);
+        if (nul != NULL)
+            n = (const uint8_t *)nul - text;
+        vlen = 4 + (size_t)n + 1;
+        pcp_store_be32(b, ((uint32_t)PM_TYPE_STRING << 24) | (uint32_t)vlen);
+        if (n)
+            memcpy(b + 4, text, (size_t)n);
+        b[4 + n] = 0;
+        if (blen > vlen)
+            memset(b + vlen, '~', blen - vlen);
+        break;
+    }
+    case PM_TYPE_AGGREGATE: {
+        size_t n = (size_t)(m->str_off[k + 1] - m->str_off[k]);
+        pcp_store_be32(b, ((uint32_t)PM_TYPE_AGGREGATE << 24) | (uint32_t)(4 + n));
+        if (n)
+            memcpy(b + 4, m->str_data + m->str_off[k], n);
+        if (blen > 4 + n)
+            memset(b + 4 + n, '~', blen - 4 - n);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+int64_t pcp_archive_write_frame(const pcp_frame_metric *metrics, int32_t nmetrics,
+                                int32_t nrows, int version, const int64_t *sec,
+                                const int32_t *nsec, uint8_t *out, size_t cap,
+                                int64_t *reclen)
+{
+    if (nmetrics < 0 || nrows < 0 || reclen == NULL)
+        return PM_ERR_TOOSMALL;
+    for (int32_t i = 0; i < nmetrics; i++) {
+        if (!frame_metric_ok(&metrics[i]))
+            return PM_ERR_TYPE;
+        if (frame_bytes_type(metrics[i].type)) {
+            /* every offset pair must lie inside the string data, in order */
+            const pcp_frame_metric *m = &metrics[i];
+            size_t n = (size_t)nrows * (size_t)m->ncol;
+            for (size_t k = 0; k < n; k++)
+                if (m->str_off[k] < 0 || m->str_off[k + 1] < m->str_off[k]
+                        || m->str_off[k + 1] - m->str_off[k] > 0xfffff0)
+                    return PM_ERR_CONV;
+        }
+    }
+    size_t head = 4 + stamp_size(version) + 4;
+    /* pass 1: each row's record length */
+    uint64_t total = 0;
+    for (int32_t r = 0; r < nrows; r++) {
+        size_t sets = 0, blocks = 0;
+        int32_t numpmid = 0;
+        for (int32_t i = 0; i < nmetrics; i++) {
+            const pcp_frame_metric *m = &metrics[i];
+            size_t base = (size_t)r * (size_t)m->ncol;
+            int32_t numval = 0;
+            for (int32_t c = 0; c < m->ncol; c++) {
+                if (m->present != NULL && !m->present[base + c])
+                    continue;
+                numval++;
+                blocks += frame_block_size(m, base + c);
+            }
+            if (numval) {
+                numpmid++;
+                sets += 12 + 8 * (size_t)numval;
+            }
+        }
+        size_t len = numpmid ? head + sets + blocks + 4 : 0;
+        if (len > 0x7fffffff)
+            return PM_ERR_TOOBIG;
+        reclen[r] = (int64_t)len;
+        total += len;
+    }
+    if (out == NULL || cap < total)
+        return (int64_t)total;
+
+    /* pass 2: the records */
+    size_t at = 0;
+    for (int32_t r = 0; r < nrows; r++) {
+        size_t len = (size_t)reclen[r];
+        if (len == 0)
+            continue;
+        pcp_writer w = pcp_writer_at(out + at, len);
+        pcp_write_u32(&w, (uint32_t)len);
+        write_stamp(&w, version, sec[r], nsec[r]);
+        size_t numpmid_at = w.pos;
+        pcp_write_i32(&w, 0);
+        size_t sets = 0;
+        int32_t numpmid = 0;
+        for (int32_t i = 0; i < nmetrics; i++) {
+            const pcp_frame_metric *m = &metrics[i];
+            size_t base = (size_t)r * (size_t)m->ncol;
+            int32_t numval = 0;
+            for (int32_t c = 0; c < m->ncol; c++)
+                numval += m->present == NULL || m->present[base + c];
+            if (numval) {
+                numpmid++;
+                sets += 12 + 8 * (size_t)numval;
+            }
+        }
+        pcp_patch_u32(&w, numpmid_at, (uint32_t)numpmid);
+        size_t block_at = head + sets;
+        for (int32_t i = 0; i < nmetrics; i++) {
+            const pcp_frame_metric *m = &metrics[i];
+            size_t base = (size_t)r * (size_t)m->ncol;
+            int32_t numval = 0;
+            for (int32_t c = 0; c < m->ncol; c++)
+                numval += m->present == NULL || m->present[base + c];
+            if (numval == 0)
+                continue;
+            int insitu = m->type == PM_TYPE_32 || m->type == PM_TYPE_U32;
+            pcp_write_u32(&w, m->pmid);
+            pcp_write_i32(&w, numval);
+            pcp_write_i32(&w, insitu ? PM_VAL_INSITU : PM_VAL_DPTR);
+            for (int32_t c = 0; c < m->ncol; c++) {
+                size_t k = base + c;
+                if (m->present != NULL && !m->present[k])
+                    continue;
+                pcp_write_i32(&w, m->inst[c]);
+                if (insitu) {
+                    uint32_t word;
+                    memcpy(&word, (const uint8_t *)m->values + 4 * k, 4);
+                    pcp_write_u32(&w, word);
+                } else {
+                    size_t blen = frame_block_size(m, k);
+                    pcp_write_u32(&w, (uint32_t)(block_at / 4 + 2));
+                    if (block_at + blen + 4 <= len)
+                        frame_block(m, k, out + at + block_at, blen);
+                    block_at += blen;
+                }
+            }
+        }
+        if (w.bad || block_at + 4 != len)
+            return PM_ERR_TOOBIG;   /* the two passes disagree: a bug, never an overflow */
+        w.pos = block_at;
+        pcp_write_u32(&w, (uint32_t)len);
+        at += len;
+    }
+    return (int64_t)at;
+}

@@ -101,4 +101,31 @@ void pcp_pending_sort(pcp_pending *p);
 int64_t pcp_pending_encode(const pcp_pending *p, int version, int64_t sec, int32_t nsec,
                            uint8_t *out, size_t cap);
 
+/* ---- whole rows at once (DataFrame writers) ------------------------------------------ */
+
+/* One metric over a block of rows: ncol instance columns (instance ids ascending, as
+ * libpcp's sort would leave them; PM_IN_NULL for a singular metric) of typed values,
+ * row-major [row][col]: int32/uint32/int64/uint64/float/double as `type` says. Strings
+ * and aggregates are str_off[row*ncol+col] .. str_off[row*ncol+col+1] into str_data
+ * (n*ncol+1 offsets; a string stops at a NUL and gets one, an aggregate is raw). present[row*ncol+col] == 0 leaves that value out (present may be NULL). */
+typedef struct {
+    uint32_t pmid;
+    int32_t type;
+    int32_t ncol;
+    const int32_t *inst;
+    const void *values;
+    const uint8_t *present;
+    const int64_t *str_off;
+    const uint8_t *str_data;
+} pcp_frame_metric;
+
+/* Rows [0, nrows) of the metrics as data records, one per row that has a value (a row
+ * without any is skipped: reclen[row] = 0), stamped sec[row].nsec[row], value sets in
+ * metric order. Returns the bytes of all records; when out is NULL or cap is smaller,
+ * only reclen[] and that total are computed. */
+int64_t pcp_archive_write_frame(const pcp_frame_metric *metrics, int32_t nmetrics,
+                                int32_t nrows, int version, const int64_t *sec,
+                                const int32_t *nsec, uint8_t *out, size_t cap,
+                                int64_t *reclen);
+
 #endif

@@ -287,3 +287,18 @@ def _put_result(result: Any, highres: bool) -> int:
         sets.append((arrays["pmids"][i], numval, arrays["valfmts"][i], values))
     nsec = flat.nsec if highres else _usec_of(flat.nsec) * 1000
     return _w.put_result_sets(sets, (flat.sec, nsec))
+
+
+def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
+                hostname: Optional[str] = None, timezone: Optional[str] = "UTC") -> int:
+    """Beyond the official module: write a pandas DataFrame to the archive `path` in one
+    call, the reverse of ``pcp.bulk.read_archive(...).to_pandas(form)``.
+
+    `form` is "wide" (a DatetimeIndex and a column per metric or "metric[instance]") or
+    "long" (columns time, metric, instance, value and optionally text), guessed from the
+    columns when None. Each row becomes one record; the metric types follow the column
+    dtypes. Returns the number of records written."""
+    from pcp._bulk.frame_writer import write_frame as _write_frame
+
+    return _write_frame(frame, path, form=form, version=version, hostname=hostname,
+                        timezone=timezone)

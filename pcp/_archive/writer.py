@@ -30,7 +30,8 @@ from pcp._core.constants import (
     PM_LABEL_INDOM, PM_LABEL_INSTANCES, PM_LABEL_ITEM, PM_LABEL_OPTIONAL, PM_LOG_VERS02,
     PM_LOG_VERS03, PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TEXT_HELP,
     PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
-    PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64, PMI_ERR_ADDLABELERROR,
+    PM_TYPE_AGGREGATE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
+    PMI_ERR_ADDLABELERROR,
     PMI_ERR_BADHANDLE, PMI_ERR_BADLABELID, PMI_ERR_BADLABELINSTANCE, PMI_ERR_BADLABELTYPE,
     PMI_ERR_BADMETRICNAME, PMI_ERR_BADSEM, PMI_ERR_BADTEXTCLASS, PMI_ERR_BADTEXTID,
     PMI_ERR_BADTEXTTYPE, PMI_ERR_BADTIMESTAMP, PMI_ERR_BADTYPE, PMI_ERR_BADVERSION,
@@ -380,8 +381,9 @@ def _isalnum(ch: int) -> bool:
     return _isalpha(ch) or 0x30 <= ch <= 0x39
 
 
-def add_metric(name: bytes, pmid: int, type_: int, indom: int, sem: int, units: int) -> int:
-    """pmiAddMetric."""
+def add_metric(name: bytes, pmid: int, type_: int, indom: int, sem: int, units: int,
+               any_type: bool = False) -> int:
+    """pmiAddMetric (`any_type` lets bulk writers add aggregates too)."""
     ctx = _current
     if ctx is None:
         return PM_ERR_NOCONTEXT
@@ -396,7 +398,7 @@ def add_metric(name: bytes, pmid: int, type_: int, indom: int, sem: int, units: 
         if m.pmid == pmid:
             ctx.last_sts = PMI_ERR_DUPMETRICID
             return ctx.last_sts
-    if type_ not in _METRIC_TYPES:
+    if type_ not in _METRIC_TYPES and not (any_type and type_ == PM_TYPE_AGGREGATE):
         ctx.last_sts = PMI_ERR_BADTYPE
         return ctx.last_sts
     if sem not in _SEMANTICS:
@@ -985,6 +987,62 @@ def _write_record(ctx: ImportContext, files: _Archive, record: bytes, old_meta: 
     files.data.write(record)
     files.data.flush()
     files.meta.flush()
+    return 0
+
+
+def put_records(records: Any, lengths: Any, secs: Any, nsecs: Any, pmids: List[int]) -> int:
+    """Many encoded data records at once (bulk writers), as if each had been written by
+    its own pmiWrite: the metrics `pmids` have their metadata written before the first
+    record, then index entries and new volumes come where libpcp_import would put them.
+    `records` holds the records back to back; lengths[k] == 0 means no record k."""
+    global _stamp, _flushsize
+    ctx = _current
+    if ctx is None:
+        return PM_ERR_NOCONTEXT
+    ks = [k for k in range(len(lengths)) if lengths[k]]
+    if not ks:
+        return 0
+    for k in ks:
+        stamp = (int(secs[k]), int(nsecs[k]))
+        sts = _check_timestamp(ctx, stamp)
+        if sts < 0:
+            return sts
+        ctx.last_stamp = stamp
+    first = ks[0]
+    _stamp = (int(secs[first]), int(nsecs[first]))
+    sts = _check_context_start(ctx)
+    if sts < 0:
+        return sts
+    files = ctx.files
+    meta_off = files.meta.tell()
+    needti = False
+    for pmid in pmids:
+        needti = _check_metric(ctx, pmid) or needti
+    files.meta.flush()
+    limit = _logsz_limit(files.version)
+    view = memoryview(records)
+    pos = files.data.tell()
+    start = off = 0
+    for k in ks:
+        n = int(lengths[k])
+        stamp = (int(secs[k]), int(nsecs[k]))
+        if pos + n >= limit:
+            files.data.write(view[start:off])
+            start = off
+            _new_volume(ctx)
+            pos = files.data.tell()
+            _flushsize = _FLUSH_BYTES
+            needti = True
+        if needti or pos + n > _flushsize:
+            _put_index(files, stamp, meta_off, pos)
+            _flushsize = pos + _FLUSH_BYTES
+            needti = False
+        meta_off = files.meta.tell()
+        _stamp = stamp
+        off += n
+        pos += n
+    files.data.write(view[start:off])
+    files.data.flush()
     return 0
 
 
