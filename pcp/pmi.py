@@ -104,6 +104,7 @@ class pmiLogImport(object):
         self._ctx = _w.start(path, _int_arg(inherit, 2))
         if self._ctx < 0:
             raise pmiErr(self._ctx)
+        self._context = _w.context_of(self._ctx)
 
     def __del__(self) -> None:
         # as the official binding: select this context (which fails once it has ended,
@@ -113,6 +114,7 @@ class pmiLogImport(object):
         _w.use_context(self._ctx)
         _w.end()
         self._ctx = -1
+        self._context = None
 
     def _select(self) -> None:
         status = _w.select(self._ctx)
@@ -187,14 +189,10 @@ class pmiLogImport(object):
 
     def pmiPutValue(self, name: Any, inst: Any, value: Any) -> int:
         """PMI - add a value for a metric-instance pair"""
-        self._select()
-        if inst is not None and not isinstance(inst, (bytes, str)):
-            inst.encode("utf-8")        # what the official module trips over
-        if not isinstance(name, (bytes, str)):
-            name.encode("utf-8")
-        if not isinstance(value, bytes):
-            value = value.encode("utf-8")
-        return self._check(_w.put_value(name, inst, value))
+        status = _w.put_value_in(self._context, self._ctx, name, inst, value)
+        if status < 0:
+            raise pmiErr(status)
+        return status
 
     def pmiGetHandle(self, name: Any, inst: Any) -> int:
         """PMI - define a handle for a metric-instance pair"""
@@ -206,9 +204,14 @@ class pmiLogImport(object):
 
     def pmiPutValueHandle(self, handle: int, value: Any) -> int:
         """PMI - add a value for a metric-instance pair via a handle"""
-        self._select()
-        value = _encoded(value)
-        return self._check(_w.put_value_handle(_signed(_int_arg(handle, 1)), value))
+        if handle.__class__ is not int or not -0x80000000 <= handle <= 0x7FFFFFFF:
+            self._select()
+            _encoded(value)
+            handle = _signed(_int_arg(handle, 1))
+        status = _w.put_value_handle_in(self._context, self._ctx, handle, value)
+        if status < 0:
+            raise pmiErr(status)
+        return status
 
     def pmiHighResWrite(self, sec: int, nsec: int) -> int:
         """PMI - flush data to a Log Import archive"""
@@ -262,6 +265,7 @@ class pmiLogImport(object):
         self._select()
         status = _w.end()
         self._ctx = -1
+        self._context = None
         return self._check(status)
 
 

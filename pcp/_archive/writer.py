@@ -224,6 +224,7 @@ class ImportContext:
         self.by_name: Dict[bytes, int] = {}
         self.indoms: Dict[int, _InDom] = {}
         self.handles: List[Tuple[int, int]] = []      # (metric index, instance id)
+        self.handle_args: List[Optional[Tuple[int, int, int, int, int]]] = []
         self.texts: List[_Text] = []
         self.labels: List[_LabelSet] = []
         self.pending = ffi.gc(lib.pcp_pending_new(), lib.pcp_pending_free)
@@ -241,6 +242,7 @@ class ImportContext:
         self.by_name = dict(old.by_name)
         self.indoms = {k: d.copy() for k, d in old.indoms.items()}
         self.handles = list(old.handles)
+        self.handle_args = [None] * len(self.handles)
         for t in old.texts:
             self.texts.append(_Text(t.type, t.ident, t.content))
         for ls in old.labels:
@@ -260,6 +262,10 @@ _max_logsz: Optional[int] = None
 
 def current() -> Optional[ImportContext]:
     return _current
+
+
+def context_of(number: int) -> Optional[ImportContext]:
+    return _contexts[number - 1] if 1 <= number <= len(_contexts) else None
 
 
 def start(archive: bytes, inherit: int) -> int:
@@ -504,6 +510,63 @@ def put_value(name: Any, instance: Any, value: bytes) -> int:
     return sts
 
 
+_put_text_value = lib.pcp_pending_put_text
+
+
+def put_value_in(ctx: ImportContext, number: int, name: Any, instance: Any,
+                 value: Any) -> int:
+    """pmiUseContext(number) then pmiPutValue, in one call (the per-value path of
+    pcp.pmi): `ctx` is the context `number` stands for, the metric-instance pair is
+    resolved once and remembered until the metric or instance tables change."""
+    if _current is not ctx:
+        sts = use_context(number)
+        if sts < 0:
+            return sts
+    try:
+        hit = ctx.resolved[(name, instance)]
+    except (KeyError, TypeError):
+        sts, midx, inst = _make_handle(ctx, _as_bytes(name),
+                                       None if instance is None else _as_bytes(instance))
+        if sts != 0:
+            if value.__class__ is not bytes:
+                value.encode("utf-8")       # the official module encodes before calling
+            ctx.last_sts = sts
+            return sts
+        m = ctx.metrics[midx]
+        hit = (m.slot, m.pmid, 1 if m.indom == PM_INDOM_NULL else 0, m.type, inst)
+        try:
+            ctx.resolved[(name, instance)] = hit
+        except TypeError:
+            pass
+    if value.__class__ is not bytes:
+        value = value.encode("utf-8")
+    ctx.has_pending = True
+    sts = ctx.last_sts = _put_text_value(ctx.pending, *hit, value)
+    return sts
+
+
+def put_value_handle_in(ctx: ImportContext, number: int, handle: int, value: Any) -> int:
+    """pmiUseContext(number) then pmiPutValueHandle, in one call."""
+    if _current is not ctx:
+        sts = use_context(number)
+        if sts < 0:
+            return sts
+    if value.__class__ is not bytes:
+        value = value.encode("utf-8")
+    if handle <= 0 or handle > len(ctx.handles):
+        ctx.last_sts = PMI_ERR_BADHANDLE
+        return ctx.last_sts
+    hit = ctx.handle_args[handle - 1]
+    if hit is None:
+        midx, inst = ctx.handles[handle - 1]
+        m = ctx.metrics[midx]
+        hit = ctx.handle_args[handle - 1] = (m.slot, m.pmid, 1 if m.indom == PM_INDOM_NULL
+                                             else 0, m.type, inst)
+    ctx.has_pending = True
+    sts = ctx.last_sts = _put_text_value(ctx.pending, *hit, value)
+    return sts
+
+
 def get_handle(name: bytes, instance: Optional[bytes]) -> int:
     """pmiGetHandle: a number (1, 2, ...) standing for a metric-instance pair."""
     ctx = _current
@@ -514,6 +577,7 @@ def get_handle(name: bytes, instance: Optional[bytes]) -> int:
         ctx.last_sts = sts
         return sts
     ctx.handles.append((midx, inst))
+    ctx.handle_args.append(None)
     ctx.last_sts = len(ctx.handles)
     return ctx.last_sts
 

@@ -31,6 +31,7 @@ from pcp._core.constants import (
 from pcp._core.native import ffi, lib
 
 _ROWS_PER_CALL = 4096
+_raw_alloc = ffi.new_allocator(should_clear_after_alloc=False)
 
 
 class pmErr(ValueError):
@@ -81,15 +82,6 @@ def _pm_type(dtype: Any) -> int:
     return type_
 
 
-def _column_values(series: Any, type_: int) -> Tuple[Any, np.ndarray]:
-    missing = series.isna().to_numpy()
-    if type_ == PM_TYPE_STRING:
-        return series.to_numpy(dtype=object), ~missing
-    np_type = _NUMPY_OF_TYPE[type_]
-    fill = np.nan if type_ in (PM_TYPE_FLOAT, PM_TYPE_DOUBLE) else 0
-    return series.to_numpy(dtype=np_type, na_value=fill), ~missing
-
-
 def _times_ns(frame: Any, pd: Any) -> np.ndarray:
     if isinstance(frame.index, pd.DatetimeIndex):
         times = frame.index
@@ -111,30 +103,67 @@ def _holds_bytes(parts: List[Tuple[Any, np.ndarray]]) -> bool:
 
 
 def _wide_metrics(frame: Any, pd: Any) -> List[_Metric]:
-    groups: Dict[str, List[Tuple[Optional[str], str]]] = {}
-    for column in frame.columns:
-        if column == "time" and not isinstance(frame.index, pd.DatetimeIndex):
+    """The frame's columns grouped by metric, converted a dtype at a time (one numpy
+    conversion per distinct column dtype, not per column)."""
+    groups: Dict[str, List[Tuple[Optional[str], int]]] = {}
+    skip_time = not isinstance(frame.index, pd.DatetimeIndex)
+    for position, column in enumerate(frame.columns):
+        if skip_time and column == "time":
             continue
         match = _COLUMN.match(str(column))
         metric, inst = (match.group("metric"),
                         match.group("instance") + (match.group("id") or "")) if match \
             else (str(column), None)
-        groups.setdefault(metric, []).append((inst, column))
+        groups.setdefault(metric, []).append((inst, position))
+    dtypes = list(frame.dtypes)
+    # every distinct dtype's columns as one 2-D array (and its missing-value mask)
+    blocks: Dict[Any, Dict[int, int]] = {}
+    for cols in groups.values():
+        for _, position in cols:
+            where = blocks.setdefault(dtypes[position], {})
+            where[position] = len(where)
+    converted: Dict[Any, Tuple[Any, np.ndarray, Dict[int, int]]] = {}
+    for dtype, where in blocks.items():
+        positions = list(where)
+        sub = frame if len(positions) == len(dtypes) else frame.iloc[:, positions]
+        type_ = _pm_type(dtype)
+        if type_ == PM_TYPE_STRING:
+            values = sub.to_numpy(dtype=object)
+            missing = sub.isna().to_numpy()
+        elif isinstance(dtype, np.dtype):
+            # plain numpy columns: only floats can be missing (NaN)
+            values = sub.to_numpy(dtype=_NUMPY_OF_TYPE[type_])
+            missing = np.isnan(values) if dtype.kind == "f" else np.zeros(values.shape, bool)
+        else:
+            fill = np.nan if type_ in (PM_TYPE_FLOAT, PM_TYPE_DOUBLE) else 0
+            values = sub.to_numpy(dtype=_NUMPY_OF_TYPE[type_], na_value=fill)
+            missing = sub.isna().to_numpy()
+        converted[dtype] = (values, missing, where)
     metrics = []
     for name, cols in groups.items():
-        type_ = _pm_type(frame[cols[0][1]].dtype)
-        parts = [_column_values(frame[col], type_) for _, col in cols]
-        if type_ == PM_TYPE_STRING and _holds_bytes(parts):
-            type_ = PM_TYPE_AGGREGATE       # read_archive's aggregates are bytes objects
-        if type_ in (PM_TYPE_STRING, PM_TYPE_AGGREGATE):
-            values = np.stack([p[0] for p in parts], axis=1) if parts else None
+        dtype = dtypes[cols[0][1]]
+        type_ = _pm_type(dtype)
+        if all(dtypes[p] == dtype for _, p in cols):
+            values, missing, where = converted[dtype]
+            index = [where[p] for _, p in cols]
+            picked = values[:, index]
+            present = np.ascontiguousarray(~missing[:, index])
+        elif all(_pm_type(dtypes[p]) == type_ == PM_TYPE_STRING for _, p in cols):
+            # text columns of several kinds (object, pandas strings): one at a time
+            parts = [(converted[dtypes[p]][0][:, converted[dtypes[p]][2][p]],
+                      converted[dtypes[p]][1][:, converted[dtypes[p]][2][p]]) for _, p in cols]
+            picked = np.stack([v for v, _ in parts], axis=1)
+            present = np.ascontiguousarray(~np.stack([m for _, m in parts], axis=1))
         else:
-            values = np.ascontiguousarray(np.stack([p[0] for p in parts], axis=1))
-        present = np.ascontiguousarray(np.stack([p[1] for p in parts], axis=1))
+            raise TypeError("the columns of metric %s differ in dtype" % name)
+        if type_ == PM_TYPE_STRING and _holds_bytes([(picked.ravel(), present.ravel())]):
+            type_ = PM_TYPE_AGGREGATE       # read_archive's aggregates are bytes objects
+        if type_ not in (PM_TYPE_STRING, PM_TYPE_AGGREGATE):
+            picked = np.ascontiguousarray(picked)
         instances = [inst for inst, _ in cols]
         if len(instances) > 1 and None in instances:
             raise ValueError("metric %s has both a plain and an instance column" % name)
-        metrics.append(_Metric(name, type_, instances, values, present))
+        metrics.append(_Metric(name, type_, instances, picked, present))
     return metrics
 
 
@@ -149,6 +178,8 @@ def _long_metrics(frame: Any, pd: Any) -> Tuple[np.ndarray, List[_Metric]]:
     texts = frame["text"].to_numpy(dtype=object) if "text" in frame.columns else None
     values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     inst_col = frame["instance"]
+    rank = ({str(n): k for k, n in enumerate(inst_col.cat.categories)}
+            if hasattr(inst_col, "cat") else None)
     metrics = []
     mvals = metric.to_numpy(dtype=object)
     ivals = inst_col.to_numpy(dtype=object)
@@ -164,7 +195,11 @@ def _long_metrics(frame: Any, pd: Any) -> Tuple[np.ndarray, List[_Metric]]:
             inames: List[Optional[str]] = [None]
             col_of = np.zeros(len(rows), np.int64)
         else:
+            # columns in the order of the instance categories (the order read_archive's
+            # long form lists them in), else in order of appearance
             order = list(dict.fromkeys(str(i) for i in insts))
+            if rank is not None:
+                order.sort(key=lambda n: rank.get(n, len(rank)))
             where = {n: k for k, n in enumerate(order)}
             inames = list(order)
             col_of = np.array([where[str(i)] for i in insts], np.int64)
@@ -243,7 +278,7 @@ def _c_metric(m: _Metric, lo: int, hi: int, keep: List[Any]) -> Any:
 
 
 def _encode_rows(metrics: List[_Metric], lo: int, hi: int, secs: np.ndarray,
-                 nsecs: np.ndarray, version: int) -> Tuple[bytes, np.ndarray]:
+                 nsecs: np.ndarray, version: int) -> Tuple[Any, np.ndarray]:
     keep: List[Any] = []
     cms = [_c_metric(m, lo, hi, keep) for m in metrics]
     array = ffi.new("pcp_frame_metric[]", len(cms))
@@ -258,12 +293,11 @@ def _encode_rows(metrics: List[_Metric], lo: int, hi: int, secs: np.ndarray,
     total = lib.pcp_archive_write_frame(*args, ffi.NULL, 0, ffi.from_buffer("int64_t[]", reclen))
     if total < 0:
         raise pmErr(total)
-    out = bytearray(total)
-    got = lib.pcp_archive_write_frame(*args, ffi.from_buffer("uint8_t[]", out), total,
-                                      ffi.from_buffer("int64_t[]", reclen))
+    out = _raw_alloc("uint8_t[]", max(total, 1))     # every byte is written by C
+    got = lib.pcp_archive_write_frame(*args, out, total, ffi.from_buffer("int64_t[]", reclen))
     if got != total:
         raise pmErr(got if got < 0 else -12444)
-    return bytes(out), reclen
+    return ffi.buffer(out, total), reclen
 
 
 def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
