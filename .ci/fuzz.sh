@@ -18,7 +18,7 @@ FUZZ_DIR="$ROOT/csrc/fuzz"
 SECONDS_PER=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-1}
 CC_BIN=${FUZZ_CC:-clang}
-HARNESSES=${FUZZ_HARNESSES:-"fuzz_result fuzz_pdu fuzz_encode fuzz_archive fuzz_events fuzz_columns fuzz_convert"}
+HARNESSES=${FUZZ_HARNESSES:-"fuzz_result fuzz_pdu fuzz_encode fuzz_archive fuzz_events fuzz_columns fuzz_convert fuzz_write"}
 WORK=${FUZZ_WORKDIR:-"$FUZZ_DIR/corpus"}
 
 if ! command -v "$CC_BIN" >/dev/null 2>&1; then
