@@ -419,11 +419,14 @@ static int settle(pending_set *s, pending_value *v, int32_t inst, int status)
     return 0;
 }
 
-/* Store a 64-bit (or 32-bit) payload as a value block of the metric's type. */
+/* Store a value block of the metric's type: the payload, and a NUL after it for a
+ * string (vlen is 24 bits wide: longer blocks cannot be represented). */
 static int put_block(pcp_pending *p, pending_set *s, pending_value *v, int type,
-                     const uint8_t *payload, uint32_t paylen)
+                     const uint8_t *payload, size_t paylen, int nul)
 {
-    uint32_t vlen = 4 + paylen;
+    if (paylen + 4 + (nul ? 1 : 0) > 0xffffffu)
+        return PM_ERR_TOOBIG;
+    uint32_t vlen = (uint32_t)(4 + paylen + (nul ? 1 : 0));
     int32_t off;
     uint32_t blen;
     uint8_t *b = arena_block(p, vlen, &off, &blen);
@@ -432,6 +435,8 @@ static int put_block(pcp_pending *p, pending_set *s, pending_value *v, int type,
     pcp_store_be32(b, ((uint32_t)type << 24) | vlen);
     if (paylen)
         memcpy(b + 4, payload, paylen);
+    if (nul)
+        b[4 + paylen] = 0;
     v->word = off;
     v->blen = blen;
     if (s->numval == 0)
@@ -452,7 +457,7 @@ static int put_u64(pcp_pending *p, pending_set *s, pending_value *v, int type, u
 {
     uint8_t be[8];
     pcp_store_be64(be, bits);
-    return put_block(p, s, v, type, be, 8);
+    return put_block(p, s, v, type, be, 8, 0);
 }
 
 static int put_u32_block(pcp_pending *p, pending_set *s, pending_value *v, int type,
@@ -460,30 +465,13 @@ static int put_u32_block(pcp_pending *p, pending_set *s, pending_value *v, int t
 {
     uint8_t be[4];
     pcp_store_be32(be, bits);
-    return put_block(p, s, v, type, be, 4);
+    return put_block(p, s, v, type, be, 4, 0);
 }
 
 static int put_string(pcp_pending *p, pending_set *s, pending_value *v, const uint8_t *text,
                       size_t n)
 {
-    /* vlen is 24 bits wide: longer strings cannot be represented */
-    if (n + 1 + 4 > 0xffffffu)
-        return PM_ERR_TOOBIG;
-    uint32_t vlen = (uint32_t)(4 + n + 1);
-    int32_t off;
-    uint32_t blen;
-    uint8_t *b = arena_block(p, vlen, &off, &blen);
-    if (b == NULL)
-        return -ENOMEM;
-    pcp_store_be32(b, ((uint32_t)PM_TYPE_STRING << 24) | vlen);
-    if (n)
-        memcpy(b + 4, text, n);
-    b[4 + n] = 0;
-    v->word = off;
-    v->blen = blen;
-    if (s->numval == 0)
-        s->valfmt = PM_VAL_DPTR;
-    return 0;
+    return put_block(p, s, v, PM_TYPE_STRING, text, n, 1);
 }
 
 /* One value text converted as libpcp_import converts it: the whole text must be consumed
@@ -835,6 +823,18 @@ static void frame_block(const pcp_frame_metric *m, size_t k, uint8_t *b, size_t 
     }
 }
 
+/* How many values metric m has in row r. */
+static int32_t frame_numval(const pcp_frame_metric *m, int32_t r)
+{
+    if (m->present == NULL)
+        return m->ncol;
+    const uint8_t *row = m->present + (size_t)r * (size_t)m->ncol;
+    int32_t numval = 0;
+    for (int32_t c = 0; c < m->ncol; c++)
+        numval += row[c] != 0;
+    return numval;
+}
+
 int64_t pcp_archive_write_frame(const pcp_frame_metric *metrics, int32_t nmetrics,
                                 int32_t nrows, int version, const int64_t *sec,
                                 const int32_t *nsec, uint8_t *out, size_t cap,
@@ -899,11 +899,7 @@ int64_t pcp_archive_write_frame(const pcp_frame_metric *metrics, int32_t nmetric
         size_t sets = 0;
         int32_t numpmid = 0;
         for (int32_t i = 0; i < nmetrics; i++) {
-            const pcp_frame_metric *m = &metrics[i];
-            size_t base = (size_t)r * (size_t)m->ncol;
-            int32_t numval = 0;
-            for (int32_t c = 0; c < m->ncol; c++)
-                numval += m->present == NULL || m->present[base + c];
+            int32_t numval = frame_numval(&metrics[i], r);
             if (numval) {
                 numpmid++;
                 sets += 12 + 8 * (size_t)numval;
@@ -914,9 +910,7 @@ int64_t pcp_archive_write_frame(const pcp_frame_metric *metrics, int32_t nmetric
         for (int32_t i = 0; i < nmetrics; i++) {
             const pcp_frame_metric *m = &metrics[i];
             size_t base = (size_t)r * (size_t)m->ncol;
-            int32_t numval = 0;
-            for (int32_t c = 0; c < m->ncol; c++)
-                numval += m->present == NULL || m->present[base + c];
+            int32_t numval = frame_numval(m, r);
             if (numval == 0)
                 continue;
             int insitu = m->type == PM_TYPE_32 || m->type == PM_TYPE_U32;

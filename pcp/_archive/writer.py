@@ -24,6 +24,7 @@ from errno import EEXIST
 from typing import Any, Dict, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
+from pcp._core.intervals import strtol_prefix
 from pcp._core.constants import (
     PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
     PM_IN_NULL, PM_INDOM_NULL, PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN,
@@ -283,18 +284,8 @@ def start(archive: bytes, inherit: int) -> int:
 
 
 def _atoi(text: str) -> int:
-    """C's atoi: optional blanks and sign, then digits; 0 when there are none."""
-    s = text.lstrip(" \t\n\r\f\v")
-    sign = 1
-    if s[:1] in ("+", "-"):
-        sign = -1 if s[0] == "-" else 1
-        s = s[1:]
-    digits = ""
-    for ch in s:
-        if not "0" <= ch <= "9":
-            break
-        digits += ch
-    return _c_int(sign * int(digits)) if digits else 0
+    """C's atoi: strtol's number, as an int."""
+    return _c_int(strtol_prefix(text, 0)[1])
 
 
 def select(number: int) -> int:
@@ -334,22 +325,23 @@ def end() -> int:
     return 0
 
 
-def set_hostname(value: bytes) -> int:
+def _set_label_text(field: str, value: bytes) -> int:
+    """pmiSetHostname / pmiSetTimezone: remembered for the label, which is written at the
+    first write (a later call changes nothing already written)."""
     ctx = _current
     if ctx is None:
         return PM_ERR_NOCONTEXT
-    ctx.hostname = cstr(value)
+    setattr(ctx, field, cstr(value))
     ctx.last_sts = 0
     return 0
+
+
+def set_hostname(value: bytes) -> int:
+    return _set_label_text("hostname", value)
 
 
 def set_timezone(value: bytes) -> int:
-    ctx = _current
-    if ctx is None:
-        return PM_ERR_NOCONTEXT
-    ctx.timezone = cstr(value)
-    ctx.last_sts = 0
-    return 0
+    return _set_label_text("timezone", value)
 
 
 def set_version(version: int) -> int:
@@ -992,17 +984,13 @@ def _logsz_limit(version: int) -> int:
 
 
 def _strtoull(text: str) -> int:
-    s = text.lstrip(" \t\n\r\f\v")
-    negative = s[:1] == "-"
-    if s[:1] in ("+", "-"):
-        s = s[1:]
-    digits = ""
-    for ch in s:
-        if not "0" <= ch <= "9":
-            break
-        digits += ch
-    value = min(int(digits), (1 << 64) - 1) if digits else 0
-    return (-value) & ((1 << 64) - 1) if negative else value
+    """C's strtoull(text, NULL, 10): a minus sign negates modulo 2**64, too big clamps."""
+    end, _ = strtol_prefix(text, 0)
+    number = text[:end].strip(" \t\n\r\f\v")
+    if not number:
+        return 0
+    value = min(int(number.lstrip("+-")), (1 << 64) - 1)
+    return (-value) & ((1 << 64) - 1) if number.startswith("-") else value
 
 
 def _new_volume(ctx: ImportContext) -> None:
@@ -1110,13 +1098,25 @@ def put_records(records: Any, lengths: Any, secs: Any, nsecs: Any, pmids: List[i
     return 0
 
 
-def _put_text(ctx: ImportContext) -> int:
+def _put_pending_metadata(ctx: ImportContext, write_records: Any) -> int:
+    """What libpcp_import's _pmi_put_text and _pmi_put_label share: stamped with the
+    last record's time, they start the archive if need be, write their records (the
+    metric or indom each refers to first) and add an index entry when that wrote
+    descriptors or instance domains."""
     global _stamp
     _stamp = ctx.last_stamp
     sts = _check_context_start(ctx)
     if sts < 0:
         return sts
     files = ctx.files
+    needti = write_records(ctx, files)
+    files.meta.flush()
+    if needti:
+        _put_index(files, _stamp, files.meta.tell(), files.data.tell())
+    return 0
+
+
+def _text_records(ctx: ImportContext, files: _Archive) -> bool:
     needti = False
     for t in ctx.texts:
         if t.meta_done:
@@ -1128,19 +1128,11 @@ def _put_text(ctx: ImportContext) -> int:
         files.meta.write(_encode(lib.pcp_archive_write_text, t.type, t.ident, t.content,
                                  len(t.content)))
         t.meta_done = True
-    files.meta.flush()
-    if needti:
-        _put_index(files, _stamp, files.meta.tell(), files.data.tell())
-    return 0
+    return needti
 
 
-def _put_labels(ctx: ImportContext) -> int:
-    global _stamp
-    _stamp = ctx.last_stamp
-    sts = _check_context_start(ctx)
-    if sts < 0:
-        return sts
-    files = ctx.files
+def _label_records(ctx: ImportContext, files: _Archive) -> bool:
+    """Every pending label set, one record each; then they are forgotten."""
     needti = False
     for ls in ctx.labels:
         if ls.type == PM_LABEL_ITEM:
@@ -1155,10 +1147,15 @@ def _put_labels(ctx: ImportContext) -> int:
                                  _stamp[1], ls.type, ls.ident & 0xFFFFFFFF,
                                  ls.inst & 0xFFFFFFFF, json, len(json), len(entries), flat))
     ctx.labels = []
-    files.meta.flush()
-    if needti:
-        _put_index(files, _stamp, files.meta.tell(), files.data.tell())
-    return 0
+    return needti
+
+
+def _put_text(ctx: ImportContext) -> int:
+    return _put_pending_metadata(ctx, _text_records)
+
+
+def _put_labels(ctx: ImportContext) -> int:
+    return _put_pending_metadata(ctx, _label_records)
 
 
 # ---------------------------------------------------------------------------
