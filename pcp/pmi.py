@@ -295,8 +295,9 @@ def _put_result(result: Any, highres: bool) -> int:
 
 def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
                 hostname: Optional[str] = None, timezone: Optional[str] = "UTC") -> int:
-    """Beyond the official module: write a pandas DataFrame to the archive `path` in one
-    call, the reverse of ``pcp.bulk.read_archive(...).to_pandas(form)``.
+    """Beyond the official module: write a pandas DataFrame (or an Arrow table) to the
+    archive `path` in one call, the reverse of ``pcp.bulk.read_archive(...).to_pandas(form)``
+    (or ``.to_arrow(form)``).
 
     `form` is "wide" (a DatetimeIndex and a column per metric or "metric[instance]") or
     "long" (columns time, metric, instance, value and optionally text), guessed from the

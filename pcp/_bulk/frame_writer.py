@@ -102,7 +102,7 @@ def _holds_bytes(parts: List[Tuple[Any, np.ndarray]]) -> bool:
     return False
 
 
-def _wide_metrics(frame: Any, pd: Any) -> List[_Metric]:
+def _wide_metrics(frame: Any, pd: Any, column_types: Dict[str, int]) -> List[_Metric]:
     """The frame's columns grouped by metric, converted a dtype at a time (one numpy
     conversion per distinct column dtype, not per column)."""
     groups: Dict[str, List[Tuple[Optional[str], int]]] = {}
@@ -156,7 +156,9 @@ def _wide_metrics(frame: Any, pd: Any) -> List[_Metric]:
             present = np.ascontiguousarray(~np.stack([m for _, m in parts], axis=1))
         else:
             raise TypeError("the columns of metric %s differ in dtype" % name)
-        if type_ == PM_TYPE_STRING and _holds_bytes([(picked.ravel(), present.ravel())]):
+        if type_ == PM_TYPE_STRING and (
+                _holds_bytes([(picked.ravel(), present.ravel())])
+                or column_types.get(str(frame.columns[cols[0][1]])) == PM_TYPE_AGGREGATE):
             type_ = PM_TYPE_AGGREGATE       # read_archive's aggregates are bytes objects
         if type_ not in (PM_TYPE_STRING, PM_TYPE_AGGREGATE):
             picked = np.ascontiguousarray(picked)
@@ -175,7 +177,10 @@ def _long_metrics(frame: Any, pd: Any) -> Tuple[np.ndarray, List[_Metric]]:
     rows_ns, row_of = np.unique(ns, return_inverse=True)
     metric = frame["metric"]
     names = list(metric.cat.categories) if hasattr(metric, "cat") else list(dict.fromkeys(metric))
-    texts = frame["text"].to_numpy(dtype=object) if "text" in frame.columns else None
+    texts = None
+    if "text" in frame.columns:
+        text = frame["text"].astype(object)
+        texts = text.where(text.notna(), None).to_numpy(dtype=object)
     values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     inst_col = frame["instance"]
     rank = ({str(n): k for k, n in enumerate(inst_col.cat.categories)}
@@ -300,17 +305,37 @@ def _encode_rows(metrics: List[_Metric], lo: int, hi: int, secs: np.ndarray,
     return ffi.buffer(out, total), reclen
 
 
+def _arrow_to_pandas(table: Any) -> Tuple[Any, Dict[str, int]]:
+    """An Arrow table as the pandas frame of the same form: integer columns become
+    pandas nullable integers (not float64) so the metric types survive; binary columns
+    are aggregates (returned as column name -> type, as an all-null one shows nothing)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    nullable = {pa.int32(): pd.Int32Dtype(), pa.uint32(): pd.UInt32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint64(): pd.UInt64Dtype()}
+    binary = {f.name: PM_TYPE_AGGREGATE for f in table.schema
+              if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)}
+    return table.to_pandas(types_mapper=nullable.get), binary
+
+
 def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
                 hostname: Optional[str] = None, timezone: Optional[str] = "UTC") -> int:
-    """Write `frame` to the archive `path` (base name); returns the records written."""
+    """Write `frame` (a pandas DataFrame or an Arrow table) to the archive `path` (base
+    name); returns the records written."""
     import pandas as pd
+
+    column_types: Dict[str, int] = {}
+    if not isinstance(frame, pd.DataFrame) and hasattr(frame, "schema") \
+            and hasattr(frame, "to_pandas"):
+        frame, column_types = _arrow_to_pandas(frame)
 
     if form is None:
         form = "long" if {"time", "metric", "value"} <= set(map(str, frame.columns)) \
             else "wide"
     if form == "wide":
         ns = _times_ns(frame, pd)
-        metrics = _wide_metrics(frame, pd)
+        metrics = _wide_metrics(frame, pd, column_types)
     elif form == "long":
         ns, metrics = _long_metrics(frame, pd)
     else:

@@ -354,9 +354,15 @@ call(log.pmiEnd)
 ''',
 }
 
+SCENARIOS["text_labels_marks_v2"] = SCENARIOS["text_labels_marks"].replace(
+    'call(log.pmiSetVersion, 3)', 'call(log.pmiSetVersion, 2)')
+SCENARIOS["many_records_index_v3"] = SCENARIOS["many_records_index"].replace(
+    'call(log.pmiSetHostname, "index")', 'call(log.pmiSetHostname, "index")\ncall(log.pmiSetVersion, 3)')
+
 # Environment variations: a scenario name -> extra environment for both sides.
 ENV = {
     "many_records_index": {"PCP_LOGIMPORT_MAXLOGSZ": "30000"},
+    "many_records_index_v3": {"PCP_LOGIMPORT_MAXLOGSZ": "45000"},
 }
 
 # Archives libpcp_import writes but libpcp cannot read back (a negative instance id in an

@@ -61,6 +61,22 @@ def test_round_trip(form: str, version: int, source: str, tmp_path) -> None:
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.parametrize("form", ["wide", "long"])
+def test_arrow_round_trip(form: str, tmp_path) -> None:
+    pytest.importorskip("pyarrow")
+    src = get_corpus()["v2"]
+    names = _metrics(bulk.read_archive(src))
+    before = bulk.read_archive(src, metrics=names).to_arrow(form)
+    out = str(tmp_path / "copy")
+    assert pmi.write_frame(before, out, form=form) > 0
+    after = bulk.read_archive(out, metrics=names).to_arrow(form)
+    if form == "wide":
+        assert after.schema == before.schema
+        assert after.equals(before)
+    else:
+        pd.testing.assert_frame_equal(_rows(before.to_pandas()), _rows(after.to_pandas()))
+
+
 def test_typed_frame_reads_back_with_the_official_binding(tmp_path) -> None:
     """A hand-made frame of every writable dtype, read back by libpcp."""
     difftest.require_reference()
