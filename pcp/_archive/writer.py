@@ -44,7 +44,7 @@ from pcp._core.constants import (
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.native import ffi, lib
 from pcp._libpcp import zones
-from pcp._libpcp.labels import AddedLabels, add_labels
+from pcp._libpcp.labels import AddedLabels, add_labels, label_set_lines
 from pcp._libpcp.strings import DESC_TYPE_TEXT, pmIDStr, pmInDomStr, pmSemStr
 from pcp._core.units import pmUnitsStr
 
@@ -1217,11 +1217,99 @@ def dump() -> None:
             h, os.fsdecode(m.name), pmIDStr(m.pmid), inst))
     if not ctx.texts:
         out.write("  No text.\n")
+    for t, text in enumerate(ctx.texts):
+        out.write("  text[%d] " % t)
+        if text.type & PM_TEXT_PMID:
+            out.write("pmid=%s " % pmIDStr(text.ident))
+        elif text.type & PM_TEXT_INDOM:
+            out.write("indom=%s " % pmInDomStr(text.ident))
+        else:
+            out.write("type=unknown ")
+        content = os.fsdecode(text.content)
+        if text.type & PM_TEXT_ONELINE:
+            out.write("[%s]" % content)
+        elif text.type & PM_TEXT_HELP:
+            out.write("\n%s" % content)
+        else:
+            out.write("content=unknown")
+        out.write("\n")
     if not ctx.labels:
         out.write("  No labels.\n")
+    for n, ls in enumerate(ctx.labels):
+        out.write("  label[%d] " % n)
+        out.write(_label_owner(ls))
+        labels = ls.labels
+        for line in label_set_lines(ls.ident, ls.type, ls.inst, labels.json if labels else b"",
+                                    labels.entries() if labels else []):
+            out.write(line + "\n")
     if not ctx.has_pending:
         out.write("  No pmResult.\n")
+    else:
+        _dump_pending(out, ctx)
     out.flush()
+
+
+def _dump_pending(out: Any, ctx: ImportContext) -> None:
+    """libpcp's __pmPrintResult of the pending values, as pmiDump prints it: no PMAPI
+    context, so no names, no descriptors (values printed by their block's type) and
+    instance names unknown; the values in the order they were put."""
+    from pcp._decode.result import FlatResult, pmHighResResult
+    from pcp._libpcp.printvalue import insitu_text, value_text
+    from pcp._libpcp.values import pmExtractValue
+
+    def extract(valfmt: int, value: Any, intype: int, outtype: int) -> Any:
+        r, k = value._r, value._k
+        vt = r.vtype[k]
+        if vt < 0:
+            return pmExtractValue(valfmt, intype, outtype, r.ival[k])
+        return pmExtractValue(valfmt, intype, outtype, 0, vt, r.payload(k))
+
+    flat = FlatResult.from_log_record(encode_pending(ctx.pending, PM_LOG_VERS03, (0, 0)),
+                                      PM_LOG_VERS03)
+    res = pmHighResResult(flat)
+    out.write("__pmResult dump from %#x timestamp: 0.000000000 %s numpmid: %d\n"
+              % (id(ctx.pending) & 0xFFFFFFFFFFFF, _timestamp_text((0, 0)), flat.numpmid))
+    for i in range(flat.numpmid):
+        numval = flat.numval[i]
+        out.write("  %s (<noname>):" % pmIDStr(flat.pmid[i]))
+        if numval == 0:
+            out.write(" No values returned!\n")
+            continue
+        if numval < 0:
+            out.write(" %s\n" % pmErrStr(numval))
+            continue
+        valfmt = flat.valfmt[i]
+        out.write(" numval: %d valfmt: %d vlist[]:\n" % (numval, valfmt))
+        for j in range(numval):
+            value = res.get_vlist(i, j)
+            inst = value.inst
+            if numval > 1 or inst != -1:
+                out.write("    inst [%d or ???] " % inst)
+            else:
+                out.write("   ")
+            if valfmt == 0:
+                text = insitu_text(value.value.lval)
+            else:
+                text = value_text(valfmt, flat.vtype[flat.first[i] + j], value, 1, extract)
+            out.write("value %s\n" % text)
+
+
+def _label_owner(ls: _LabelSet) -> str:
+    """pmiDump's words for what a label set belongs to."""
+    ident = ls.ident & 0xFFFFFFFF
+    if ls.type & PM_LABEL_CONTEXT:
+        return "context "
+    if ls.type & PM_LABEL_DOMAIN:
+        return " domain=%d " % ((ident >> 22) & 0x1FF)
+    if ls.type & PM_LABEL_CLUSTER:
+        return " cluster=%d.%d " % ((ident >> 22) & 0x1FF, (ident >> 10) & 0xFFF)
+    if ls.type & PM_LABEL_ITEM:
+        return " item=%s " % pmIDStr(ident)
+    if ls.type & PM_LABEL_INDOM:
+        return " indom=%s " % pmInDomStr(ident)
+    if ls.type & PM_LABEL_INSTANCES:
+        return " instance=%d of indom=%s " % (_c_int(ls.inst), pmInDomStr(ident))
+    return "type=unknown "
 
 
 __all__ = ["ImportContext", "start", "use_context", "end", "set_hostname", "set_timezone",

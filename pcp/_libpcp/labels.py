@@ -748,3 +748,54 @@ def add_labels(current: Optional[AddedLabels], extras: bytes, flags: int) -> Add
         raise pmErr(-E2BIG)
     hsh = parsed.hash if parsed.hash.table else current.hash
     return AddedLabels(bytes(out.buf[:size]), olabels, hsh)
+
+
+# ---------------------------------------------------------------------------
+# printing label sets (pmPrintLabelSets)
+
+_LABEL_TYPE_TEXT = {0x01: "context", 0x02: "domain", 0x04: "indom", 0x08: "cluster",
+                    0x10: "pmid", 0x20: "instances"}
+
+
+def label_flag_string(flags: int) -> str:
+    """__pmLabelFlagString: the label's class, then ",compound" and ",optional"."""
+    text = _LABEL_TYPE_TEXT.get(flags & ~(PM_LABEL_COMPOUND | 0x80) & 0xFF, "?")
+    if flags & PM_LABEL_COMPOUND:
+        text += ",compound"
+    if flags & 0x80:
+        text += ",optional"
+    return text
+
+
+def label_ident_string(ident: int, type_: int) -> str:
+    """__pmLabelIdentString: "Domain 60", "InDom 60.1", "Cluster 60.2", "PMID 60.2.0",
+    "Context"."""
+    from pcp._libpcp.strings import pmIDStr, pmInDomStr
+
+    kind = type_ & ~(PM_LABEL_COMPOUND | 0x80)
+    if kind == 0x02:
+        return "Domain %u" % (ident & 0xFFFFFFFF)
+    if kind in (0x04, 0x20):
+        return "InDom %s" % pmInDomStr(ident)
+    if kind == 0x08:
+        return "Cluster %s" % pmIDStr(ident).rsplit(".", 1)[0]
+    if kind == 0x10:
+        return "PMID %s" % pmIDStr(ident)
+    if kind == 0x01:
+        return "Context"
+    return ""
+
+
+def label_set_lines(ident: int, type_: int, inst: int, json: bytes,
+                    labels: Sequence[Tuple[int, int, int, int, int]]) -> List[str]:
+    """pmPrintLabelSets' lines for one label set (without newlines)."""
+    what = label_ident_string(ident, type_)
+    text = json.decode("utf-8", "replace")
+    if type_ & 0x20:
+        lines = ["    %s[%u] labels (%u bytes): %s" % (what, inst & 0xFFFFFFFF, len(json), text)]
+    else:
+        lines = ["    %s labels (%u bytes): %s" % (what, len(json), text)]
+    for i, (name, namelen, flags, value, valuelen) in enumerate(labels):
+        lines.append("        [%d] name(%d,%d) : value(%d,%d) [%s]" % (
+            i, name, namelen, value, valuelen, label_flag_string(flags)))
+    return lines
