@@ -361,6 +361,41 @@ SCENARIOS["text_labels_marks_v2"] = SCENARIOS["text_labels_marks"].replace(
 SCENARIOS["many_records_index_v3"] = SCENARIOS["many_records_index"].replace(
     'call(log.pmiSetHostname, "index")', 'call(log.pmiSetHostname, "index")\ncall(log.pmiSetVersion, 3)')
 
+SCENARIOS["pmid_collision_long_names"] = r'''
+log = pmi.pmiLogImport(OUT)
+call(log.pmiSetHostname, "h" * 70 + ".example.com")
+call(log.pmiSetTimezone, "XYZ-10:00:00ABC-11:00:00,M10.1.0/2:00:00,M4.1.0/3:00:00")
+call(log.pmiAddMetric, "first.m", log.pmiID(245, 0, 2), c.PM_TYPE_32, c.PM_INDOM_NULL,
+     c.PM_SEM_INSTANT, NONE)
+call(log.pmiAddMetric, "auto.m", c.PM_ID_NULL, c.PM_TYPE_32, c.PM_INDOM_NULL, c.PM_SEM_INSTANT, NONE)
+call(log.pmiAddMetric, "auto.n", c.PM_ID_NULL, c.PM_TYPE_64, c.PM_INDOM_NULL, c.PM_SEM_INSTANT, NONE)
+for t in range(3):
+    call(log.pmiPutValue, "auto.m", None, str(t))
+    call(log.pmiPutValue, "first.m", None, str(10 + t))
+    call(log.pmiPutValue, "auto.n", None, str(20 + t))
+    call(log.pmiWrite, 1100000000 + t, 0)
+call(log.pmiEnd)
+'''
+SCENARIOS["instances_added_after_write"] = r'''
+log = pmi.pmiLogImport(OUT)
+call(log.pmiSetHostname, "later")
+call(log.pmiSetTimezone, "UTC")
+D = log.pmiInDom(65, 3)
+call(log.pmiAddMetric, "later.m", log.pmiID(65, 0, 0), c.PM_TYPE_32, D, c.PM_SEM_INSTANT, NONE)
+for i in (40, 10, 30, 20):
+    call(log.pmiAddInstance, D, "n%d" % i, i)
+call(log.pmiGetHandle, "later.m", "n30")
+for t in range(5):
+    for i in (40, 10, 30, 20) + ((5, 50) if t >= 2 else ()):
+        call(log.pmiPutValue, "later.m", "n%d" % i, str(t * 100 + i))
+    call(log.pmiPutValueHandle, 1, "7")
+    if t == 1:
+        call(log.pmiAddInstance, D, "n5", 5)
+        call(log.pmiAddInstance, D, "n50", 50)
+    call(log.pmiWrite, 1200000000 + t, 0)
+call(log.pmiEnd)
+'''
+
 # Environment variations: a scenario name -> extra environment for both sides.
 ENV = {
     "many_records_index": {"PCP_LOGIMPORT_MAXLOGSZ": "30000"},
