@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pcp._core.config import pmGetConfig
 from pcp._core.intervals import strtol_prefix
 from pcp._core.constants import (
-    PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
+    PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
     PM_IN_NULL, PM_INDOM_NULL, PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN,
     PM_LABEL_INDOM, PM_LABEL_INSTANCES, PM_LABEL_ITEM, PM_LABEL_OPTIONAL, PM_LOG_VERS02,
     PM_LOG_VERS03, PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TEXT_HELP,
@@ -469,37 +469,8 @@ def _make_handle(ctx: ImportContext, name: bytes, instance: Optional[bytes]
     return 0, midx, d.inst[j]
 
 
-def _stuff(ctx: ImportContext, m: _Metric, inst: int, value: bytes) -> int:
-    ctx.has_pending = True
-    return lib.pcp_pending_put_text(ctx.pending, m.slot, m.pmid,
-                                    1 if m.indom == PM_INDOM_NULL else 0, m.type, inst, value)
-
-
 def _as_bytes(text: Any) -> bytes:
     return text if isinstance(text, bytes) else text.encode("utf-8")
-
-
-def put_value(name: Any, instance: Any, value: bytes) -> int:
-    """pmiPutValue: one value text for a metric-instance pair (str or bytes), into the
-    pending record."""
-    ctx = _current
-    if ctx is None:
-        return PM_ERR_NOCONTEXT
-    key = (name, instance)
-    hit = ctx.resolved.get(key)
-    if hit is None:
-        sts, midx, inst = _make_handle(ctx, _as_bytes(name),
-                                       None if instance is None else _as_bytes(instance))
-        if sts != 0:
-            ctx.last_sts = sts
-            return sts
-        m = ctx.metrics[midx]
-        hit = (m.slot, m.pmid, 1 if m.indom == PM_INDOM_NULL else 0, m.type, inst)
-        ctx.resolved[key] = hit
-    ctx.has_pending = True
-    sts = lib.pcp_pending_put_text(ctx.pending, hit[0], hit[1], hit[2], hit[3], hit[4], value)
-    ctx.last_sts = sts
-    return sts
 
 
 _put_text_value = lib.pcp_pending_put_text
@@ -571,19 +542,6 @@ def get_handle(name: bytes, instance: Optional[bytes]) -> int:
     ctx.handles.append((midx, inst))
     ctx.handle_args.append(None)
     ctx.last_sts = len(ctx.handles)
-    return ctx.last_sts
-
-
-def put_value_handle(handle: int, value: bytes) -> int:
-    """pmiPutValueHandle."""
-    ctx = _current
-    if ctx is None:
-        return PM_ERR_NOCONTEXT
-    if handle <= 0 or handle > len(ctx.handles):
-        ctx.last_sts = PMI_ERR_BADHANDLE
-        return ctx.last_sts
-    midx, inst = ctx.handles[handle - 1]
-    ctx.last_sts = _stuff(ctx, ctx.metrics[midx], inst, value)
     return ctx.last_sts
 
 
@@ -1170,15 +1128,6 @@ def err_str(code: int) -> str:
     return text if text is not None else pmErrStr(code)
 
 
-def error_symbol_and_text(code: int) -> Optional[Tuple[str, str]]:
-    from pcp._core.constants import pmiErrSymDict
-
-    symbol = pmiErrSymDict.get(code)
-    if symbol is None:
-        return None
-    return symbol, err_str(code)
-
-
 def dump() -> None:
     """pmiDump: the current context on stderr (the metric descriptors in brief)."""
     out = sys.stderr
@@ -1312,7 +1261,8 @@ def _label_owner(ls: _LabelSet) -> str:
     return "type=unknown "
 
 
-__all__ = ["ImportContext", "start", "use_context", "end", "set_hostname", "set_timezone",
-           "set_version", "add_metric", "add_instance", "put_value", "get_handle",
-           "put_value_handle", "put_text", "put_label", "write", "put_result_sets",
-           "put_mark", "err_str", "dump", "current", "PM_ERR_CONV"]
+__all__ = ["ImportContext", "start", "select", "use_context", "context_of", "end",
+           "set_hostname", "set_timezone", "set_version", "add_metric", "add_instance",
+           "put_value_in", "get_handle", "put_value_handle_in", "put_text", "put_label",
+           "write", "put_result_sets", "put_records", "put_mark", "err_str", "dump",
+           "current"]
