@@ -109,7 +109,7 @@ class pmiLogImport(object):
     def __del__(self) -> None:
         # as the official binding: select this context (which fails once it has ended,
         # leaving another one current) and end whatever context is current
-        if getattr(self, "_ctx", None) is None:
+        if getattr(self, "_ctx", None) is None or _w is None:
             return
         _w.use_context(self._ctx)
         _w.end()
