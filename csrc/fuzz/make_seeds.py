@@ -153,6 +153,39 @@ def encode_seeds() -> dict:
     return seeds
 
 
+def write_seeds() -> dict:
+    """fuzz_write programs (see fuzz_write.c): version byte, then ops."""
+    def put(slot: int, inst: int, text: bytes) -> bytes:
+        out = bytes([0, slot])
+        if slot < 8:                        # slots 8.. are singular: no instance word
+            out += be(inst)
+        return out + bytes([len(text)]) + text
+
+    encode = bytes([2]) + be(1700000000, 250000000)
+    seeds = {}
+    values = [(0, b"-42"), (1, b"4294967295"), (2, b"-9223372036854775808"),
+              (3, b"18446744073709551615"), (4, b"1.5"), (5, b"-2.5e-300"), (6, b"hullo"),
+              (7, b"x")]
+    for version in (2, 3):
+        prog = bytes([version & 1])
+        for slot, text in values:
+            prog += put(slot, 5, text) + put(slot, 1, text) + put(slot + 8, 0, text)
+        seeds["values_v%d" % version] = prog + encode + put(0, 3, b"12 ") + encode
+    # a pmiPutResult value set: pmid, numval byte (-> 2 values), valfmt DPTR, then per
+    # value inst, vtype byte (5 DOUBLE), lval
+    seeds["result_set"] = bytes([1, 1]) + be(0x0740001D) + bytes([3, 1]) + \
+        be(7) + bytes([5]) + struct.pack(">d", 3.5) + be(0) + \
+        be(2) + bytes([6, 5]) + b"hullo" + be(0) + encode
+    # a frame: 2 metrics x 3 rows
+    seeds["frame"] = bytes([1, 3, 2, 3]) + bytes([2]) + be(0x0740001D) + bytes([5]) + \
+        bytes(range(48)) + bytes([1]) + bytes([1, 0, 1, 1, 1, 0]) + bytes([1] * 6) + \
+        b"abcdefg" + bytes([1]) + be(0x07400005) + bytes([6]) + bytes(24) + bytes([0]) + \
+        bytes([3, 0, 5]) + b"abcdefgh" + be(10, 0, 11, 500, 12, 999999999)
+    seeds["metadata"] = bytes([0, 4, 11]) + b"host\0x\0y\0zz" + be(1700000000, 7, 1, 2) + \
+        bytes([3, 2]) + be(*range(15))
+    return seeds
+
+
 # ---- event arrays (docs events.md section 9: the QA archive eventrec's values) -----
 EVENT_RECORDS = h(
     "09000128 00000005 546402b9 00087bb3 0000001a 00000003 0740007f 01000008"
@@ -345,6 +378,7 @@ def main() -> None:
         },
         "fuzz_encode": encode_seeds(),
         "fuzz_convert": convert_seeds(),
+        "fuzz_write": write_seeds(),
     }
     for harness, files in corpora.items():
         d = SEEDS / harness

@@ -341,3 +341,68 @@ pmErrSymDict = {
     PM_ERR_TLS: "PM_ERR_TLS",
     PM_ERR_NYI: "PM_ERR_NYI",
 }
+
+# ---------------------------------------------------------------------------
+# libpcp_import (the official ``cpmi`` module's numbers: PMI_ERR_* of import.h).
+# ``cpmi`` re-exports this section; ``cpmapi`` does not have these names.
+# ---------------------------------------------------------------------------
+PMI_MAXERRMSGLEN = 128
+PMI_ERR_BASE = 20000
+PMI_ERR_DUPMETRICNAME = -PMI_ERR_BASE - 1
+PMI_ERR_DUPMETRICID = -PMI_ERR_BASE - 2
+PMI_ERR_DUPINSTNAME = -PMI_ERR_BASE - 3
+PMI_ERR_DUPINSTID = -PMI_ERR_BASE - 4
+PMI_ERR_INSTNOTNULL = -PMI_ERR_BASE - 5
+PMI_ERR_INSTNULL = -PMI_ERR_BASE - 6
+PMI_ERR_BADHANDLE = -PMI_ERR_BASE - 7
+PMI_ERR_DUPVALUE = -PMI_ERR_BASE - 8
+PMI_ERR_BADTYPE = -PMI_ERR_BASE - 9
+PMI_ERR_BADSEM = -PMI_ERR_BASE - 10
+PMI_ERR_NODATA = -PMI_ERR_BASE - 11
+PMI_ERR_BADMETRICNAME = -PMI_ERR_BASE - 12
+PMI_ERR_BADTIMESTAMP = -PMI_ERR_BASE - 13
+PMI_ERR_BADTEXTTYPE = -PMI_ERR_BASE - 14
+PMI_ERR_BADTEXTCLASS = -PMI_ERR_BASE - 15
+PMI_ERR_BADTEXTID = -PMI_ERR_BASE - 16
+PMI_ERR_EMPTYTEXTCONTENT = -PMI_ERR_BASE - 17
+PMI_ERR_DUPTEXT = -PMI_ERR_BASE - 18
+PMI_ERR_BADLABELTYPE = -PMI_ERR_BASE - 19
+PMI_ERR_BADLABELID = -PMI_ERR_BASE - 20
+PMI_ERR_BADLABELINSTANCE = -PMI_ERR_BASE - 21
+PMI_ERR_EMPTYLABELNAME = -PMI_ERR_BASE - 22
+PMI_ERR_EMPTYLABELVALUE = -PMI_ERR_BASE - 23
+PMI_ERR_ADDLABELERROR = -PMI_ERR_BASE - 24
+PMI_ERR_BADVERSION = -PMI_ERR_BASE - 25
+
+# Code -> symbol and code -> pmiErrStr text, in import.h's order.
+pmiErrSymDict = {code: name for name, code in sorted(
+    ((name, value) for name, value in globals().items()
+     if name.startswith("PMI_ERR_") and name != "PMI_ERR_BASE"),
+    key=lambda item: -item[1])}
+pmi_error_texts = {
+    PMI_ERR_DUPMETRICNAME: "Metric name already defined",
+    PMI_ERR_DUPMETRICID: "Metric pmID already defined",
+    PMI_ERR_DUPINSTNAME: "External instance name already defined",
+    PMI_ERR_DUPINSTID: "Internal instance identifer already defined",
+    PMI_ERR_INSTNOTNULL: "Null instance expected for a singular metric",
+    PMI_ERR_INSTNULL: "Null instance not allowed for a non-singular metric",
+    PMI_ERR_BADHANDLE: "Illegal handle",
+    PMI_ERR_DUPVALUE: "Value already assigned for this metric-instance",
+    PMI_ERR_BADTYPE: "Illegal metric type",
+    PMI_ERR_BADSEM: "Illegal metric semantics",
+    PMI_ERR_NODATA: "No data to output",
+    PMI_ERR_BADMETRICNAME: "Illegal metric name",
+    PMI_ERR_BADTIMESTAMP: "Illegal result timestamp",
+    PMI_ERR_BADTEXTTYPE: "Illegal text type",
+    PMI_ERR_BADTEXTCLASS: "Illegal text class",
+    PMI_ERR_BADTEXTID: "Illegal text identifier",
+    PMI_ERR_EMPTYTEXTCONTENT: "Text is empty",
+    PMI_ERR_DUPTEXT: "Help text already exists",
+    PMI_ERR_BADLABELTYPE: "Illegal label type",
+    PMI_ERR_BADLABELID: "Illegal label identifier",
+    PMI_ERR_BADLABELINSTANCE: "Illegal label instance",
+    PMI_ERR_EMPTYLABELNAME: "Label name is empty",
+    PMI_ERR_EMPTYLABELVALUE: "Label value is empty",
+    PMI_ERR_ADDLABELERROR: "Error adding label",
+    PMI_ERR_BADVERSION: "Illegal log version",
+}

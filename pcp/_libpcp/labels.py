@@ -708,3 +708,94 @@ class _ParsedLabelSet:
 def label_set_from_json(text: Any, flags: int = 0) -> Any:
     """A label set parsed like libpcp's __pmParseLabelSet (for merging)."""
     return _ParsedLabelSet(text, flags)
+
+
+# ---------------------------------------------------------------------------
+# growing one label set (archive writers)
+
+class AddedLabels:
+    """The pmLabelSet libpcp's __pmAddLabels builds up: JSONB text and its sorted
+    pmLabel entries as (name offset, name length, flags, value offset, value length)."""
+
+    __slots__ = ("json", "labels", "hash")
+
+    def __init__(self, json: bytes, labels: List[_Label], hsh: Optional[_NameHash]) -> None:
+        self.json = json
+        self.labels = labels
+        self.hash = hsh
+
+    def entries(self) -> List[Tuple[int, int, int, int, int]]:
+        return [(l.name, l.namelen, l.flags, l.value, l.valuelen) for l in self.labels]
+
+
+def add_labels(current: Optional[AddedLabels], extras: bytes, flags: int) -> AddedLabels:
+    """__pmAddLabels: parse `extras` (label JSON) with `flags` on every label and merge it
+    into `current` (None for a new set), the new values winning. Raises pmErr with
+    libpcp's code (-E2BIG, -EINVAL ...) when it cannot."""
+    if len(extras) + 1 >= PM_MAXLABELJSONLEN:
+        raise pmErr(-E2BIG)
+    try:
+        parsed = _parse(extras, flags, PM_MAXLABELS)
+        if current is None:
+            return AddedLabels(parsed.json[:parsed.size], list(parsed.labels), parsed.hash)
+        olabels: List[_Label] = []
+        out = _Output(bytearray(PM_MAXLABELJSONLEN), PM_MAXLABELJSONLEN)
+        size = _merge_sets(current.labels, current.json, current.hash, parsed.labels,
+                           parsed.json, parsed.hash, olabels, out, None)
+    except ParseError as exc:
+        raise pmErr(exc.code) from None
+    if size >= PM_MAXLABELJSONLEN:
+        raise pmErr(-E2BIG)
+    hsh = parsed.hash if parsed.hash.table else current.hash
+    return AddedLabels(bytes(out.buf[:size]), olabels, hsh)
+
+
+# ---------------------------------------------------------------------------
+# printing label sets (pmPrintLabelSets)
+
+_LABEL_TYPE_TEXT = {0x01: "context", 0x02: "domain", 0x04: "indom", 0x08: "cluster",
+                    0x10: "pmid", 0x20: "instances"}
+
+
+def label_flag_string(flags: int) -> str:
+    """__pmLabelFlagString: the label's class, then ",compound" and ",optional"."""
+    text = _LABEL_TYPE_TEXT.get(flags & ~(PM_LABEL_COMPOUND | 0x80) & 0xFF, "?")
+    if flags & PM_LABEL_COMPOUND:
+        text += ",compound"
+    if flags & 0x80:
+        text += ",optional"
+    return text
+
+
+def label_ident_string(ident: int, type_: int) -> str:
+    """__pmLabelIdentString: "Domain 60", "InDom 60.1", "Cluster 60.2", "PMID 60.2.0",
+    "Context"."""
+    from pcp._libpcp.strings import pmIDStr, pmInDomStr
+
+    kind = type_ & ~(PM_LABEL_COMPOUND | 0x80)
+    if kind == 0x02:
+        return "Domain %u" % (ident & 0xFFFFFFFF)
+    if kind in (0x04, 0x20):
+        return "InDom %s" % pmInDomStr(ident)
+    if kind == 0x08:
+        return "Cluster %s" % pmIDStr(ident).rsplit(".", 1)[0]
+    if kind == 0x10:
+        return "PMID %s" % pmIDStr(ident)
+    if kind == 0x01:
+        return "Context"
+    return ""
+
+
+def label_set_lines(ident: int, type_: int, inst: int, json: bytes,
+                    labels: Sequence[Tuple[int, int, int, int, int]]) -> List[str]:
+    """pmPrintLabelSets' lines for one label set (without newlines)."""
+    what = label_ident_string(ident, type_)
+    text = json.decode("utf-8", "replace")
+    if type_ & 0x20:
+        lines = ["    %s[%u] labels (%u bytes): %s" % (what, inst & 0xFFFFFFFF, len(json), text)]
+    else:
+        lines = ["    %s labels (%u bytes): %s" % (what, len(json), text)]
+    for i, (name, namelen, flags, value, valuelen) in enumerate(labels):
+        lines.append("        [%d] name(%d,%d) : value(%d,%d) [%s]" % (
+            i, name, namelen, value, valuelen, label_flag_string(flags)))
+    return lines

@@ -243,3 +243,11 @@ def pmAtomStr(atom: pmAtomValue, typed: int) -> str:
     # pmAtomStr_r formats into a 96 byte buffer (95 characters + NUL); the
     # decode happens after truncation, exactly as in the reference.
     return _atom_str_bytes(atom, typed)[:95].decode()
+
+
+# pmPrintDesc's names of the metric types (pmdumplog -d, pminfo -d, pmiDump).
+DESC_TYPE_TEXT = {
+    0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int", 3: "64-bit unsigned int",
+    4: "float", 5: "double", 6: "string", 7: "aggregate", 8: "static aggregate",
+    9: "event record array", 10: "highres event record array",
+}

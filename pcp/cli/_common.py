@@ -14,13 +14,10 @@ from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._libpcp import timewindow
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
+from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
 
-TYPE_TEXT = {
-    0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int", 3: "64-bit unsigned int",
-    4: "float", 5: "double", 6: "string", 7: "aggregate", 8: "static aggregate",
-    9: "event record array", 10: "highres event record array",
-}
+TYPE_TEXT = DESC_TYPE_TEXT
 NUMERIC_TYPES = (0, 1, 2, 3, 4, 5)
 COUNTER = c_api.PM_SEM_COUNTER
 
