@@ -11,12 +11,12 @@ from cffi import FFI
 HERE = pathlib.Path(__file__).resolve().parent
 SOURCES = ["result.c", "pdu_encode.c", "pdu_decode.c", "store.c",
            "archive_label.c", "archive_meta.c", "archive_record.c", "events.c",
-           "archive_columns.c", "convert.c", "fetchgroup.c"]
+           "archive_columns.c", "convert.c", "fetchgroup.c", "derived.c"]
 
 # The C headers are the one declaration of the interface: cffi reads their prototypes and
 # types (comments and preprocessor lines removed, which cdef cannot take).
 HEADERS = ["result.h", "pdu.h", "store.h", "archive.h", "events.h", "archive_columns.h", "convert.h",
-           "fetchgroup.h"]
+           "fetchgroup.h", "derived.h"]
 
 
 def _cdef_from_headers() -> str:
