@@ -41,7 +41,7 @@ class Node:
     descriptor once bound (constants and mkconst() have theirs from the parser)."""
 
     __slots__ = ("type", "left", "right", "value", "desc", "save_last", "regex", "compiled",
-                 "invert", "pmid", "mul", "div")
+                 "invert", "pmid", "mul", "div", "defined", "state")
 
     def __init__(self, type_: int, left: Optional["Node"] = None,
                  right: Optional["Node"] = None) -> None:
@@ -57,6 +57,8 @@ class Node:
         self.pmid = PM_ID_NULL          # N_NAME: the operand's pmid once bound
         self.mul = 1                    # scale factors map_units() puts on an operand
         self.div = 1
+        self.defined = 0                # N_DEFINED: 1 when the name was found at bind time
+        self.state: Any = None          # evaluation state (pcp._libpcp.derived.evaluate)
 
     @classmethod
     def name(cls, text: bytes) -> "Node":
