@@ -374,7 +374,10 @@ class pmContext(object):
 
     @staticmethod
     def pmDerivedErrStr() -> Optional[str]:
-        """The message of this thread's last derived metric syntax error, or None."""
+        """The official binding declares no result type for libpcp's pmDerivedErrStr, so
+        ctypes hands it an int and the call always fails with AttributeError; the same
+        happens here. The message itself is in the pmErr that pmRegisterDerived raises."""
+        getattr(0, "decode")        # AttributeError: 'int' object has no attribute 'decode'
         return _derived.REGISTRY.errmsg
 
     # ---- descriptors -----------------------------------------------------------------

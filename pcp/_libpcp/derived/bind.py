@@ -166,7 +166,9 @@ def _check(name: bytes, np: Node) -> None:
     if t == N.SCALAR:
         np.desc = (pmid, type_, PM_INDOM_NULL, sem, units)
         return
-    if t == N.ANON:
+    if t in (N.ANON, N.NOT):
+        # libpcp keeps the operand's descriptor for these (for "!", its type too,
+        # though the values it computes are 0 or 1 as 32-bit words)
         np.desc = left
         return
     # avg sum max min delta rate and unary minus need an arithmetic operand

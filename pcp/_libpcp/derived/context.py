@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from pcp._core.constants import (PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
                                  PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
+from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
 from pcp._libpcp.anon import is_derived
 from pcp._libpcp.derived import bind as _bind
@@ -231,25 +232,30 @@ class DerivedContext:
             return tree.desc
 
     def descs(self, pmids: Sequence[int]) -> List[Tuple[int, int, int, int, int]]:
+        """pmLookupDescs: the context's answers, with the derived metrics' own. libpcp
+        does not ask pmcd when every pmid is derived: failures are then left zeroed."""
         with self._lock:
             entries = [self._entry(p) for p in pmids]
             if all(e is None for e in entries):
                 return self.inner.descs(pmids)
-            others = [p for p, e in zip(pmids, entries) if e is None]
-            theirs = iter(self.inner.descs(others) if others else [])
-            out = []
-            for pmid, entry in zip(pmids, entries):
+            if all(is_derived(p) for p in pmids) and self.inner.features & FEATURE_DESCS:
+                base = []
+                for pmid, entry in zip(pmids, entries):
+                    try:
+                        base.append((0, 0, 0, 0, 0) if entry is not None else self.inner.desc(pmid))
+                    except pmErr:
+                        base.append((0, 0, 0, 0, 0))
+            else:
+                base = list(self.inner.descs(pmids))
+            for i, entry in enumerate(entries):
                 if entry is None:
-                    out.append(next(theirs))
                     continue
                 tree = self._bind(entry)
-                if tree is None:
-                    if len(pmids) == 1:
-                        raise pmErr(PM_ERR_BADDERIVE)
-                    out.append((PM_ID_NULL, 0, 0, 0, 0))
-                else:
-                    out.append(tree.desc)
-            return out
+                if tree is not None:
+                    base[i] = tree.desc
+                elif len(pmids) == 1:
+                    raise pmErr(PM_ERR_BADDERIVE)
+            return base
 
     def text(self, ident: int, level: int, indom: bool) -> bytes:
         if indom or not is_derived(ident):
