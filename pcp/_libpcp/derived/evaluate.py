@@ -15,6 +15,7 @@ from pcp._core.constants import (PM_ERR_CONV, PM_ERR_LOGREC, PM_ERR_PMID, PM_ERR
                                  PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32,
                                  PM_TYPE_U64)
 from pcp._core.errors import pmErr
+from pcp._core.longdouble import timespec_to_real
 from pcp._core.structs import pmAtomValue
 from pcp._core.units import unit_fields
 from pcp._libpcp.derived.bind import NUMERIC, PROMOTE
@@ -357,7 +358,7 @@ def _delta_rate(np: Node, s: State, ops: Operands) -> int:
                 nsec = s.stamp[1] - s.last_stamp[1]
                 if nsec < 0:
                     sec, nsec = sec - 1, nsec + 1000000000
-                dt = sec + nsec / 1e9
+                dt = timespec_to_real(sec, nsec)
             v = _c_divide(v, dt)
             if unit_fields(np.left.desc[4])[1] == 1:
                 if s.time_scale < 0:
