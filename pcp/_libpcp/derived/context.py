@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from pcp._core.constants import (PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
+from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
                                  PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
 from pcp._core.wire import FEATURE_DESCS
@@ -197,6 +197,13 @@ class DerivedContext:
         return out or None
 
     def traverse(self, name: bytes) -> List[bytes]:
+        if self.inner.pmns_location != PMNS_REMOTE:
+            # libpcp walks a local (archive) PMNS node by node through pmGetChildren,
+            # derived children included, unbound ones too
+            with self._lock:
+                out: List[bytes] = []
+                self._walk(name, out)
+                return out
         with self._lock:
             failure: Optional[pmErr] = None
             try:
@@ -219,6 +226,17 @@ class DerivedContext:
             if not names:
                 raise failure or pmErr(PM_ERR_NAME)
             return names
+
+    def _walk(self, name: bytes, out: List[bytes]) -> None:
+        children, _ = self.children(name, False)
+        if not children:
+            out.append(name)
+            return
+        for child in children:
+            try:
+                self._walk(name + b"." + child if name else child, out)
+            except pmErr:
+                return
 
     # ---- descriptors, text
     def desc(self, pmid: int) -> Tuple[int, int, int, int, int]:
