@@ -86,7 +86,7 @@ MOVING = [
     "sample.seconds + sample.seconds", "sample.seconds * 2", "3 * sample.seconds",
     "sample.milliseconds + sample.seconds", "sample.seconds - sample.milliseconds",
     "sample.milliseconds / 1000", "sample.seconds > 0", "sample.seconds > sample.milliseconds",
-    "count(sample.many.int)", "sum(sample.many.int)", "avg(sample.many.int)",
+    "count(sample.many.int)", "sum(sample.many.int)", "avg(sample.many.int)",  # many.*: archives only
     "matchinst(/i-[0-3]/, sample.many.int)", "sample.many.int[i-2]",
     "sample.many.int + sample.many.int", "delta(sample.many.int) * 2",
     "count(sample.bad.novalues)", "count(sample.proc.exec)", "sum(sample.noinst)",
@@ -246,7 +246,8 @@ def test_live_static_expressions():
 
 
 def test_live_moving_expressions_shape():
-    exprs = STATIC[:5] + MOVING
+    # sample.many.int's instances are what the archive corpus builder sets them to
+    exprs = STATIC[:5] + [e for e in MOVING if "many." not in e]
     ref = _compare(_program(1, "local:", exprs, fetches=3,
                             static_only=_static_pmids(exprs, set(MOVING))))
     assert any(vs[1] > 0 for vs in ref["fetch"][-1]["sets"])
