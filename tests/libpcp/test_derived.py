@@ -527,3 +527,46 @@ def test_config_directory_and_errors(tmp_path):
     _config(path=str(good) + ":" + str(tmp_path / "missing"))
     _config(path=str(tmp_path / "missing"))
     _config(path="::")
+
+
+# ---- the rest of the API over derived metrics ---------------------------------------------
+
+OTHER_SNIPPET = r'''
+import os
+os.environ["PCP_DERIVED_CONFIG"] = ""
+ctx = pmapi.pmContext(%(context)r, %(target)r)
+ctx.pmRegisterDerived("other.sum", "sum(sample.bin)")
+ctx.pmRegisterDerived("other.bins", "sample.bin * 2")
+ctx.pmRegisterDerived("other.rate", "rate(sample.milliseconds)")
+ctx.pmRegisterDerived("other.bad", "sample.long.one + no.such.metric")
+pm = ctx.pmLookupName(["other.sum", "other.bins", "other.rate", "other.bad"], relaxed=1)
+R = {"labels": [catch(lambda: ctx.pmLookupLabels(p)) for p in pm[:3]],
+     "labels_bad": catch(lambda: ctx.pmLookupLabels(pm[3]))}
+if %(context)r == c_api.PM_CONTEXT_ARCHIVE:
+    R["fetch_archive"] = catch(lambda: ctx.pmFetchArchive().contents.numpmid)
+    ctx.pmSetMode(c_api.PM_MODE_INTERP, ctx.pmGetArchiveLabel().start, 300)
+group = pmapi.fetchgroup(%(context)r, %(target)r)
+items = [group.extend_item("other.sum"), group.extend_item("other.sum", c_api.PM_TYPE_STRING)]
+if %(context)r == c_api.PM_CONTEXT_ARCHIVE:      # live rates depend on the clock
+    items.append(group.extend_item("other.rate"))
+indom = group.extend_indom("other.bins", c_api.PM_TYPE_DOUBLE)
+R["fetchgroup"] = []
+for k in range(4):
+    sts = catch(group.fetch)
+    row = [sts]
+    for it in items:
+        row.append(catch(it))
+    row.append(catch(lambda: [[i, n, v()] for i, n, v in indom()]))
+    R["fetchgroup"].append(row)
+RESULT = R
+'''
+
+
+def test_labels_fetchgroup_live():
+    ref = _compare(OTHER_SNIPPET % {"context": 1, "target": "local:"})
+    assert ref["fetchgroup"]
+
+
+def test_labels_fetchgroup_archive(corpus):
+    ref = _compare(OTHER_SNIPPET % {"context": 2, "target": corpus["v2"]})
+    assert ref["fetchgroup"]
