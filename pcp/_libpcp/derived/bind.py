@@ -282,65 +282,39 @@ def _map_desc(name: bytes, np: Node) -> None:
     np.desc = tuple(desc)
 
 
+def _scale_steps(axis: int, low: int, high: int) -> List[int]:
+    """The factors that take a scale from `low` up to `high` on one axis."""
+    if axis == 2:
+        return [10] * (high - low)
+    if axis == 0:
+        return [1024] * (high - low)
+    return [_TIME_FACTOR[i] if i < len(_TIME_FACTOR) else 1 for i in range(low, high)]
+
+
 def _map_units(np: Node, desc: List[int], lf, rf) -> None:
     """map_units(): scale the operand with the smaller scale (marking the result
-    DOUBLE), then the result's dimensions; quirks of libpcp kept (the time and space
-    cases look at the right operand's dimension when scaling the left one)."""
+    DOUBLE), then the result's dimensions; quirks of libpcp kept (when the left operand
+    is scaled, the count axis looks at its own dimension's sign, the time and space
+    axes at the right operand's)."""
     f = list(unit_fields(desc[4]))
     lnode, rnode = np.left, np.right
-    if lf[2] != 0 and rf[2] != 0:
-        diff = lf[5] - rf[5]
-        if diff > 0:
-            for _ in range(diff):
-                if rf[2] > 0:
-                    rnode.div *= 10
-                else:
-                    rnode.mul *= 10
-            desc[1] = PM_TYPE_DOUBLE
-        elif diff < 0:
-            f[5] = rf[5]
-            for _ in range(-diff):
-                if lf[2] > 0:
-                    lnode.div *= 10
-                else:
-                    lnode.mul *= 10
-            desc[1] = PM_TYPE_DOUBLE
-    if lf[1] != 0 and rf[1] != 0:
-        diff = lf[4] - rf[4]
-        if diff > 0:
-            for i in range(rf[4], lf[4]):
-                factor = _TIME_FACTOR[i] if i < len(_TIME_FACTOR) else 1
-                if rf[1] > 0:
-                    rnode.div *= factor
-                else:
-                    rnode.mul *= factor
-            desc[1] = PM_TYPE_DOUBLE
-        elif diff < 0:
-            f[4] = rf[4]
-            for i in range(lf[4], rf[4]):
-                factor = _TIME_FACTOR[i] if i < len(_TIME_FACTOR) else 1
-                if rf[1] > 0:
-                    lnode.div *= factor
-                else:
-                    lnode.mul *= factor
-            desc[1] = PM_TYPE_DOUBLE
-    if lf[0] != 0 and rf[0] != 0:
-        diff = lf[3] - rf[3]
-        if diff > 0:
-            for _ in range(diff):
-                if rf[0] > 0:
-                    rnode.div *= 1024
-                else:
-                    rnode.mul *= 1024
-            desc[1] = PM_TYPE_DOUBLE
-        elif diff < 0:
-            f[3] = rf[3]
-            for _ in range(-diff):
-                if rf[0] > 0:
-                    lnode.div *= 1024
-                else:
-                    lnode.mul *= 1024
-            desc[1] = PM_TYPE_DOUBLE
+    for axis in (2, 1, 0):                  # count, time, space, in libpcp's order
+        scale = axis + 3
+        if lf[axis] == 0 or rf[axis] == 0 or lf[scale] == rf[scale]:
+            continue
+        if lf[scale] > rf[scale]:
+            node, sign = rnode, rf[axis]
+            steps = _scale_steps(axis, rf[scale], lf[scale])
+        else:
+            f[scale] = rf[scale]
+            node, sign = lnode, (lf[axis] if axis == 2 else rf[axis])
+            steps = _scale_steps(axis, lf[scale], rf[scale])
+        for factor in steps:
+            if sign > 0:
+                node.div *= factor
+            else:
+                node.mul *= factor
+        desc[1] = PM_TYPE_DOUBLE
     if np.type == N.STAR:
         f[0], f[1], f[2] = lf[0] + rf[0], lf[1] + rf[1], lf[2] + rf[2]
     elif np.type == N.SLASH:

@@ -11,7 +11,7 @@ from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_
 from pcp._core.errors import pmErr
 from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
-from pcp._libpcp.anon import is_derived
+from pcp._libpcp.anon import is_derived, stitch_children
 from pcp._libpcp.derived import bind as _bind
 from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
 from pcp._libpcp.derived.nodes import N, Node
@@ -163,14 +163,7 @@ class DerivedContext:
                 if failure is not None:
                     raise failure
                 return names, status
-            for child, st in extra:
-                if child not in names:
-                    names.append(child)
-                    if status is not None:
-                        status.append(st)
-            if with_status and status is None:
-                status = [0] * len(names)
-            return names, status
+            return stitch_children(names, status, extra, with_status)
 
     def _derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
         """__dmchildren: (child, status) pairs, [] when `name` is a derived leaf, None

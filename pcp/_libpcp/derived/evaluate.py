@@ -266,30 +266,8 @@ def evaluate(np: Node, ops: Operands) -> int:
         return numval
     if t in (N.DELTA, N.RATE):
         return _delta_rate(np, s, ops)
-    if t == N.NOT:
-        left = np.left.state
-        _free(np, s)
-        s.numval = left.numval
-        if s.numval <= 0:
-            return s.numval
-        s.insts = list(left.insts)
-        s.vals = [int(v == 0) for v in left.vals]
-        return s.numval
-    if t == N.NEG:
-        left = np.left.state
-        _free(np, s)
-        s.numval = left.numval
-        if s.numval <= 0:
-            return s.numval
-        ltype = np.left.desc[1]
-        s.insts = list(left.insts)
-        if ltype in (PM_TYPE_32, PM_TYPE_U32):
-            s.vals = [_wrap(PM_TYPE_32, -v) for v in left.vals]
-        elif ltype in (PM_TYPE_64, PM_TYPE_U64):
-            s.vals = [_wrap(PM_TYPE_64, -v) for v in left.vals]
-        else:
-            s.vals = [-v for v in left.vals]
-        return s.numval
+    if t in (N.NOT, N.NEG):
+        return _unary(np, s)
     if t == N.QUEST:
         return _ternary(np, s)
     if t == N.RESCALE:
@@ -306,6 +284,26 @@ def evaluate(np: Node, ops: Operands) -> int:
     if t == N.FILTERINST:
         return _filter(np, s, ops)
     return _binary(np, s)
+
+
+def _unary(np: Node, s: State) -> int:
+    """! (0 or 1 as a 32-bit word) and unary minus (signed in the operand's width)."""
+    left = np.left.state
+    _free(np, s)
+    s.numval = left.numval
+    if s.numval <= 0:
+        return s.numval
+    s.insts = list(left.insts)
+    ltype = np.left.desc[1]
+    if np.type == N.NOT:
+        s.vals = [int(v == 0) for v in left.vals]
+    elif ltype in (PM_TYPE_32, PM_TYPE_U32):
+        s.vals = [_wrap(PM_TYPE_32, -v) for v in left.vals]
+    elif ltype in (PM_TYPE_64, PM_TYPE_U64):
+        s.vals = [_wrap(PM_TYPE_64, -v) for v in left.vals]
+    else:
+        s.vals = [-v for v in left.vals]
+    return s.numval
 
 
 def _delta_rate(np: Node, s: State, ops: Operands) -> int:
