@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
                                  PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
-from pcp._core.wire import FEATURE_DESCS
+from pcp._core.wire import DYNAMIC_DOMAIN, FEATURE_DESCS
 from pcp._decode.result import FlatResult
 from pcp._libpcp.anon import is_derived, stitch_children
 from pcp._libpcp.derived import bind as _bind
@@ -21,12 +21,13 @@ from pcp._libpcp.derived.registry import REGISTRY, Metric
 class _Entry:
     """One global derived metric as this context sees it: bound on first use."""
 
-    __slots__ = ("metric", "bound", "tree")
+    __slots__ = ("metric", "bound", "tree", "operands")
 
     def __init__(self, metric: Metric) -> None:
         self.metric = metric
         self.bound = False
         self.tree: Optional[Node] = None
+        self.operands: List[int] = []      # the pmids a fetch of it needs
 
 
 def _operand_pmids(np: Optional[Node], out: List[int]) -> None:
@@ -85,6 +86,7 @@ class DerivedContext:
             pass
         entry.tree = _bind.bind(metric.name, metric.pmid, metric.tree, self._lookup_one,
                                 self.desc)
+        _operand_pmids(entry.tree, entry.operands)
         return entry.tree
 
     def _lookup_one(self, name: bytes) -> int:
@@ -287,8 +289,11 @@ class DerivedContext:
 
     # ---- values
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[Any, int]:
+        if not any(((p >> 22) & 0x1FF) == DYNAMIC_DOMAIN for p in pmids):
+            return self.inner.fetch(pmids, highres)         # the common case: no derived
         with self._lock:
-            wanted = [self._entry(p) for p in pmids]
+            self._refresh()
+            wanted = [self.by_pmid.get(p) if is_derived(p) else None for p in pmids]
             if all(e is None for e in wanted):
                 return self.inner.fetch(pmids, highres)
             trees: List[Optional[Node]] = []
@@ -297,7 +302,7 @@ class DerivedContext:
                 tree = self._bind(entry) if entry is not None else None
                 trees.append(tree)
                 if tree is not None:
-                    _operand_pmids(tree, extra)
+                    extra.extend(entry.operands)
             listed = set(pmids)
             request = list(pmids)
             for pmid in extra:
