@@ -570,3 +570,50 @@ def test_labels_fetchgroup_live():
 def test_labels_fetchgroup_archive(corpus):
     ref = _compare(OTHER_SNIPPET % {"context": 2, "target": corpus["v2"]})
     assert ref["fetchgroup"]
+
+
+# ---- random expressions -------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+SINGULAR = ["sample.long.ten", "sample.ulong.hundred", "sample.longlong.million",
+            "sample.ulonglong.ten", "sample.float.hundred", "sample.double.ten",
+            "sample.long.one", "sample.ulong.million"]
+BINNED = ["sample.bin", "sample.ulong.bin", "sample.float.bin", "sample.double.bin",
+          "sample.longlong.bin", "sample.ulonglong.bin"]
+COUNTERS = ["sample.seconds", "sample.milliseconds", "sample.long.bin_ctr",
+            "sample.ulonglong.bin_ctr", "sample.double.bin_ctr"]
+OPERATORS = ["+", "-", "*", "/", "<", "<=", "==", ">=", ">", "!=", "&&", "||"]
+
+_leaf = st.one_of(
+    st.sampled_from(SINGULAR + BINNED),
+    st.integers(min_value=0, max_value=5000).map(str),
+    st.sampled_from(["2.5", "0.125", "1000000.0"]),
+    st.builds("{}({})".format, st.sampled_from(["sum", "avg", "count", "instant"]),
+              st.sampled_from(BINNED + SINGULAR)),
+    st.builds("{}({})".format, st.sampled_from(["delta", "rate"]),
+              st.sampled_from(COUNTERS + BINNED + SINGULAR)),
+    st.builds("{}[bin-{}00]".format, st.sampled_from(BINNED), st.integers(1, 9)),
+)
+
+
+def _extend(inner):
+    return st.one_of(
+        st.builds("({} {} {})".format, inner, st.sampled_from(OPERATORS), inner),
+        st.builds("-({})".format, inner),
+        st.builds("({0} ? {1} : {1} + {1})".format, inner, inner),
+        st.builds("matchinst(/bin-[{}-9]/, {})".format, st.integers(1, 9), inner),
+    )
+
+
+EXPRESSIONS = st.recursive(_leaf, _extend, max_leaves=6)
+
+
+@settings(max_examples=int(os.environ.get("PCP_DERIVED_EXAMPLES", "4")), deadline=None, derandomize="PCP_DERIVED_SEED_RANDOM" not in os.environ,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(EXPRESSIONS, min_size=25, max_size=25))
+def test_random_expressions_on_archive(corpus, exprs):
+    """Random expressions over sample metrics of every type (semantic errors included),
+    fetched from an archive forwards and interpolated: names, descriptors and values."""
+    for mode in ("forw", "interp"):
+        _compare(_program(2, corpus["v2"], exprs, mode, fetches=8))
