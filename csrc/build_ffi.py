@@ -11,7 +11,7 @@ from cffi import FFI
 HERE = pathlib.Path(__file__).resolve().parent
 SOURCES = ["result.c", "pdu_encode.c", "pdu_decode.c", "store.c",
            "archive_label.c", "archive_meta.c", "archive_record.c", "events.c",
-           "archive_columns.c", "convert.c", "fetchgroup.c", "derived.c"]
+           "archive_columns.c", "convert.c", "fetchgroup.c", "derived.c", "derived_eval.c"]
 
 # The C headers are the one declaration of the interface: cffi reads their prototypes and
 # types (comments and preprocessor lines removed, which cdef cannot take).

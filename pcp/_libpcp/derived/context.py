@@ -12,7 +12,7 @@ from pcp._core.errors import pmErr
 from pcp._core.wire import DYNAMIC_DOMAIN, FEATURE_DESCS
 from pcp._decode.result import FlatResult
 from pcp._libpcp.anon import is_derived, stitch_children
-from pcp._libpcp.derived import bind as _bind
+from pcp._libpcp.derived import bind as _bind, kernels as _kernels
 from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
 from pcp._libpcp.derived.nodes import N, Node
 from pcp._libpcp.derived.registry import REGISTRY, Metric
@@ -21,13 +21,14 @@ from pcp._libpcp.derived.registry import REGISTRY, Metric
 class _Entry:
     """One global derived metric as this context sees it: bound on first use."""
 
-    __slots__ = ("metric", "bound", "tree", "operands")
+    __slots__ = ("metric", "bound", "tree", "operands", "numeric")
 
     def __init__(self, metric: Metric) -> None:
         self.metric = metric
         self.bound = False
         self.tree: Optional[Node] = None
         self.operands: List[int] = []      # the pmids a fetch of it needs
+        self.numeric = False                # every node numeric: evaluated in C
 
 
 def _operand_pmids(np: Optional[Node], out: List[int]) -> None:
@@ -87,6 +88,7 @@ class DerivedContext:
         entry.tree = _bind.bind(metric.name, metric.pmid, metric.tree, self._lookup_one,
                                 self.desc)
         _operand_pmids(entry.tree, entry.operands)
+        entry.numeric = entry.tree is not None and _kernels.all_numeric(entry.tree)
         return entry.tree
 
     def _lookup_one(self, name: bytes) -> int:
@@ -335,10 +337,33 @@ class DerivedContext:
 
     def _rewrite(self, flat: FlatResult, pmids: Sequence[int], wanted: List[Optional[_Entry]],
                  trees: List[Optional[Node]]) -> FlatResult:
-        """__dmpostfetch: the result for the pmids asked for, derived ones computed."""
+        """__dmpostfetch: the result for the pmids asked for, derived ones computed (in
+        C, and assembled in C, when every derived metric asked for is numeric)."""
         stamp = (flat.sec, flat.nsec)
         ops = Operands(flat, lambda indom, inst: self._name_instance(indom, inst, stamp),
                        self._lookup_instance)
+        derived = [p for p, e in zip(pmids, wanted) if e is not None]
+        if (all(e is None or e.tree is None or e.numeric for e in wanted)
+                and len(set(derived)) == len(derived)):
+            src_set, numvals, roots = [], [], []
+            for j, (entry, tree) in enumerate(zip(wanted, trees)):
+                if entry is None:
+                    src_set.append(j)
+                    numvals.append(0)
+                    roots.append(None)
+                    continue
+                numval = PM_ERR_PMID if tree is None else _kernels.evaluate(tree, ops)
+                src_set.append(-1)
+                numvals.append(numval)
+                roots.append(tree if numval > 0 else None)
+            return _kernels.assemble(flat, pmids, src_set, numvals, roots)
+        return self._rewrite_python(flat, pmids, wanted, trees, ops, stamp)
+
+    def _rewrite_python(self, flat: FlatResult, pmids: Sequence[int],
+                        wanted: List[Optional[_Entry]], trees: List[Optional[Node]],
+                        ops: Operands, stamp: Tuple[int, int]) -> FlatResult:
+        """The same, assembled value by value (a derived string or aggregate is asked
+        for, or a derived metric twice)."""
         sets: List[Tuple[int, int, int]] = []
         values: List[tuple] = []
         for j, pmid in enumerate(pmids):
@@ -347,13 +372,17 @@ class DerivedContext:
                 if tree is None:
                     sets.append((pmid, PM_ERR_PMID, 0))
                     continue
-                numval = evaluate(tree, ops)
+                if entry.numeric:
+                    numval = _kernels.evaluate(tree, ops)
+                    insts, vals = _kernels.values_of(tree, numval) if numval > 0 else ([], [])
+                else:
+                    numval = evaluate(tree, ops)
+                    insts, vals = (tree.state.insts[:numval], tree.state.vals[:numval]) \
+                        if numval > 0 else ([], [])
                 if numval > 0:
-                    state = tree.state
-                    valfmt, vals = encode(tree.desc[1], state.insts[:numval],
-                                          state.vals[:numval])
-                    values.extend(vals)
-                    sets.append((pmid, len(vals), valfmt))
+                    valfmt, encoded = encode(tree.desc[1], insts, vals)
+                    values.extend(encoded)
+                    sets.append((pmid, len(encoded), valfmt))
                 else:
                     sets.append((pmid, numval, 0))
                 continue
