@@ -177,16 +177,19 @@ bin_op(int type, int op, pcp_atom a, int ltype, int64_t lmul, int64_t ldiv,
     return res;
 }
 
-/* (__uint32_t) of a relational result held in `type` */
+/* (__uint32_t) of a relational result held in `type` (0 or 1; anything a float cannot
+ * be converted to without undefined behaviour becomes 0) */
 static uint32_t
 as_word(int type, pcp_atom v)
 {
+    double d;
     switch (type) {
     case T_32: case T_U32: return v.ul;
     case T_64: case T_U64: return (uint32_t)v.ull;
-    case T_FLOAT: return (uint32_t)v.f;
-    default: return (uint32_t)v.d;
+    case T_FLOAT: d = v.f; break;
+    default: d = v.d; break;
     }
+    return d >= 0 && d < 4294967296.0 ? (uint32_t)d : 0;
 }
 
 int
