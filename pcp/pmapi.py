@@ -32,6 +32,8 @@ from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHigh
 from pcp._libpcp import (fetchgroup as _fetchgroup, metricspec as _metricspec, options as _options,
                          pmns as _pmns, printvalue as _printvalue, strings as _strings,
                          values as _values, zones as _zones)
+from pcp._libpcp.derived import registry as _derived
+from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.options import pmUsageErr
 from pcp._live.context import HostContext
 
@@ -138,7 +140,7 @@ class pmContext(object):
             raise pmErr(c_api.PM_ERR_NOTHOST, [target])
         handle = _registry.allocate()
         try:
-            self._host = HostContext(handle, spec, typed & ~0xFF)
+            self._host = DerivedContext(HostContext(handle, spec, typed & ~0xFF))
         except pmErr as e:
             raise pmErr(e.code, [target])
         self._ctx = handle
@@ -151,7 +153,7 @@ class pmContext(object):
         name = target.decode("utf-8", "surrogateescape") if isinstance(target, bytes) else str(target)
         handle = _registry.allocate()
         try:
-            self._host = ArchiveContext(handle, name, typed & ~0xFF)
+            self._host = DerivedContext(ArchiveContext(handle, name, typed & ~0xFF))
         except pmErr as e:
             raise pmErr(e.code, [target])
         self._ctx = handle
@@ -347,20 +349,36 @@ class pmContext(object):
         for n in names:
             callback(_name_str(n))
 
-    def pmRegisterDerived(self, name: str, expr: str) -> None:
-        """Register a derived metric: not available yet, raises pmErr(PM_ERR_NYI)."""
-        raise _not_supported("derived metrics")
+    def pmRegisterDerived(self, name: Union[str, bytes], expr: Union[str, bytes]) -> None:
+        """Register a global derived metric `name` computed by `expr` (pmRegisterDerived(3)),
+        then reconnect this context so it sees it. A syntax error raises
+        pmErr(PM_ERR_CONV, pmRegisterDerivedMetric's message)."""
+        bname = name if isinstance(name, bytes) else name.encode("utf-8")
+        bexpr = expr if isinstance(expr, bytes) else expr.encode("utf-8")
+        _derived.REGISTRY.init()
+        pos = _derived.REGISTRY.register(bname, bexpr)
+        if pos is not None:
+            raise pmErr(c_api.PM_ERR_CONV, _derived.error_message(
+                bname, bexpr, pos, _derived.REGISTRY.errmsg))
+        self.pmReconnectContext()
 
-    def pmLoadDerivedConfig(self, fname: str) -> None:
-        """Load derived metric definitions from a file: not available yet, raises
-        pmErr(PM_ERR_NYI)."""
-        raise _not_supported("derived metrics")
+    def pmLoadDerivedConfig(self, fname: Union[str, bytes]) -> None:
+        """Register the derived metrics of a file, a directory of files, or a colon list
+        of them (pmLoadDerivedConfig(3)), then reconnect this context."""
+        path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
+        _derived.REGISTRY.init()
+        sts = _derived.load_path(_derived.REGISTRY, path, recover=False)
+        if sts < 0:
+            raise pmErr(sts)
+        self.pmReconnectContext()
 
     @staticmethod
-    def pmDerivedErrStr() -> str:
-        """The message of the last derived-metric error: not available yet, raises
-        pmErr(PM_ERR_NYI)."""
-        return ""
+    def pmDerivedErrStr() -> Optional[str]:
+        """The official binding declares no result type for libpcp's pmDerivedErrStr, so
+        ctypes hands it an int and the call always fails with AttributeError; the same
+        happens here. The message itself is in the pmErr that pmRegisterDerived raises."""
+        getattr(0, "decode")        # AttributeError: 'int' object has no attribute 'decode'
+        return _derived.REGISTRY.errmsg
 
     # ---- descriptors -----------------------------------------------------------------
 

@@ -205,6 +205,20 @@ class FlatResult:
         self._setup(data, c, mem)
         return self
 
+    @staticmethod
+    def columns(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+        """(pcp_result *, memory) with room for a result of this size, for C code that
+        fills it (see adopt)."""
+        return _allocate(numpmid, nvalues)
+
+    @classmethod
+    def adopt(cls, data: bytes, c: Any, mem: Any) -> "FlatResult":
+        """A result over columns that C code has filled (from `columns`), whose value
+        blocks are addressed within `data`."""
+        out = object.__new__(cls)
+        out._setup(data, c, mem)
+        return out
+
     @classmethod
     def empty(cls, sec: int, nsec: int) -> "FlatResult":
         """A result with no value sets: an archive <mark> record made up by the reader."""

@@ -44,6 +44,21 @@ def children(name: bytes) -> List[Tuple[bytes, int]]:
     return list(seen.items())
 
 
+def stitch_children(names: List[bytes], status: Optional[List[int]],
+                    extra: List[Tuple[bytes, int]],
+                    with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
+    """libpcp's stitch_list: children that libpcp adds locally (anonymous or derived
+    metrics) after the source's, without repeats."""
+    for child, st in extra:
+        if child not in names:
+            names.append(child)
+            if status is not None:
+                status.append(st)
+    if with_status and status is None:
+        status = [0] * len(names)
+    return names, status
+
+
 def leaves(name: bytes) -> List[bytes]:
     if not name:
         return list(ANON)

@@ -197,14 +197,7 @@ class HostContext:
             if e.code != PM_ERR_NAME or not extra:
                 raise
             names, status = [], ([] if with_status else None)
-        for child, st in extra:
-            if child not in names:
-                names.append(child)
-                if status is not None:
-                    status.append(st)
-        if with_status and status is None:
-            status = [0] * len(names)
-        return names, status
+        return _anon.stitch_children(names, status, extra, with_status)
 
     def traverse(self, name: bytes) -> List[bytes]:
         extra = _anon.leaves(name)

@@ -323,24 +323,20 @@ pair = pair_for.fixture(_crash_is_xfail)
 
 
 # ---- PMNS
-# pcp-native has no derived metrics yet (a later issue): the names libpcp registers
-# from $PCP_VAR_DIR/config/derived are absent, so these comparisons are known to differ.
-# strict: they must start passing, and lose this mark, when derived metrics land.
-DERIVED_GAP = pytest.mark.xfail(strict=True, reason="derived metrics (config/derived) not implemented yet")
+# the global derived metrics libpcp registers from $PCP_VAR_DIR/config/derived are in
+# every context's PMNS (pcp._libpcp.derived), on both sides
 
 
 def test_traverse_archive_names(pair):
     check(pair, "traverse_root_archive_names")
 
 
-@DERIVED_GAP
 def test_traverse_derived_names(pair):
     # libpcp adds globally registered derived metrics (event.flags,
     # event.missed, $PCP_VAR_DIR/config/derived/*) to every context's PMNS
     check(pair, "traverse_root_derived_names")
 
 
-@DERIVED_GAP
 def test_traverse_root(pair):
     check(pair, "traverse_root_sorted")
 
@@ -354,12 +350,10 @@ def test_children_archive_part(pair):
     check(pair, "children_status_archive")
 
 
-@DERIVED_GAP
 def test_children(pair):
     check(pair, "children")
 
 
-@DERIVED_GAP
 def test_children_status(pair):
     check(pair, "children_status")
 
@@ -376,7 +370,6 @@ def test_lookup_name_relaxed(pair):
     check(pair, "lookup_relaxed_mixed")
 
 
-@DERIVED_GAP
 def test_lookup_name_derived(pair):
     check(pair, "lookup_derived")
 
@@ -414,7 +407,6 @@ def test_desc_errors(pair):
     check(pair, "desc_errors")
 
 
-@DERIVED_GAP
 def test_desc_derived(pair):
     check(pair, "desc_derived")
 

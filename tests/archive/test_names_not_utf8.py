@@ -94,7 +94,10 @@ def test_names_that_are_not_utf8(tmp_path, version):
     assert ref["traverse"] == ["raised", "SystemError"]
     for key in ("children", "children_status", "nameid_bad", "nameall_bad"):
         assert ref[key] == ["raised", "UnicodeDecodeError"], key
-    assert ours["traverse"] == ["ok", ["sample.ok", bad, "event.flags", "event.missed"]]
+    # after the archive's names and the anonymous metrics come the global derived
+    # metrics of this process (PCP_DERIVED_CONFIG's, when the first context was made)
+    assert ours["traverse"][0] == "ok"
+    assert ours["traverse"][1][:4] == ["sample.ok", bad, "event.flags", "event.missed"]
     assert ours["children"] == ["ok", ["ok", "caf\udce9"]]
     assert ours["children_status"] == ["ok", [["ok", "caf\udce9"], [0, 0]]]
     assert ours["nameid_bad"] == ["ok", bad] and ours["nameall_bad"] == ["ok", [bad]]

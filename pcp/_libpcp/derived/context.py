@@ -1,0 +1,396 @@
+"""Derived metrics in a context: a Context (pcp._core.abc) over a host or archive context
+that adds the global derived metrics to its PMNS, descriptors, help text and fetches, as
+libpcp 6.0.3 does in every context it makes (derive.c's __dm* hooks). It asks nothing of
+the context it wraps beyond the Protocol, so both kinds get the same behaviour."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
+                                 PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
+from pcp._core.errors import pmErr
+from pcp._core.wire import DYNAMIC_DOMAIN, FEATURE_DESCS
+from pcp._decode.result import FlatResult
+from pcp._libpcp.anon import is_derived, stitch_children
+from pcp._libpcp.derived import bind as _bind, kernels as _kernels
+from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
+from pcp._libpcp.derived.nodes import N, Node
+from pcp._libpcp.derived.registry import REGISTRY, Metric
+
+
+class _Entry:
+    """One global derived metric as this context sees it: bound on first use."""
+
+    __slots__ = ("metric", "bound", "tree", "operands", "numeric")
+
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+        self.bound = False
+        self.tree: Optional[Node] = None
+        self.operands: List[int] = []      # the pmids a fetch of it needs
+        self.numeric = False                # every node numeric: evaluated in C
+
+
+def _operand_pmids(np: Optional[Node], out: List[int]) -> None:
+    if np is None:
+        return
+    _operand_pmids(np.left, out)
+    _operand_pmids(np.right, out)
+    if np.type == N.NAME and np.pmid != PM_ID_NULL:
+        out.append(np.pmid)
+
+
+class DerivedContext:
+    """A context with libpcp's global derived metrics added; every other operation is the
+    wrapped context's own."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._lock = inner._lock
+        REGISTRY.init()
+        self._open()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _open(self) -> None:
+        """__dmopencontext: this context's copy of the registry, nothing bound yet."""
+        self.entries: List[_Entry] = []
+        self.by_name: Dict[bytes, _Entry] = {}
+        self.by_pmid: Dict[int, _Entry] = {}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Take in global metrics registered since (libpcp's refresh())."""
+        metrics = REGISTRY.metrics
+        if len(self.entries) == len(metrics):
+            return
+        for metric in REGISTRY.snapshot()[len(self.entries):]:
+            entry = _Entry(metric)
+            self.entries.append(entry)
+            if metric.anon:
+                continue            # the wrapped context answers event.flags/missed
+            self.by_name[metric.name] = entry
+            self.by_pmid[metric.pmid] = entry
+
+    # ---- binding
+    def _bind(self, entry: _Entry) -> Optional[Node]:
+        if entry.bound:
+            return entry.tree
+        entry.bound = True          # set first: a definition that names itself fails
+        metric = entry.metric
+        try:
+            _, ids = self.inner.lookup_names([metric.name])
+            if ids and ids[0] != PM_ID_NULL and not is_derived(ids[0]):
+                return None         # a real metric of that name wins
+        except pmErr:
+            pass
+        entry.tree = _bind.bind(metric.name, metric.pmid, metric.tree, self._lookup_one,
+                                self.desc)
+        _operand_pmids(entry.tree, entry.operands)
+        entry.numeric = entry.tree is not None and _kernels.all_numeric(entry.tree)
+        return entry.tree
+
+    def _lookup_one(self, name: bytes) -> int:
+        _, ids = self.lookup_names([name])
+        if not ids or ids[0] == PM_ID_NULL:
+            raise pmErr(PM_ERR_NAME)
+        return ids[0]
+
+    def _entry(self, pmid: int) -> Optional[_Entry]:
+        if not is_derived(pmid):
+            return None
+        self._refresh()
+        return self.by_pmid.get(pmid)
+
+    # ---- lifetime
+    def reconnect(self) -> int:
+        sts = self.inner.reconnect()
+        with self._lock:
+            self._open()
+        return sts
+
+    def duplicate(self, handle: int) -> "DerivedContext":
+        return DerivedContext(self.inner.duplicate(handle))
+
+    def close(self) -> None:
+        self.inner.close()
+
+    # ---- names
+    def lookup_names(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
+        with self._lock:
+            failure: Optional[pmErr] = None
+            try:
+                resolved, pmids = self.inner.lookup_names(names)
+                pmids = list(pmids)
+            except pmErr as e:
+                filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else None
+                if filled is None or len(filled) != len(names):
+                    filled = [PM_ID_NULL] * len(names)
+                failure, pmids, resolved = e, list(filled), 0
+            if PM_ID_NULL not in pmids:
+                return resolved, pmids
+            self._refresh()
+            for i, name in enumerate(names):
+                if pmids[i] == PM_ID_NULL:
+                    entry = self.by_name.get(name)
+                    if entry is not None:
+                        pmids[i] = entry.metric.pmid
+            unresolved = pmids.count(PM_ID_NULL)
+            if failure is not None:
+                if unresolved:
+                    raise pmErr(failure.code, pmids)
+                return len(pmids), pmids
+            return len(pmids) - unresolved, pmids
+
+    def name_all(self, pmid: int) -> List[bytes]:
+        with self._lock:
+            entry = self._entry(pmid)
+            if entry is not None:
+                return [entry.metric.name]
+            return self.inner.name_all(pmid)
+
+    def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
+        with self._lock:
+            failure: Optional[pmErr] = None
+            try:
+                names, status = self.inner.children(name, with_status)
+                names = list(names)
+                status = list(status) if status is not None else None
+            except pmErr as e:
+                if e.code != PM_ERR_NAME:
+                    raise
+                failure, names, status = e, [], ([] if with_status else None)
+            self._refresh()
+            extra = self._derived_children(name)
+            if extra is None:
+                if failure is not None:
+                    raise failure
+                return names, status
+            return stitch_children(names, status, extra, with_status)
+
+    def _derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
+        """__dmchildren: (child, status) pairs, [] when `name` is a derived leaf, None
+        when no derived metric lies below it."""
+        prefix = name + b"." if name else b""
+        out: List[Tuple[bytes, int]] = []
+        seen = set()
+        for entry in self.entries:
+            metric = entry.metric
+            full = metric.name
+            if metric.anon:
+                # counted as libpcp counts them; the wrapped context lists them
+                pass
+            elif entry.bound and entry.tree is None:
+                continue
+            if name and full == name:
+                return []
+            if name and not full.startswith(prefix):
+                continue
+            head, dot, _ = full[len(prefix):].partition(b".")
+            if head not in seen:
+                seen.add(head)
+                out.append((head, 1 if dot else 0))
+        return out or None
+
+    def traverse(self, name: bytes) -> List[bytes]:
+        if self.inner.pmns_location != PMNS_REMOTE:
+            # libpcp walks a local (archive) PMNS node by node through pmGetChildren,
+            # derived children included, unbound ones too
+            with self._lock:
+                out: List[bytes] = []
+                self._walk(name, out)
+                return out
+        with self._lock:
+            failure: Optional[pmErr] = None
+            try:
+                names = list(self.inner.traverse(name))
+            except pmErr as e:
+                if e.code != PM_ERR_NAME:
+                    raise
+                failure, names = e, []
+            self._refresh()
+            for entry in self.entries:
+                metric = entry.metric
+                if metric.anon:
+                    continue
+                full = metric.name
+                if name and not (full == name or full.startswith(name + b".")):
+                    continue
+                if self._bind(entry) is None:
+                    continue
+                names.append(full)
+            if not names:
+                raise failure or pmErr(PM_ERR_NAME)
+            return names
+
+    def _walk(self, name: bytes, out: List[bytes]) -> None:
+        children, _ = self.children(name, False)
+        if not children:
+            out.append(name)
+            return
+        for child in children:
+            try:
+                self._walk(name + b"." + child if name else child, out)
+            except pmErr:
+                return
+
+    # ---- descriptors, text
+    def desc(self, pmid: int) -> Tuple[int, int, int, int, int]:
+        with self._lock:
+            entry = self._entry(pmid)
+            if entry is None:
+                return self.inner.desc(pmid)
+            tree = self._bind(entry)
+            if tree is None:
+                raise pmErr(PM_ERR_BADDERIVE)
+            return tree.desc
+
+    def descs(self, pmids: Sequence[int]) -> List[Tuple[int, int, int, int, int]]:
+        """pmLookupDescs: the context's answers, with the derived metrics' own. libpcp
+        does not ask pmcd when every pmid is derived: failures are then left zeroed."""
+        with self._lock:
+            entries = [self._entry(p) for p in pmids]
+            if all(e is None for e in entries):
+                return self.inner.descs(pmids)
+            if all(is_derived(p) for p in pmids) and self.inner.features & FEATURE_DESCS:
+                base = []
+                for pmid, entry in zip(pmids, entries):
+                    try:
+                        base.append((0, 0, 0, 0, 0) if entry is not None else self.inner.desc(pmid))
+                    except pmErr:
+                        base.append((0, 0, 0, 0, 0))
+            else:
+                base = list(self.inner.descs(pmids))
+            for i, entry in enumerate(entries):
+                if entry is None:
+                    continue
+                tree = self._bind(entry)
+                if tree is not None:
+                    base[i] = tree.desc
+                elif len(pmids) == 1:
+                    raise pmErr(PM_ERR_BADDERIVE)
+            return base
+
+    def text(self, ident: int, level: int, indom: bool) -> bytes:
+        if indom or not is_derived(ident):
+            return self.inner.text(ident, level, indom)
+        metric = REGISTRY.by_pmid.get(ident)
+        if metric is None:
+            raise pmErr(PM_ERR_PMID)
+        text: Optional[bytes] = b""
+        if level & PM_TEXT_ONELINE:
+            text = metric.oneline
+        elif level & PM_TEXT_HELP:
+            text = metric.helptext
+            if text is None and not level & PM_TEXT_DIRECT:
+                text = metric.oneline
+        if text is None:
+            raise pmErr(PM_ERR_TEXT)
+        return text
+
+    # ---- values
+    def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[Any, int]:
+        if not any(((p >> 22) & 0x1FF) == DYNAMIC_DOMAIN for p in pmids):
+            return self.inner.fetch(pmids, highres)         # the common case: no derived
+        with self._lock:
+            self._refresh()
+            wanted = [self.by_pmid.get(p) if is_derived(p) else None for p in pmids]
+            if all(e is None for e in wanted):
+                return self.inner.fetch(pmids, highres)
+            trees: List[Optional[Node]] = []
+            extra: List[int] = []
+            for entry in wanted:
+                tree = self._bind(entry) if entry is not None else None
+                trees.append(tree)
+                if tree is not None:
+                    extra.extend(entry.operands)
+            listed = set(pmids)
+            request = list(pmids)
+            for pmid in extra:
+                if pmid not in listed:
+                    listed.add(pmid)
+                    request.append(pmid)
+            flat, changes = self.inner.fetch(request, highres)
+            return self._rewrite(flat, pmids, wanted, trees), changes
+
+    def _name_instance(self, indom: int, inst: int, stamp: Tuple[int, int]) -> Optional[bytes]:
+        inner = self.inner
+        saved = getattr(inner, "origin", None)
+        if saved is not None:
+            inner.origin = stamp          # an archive names instances at the result's time
+        try:
+            _, names = inner.instances(indom, inst)
+            return names[0] if names else None
+        except pmErr:
+            return None
+        finally:
+            if saved is not None:
+                inner.origin = saved
+
+    def _lookup_instance(self, indom: int, name: bytes) -> Optional[int]:
+        try:
+            insts, _ = self.inner.instances(indom, -1, name)
+        except pmErr:
+            return None
+        return insts[0] if len(insts) == 1 else None
+
+    def _rewrite(self, flat: FlatResult, pmids: Sequence[int], wanted: List[Optional[_Entry]],
+                 trees: List[Optional[Node]]) -> FlatResult:
+        """__dmpostfetch: the result for the pmids asked for, derived ones computed (in
+        C, and assembled in C, when every derived metric asked for is numeric)."""
+        stamp = (flat.sec, flat.nsec)
+        ops = Operands(flat, lambda indom, inst: self._name_instance(indom, inst, stamp),
+                       self._lookup_instance)
+        derived = [p for p, e in zip(pmids, wanted) if e is not None]
+        if (all(e is None or e.tree is None or e.numeric for e in wanted)
+                and len(set(derived)) == len(derived)):
+            src_set, numvals, roots = [], [], []
+            for j, (entry, tree) in enumerate(zip(wanted, trees)):
+                if entry is None:
+                    src_set.append(j)
+                    numvals.append(0)
+                    roots.append(None)
+                    continue
+                numval = PM_ERR_PMID if tree is None else _kernels.evaluate(tree, ops)
+                src_set.append(-1)
+                numvals.append(numval)
+                roots.append(tree if numval > 0 else None)
+            return _kernels.assemble(flat, pmids, src_set, numvals, roots)
+        return self._rewrite_python(flat, pmids, wanted, trees, ops, stamp)
+
+    def _rewrite_python(self, flat: FlatResult, pmids: Sequence[int],
+                        wanted: List[Optional[_Entry]], trees: List[Optional[Node]],
+                        ops: Operands, stamp: Tuple[int, int]) -> FlatResult:
+        """The same, assembled value by value (a derived string or aggregate is asked
+        for, or a derived metric twice)."""
+        sets: List[Tuple[int, int, int]] = []
+        values: List[tuple] = []
+        for j, pmid in enumerate(pmids):
+            entry, tree = wanted[j], trees[j]
+            if entry is not None:
+                if tree is None:
+                    sets.append((pmid, PM_ERR_PMID, 0))
+                    continue
+                if entry.numeric:
+                    numval = _kernels.evaluate(tree, ops)
+                    insts, vals = _kernels.values_of(tree, numval) if numval > 0 else ([], [])
+                else:
+                    numval = evaluate(tree, ops)
+                    insts, vals = (tree.state.insts[:numval], tree.state.vals[:numval]) \
+                        if numval > 0 else ([], [])
+                if numval > 0:
+                    valfmt, encoded = encode(tree.desc[1], insts, vals)
+                    values.extend(encoded)
+                    sets.append((pmid, len(encoded), valfmt))
+                else:
+                    sets.append((pmid, numval, 0))
+                continue
+            numval = flat.numval[j]
+            sets.append((pmid, numval, flat.valfmt[j]))
+            if numval > 0:
+                first = flat.first[j]
+                for k in range(first, first + numval):
+                    values.append((flat.inst[k], flat.vtype[k], flat.ival[k], flat.dval[k],
+                                   flat.payload(k)))
+        return FlatResult.assemble(stamp, sets, values)

@@ -1,0 +1,419 @@
+"""The process-wide list of global derived metrics, as libpcp 6.0.3 keeps it: the two
+anonymous event metrics first, then the configuration named by PCP_DERIVED_CONFIG
+(loaded once, when the first context is made), then whatever the program registers.
+Each metric gets the next pmID of domain 511 (cluster 0, item 1 up)."""
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from typing import List, Optional, Tuple
+
+from pcp._core.config import pmGetConfig
+from pcp._core.errors import pmflush, pmprintf
+from pcp._core.wire import DYNAMIC_DOMAIN
+from pcp._libpcp.derived import parser
+from pcp._libpcp.derived.nodes import Node
+from pcp._libpcp.derived.regex import compile_pattern
+
+_ANON = ((b"event.flags", b"Flags for event records",
+          b"An anonymous derived metric that is used to encode the event flags\n"
+          b"associated with event records.   See pmUnpackEventRecords(3)."),
+         (b"event.missed", b"Count of missed event records",
+          b"An anonymous derived metric that is used to encode the number of\n"
+          b"event records missed because either the PMDA could not keep up\n"
+          b"or the PMAPI client did not collect the event records fast\n"
+          b"enough.  See pmUnpackEventRecords(3)."))
+
+
+class Metric:
+    """One global derived metric: its name, pmID, parsed expression and help text."""
+
+    __slots__ = ("name", "pmid", "tree", "anon", "oneline", "helptext")
+
+    def __init__(self, name: bytes, pmid: int, tree: Node, anon: bool) -> None:
+        self.name = name
+        self.pmid = pmid
+        self.tree = tree
+        self.anon = anon
+        self.oneline: Optional[bytes] = None
+        self.helptext: Optional[bytes] = None
+
+
+class Registry:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.metrics: List[Metric] = []
+        self.by_name = {}
+        self.by_pmid = {}
+        self.cluster, self.item = 0, 0
+        self.need_init = True
+        self._errmsg = threading.local()
+
+    # ---- pmDerivedErrStr: the last error, per thread
+    @property
+    def errmsg(self) -> Optional[str]:
+        return getattr(self._errmsg, "text", None)
+
+    @errmsg.setter
+    def errmsg(self, text: Optional[str]) -> None:
+        self._errmsg.text = text
+
+    def _next_pmid(self) -> Optional[int]:
+        if not self.metrics:
+            self.cluster, self.item = 0, 1
+        elif self.item < 1023:
+            self.item += 1
+        elif self.cluster < 2047:
+            self.cluster, self.item = self.cluster + 1, 1
+        else:
+            return None
+        return (DYNAMIC_DOMAIN << 22) | (self.cluster << 10) | self.item
+
+    def register(self, name: bytes, expr: bytes, anon: bool = False) -> Optional[int]:
+        """registerderived(): None on success, else the byte offset in `expr` where the
+        error was found (-1 before its start) with the message in `errmsg`."""
+        with self.lock:
+            if name in self.by_name:
+                self.errmsg = "Duplicate global derived metric name"
+                return 0
+            self.errmsg = None
+            try:
+                tree = parser.parse(expr, compile_pattern)
+            except parser.SyntaxErr as e:
+                self.errmsg = e.msg
+                return e.pos
+            saved = (self.cluster, self.item)
+            pmid = self._next_pmid()
+            if pmid is None:
+                self.cluster, self.item = saved
+                self.errmsg = "global PMID space exhausted"
+                return 0
+            metric = Metric(name, pmid, tree, anon)
+            self.metrics.append(metric)
+            self.by_name[name] = metric
+            self.by_pmid[pmid] = metric
+            return None
+
+    def snapshot(self) -> List[Metric]:
+        with self.lock:
+            return list(self.metrics)
+
+    # ---- __dminit
+    def init(self) -> None:
+        """Register the anonymous metrics and load PCP_DERIVED_CONFIG, once."""
+        with self.lock:
+            if not self.need_init:
+                return
+            self.need_init = False
+            for name, oneline, helptext in _ANON:
+                if self.register(name, b"anon(PM_TYPE_U32)", anon=True) is None:
+                    self.by_name[name].oneline = oneline
+                    self.by_name[name].helptext = helptext
+            path = os.environ.get("PCP_DERIVED_CONFIG")
+            if path is None:
+                default = "%s/config/derived" % (pmGetConfig("PCP_VAR_DIR") or "")
+                if os.path.exists(default):
+                    path = default
+            if path:
+                load_path(self, path.encode("utf-8", "surrogateescape"), recover=True)
+
+    def set_attribute(self, name: bytes, attr: bytes, value: bytes) -> int:
+        """setattr(): 0, or -1 no such metric, -2 unknown attribute, -3 already set."""
+        metric = self.by_name.get(name)
+        if metric is None:
+            return -1
+        if attr == b"oneline":
+            if metric.oneline is not None:
+                return -3
+            metric.oneline = value
+            return 0
+        if attr == b"helptext":
+            if metric.helptext is not None:
+                return -3
+            metric.helptext = value
+            return 0
+        return -2
+
+
+REGISTRY = Registry()
+
+
+def error_message(name: bytes, expr: bytes, pos: int, errmsg: Optional[str]) -> str:
+    """pmRegisterDerivedMetric's message for an error at byte `pos` of `expr`."""
+    head = b'Error: pmRegisterDerivedMetric("' + name + b'", ...)\n' + expr + b"\n"
+    if pos == 0:
+        text = head + b"^\n"
+    else:
+        text = head + b" " * max(abs(pos), 1) + b"^\n"
+    out = text.decode("utf-8", "surrogateescape")
+    if errmsg:
+        out += errmsg + "\n"
+    return out
+
+
+# ---- configuration files (__dminit_component, __dminit_parse, __dminit_configfile)
+
+def load_path(reg: Registry, path: bytes, recover: bool) -> int:
+    """Load a colon-separated list of files and directories; the number of metrics
+    registered, or a negative errno (never, when `recover`)."""
+    total = 0
+    parts = path.split(b":")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    for part in parts:
+        sts = _load_component(reg, part, recover)
+        if sts < 0:
+            return sts
+        total += sts
+    return total
+
+
+def _load_component(reg: Registry, name: bytes, recover: bool) -> int:
+    sts = 0
+    try:
+        st = os.stat(name)
+    except OSError as e:
+        sts = -(e.errno or 1)
+    else:
+        if stat.S_ISREG(st.st_mode):
+            sts = _load_file(reg, name)
+        elif stat.S_ISDIR(st.st_mode):
+            try:
+                entries = [e.name for e in os.scandir(name)]
+            except OSError as e:
+                sts = -(e.errno or 1)
+            else:
+                for entry in entries:
+                    local = _load_component(reg, name + b"/" + entry, recover)
+                    if local < 0:
+                        sts = local
+                        break
+                    sts += local
+    return 0 if recover else sts
+
+
+def _isspace(c: int) -> bool:
+    return c in (32, 9, 10, 11, 12, 13)
+
+
+def _checkname(name: bytes) -> bool:
+    first = True
+    for c in name:
+        if first:
+            first = False
+            if not (65 <= c <= 90 or 97 <= c <= 122):
+                return False
+        elif 65 <= c <= 90 or 97 <= c <= 122 or 48 <= c <= 57 or c == 95:
+            continue
+        elif c == 46:
+            first = True
+        else:
+            return False
+    return True
+
+
+def _out(fname: bytes, lineno: int, text: str) -> None:
+    pmprintf("[%s:%d] %s" % (fname.decode("utf-8", "surrogateescape"), lineno, text))
+
+
+def _load_file(reg: Registry, fname: bytes) -> int:
+    try:
+        with open(fname, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return -(e.errno or 1)
+    loader = _ConfigFile(reg, fname, data)
+    return loader.run()
+
+
+def _s(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+class _ConfigFile:
+    """One configuration file: lines "<name> = <expr>" and "<name>(<attr>) = <value>",
+    read as libpcp reads them (a last line with no newline is ignored)."""
+
+    def __init__(self, reg: Registry, fname: bytes, data: bytes) -> None:
+        self.reg = reg
+        self.fname = fname
+        self.data = data
+        self.pos = 0
+        self.lineno = 1
+        self.count = 0
+
+    def _getc(self) -> int:
+        if self.pos >= len(self.data):
+            return -1
+        c = self.data[self.pos]
+        self.pos += 1
+        return c
+
+    def run(self) -> int:
+        buf = bytearray()
+        eq = lp = rp = -1
+        while True:
+            c = self._getc()
+            if c < 0:
+                break
+            if eq == -1:
+                if c == ord("="):
+                    eq = len(buf)
+                elif c == ord("(") and lp == -1:
+                    lp = len(buf)
+                elif c == ord(")") and rp == -1:
+                    rp = len(buf)
+            if c != ord("\n"):
+                buf.append(c)
+                continue
+            if buf and buf[0] != ord("#"):
+                self._line(bytes(buf), eq, lp, rp)
+            self.lineno += 1
+            buf = bytearray()
+            eq = lp = rp = -1
+        return self.count
+
+    def _error(self, text: str) -> None:
+        _out(self.fname, self.lineno, text)
+        pmflush()
+
+    def _line(self, buf: bytes, eq: int, lp: int, rp: int) -> None:
+        if eq == -1:
+            self._error("Error: pmLoadDerivedConfig: missing ``='' after derived metric name\n%s\n"
+                        % _s(buf))
+            return
+        name = buf[:lp] if lp != -1 else buf[:eq]
+        name = name.strip(b" \t\n\v\f\r")
+        if not name:
+            self._error("Error: pmLoadDerivedConfig: derived metric name missing\n%s\n" % _s(buf))
+            return
+        if not _checkname(name):
+            self._error("Error: pmLoadDerivedConfig: illegal derived metric name (%s)\n" % _s(name))
+            return
+        if lp >= 0 and rp == -1:
+            self._error("Error: pmLoadDerivedConfig: missing ')' after attribute\n%s\n" % _s(buf))
+            return
+        if rp >= 0 and lp == -1:
+            self._error("Error: pmLoadDerivedConfig: missing '(' before attribute\n%s\n" % _s(buf))
+            return
+        if lp == -1:
+            self._expression(buf, eq, name)
+        else:
+            self._attribute(buf, eq, lp, rp, name)
+
+    def _expression(self, buf: bytes, eq: int, name: bytes) -> None:
+        start = eq + 1
+        while start < len(buf) and _isspace(buf[start]):
+            start += 1
+        if start >= len(buf):
+            self._error("Error: pmLoadDerivedConfig: expression missing\n%s\n" % _s(buf))
+            return
+        pos = self.reg.register(name, buf[start:])
+        if pos is None:
+            self.count += 1
+            return
+        at = start + pos                     # the error's offset within buf
+        rest = buf[eq + 1:]
+        marks = bytes((ord("^") if eq + 1 + i == at else (c if _isspace(c) else 32))
+                      for i, c in enumerate(rest))
+        _out(self.fname, self.lineno,
+             "Error: pmRegisterDerived(%s, ...) syntax error\n" % _s(name))
+        pmprintf("%s\n" % _s(rest))
+        pmprintf("%s\n" % _s(marks))
+        if self.reg.errmsg is not None:
+            pmprintf("%s\n" % self.reg.errmsg)
+        pmflush()
+
+    def _attribute(self, buf: bytes, eq: int, lp: int, rp: int, name: bytes) -> None:
+        # the attribute runs from after "(" to ")" (or, when ")" came first, to "=")
+        attr = buf[lp + 1:rp if rp > lp else eq].strip(b" \t\n\v\f\r")
+        if not attr:
+            self._error("Error: pmLoadDerivedConfig: attribute name missing\n%s\n" % _s(buf))
+            return
+        vp = eq + 1
+        while vp < len(buf) and _isspace(buf[vp]):
+            vp += 1
+        delim = 0
+        if vp < len(buf) and buf[vp] in (ord('"'), ord("'")):
+            delim = buf[vp]
+            vp += 1
+        if vp >= len(buf):
+            self._error("Error: pmLoadDerivedConfig: attribute value missing\n%s\n" % _s(buf))
+            return
+        rest = buf[vp:]
+        if delim == 0:
+            value: Optional[bytes] = rest
+        else:
+            value = self._quoted(rest, delim)
+        if value is None:
+            return
+        sts = self.reg.set_attribute(name, attr, value)
+        if sts < 0:
+            if sts == -1:
+                text = "cannot set attribute, derived metric (%s) not defined" % _s(name)
+            elif sts == -2:
+                text = "attribute (%s) is unknown for metric (%s)" % (_s(attr), _s(name))
+            else:
+                text = "duplicate value for attribute (%s) of metric (%s)" % (_s(attr), _s(name))
+            _out(self.fname, self.lineno, "Error: pmLoadDerivedConfig: %s\n" % text)
+            pmprintf("%s\n" % _s(buf))
+            pmflush()
+
+    def _quoted(self, rest: bytes, delim: int) -> Optional[bytes]:
+        """A delimited value with \\ escapes, possibly over several lines."""
+        out = bytearray()
+        esc = False
+        xtralines = 0
+        i = 0
+        c = 0
+        while True:
+            if i < len(rest):
+                c = rest[i]
+                i += 1
+            elif xtralines == 0:
+                c = ord("\n")
+            else:
+                c = self._getc()
+                if c < 0:
+                    break
+            if c == ord("\n"):
+                xtralines += 1
+            if esc:
+                esc = False
+                if c != ord("\n"):
+                    out.append(c)
+                continue
+            if c == ord("\\"):
+                esc = True
+                continue
+            if c == delim:
+                break
+            out.append(c)
+        if xtralines > 1:
+            self.lineno += xtralines - 1
+        if c < 0:
+            self._error("Error: pmLoadDerivedConfig: missing termination (%c) for value\n"
+                        % delim)
+            return None
+        tail = rest[i:]
+        if tail:
+            stripped = tail.lstrip(b" \t\n\v\f\r")
+            if stripped:
+                self._error("Warning: pmLoadDerivedConfig: extra text (%s) after attribute "
+                            "value will be ignored\n" % _s(stripped))
+        elif xtralines != 0:
+            c = self._getc()
+            while c >= 0 and c != ord("\n"):
+                c = self._getc()
+                if not _isspace(c):
+                    break
+            if c >= 0 and c != ord("\n"):
+                extra = bytearray([c])
+                c = self._getc()
+                while c >= 0 and c != ord("\n"):
+                    extra.append(c)
+                    c = self._getc()
+                self._error("Warning: pmLoadDerivedConfig: extra text (%s) after attribute "
+                            "value will be ignored\n" % _s(bytes(extra)))
+        return bytes(out)
