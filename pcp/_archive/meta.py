@@ -362,6 +362,13 @@ class Metadata:
                 return snap
         return None
 
+    def label_records(self) -> Dict[Tuple[int, int], List[LabelRecord]]:
+        """Every label record by (label type, ident), newest first, with libpcp's
+        discarding of repeated sets applied (what pmdumplog -e walks)."""
+        for key in list(self._label_records):
+            self._label_chain(key)
+        return self.labels
+
     def label_sets_at(self, ltype: int, ident: int, stamp: Stamp) -> Optional[List[LabelSetData]]:
         """None when the archive holds no record of this kind and ident at all."""
         ltype &= ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)

@@ -31,6 +31,15 @@ def new_zone(tz: str) -> int:
         return _current
 
 
+def reset() -> None:
+    """No current zone (times in the local one again, the handles given out still
+    valid): for a process that runs several tools one after the other, each starting as
+    a fresh libpcp would."""
+    global _current
+    with _lock:
+        _current = -1
+
+
 def use_zone(handle: int) -> int:
     """pmUseZone: make a zone current; -1 for a handle libpcp never gave."""
     global _current

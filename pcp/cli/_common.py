@@ -12,7 +12,6 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
-from pcp._libpcp import timewindow
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
 
@@ -236,65 +235,6 @@ class Clock:
 def _day(tm: time.struct_time) -> str:
     """"Mon Jan  1": asctime's weekday, month and space-padded day of the month."""
     return "%s %2d" % (time.strftime("%a %b", tm), tm.tm_mday)
-
-
-def add_zone_options(p: Any) -> None:
-    tz = p.add_mutually_exclusive_group()
-    tz.add_argument("-z", "--hostzone", action="store_true",
-                    help="times in the time zone of the metrics' source host")
-    tz.add_argument("-Z", "--timezone", metavar="TZ", help="times in this time zone")
-
-
-def zone_clock(src: "Source", args: Any, write: Any) -> Clock:
-    """The Clock for -z / -Z, with the note PCP's tools print about it (archives only)."""
-    if args.timezone:
-        if src.is_archive:
-            write('Note: timezone set to "TZ=%s"\n\n' % args.timezone)
-        return Clock(args.timezone)
-    if args.hostzone:
-        if src.is_archive:
-            label = src.ctx.pmGetArchiveLabel()
-            write('Note: timezone set to local timezone of host "%s" from archive\n\n'
-                  % label.get_hostname())
-            return Clock(label.get_timezone())
-        return Clock(_pmcd_timezone(src) or None)
-    return Clock(None)
-
-
-def _pmcd_timezone(src: "Source") -> str:
-    try:
-        pmid = src.ctx.pmLookupName(["pmcd.timezone"])[0]
-        arrays = src.ctx.pmFetch([pmid]).contents.as_arrays()
-        if arrays.numval[0] > 0:
-            return string_at(arrays, int(arrays.first[0]))
-    except pmErr:
-        pass
-    return ""
-
-
-def add_window_options(p: Any) -> None:
-    """pmdumplog's -S / -T: a time window in libpcp's forms."""
-    p.add_argument("-S", "--start", metavar="TIME",
-                   help="from this time (PCP's forms: +offset, @ctime, a date)")
-    p.add_argument("-T", "--finish", metavar="TIME",
-                   help="up to this time (-offset from the end, @ctime, a date)")
-
-
-def time_window(ctx: Any, start: Optional[str], finish: Optional[str]
-                ) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
-    """-S / -T resolved against an archive context as libpcp resolves them (times are
-    read in the zone -z / -Z set): ((sec, nsec), (sec, nsec)), or None without them."""
-    if start is None and finish is None:
-        return None
-    label = ctx.pmGetHighResArchiveLabel()
-    end = ctx.pmGetHighResArchiveEnd()
-    try:
-        _, first, last, _, _ = timewindow.parse_window(
-            start, finish, None, None, (int(label.start.tv_sec), int(label.start.tv_nsec)),
-            (int(end.tv_sec), int(end.tv_nsec)))
-    except timewindow.TimeError as err:
-        raise CliError("invalid time window.\n%s" % err.message)
-    return first, last
 
 
 def fail(message: str) -> int:

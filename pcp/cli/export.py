@@ -11,6 +11,7 @@ import csv
 import datetime
 import os
 import sys
+from types import SimpleNamespace
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -22,43 +23,79 @@ from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
 from pcp._libpcp import anon as _anon
-from pcp.cli import _common
+from pcp._core.errors import pmGetProgname, pmprintf
+from pcp.cli import _options
 from pcp.cli._common import CliError, Source
+
+STANDARD = _options.STANDARD
 
 HELP = "an archive's values as a CSV or Parquet table"
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("export", help=HELP, add_help=False,
-                       description=HELP + ". NAMEs are PMNS prefixes (default: every numeric "
-                       "or string metric). Without -a the bundled archive is read.")
-    p.add_argument("--help", "-?", action="help", help="show this help and exit")
-    p.add_argument("-a", "--archive", metavar="ARCHIVE",
-                   help="the archive (default: the bundled demo archive)")
-    p.add_argument("-o", "--output", metavar="FILE", default="-",
-                   help="output file; its suffix (.csv, .parquet, .pq) picks the format "
-                   "(default: CSV on stdout)")
-    p.add_argument("-F", "--format", choices=("csv", "parquet"), help="output format")
-    p.add_argument("--layout", choices=("wide", "long"), default="wide",
-                   help="one row per record (wide, default) or per value (long)")
-    p.add_argument("-r", "--rates", action="store_true",
-                   help="counters as per-second rates between consecutive records")
-    p.add_argument("--errors", choices=("raise", "skip", "stop"), default="raise",
-                   help="at a damaged record: fail with its error (raise, default), go on "
-                   "where libpcp's reader would (skip), or end that volume there (stop)")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar (default: when stderr is a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false",
-                     help="never show a progress bar")
-    _common.add_window_options(p)
-    p.add_argument("names", nargs="*", metavar="NAME")
+TOOL = _options.Tool(
+    "export", "A:a:D:F:h:n:O:o:rS:T:t:VZ:z?", [
+        _options.header("General options"),
+        STANDARD["Archive"], STANDARD["Debug"], STANDARD["Host"], STANDARD["Namespace"],
+        STANDARD["Start"], STANDARD["Finish"], STANDARD["Origin"], STANDARD["Align"],
+        STANDARD["Interval"], STANDARD["TimeZone"], STANDARD["HostZone"],
+        STANDARD["Version"], STANDARD["Help"],
+        _options.header("Export options"),
+        _options.own("output", "o", "output file; its suffix (.csv, .parquet, .pq) picks the "
+                     "format (default: CSV on stdout)", "FILE"),
+        _options.own("format", "F", "output format: csv or parquet", "FORMAT"),
+        _options.own("rates", "r", "counters as per-second rates between consecutive records"),
+        _options.own("layout", "", "one row per record (wide, default) or per value (long)",
+                     "LAYOUT"),
+        _options.own("errors", "", "at a damaged record: fail (raise, default), read on "
+                     "where libpcp's reader would (skip), or end that volume there (stop)",
+                     "RULE"),
+        _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
+        _options.own("no-progress", "", "never show a progress bar"),
+    ],
+    "[options] [metricname ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
+
+_CHOICES = {"format": ("csv", "parquet"), "layout": ("wide", "long"),
+            "errors": ("raise", "skip", "stop")}
+
+
+def main(argv: List[str], out: Any = None) -> int:
+    """`pcp export ARGS`: an archive's records (-S/-T window in libpcp's forms) to a
+    table."""
+    parsed = _options.parse(TOOL, argv)
+    for key, choices in _CHOICES.items():
+        value = parsed.value(key)
+        if value is not None and value not in choices:
+            pmprintf("%s: --%s must be one of %s, not %r\n" % (pmGetProgname(), key,
+                                                              ", ".join(choices), value))
+            parsed.opts.errors += 1
+    _options.finish(parsed, "archive")
+    opts = parsed.opts
+    if opts.hosts:
+        raise CliError("export reads archives: -h is not for it")
+    for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg),
+                          ("-t", opts.interval != (0, 0) or None)):
+        if given is not None:
+            raise CliError("export writes the records as they were logged: %s (an "
+                           "interpolated report's option) is not for it" % letter)
+    progress: Optional[bool] = None
+    if parsed.flag("progress") or parsed.flag("no-progress"):
+        # the last of the two given wins, as argparse's store_true/false pair did
+        progress = argv.index("--progress") > argv.index("--no-progress") \
+            if parsed.flag("progress") and parsed.flag("no-progress") else parsed.flag("progress")
+    archive, _ = _options.source(opts)
+    args = SimpleNamespace(
+        parsed=parsed, archive=archive, names=parsed.operands,
+        output=parsed.value("output", "-"), format=parsed.value("format"),
+        layout=parsed.value("layout", "wide"), rates=parsed.flag("rates"),
+        errors=parsed.value("errors", "raise"), progress=progress)
+    return run(args, out)
 
 
 SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def run(args: Any, out: Any = None) -> int:
+    """Write the table export's options ask for."""
     fmt = args.format
     if fmt is None and args.output != "-":
         suffix = os.path.splitext(args.output.lower())[1]
@@ -82,7 +119,11 @@ def run(args: Any, out: Any = None) -> int:
             raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
     src = Source(args.archive, None, default="archive")
     try:
-        window = _common.time_window(src.ctx, args.start, args.finish)
+        _options.context_options(TOOL, args.parsed, src.ctx, True)
+        opts = args.parsed.opts
+        window = None
+        if opts.start_optarg is not None or opts.finish_optarg is not None:
+            window = (opts.start, opts.finish)
         table = collect(src, args.names, rates=args.rates, errors=args.errors,
                         progress=args.progress, window=window)
     finally:

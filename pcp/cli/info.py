@@ -3,45 +3,92 @@ from __future__ import annotations
 
 import json
 import sys
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
-from pcp._core.errors import pmErr, pmErrStr
-from pcp.cli import _common
-from pcp.cli._common import Source
+from pcp._core.errors import pmErr, pmErrStr, pmGetProgname, pmprintf
+from pcp._libpcp import options as _libopts
+from pcp.cli import _common, _options
+from pcp.cli._common import CliError, Source
+
+STANDARD = _options.STANDARD
 
 HELP = "metric names, descriptors, help text and values (like pminfo)"
 BATCH = 128
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("info", help=HELP, description=HELP + ". Names are PMNS prefixes "
-                       "(default: every metric). Without -a/-h the bundled archive is read.",
-                       add_help=False)
-    _source_options(p)
-    p.add_argument("-d", "--desc", action="store_true", help="metric descriptors")
-    p.add_argument("-f", "--fetch", action="store_true", help="fetch and print values")
-    p.add_argument("-F", "--force", action="store_true", help="same as -f")
-    p.add_argument("-l", "--labels", action="store_true", help="metric and instance labels")
-    p.add_argument("-m", "--pmid", action="store_true", help="PMIDs")
-    p.add_argument("-M", "--fullpmid", action="store_true", help="PMIDs, also in decimal and hex")
-    p.add_argument("-t", "--oneline", action="store_true", help="one-line help text")
-    p.add_argument("-T", "--helptext", action="store_true", help="full help text")
-    _common.add_zone_options(p)
-    p.add_argument("names", nargs="*", metavar="NAME")
+TOOL = _options.Tool(
+    "info", "a:b:c:CdD:Ffh:IK:lLMmN:n:O:stTvVxzZ:?", [
+        _options.header("General options"),
+        STANDARD["Archive"],
+        STANDARD["Debug"],
+        STANDARD["Host"],
+        STANDARD["Container"],
+        STANDARD["LocalPMDA"],
+        STANDARD["SpecLocal"],
+        STANDARD["Namespace"],
+        STANDARD["UniqNames"],
+        STANDARD["Origin"],
+        STANDARD["TimeZone"],
+        STANDARD["HostZone"],
+        STANDARD["Version"],
+        STANDARD["Help"],
+        _options.header("Protocol options"),
+        _options.own("batch", "b", "fetch N metrics at a time for -f and -v [128]", "N"),
+        _options.own("desc", "d", "get and print metric description"),
+        _options.own("fetch", "f", "fetch and print values for all instances"),
+        _options.own("fetchall", "F", "fetch and print values for non-enumerable indoms"),
+        _options.own("fullindom", "I", "print InDom in verbose format"),
+        _options.own("labels", "l", "print InDom, metric and instance labels"),
+        _options.own("pmid", "m", "print PMID"),
+        _options.own("fullpmid", "M", "print PMID in verbose format"),
+        _options.own("series", "s", "print source, metric, instance series identifiers"),
+        _options.own("oneline", "t", "get and display (terse) oneline text"),
+        _options.own("helptext", "T", "get and display (verbose) help text"),
+        _options.header("Metrics options"),
+        _options.own("derived", "c", "load derived metric definitions from FILE(s)", "FILE"),
+        _options.own("events", "x", "unpack and report on any fetched event records"),
+        _options.own("verify", "v", "verify mode, be quiet and only report errors"),
+    ],
+    "[options] [metricname | pmid | indom]...", overrides="stT",
+    flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
+
+# pminfo options pcp-native does not do (yet), refused rather than ignored
+_NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"), ("fullindom", "-I"),
+             ("series", "-s (series identifiers)"), ("events", "-x"), ("verify", "-v"),
+             ("spec-local", "-K"), ("local-PMDA", "-L"), ("container", "--container"))
 
 
-def _source_options(p: Any) -> None:
-    p.add_argument("--help", "-?", action="help", help="show this help and exit")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-a", "--archive", metavar="ARCHIVE",
-                   help="read this archive (default: the bundled demo archive)")
-    g.add_argument("-h", "--host", metavar="HOST", help="ask this pmcd (host spec, e.g. local:)")
+def main(argv: List[str], out: Any = None) -> int:
+    """`pcp info ARGS`: pminfo's command line (without -a/-h: the bundled archive)."""
+    parsed = _options.parse(TOOL, argv)
+    opts = parsed.opts
+    batch = parsed.value("batch")
+    size = BATCH
+    if batch is not None:
+        size, whole = _libopts.strtol_int(batch)
+        if not whole:
+            pmprintf("%s: -b requires numeric argument\n" % pmGetProgname())
+            opts.errors += 1
+    _options.finish(parsed, "archive")
+    for key, what in _NOT_DONE:
+        if parsed.flag(key) or (key == "local-PMDA" and opts.Lflag):
+            raise CliError("pminfo's %s is not implemented by pcp-native" % what)
+    archive, host = _options.source(opts)
+    args = SimpleNamespace(
+        parsed=parsed, archive=archive, host=host, names=parsed.operands,
+        desc=parsed.flag("desc"), fetch=parsed.flag("fetch"), force=parsed.flag("fetchall"),
+        labels=parsed.flag("labels"), pmid=parsed.flag("pmid"),
+        fullpmid=parsed.flag("fullpmid"), oneline=parsed.flag("oneline"),
+        helptext=parsed.flag("helptext"), batch=max(size, 1))
+    return run(args, out)
 
 
 def run(args: Any, out: Any = None) -> int:
+    """Print what pminfo prints for the names (every metric without them)."""
     out = out or sys.stdout
     src = Source(args.archive, args.host, default="archive")
     try:
@@ -62,11 +109,19 @@ class _Info:
         # metric's first record, where its label records apply
         self.fetching = self.values or args.labels
         args.pmid = args.pmid or args.fullpmid
-        _common.zone_clock(src, args, out.write)
+        opts = args.parsed.opts
+        _options.context_options(TOOL, args.parsed, self.ctx, src.is_archive)
         self.origin = None
         self._cache: Dict[str, Any] = {}
         if src.is_archive:
-            self.origin = self.ctx.pmGetArchiveLabel().start
+            # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else the start
+            # (pminfo's pmOptions is version 2: a timeval, microseconds)
+            if opts.origin_optarg is not None:
+                sec, nsec = opts.origin
+            else:
+                start = self.ctx.pmGetHighResArchiveLabel().start
+                sec, nsec = int(start.tv_sec), int(start.tv_nsec)
+            self.origin = pmapi.timespec(sec, nsec // 1000 * 1000)
 
     def run(self) -> int:
         names, errors = self.src.expand(self.args.names or [""])
@@ -80,7 +135,7 @@ class _Info:
                 self.out.write(name + "\n")
             return status
         # archives: one metric per batch, each fetch from the start, as pminfo does
-        size = 1 if self.src.is_archive and self.fetching else BATCH
+        size = 1 if self.src.is_archive and self.fetching else self.args.batch
         for i in range(0, len(names), size):
             self._batch(names[i:i + size])
         return status
@@ -101,7 +156,7 @@ class _Info:
         if self.fetching:
             try:
                 if self.origin is not None:
-                    self.ctx.pmSetMode(c_api.PM_MODE_FORW, self.origin, 0)
+                    self._rewind()
                 result = self.ctx.pmFetch(pmids).contents
                 arrays = result.as_arrays()
             except pmErr as e:
@@ -137,6 +192,9 @@ class _Info:
                 self._values(desc, result, arrays, i)
             if self.args.labels:
                 self._instance_labels(pmid, desc)
+
+    def _rewind(self) -> None:
+        self.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, self.origin, None)
 
     def _oneline(self, pmid: int) -> str:
         try:

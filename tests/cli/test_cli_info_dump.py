@@ -69,6 +69,18 @@ DUMP_CASES = [
     (["-r", "-T", "+1"], ["-r", "-T", "+1"]),
     (["-S", "+1000"], ["-S", "+1000"]),
     (["-z", "-S", "+1", "-T", "+1"], ["-z", "-S", "+1", "-T", "+1"]),
+    (["-T", "5min"], ["-T", "5min"]),
+    (["-S", "@06:14:52", "-T", "@06:14:55"], ["-S", "@06:14:52", "-T", "@06:14:55"]),
+    # pmdumplog's own options: -a is "all", -x dates, -e label sets, -M <mark>s
+    (["-a"], ["-a"]),
+    (["-x"], ["-x"]),
+    (["-xx", "-r"], ["-xx", "-r"]),
+    (["-xxx", "-lLt"], ["-xxx", "-lLt"]),
+    (["-xt"], ["-xt"]),
+    (["-xxi"], ["-xxi"]),
+    (["-e"], ["-e"]),
+    (["-xxxe", "-Z", "UTC"], ["-xxxe", "-Z", "UTC"]),
+    (["-M"], ["-M"]),
 ]
 
 
@@ -95,7 +107,47 @@ def test_dump_bad_time_window_reports_as_pmdumplog():
     ref = run_tool("pmdumplog", "-S", "@bogus", DEMO_ARCHIVE)
     got = run_cli("dump", "-S", "@bogus")
     assert got.status == ref.returncode == 1
-    assert got.err.replace("pcp:", "pmdumplog:", 1) == ref.stderr
+    assert got.err.replace("pcp dump:", "pmdumplog:", 1) == ref.stderr
+
+
+def _usage(text: str, ours: str, theirs: str) -> str:
+    """Our usage text as the PCP tool's: its name, and without our own section."""
+    text = text.replace("pcp %s" % ours, theirs)
+    return text.split("\npcp-native options:\n", 1)[0]
+
+
+USAGE_CASES = [("dump", "pmdumplog", ["-q"]), ("dump", "pmdumplog", ["-?"]),
+               ("dump", "pmdumplog", ["--bogus"]), ("dump", "pmdumplog", ["-Z", "UTC", "-z"]),
+               ("info", "pminfo", ["-q"]), ("info", "pminfo", ["-?"]),
+               ("info", "pminfo", ["--bogus=1"]), ("info", "pminfo", ["-b", "x"]),
+               ("fetch", "pmval", ["-q", "sample.seconds"]), ("fetch", "pmval", ["-?"]),
+               ("fetch", "pmval", ["-t", "soon", "sample.seconds"]),
+               ("fetch", "pmval", ["-f", "-1", "sample.seconds"]),
+               ("fetch", "pmval", ["-w", "x", "sample.seconds"]), ("fetch", "pmval", [])]
+
+
+@pytest.mark.parametrize("ours,theirs,argv", USAGE_CASES,
+                         ids=["%s %s" % (c[0], " ".join(c[2])) for c in USAGE_CASES])
+def test_bad_options_print_the_subcommands_usage_as_the_pcp_tool_does(ours, theirs, argv):
+    """An unknown or wrong option: libpcp's message, then this subcommand's usage (the
+    PCP tool's option table, plus pcp-native's own section), and the tool's status."""
+    archive = ["-U", DEMO_ARCHIVE] if theirs == "pmval" else \
+        ["-a", DEMO_ARCHIVE] if theirs == "pminfo" else [DEMO_ARCHIVE]
+    ref = run_tool(theirs, *argv, *archive)
+    got = run_cli(ours, *argv)
+    assert got.status == ref.returncode != 0
+    assert got.out == ref.stdout == ""
+    assert _usage(got.err, ours, theirs) == ref.stderr
+    assert "Usage: pcp %s [options]" % ours in got.err
+    assert "python -m pcp COMMAND" not in got.err        # not the top-level usage
+
+
+def test_dump_options_pcp_native_does_not_do_are_refused():
+    for argv in (["-v", DEMO_ARCHIVE + ".0.xz"], ["-I"]):
+        got = run_cli("dump", *argv)
+        assert got.status == 1 and "not implemented" in got.err
+    got = run_cli("info", "-s")
+    assert got.status == 1 and "not implemented" in got.err
 
 
 def test_dump_unknown_metric_fails():
@@ -105,14 +157,17 @@ def test_dump_unknown_metric_fails():
 
 
 def test_dump_record_limit():
-    got = run_cli("dump", "-n", "2")
+    got = run_cli("dump", "--records", "2")
     assert got.out.count(" metrics\n") == 2
 
 
 INFO_CASES = [[], ["-m"], ["-M", "-t"], ["-d"], ["-f"], ["-T"], ["-l"], ["-dfmtTl"],
               ["-f", "sample", "kernel.all"], ["-l", "kernel.all.load", "hinv.ncpu"],
               ["-dt", "sample.colour", "network"], ["-fM", "pmcd"], ["-z", "-f", "hinv"],
-              ["-Z", "UTC", "-m", "kernel"]]
+              ["-Z", "UTC", "-m", "kernel"],
+              # pminfo's -O: values and labels at that time of the archive
+              ["-O", "+3", "-f"], ["-O", "-2", "-l", "kernel.all.load"],
+              ["-O", "@06:14:52", "-f", "kernel.all.load"], ["-b", "3", "-f", "sample"]]
 
 
 @pytest.mark.parametrize("flags", INFO_CASES, ids=[" ".join(c) or "default" for c in INFO_CASES])
@@ -175,11 +230,15 @@ def corpus(pmcd):
 def test_dump_corpus_matches_pmdumplog(corpus, name):
     path = corpus[name]
     for ours, theirs in ((["--all"], ["-a"]), (["-r", "-z"], ["-r", "-z"]),
-                         (["-m"], ["-m"])):
+                         (["-m"], ["-m"]), (["-exx"], ["-exx"])):
         ref = run_tool("pmdumplog", *theirs, path, check=True)
-        got = run_cli("dump", "-a", path, *ours)
+        got = run_cli("dump", "--archive", path, *ours)
         assert got.status == 0, got.err
         assert got.out == ref.stdout, (name, ours)
+    for flags in (["-M"], []):          # <mark>s among the chosen metrics' records, or not
+        ref = run_tool("pmdumplog", *flags, path, "sample.seconds", check=True)
+        got = run_cli("dump", *flags, path, "sample.seconds")
+        assert got.out == ref.stdout, (name, flags)
 
 
 @pytest.mark.pmcd
@@ -235,12 +294,13 @@ def _early_day_archive(tmp_path, version: int) -> str:
 
 
 @pytest.mark.parametrize("version", [2, 3])
-@pytest.mark.parametrize("flags", [["-l"], ["-L"], []], ids=["-l", "-L", "values"])
+@pytest.mark.parametrize("flags", [["-l"], ["-L"], [], ["-x"], ["-xx"], ["-xxxl"]],
+                         ids=["-l", "-L", "values", "-x", "-xx", "-xxxl"])
 def test_dump_days_one_to_nine_match_pmdumplog(tmp_path, version, flags):
     base = _early_day_archive(tmp_path, version)
     ref = run_tool("pmdumplog", *flags, base, check=True)
     assert "Jan  5" in ref.stdout or flags == []
-    got = run_cli("dump", *flags, "-a", base)
+    got = run_cli("dump", *flags, base)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
 
