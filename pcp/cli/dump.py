@@ -32,7 +32,6 @@ _LABEL_TYPE = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain
                c_api.PM_LABEL_INDOM: "indom", c_api.PM_LABEL_CLUSTER: "cluster",
                c_api.PM_LABEL_ITEM: "pmid", c_api.PM_LABEL_INSTANCES: "instances"}
 
-HELP = "an archive's label, descriptors, instance domains and records (like pmdumplog)"
 
 
 TOOL = _options.Tool(

@@ -1,5 +1,6 @@
 """`export`: an archive's values as a table, in CSV (standard library) or Parquet
-(pyarrow). The values are read by the columns reader (pcp.bulk.read_archive): each
+(pyarrow), with pmrep's options: -o the target, -F the file, counters as rates unless -r,
+the -S/-T window in libpcp's forms, the records as logged (pmrep -u). The values are read by the columns reader (pcp.bulk.read_archive): each
 metric's time x instance matrix, scattered in C without a Python object per value.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
@@ -29,21 +30,23 @@ from pcp.cli._common import CliError, Source
 
 STANDARD = _options.STANDARD
 
-HELP = "an archive's values as a CSV or Parquet table"
 
 
 TOOL = _options.Tool(
-    "export", "A:a:D:F:h:n:O:o:rS:T:t:VZ:z?", [
+    "export", "A:a:D:F:h:n:O:o:rS:T:t:uVZ:z?", [
         _options.header("General options"),
-        STANDARD["Archive"], STANDARD["Debug"], STANDARD["Host"], STANDARD["Namespace"],
-        STANDARD["Start"], STANDARD["Finish"], STANDARD["Origin"], STANDARD["Align"],
+        STANDARD["Archive"], STANDARD["Host"],
+        _options.own("output", "o", "output target: csv (default), parquet, or a file whose "
+                     "suffix (.csv, .parquet, .pq) names both", "OUTPUT"),
+        _options.own("output-file", "F", "output file (default: stdout)", "OUTFILE"),
+        STANDARD["Debug"], STANDARD["Namespace"], STANDARD["Version"], STANDARD["Help"],
+        _options.header("Reporting options"),
+        STANDARD["Align"], STANDARD["Start"], STANDARD["Finish"], STANDARD["Origin"],
         STANDARD["Interval"], STANDARD["TimeZone"], STANDARD["HostZone"],
-        STANDARD["Version"], STANDARD["Help"],
-        _options.header("Export options"),
-        _options.own("output", "o", "output file; its suffix (.csv, .parquet, .pq) picks the "
-                     "format (default: CSV on stdout)", "FILE"),
-        _options.own("format", "F", "output format: csv or parquet", "FORMAT"),
-        _options.own("rates", "r", "counters as per-second rates between consecutive records"),
+        _options.own("raw", "r", "output raw counter values (no rate conversion)"),
+        _options.own("no-interpol", "u", "disable interpolation mode with archives "
+                     "(always: the records as logged)"),
+        _options.header("pcp-native options"),
         _options.own("layout", "", "one row per record (wide, default) or per value (long)",
                      "LAYOUT"),
         _options.own("errors", "", "at a damaged record: fail (raise, default), read on "
@@ -52,15 +55,15 @@ TOOL = _options.Tool(
         _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
         _options.own("no-progress", "", "never show a progress bar"),
     ],
-    "[options] [metricname ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
+    "[option...] [metricspec ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
 
-_CHOICES = {"format": ("csv", "parquet"), "layout": ("wide", "long"),
-            "errors": ("raise", "skip", "stop")}
+_CHOICES = {"layout": ("wide", "long"), "errors": ("raise", "skip", "stop")}
+TARGETS = ("csv", "parquet")
 
 
 def main(argv: List[str], out: Any = None) -> int:
-    """`pcp export ARGS`: an archive's records (-S/-T window in libpcp's forms) to a
-    table."""
+    """`pcp export ARGS`: an archive's records to a table, with pmrep's options (-o
+    target, -F file, -r raw counters, -S/-T window in libpcp's forms)."""
     parsed = _options.parse(TOOL, argv)
     for key, choices in _CHOICES.items():
         value = parsed.value(key)
@@ -75,20 +78,31 @@ def main(argv: List[str], out: Any = None) -> int:
     for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg),
                           ("-t", opts.interval != (0, 0) or None)):
         if given is not None:
-            raise CliError("export writes the records as they were logged: %s (an "
-                           "interpolated report's option) is not for it" % letter)
+            raise CliError("export writes the records as they were logged (pmrep -u): %s "
+                           "(an interpolated report's option) is not for it" % letter)
+    target, output = _target(parsed.value("output"), parsed.value("output-file"))
     progress: Optional[bool] = None
     if parsed.flag("progress") or parsed.flag("no-progress"):
-        # the last of the two given wins, as argparse's store_true/false pair did
+        # the last of the two given wins
         progress = argv.index("--progress") > argv.index("--no-progress") \
             if parsed.flag("progress") and parsed.flag("no-progress") else parsed.flag("progress")
     archive, _ = _options.source(opts)
     args = SimpleNamespace(
-        parsed=parsed, archive=archive, names=parsed.operands,
-        output=parsed.value("output", "-"), format=parsed.value("format"),
-        layout=parsed.value("layout", "wide"), rates=parsed.flag("rates"),
+        parsed=parsed, archive=archive, names=parsed.operands, output=output, format=target,
+        layout=parsed.value("layout", "wide"), rates=not parsed.flag("raw"),
         errors=parsed.value("errors", "raise"), progress=progress)
     return run(args, out)
+
+
+def _target(target: Optional[str], outfile: Optional[str]) -> Tuple[Optional[str], str]:
+    """(format, file) from pmrep's -o OUTPUT and -F OUTFILE; an -o that is no target
+    name is a file whose suffix names the format (pcp-native's shorthand: -o x.parquet)."""
+    if target is not None and target.lower() not in TARGETS:
+        if outfile is not None:
+            raise CliError("-o %s: the output target is one of %s (the file is -F)"
+                           % (target, ", ".join(TARGETS)))
+        return None, target
+    return (target.lower() if target else None), (outfile if outfile is not None else "-")
 
 
 SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -102,12 +116,12 @@ def run(args: Any, out: Any = None) -> int:
         fmt = SUFFIXES.get(suffix)
         if fmt is None:
             raise CliError("cannot tell the format of %s from its suffix %r: name it .csv, "
-                           ".parquet or .pq, or give -F csv|parquet"
+                           ".parquet or .pq, or give -o csv|parquet -F FILE"
                            % (args.output, suffix or "(none)"))
     fmt = fmt or "csv"
     if fmt == "parquet":
         if args.output == "-":
-            raise CliError("Parquet needs an output file (-o FILE.parquet)")
+            raise CliError("Parquet needs an output file (-F FILE, or -o FILE.parquet)")
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -136,6 +150,8 @@ def run(args: Any, out: Any = None) -> int:
         else:
             with open(args.output, "w", newline="") as f:
                 write_csv(table, f, args.layout)
+    except BrokenPipeError:
+        raise                       # a reader that stopped early (| head): quietly
     except OSError as e:
         raise CliError("cannot write %s: %s" % (args.output, e.strerror or e))
     return 0

@@ -26,7 +26,6 @@ from pcp.cli._common import CliError, Clock, Source
 STANDARD = _options.STANDARD
 from pcp.sampler import Sampler
 
-HELP = "sample metrics at an interval, counters as rates (like pmval)"
 
 WIDTH = {0: 11, 1: 11, 2: 21, 3: 21, 4: 13, 5: 21, 6: 21, 7: 21, 8: 21}
 

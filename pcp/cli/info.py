@@ -16,7 +16,6 @@ from pcp.cli._common import CliError, Source
 
 STANDARD = _options.STANDARD
 
-HELP = "metric names, descriptors, help text and values (like pminfo)"
 BATCH = 128
 
 
