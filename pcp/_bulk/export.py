@@ -10,8 +10,11 @@ aggregates are selected, text (their values; value is then null on those rows). 
 rows are grouped by metric, in time order within each metric of a chunk."""
 from __future__ import annotations
 
+import copyreg
+import datetime
 import io
 import struct
+import zoneinfo as _zoneinfo
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -90,8 +93,6 @@ def pandas_tz(timezone: str, zoneinfo: str = "") -> Any:
     zoneinfo key ("UTC", "EST5EDT") or as a POSIX TZ rule ("AEST-10AEDT,M10.1.0,M4.1.0/3",
     which libc would read: a zoneinfo zone made of the rule alone); UTC when none of
     them can be read."""
-    import datetime as _dt
-    import zoneinfo as _zi
     names = []
     if zoneinfo:
         key = zoneinfo.lstrip(":")
@@ -100,22 +101,41 @@ def pandas_tz(timezone: str, zoneinfo: str = "") -> Any:
         names.append(timezone.lstrip(":"))
     for name in names:
         try:
-            return _zi.ZoneInfo(name)
-        except (ValueError, _zi.ZoneInfoNotFoundError, OSError):
+            return _zoneinfo.ZoneInfo(name)
+        except (ValueError, _zoneinfo.ZoneInfoNotFoundError, OSError):
             continue
     if timezone:
-        zone = _RULE_ZONES.get(timezone)
-        if zone is None:
-            try:
-                zone = _zi.ZoneInfo.from_file(io.BytesIO(_tzif_of_rule(timezone)), key=timezone)
-            except (ValueError, OSError, UnicodeError):
-                zone = _dt.timezone.utc
-            _RULE_ZONES[timezone] = zone            # one object per rule: equal dtypes
-        return zone
-    return _dt.timezone.utc
+        return rule_zone(timezone)
+    return datetime.timezone.utc
 
 
 _RULE_ZONES: Dict[str, Any] = {}
+
+
+def rule_zone(rule: str) -> Any:
+    """The zone of a POSIX TZ rule (one object per rule: equal pandas dtypes), or UTC
+    when the rule cannot be read. A zone read from a file stream cannot be pickled as
+    a zoneinfo key is, so these pickle as their rule (_pickle_zone): frames indexed by
+    them travel to dask workers."""
+    zone = _RULE_ZONES.get(rule)
+    if zone is None:
+        try:
+            zone = _zoneinfo.ZoneInfo.from_file(io.BytesIO(_tzif_of_rule(rule)), key=rule)
+        except (ValueError, OSError, UnicodeError):
+            zone = datetime.timezone.utc
+        _RULE_ZONES[rule] = zone
+    return zone
+
+
+def _pickle_zone(zone: Any) -> Any:
+    """copyreg's reduction of ZoneInfo: a rule zone by its rule, any other as ZoneInfo
+    itself reduces it."""
+    if _RULE_ZONES.get(zone.key) is zone:
+        return (rule_zone, (zone.key,))
+    return zone.__reduce__()
+
+
+copyreg.pickle(_zoneinfo.ZoneInfo, _pickle_zone)
 
 
 def _tzif_of_rule(rule: str) -> bytes:

@@ -54,7 +54,7 @@ class Source:
             what = "archive" if self.is_archive else "host"
             raise CliError("Cannot connect to %s \"%s\": %s" % (what, self.name, pmErrStr(e.code)))
         self._descs: Dict[int, Any] = {}
-        self._names: Dict[int, str] = {}
+        self._names: Dict[int, Optional[str]] = {}
         self._inames: Dict[Tuple[int, int], Optional[str]] = {}
 
     def close(self) -> None:
@@ -75,16 +75,16 @@ class Source:
                 self._descs[p] = d.contents
         return [self._descs[p] for p in pmids]
 
-    def all_names(self, pmid: int) -> str:
-        """Every name of a metric joined with " or ", as pmdumplog prints them."""
-        text = self._names.get(pmid)
-        if text is None:
+    def all_names(self, pmid: int, missing: str = "<nonames>") -> str:
+        """Every name of a metric joined with " or ", as pmdumplog prints them
+        (__pmPrintMetricNames), or `missing` for a metric with none."""
+        if pmid not in self._names:
             try:
-                text = " or ".join(self.ctx.pmNameAll(pmid))
+                self._names[pmid] = " or ".join(self.ctx.pmNameAll(pmid))
             except pmErr:
-                text = "<noname>"
-            self._names[pmid] = text
-        return text
+                self._names[pmid] = None
+        text = self._names[pmid]
+        return missing if text is None else text
 
     def inst_name(self, indom: int, inst: int) -> Optional[str]:
         key = (indom, inst)

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_OPTFLAG_DONE,
                                  PM_OPTFLAG_EXIT)
 from pcp._core.errors import pmflush, pmGetProgname, pmprintf, pmSetProgname
-from pcp._libpcp import options as _libopts, zones
+from pcp._libpcp import options as _libopts, pmns, zones
 from pcp._libpcp.getopt import EOF, LongOption
 
 STANDARD = _libopts.STANDARD
@@ -133,6 +133,7 @@ def finish(parsed: Parsed, default: str) -> None:
             _libopts.add_host(opts, "local:")
     opts.flags &= ~PM_OPTFLAG_DONE
     _libopts.end_options(opts)
+    _STATE.namespace = _STATE.namespace or bool(opts.nsflag)
     if opts.errors or opts.flags & PM_OPTFLAG_EXIT:
         usage(opts)
         raise UsageExit(0 if opts.flags & PM_OPTFLAG_EXIT and not opts.errors else 1)
@@ -188,8 +189,19 @@ def context_options(tool: Tool, parsed: Parsed, ctx: object, is_archive: bool) -
     return zones.which_zone()
 
 
+class _State:
+    """What a subcommand changed for the whole process."""
+    namespace = False       # -n / -N loaded a PMNS file
+
+
+_STATE = _State()
+
+
 def reset() -> None:
-    """Put the program name and the reporting zone back after a subcommand (the tests
-    run several in one process)."""
+    """Put the program name, the reporting zone and the PMNS (after -n) back after a
+    subcommand (the tests run several in one process)."""
     pmSetProgname(None)
     zones.reset()
+    if _STATE.namespace:
+        pmns.unload()
+        _STATE.namespace = False

@@ -234,7 +234,8 @@ class _Dump:
         self.w("\nDescriptions for Metrics in the Log ...\n")
         for pmid in hash_order(self.host.meta.descs):
             desc = self.src.desc(pmid)
-            self.w("PMID: %s (%s)\n" % (_common.pmid_text(pmid), self.src.all_names(pmid)))
+            self.w("PMID: %s (%s)\n" % (_common.pmid_text(pmid),
+                                         self.src.all_names(pmid, "<noname>")))
             for line in _common.desc_lines(self.ctx, desc):
                 self.w(line + "\n")
 

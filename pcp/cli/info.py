@@ -10,7 +10,7 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr, pmGetProgname, pmprintf
-from pcp._libpcp import options as _libopts
+from pcp._libpcp import anon as _anon, options as _libopts
 from pcp.cli import _common, _options
 from pcp.cli._common import CliError, Source
 
@@ -124,6 +124,8 @@ class _Info:
 
     def run(self) -> int:
         names, errors = self.src.expand(self.args.names or [""])
+        if self.src.is_archive and self.args.parsed.opts.nsflag:
+            names, errors = self._trim(names, errors)
         status = 0
         for msg in errors:
             sys.stderr.write("Error: %s\n" % msg)
@@ -138,6 +140,18 @@ class _Info:
         for i in range(0, len(names), size):
             self._batch(names[i:i + size])
         return status
+
+    def _trim(self, names: List[str], errors: List[str]) -> Any:
+        """pminfo's pmTrimNameSpace after -n on an archive: the names of the loaded PMNS
+        whose metrics the archive does not hold are gone (a name asked for by itself
+        is then unknown); libpcp's anonymous metrics (event.flags ...) stay."""
+        held = pmapi.context_of(self.ctx).meta.descs
+        pmids = self.ctx.pmLookupName(names, relaxed=1) if names else []
+        kept = [n for n, p in zip(names, pmids) if p in held or _anon.is_derived(p)]
+        for name in self.args.names:
+            if name in names and name not in kept:
+                errors.append("%s: %s" % (name, pmErrStr(c_api.PM_ERR_NAME)))
+        return kept, errors
 
     def _batch(self, names: List[str]) -> None:
         w = self.out.write

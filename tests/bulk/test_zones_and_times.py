@@ -5,6 +5,7 @@ dates in the archive's zone: the rows kept are the records pmdumplog -z keeps fo
 same window."""
 from __future__ import annotations
 
+import pickle
 import re
 import zoneinfo
 
@@ -62,6 +63,8 @@ def test_pandas_indexes_carry_the_archives_zone(tmp_path, version):
     np.testing.assert_array_equal(wide.index.asi8, cols.time.view(np.int64))
     assert wide.index[0].strftime("%Y-%m-%d %H:%M:%S %z") == "2024-01-05 12:00:01 +1100"
     assert cols.to_pandas("long")["time"].dt.tz == wide.index.tz
+    again = pickle.loads(pickle.dumps(wide))         # a rule's zone pickles as its rule
+    assert again.index.equals(wide.index) and again.index.tz == wide.index.tz
     ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
     s = Sampler(ctx, ["sample.long.one"], capacity=32)
     s.run()

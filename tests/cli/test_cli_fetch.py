@@ -129,6 +129,31 @@ def test_fetch_errors():
     assert got.status == 1 and "purple" in got.err
 
 
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("argv", [[], ["-z"], ["-S", "+1.5"]], ids=["", "-z", "-S"])
+def test_fetch_days_one_to_nine_match_pmval(tmp_path, version, argv):
+    """pmval's start: / end: headers are ctime's: "Fri Jan  5" on days 1-9."""
+    from support import archive_bytes as ab
+
+    base = ab.early_day_archive(str(tmp_path / ("early%d" % version)), version)
+    ref = run_tool("pmval", "-U", base, *argv, "sample.long.one", check=True)
+    assert "Jan  5" in ref.stdout
+    got = run_cli("fetch", "-a", base, *argv, "sample.long.one")
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
+@pytest.mark.parametrize("argv", [["-z", "-s", "2"], ["-Z", "EST5EDT", "-s", "2"],
+                                  ["-T", "0.35sec"]], ids=["-z", "-Z", "-T"])
+def test_fetch_live_zone_and_finish_as_pmval(argv):
+    """Live: -z / -Z print pmval's note, -T alone counts the samples up to the end."""
+    ref = run_tool("pmval", "-t", "0.1", *argv, "hinv.ncpu", check=True)
+    got = run_cli("fetch", "-t", "0.1", *argv, "hinv.ncpu")
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
 @pytest.mark.pmcd
 def test_fetch_live_finish_counts_samples_as_pmval():
     """Live, -T without -s: pmval's count of fetches from now to the end (whole

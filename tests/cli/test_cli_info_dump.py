@@ -150,6 +150,32 @@ def test_dump_options_pcp_native_does_not_do_are_refused():
     assert got.status == 1 and "not implemented" in got.err
 
 
+def test_an_alternative_namespace_as_pmdumplog_and_pminfo_read_it(tmp_path):
+    """-n FILE (libpcp's standard option): names from that PMNS, the archive's culled."""
+    pmns = tmp_path / "pmns"
+    pmns.write_text("root {\n    foo\n}\nfoo {\n    load\t60:2:0\n    one\t29:0:1\n}\n")
+    for flags in (["-d"], ["-m"], ["-dm", "foo"]):
+        ref = run_tool("pmdumplog", "-n", str(pmns), *flags[:1], DEMO_ARCHIVE, *flags[1:],
+                       check=True)
+        got = run_cli("dump", "-n", str(pmns), *flags[:1], DEMO_ARCHIVE, *flags[1:])
+        assert got.status == 0, got.err
+        assert got.out == ref.stdout
+    for flags in ([], ["-f"], ["-dm", "foo.load"], ["foo.one", "foo.load"]):
+        ref = run_tool("pminfo", "-n", str(pmns), "-a", DEMO_ARCHIVE, *flags)
+        got = run_cli("info", "-n", str(pmns), *flags)
+        assert got.status == ref.returncode, got.err
+        assert got.out == ref.stdout and got.err == ref.stderr
+
+
+@pytest.mark.pmcd
+def test_info_live_zone_as_pminfo():
+    """pminfo finishes the options against archives only: no note for a host's -z."""
+    for flags in (["-z"], ["-Z", "EST5EDT"]):
+        ref = run_tool("pminfo", "-h", "local:", *flags, "-f", "hinv.ncpu", check=True)
+        got = run_cli("info", "-h", "local:", *flags, "-f", "hinv.ncpu")
+        assert got.out == ref.stdout
+
+
 def test_dump_unknown_metric_fails():
     got = run_cli("dump", "no.such.metric")
     assert got.status == 1
@@ -275,22 +301,9 @@ def test_info_live_values_match_pminfo():
 # ---- days 1 to 9 of a month: ctime's space-padded day ----------------------------------
 
 def _early_day_archive(tmp_path, version: int) -> str:
-    """An archive of three records on 2024-01-05 (UTC), written byte by byte: pmlogger
-    can only record today, and ctime pads the day of the month with a space on days 1-9."""
     from support import archive_bytes as ab
 
-    sec = 1704412800 + 3600     # Fri Jan  5 01:00:00 2024 UTC
-    pmid, indom = (29 << 22) | 1, 0xFFFFFFFF
-    base = str(tmp_path / ("early%d" % version))
-    label = lambda vol: ab.label(version, vol, sec, 250000000)   # noqa: E731
-    meta_rtype_desc = ab.desc_record(pmid, 0, indom, 3, 0, [b"sample.long.one"])
-    with open(base + ".meta", "wb") as f:
-        f.write(label(-1) + meta_rtype_desc)
-    with open(base + ".0", "wb") as f:
-        f.write(label(0) + b"".join(ab.data_record(version, sec + k, 250000000 + k * 1000,
-                                                   [(pmid, 1, 0, [(-1, 1)])])
-                                    for k in range(1, 4)))
-    return base
+    return ab.early_day_archive(str(tmp_path / ("early%d" % version)), version)
 
 
 @pytest.mark.parametrize("version", [2, 3])
