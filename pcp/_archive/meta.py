@@ -24,6 +24,10 @@ DESC, INDOM_V2, LABEL_V2, TEXT, INDOM, INDOM_DELTA, LABEL = 1, 2, 3, 4, 5, 6, 7
 
 
 
+# an instance-domain record as on disk: stamp, indom, delta?, instances, names
+DiskInDom = Tuple[Stamp, int, bool, List[int], List[Optional[bytes]]]
+
+
 class InDomSnapshot:
     """One instance-domain record: sorted by instance id as libpcp keeps them. A delta
     record is made full (``isdelta`` cleared) when the metadata is finished."""
@@ -249,6 +253,40 @@ class Metadata:
                                  kind == INDOM_DELTA)
             self._add_indom(head.indom, snap)
         return scratch.nxt[0]
+
+    @staticmethod
+    def disk_indoms(mapped: "object", label_len: int) -> List[DiskInDom]:
+        """The instance-domain records of one .meta file as they are on disk, in file
+        order, instances in record order (a delta record's deleted instance has no
+        name), decoded by the loader's C decoders: what pmdumplog -I prints. Stops at
+        the first bad record."""
+        buf = mapped.ptr        # type: ignore[attr-defined]
+        size = mapped.size      # type: ignore[attr-defined]
+        data = mapped.data      # type: ignore[attr-defined]
+        rtype = ffi.new("int32_t *")
+        rlen = ffi.new("int32_t *")
+        scratch = _Scratch()
+        head = scratch.indom_head
+        out: List[DiskInDom] = []
+        pos = label_len
+        while lib.pcp_archive_meta_header(buf, size, pos, rtype, rlen) == 0:
+            if rtype[0] in (INDOM_V2, INDOM, INDOM_DELTA):
+                room = min(rlen[0], size - pos)
+                cap = max(room // 8, 1)
+                insts = scratch.array("insts", "int32_t", cap)
+                offs = scratch.array("names", "uint32_t", cap)
+                lens = scratch.array("lens", "int32_t", cap)
+                n = lib.pcp_archive_meta_indom(buf, size, pos, head, cap, insts, offs, lens,
+                                               scratch.nxt)
+                if n < 0:
+                    break
+                names: List[Optional[bytes]] = [
+                    None if lens[i] < 0 else bytes(data[offs[i]:offs[i] + lens[i]])
+                    for i in range(n)]
+                out.append(((head.sec, head.nsec), head.indom, rtype[0] == INDOM_DELTA,
+                            list(insts[0:n]), names))
+            pos += rlen[0]
+        return out
 
     def _add_indom(self, indom: int, snap: InDomSnapshot) -> None:
         chain = self.indoms.setdefault(indom, [])

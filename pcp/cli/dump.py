@@ -75,22 +75,26 @@ def main(argv: List[str], out: Any = None) -> int:
     parsed = _options.parse(TOOL, argv)
     opts = parsed.opts
     names = parsed.operands
+    raw = parsed.value("v")
+    if raw is not None:
+        if opts.errors or opts.flags & c_api.PM_OPTFLAG_EXIT or names:
+            _options.usage(opts)
+            raise _options.UsageExit(0 if opts.flags & c_api.PM_OPTFLAG_EXIT else 1)
+        return raw_dump(raw, out or sys.stdout)
     if not opts.archives and names and (opts.errors or _looks_like_archive(names[0])
                                         or not _looks_like_metric(names[0])):
         # pmdumplog's form: the archive first, then metric names
         _libopts.add_archive(opts, names[0])
         names = names[1:]
     _options.finish(parsed, "archive")
-    for letter, what in (("v", "-v (a raw hex dump)"), ("on-disk-insts", "-I")):
-        if parsed.flag(letter):
-            raise CliError("%s is not implemented by pcp-native" % what)
     records = parsed.value("records")
     if records is not None and not records.isdigit():
         _options.usage_error(parsed, "--records needs a number of records")
     args = SimpleNamespace(
         parsed=parsed, names=names, all=parsed.flag("all"), desc=parsed.flag("descs"),
         labelsets=parsed.flag("labelsets"), helptext=parsed.flag("helptext"),
-        indoms=parsed.flag("insts"), long_label=parsed.flag("L"),
+        indoms=parsed.flag("insts"), disk_indoms=parsed.flag("on-disk-insts"),
+        long_label=parsed.flag("L"),
         label=parsed.flag("label") or parsed.flag("L"), marks=parsed.flag("markrecs"),
         metrics=parsed.flag("metrics"), reverse=parsed.flag("reverse"),
         sizes=parsed.flag("sizes"), index=parsed.flag("t"), xflag=parsed.count("x"),
@@ -107,6 +111,41 @@ def _looks_like_archive(name: str) -> bool:
         return True
     return any(os.path.exists(name + ".meta" + z) for z in ("", ".xz", ".gz", ".bz2", ".lzma",
                                                              ".zst"))
+
+
+def raw_dump(path: str, out: Any) -> int:
+    """pmdumplog -v FILE: every record of a physical file (compressed or not: the bytes
+    as they are) in hex, 32 bytes a line, with its length and offset; the trailer must
+    repeat the length."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CliError('Cannot open "%s": %s' % (path, e.strerror))
+    w = out.write
+    w('Raw dump of physical archive file "%s" ...\n' % path)
+    pos = 0
+    while len(data) - pos >= 4:
+        length = wrap_int32(int.from_bytes(data[pos:pos + 4], "big"))
+        w("Dump ... record len: %d @ offset: %d" % (length, pos))
+        pos += 4
+        body = data[pos:pos + max(length - 8, 0)]
+        pos += len(body)
+        for i in range(0, len(body), 32):
+            w("\n" + "".join(" " + body[j:j + 4].hex() for j in range(i, min(i + 32, len(body)), 4)))
+        if len(body) < length - 8:
+            w("Unexpected EOF\n")
+        w("\n")
+        if len(data) - pos < 4:
+            if pos == len(data):
+                w("Unexpected EOF\n")
+            break
+        check = wrap_int32(int.from_bytes(data[pos:pos + 4], "big"))
+        pos += 4
+        if check != length:
+            w("Trailer botch: %d != %d\n" % (check, length))
+            break
+    return 0
 
 
 def _looks_like_metric(name: str) -> bool:
@@ -161,7 +200,7 @@ class _Dump:
         if a.all:
             a.desc = a.indoms = a.label = a.long_label = a.metrics = a.index = a.sizes = True
         if not (a.desc or a.indoms or a.label or a.long_label or a.metrics or a.index
-                or a.helptext or a.labelsets):
+                or a.helptext or a.labelsets or a.disk_indoms):
             a.metrics = True
         pmids: List[int] = []
         if a.names:
@@ -174,6 +213,8 @@ class _Dump:
             self.dump_labelsets()
         if a.helptext:
             self.dump_help()
+        if a.disk_indoms:
+            self.dump_disk_indoms()
         if a.indoms:
             self.dump_indoms()
         if a.index:
@@ -302,6 +343,21 @@ class _Dump:
                     w("%s [%s]\n" % (head, oneline[ident].decode("utf-8", "replace")))
                 if ident in full:
                     w("%s\n%s\n" % (head, full[ident].decode("utf-8", "replace")))
+
+    def dump_disk_indoms(self) -> None:
+        """pmdumplog -I: the instance-domain records as written (deltas as deltas)."""
+        w = self.w
+        w("\nInstance Domains on-disk ...\n")
+        for stamp, indom, delta, insts, names in self.host.archives[0].disk_indoms():
+            w("%s InDom: %s%s %d instances\n" % (self.stamp(*stamp), _common.indom_text(indom),
+                                                 " delta" if delta else "", len(insts)))
+            for inst, name in zip(insts, names):
+                text = None if name is None else name.split(b"\0", 1)[0].decode("utf-8",
+                                                                                 "replace")
+                if delta:
+                    w("   del %d\n" % inst if text is None else '   add %d or "%s"\n' % (inst, text))
+                else:
+                    w('   %d or "%s"\n' % (inst, text))
 
     def dump_indoms(self) -> None:
         self.w("\nInstance Domains in the Log ...\n")

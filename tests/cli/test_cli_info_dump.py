@@ -81,6 +81,8 @@ DUMP_CASES = [
     (["-e"], ["-e"]),
     (["-xxxe", "-Z", "UTC"], ["-xxxe", "-Z", "UTC"]),
     (["-M"], ["-M"]),
+    (["-I"], ["-I"]),
+    (["-xxI"], ["-xxI"]),
 ]
 
 
@@ -142,12 +144,20 @@ def test_bad_options_print_the_subcommands_usage_as_the_pcp_tool_does(ours, thei
     assert "python -m pcp COMMAND" not in got.err        # not the top-level usage
 
 
-def test_dump_options_pcp_native_does_not_do_are_refused():
-    for argv in (["-v", DEMO_ARCHIVE + ".0.xz"], ["-I"]):
-        got = run_cli("dump", *argv)
+def test_info_options_pcp_native_does_not_do_are_refused():
+    for argv in (["-s"], ["-x"], ["-c", "/dev/null"], ["-v"], ["-I"]):
+        got = run_cli("info", *argv)
         assert got.status == 1 and "not implemented" in got.err
-    got = run_cli("info", "-s")
-    assert got.status == 1 and "not implemented" in got.err
+
+
+@pytest.mark.parametrize("suffix", [".0.xz", ".index", ".meta.xz"])
+def test_dump_raw_hex_as_pmdumplog(suffix):
+    """-v FILE: the physical file's records in hex (compressed files as they are)."""
+    ref = run_tool("pmdumplog", "-v", DEMO_ARCHIVE + suffix, check=True)
+    got = run_cli("dump", "-v", DEMO_ARCHIVE + suffix)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+    assert run_cli("dump", "-v", DEMO_ARCHIVE + suffix, "extra").status == 1   # as pmdumplog
 
 
 def test_an_alternative_namespace_as_pmdumplog_and_pminfo_read_it(tmp_path):
@@ -256,11 +266,15 @@ def corpus(pmcd):
 def test_dump_corpus_matches_pmdumplog(corpus, name):
     path = corpus[name]
     for ours, theirs in ((["--all"], ["-a"]), (["-r", "-z"], ["-r", "-z"]),
-                         (["-m"], ["-m"]), (["-exx"], ["-exx"])):
+                         (["-m"], ["-m"]), (["-exx"], ["-exx"]), (["-Ii"], ["-Ii"])):
         ref = run_tool("pmdumplog", *theirs, path, check=True)
         got = run_cli("dump", "--archive", path, *ours)
         assert got.status == 0, got.err
         assert got.out == ref.stdout, (name, ours)
+    for suffix in (".meta", ".0", ".index"):     # the raw files, where uncompressed
+        if os.path.exists(path + suffix):
+            ref = run_tool("pmdumplog", "-v", path + suffix, check=True)
+            assert run_cli("dump", "-v", path + suffix).out == ref.stdout, (name, suffix)
     for flags in (["-M"], []):          # <mark>s among the chosen metrics' records, or not
         ref = run_tool("pmdumplog", *flags, path, "sample.seconds", check=True)
         got = run_cli("dump", *flags, path, "sample.seconds")
