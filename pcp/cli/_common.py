@@ -123,9 +123,10 @@ class Source:
 
 # ---- text ----------------------------------------------------------------------------
 
-def desc_lines(ctx: Any, desc: Any, pminfo: bool = False) -> List[str]:
+def desc_lines(ctx: Any, desc: Any, pminfo: bool = False, fulliid: bool = False) -> List[str]:
     """pmPrintDesc's two lines (pmdumplog), or pminfo's own version of them, which
-    prints both lines for a metric that is not supported."""
+    prints both lines for a metric that is not supported (and with -I the instance
+    domain in decimal too)."""
     if desc.type == c_api.PM_TYPE_NOSUPPORT and not pminfo:
         return ["    Data Type: Not Supported"]
     tname = TYPE_TEXT.get(desc.type, "Not Supported" if desc.type == c_api.PM_TYPE_NOSUPPORT else "???")
@@ -135,7 +136,7 @@ def desc_lines(ctx: Any, desc: Any, pminfo: bool = False) -> List[str]:
     indom = desc.indom
     indom_text = "PM_INDOM_NULL" if indom == c_api.PM_INDOM_NULL else "%d.%d" % (
         (indom >> 22) & 0x1FF, indom & 0x3FFFFF)
-    line += "  InDom: %s 0x%x" % (indom_text, indom)
+    line += "  InDom: %s%s 0x%x" % (indom_text, " = %u =" % indom if fulliid else "", indom)
     sem = {1: "counter", 3: "instant", 4: "discrete"}.get(desc.sem, "???")
     line2 = "    Semantics: %s" % sem
     if sem == "???":

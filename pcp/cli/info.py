@@ -56,8 +56,8 @@ TOOL = _options.Tool(
     flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
 
 # pminfo options pcp-native does not do (yet), refused rather than ignored
-_NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"), ("fullindom", "-I"),
-             ("series", "-s (series identifiers)"), ("events", "-x"), ("verify", "-v"),
+_NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"),
+             ("series", "-s (series identifiers)"), ("events", "-x"),
              ("spec-local", "-K"), ("local-PMDA", "-L"), ("container", "--container"))
 
 
@@ -82,7 +82,13 @@ def main(argv: List[str], out: Any = None) -> int:
         desc=parsed.flag("desc"), fetch=parsed.flag("fetch"), force=parsed.flag("fetchall"),
         labels=parsed.flag("labels"), pmid=parsed.flag("pmid"),
         fullpmid=parsed.flag("fullpmid"), oneline=parsed.flag("oneline"),
-        helptext=parsed.flag("helptext"), batch=max(size, 1))
+        helptext=parsed.flag("helptext"), batch=max(size, 1),
+        fulliid=parsed.flag("fullindom"), verify=parsed.flag("verify"))
+    if args.fulliid:
+        args.desc = True
+    if args.verify:             # pminfo -v: fetch, and report only what failed
+        args.desc = args.fetch = args.force = args.labels = args.pmid = False
+        args.fullpmid = args.oneline = args.helptext = False
     return run(args, out)
 
 
@@ -106,7 +112,7 @@ class _Info:
         self.detail = args.desc or args.helptext or self.values or args.labels
         # pminfo fetches for labels too: in an archive, that moves the context to the
         # metric's first record, where its label records apply
-        self.fetching = self.values or args.labels
+        self.fetching = self.values or args.labels or args.verify
         args.pmid = args.pmid or args.fullpmid
         opts = args.parsed.opts
         _options.context_options(TOOL, args.parsed, self.ctx, src.is_archive)
@@ -130,7 +136,8 @@ class _Info:
         for msg in errors:
             sys.stderr.write("Error: %s\n" % msg)
             status = 1
-        need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail)
+        need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail
+                     or self.args.verify)
         if not need_pmid:
             for name in names:
                 self.out.write(name + "\n")
@@ -178,12 +185,15 @@ class _Info:
                 return
         for i, (name, pmid) in enumerate(zip(names, pmids)):
             desc = None
-            if self.args.desc or self.values or self.args.labels:
+            if self.args.desc or self.values or self.args.labels or self.args.verify:
                 try:
                     desc = self.src.desc(pmid)
                 except pmErr as e:
                     w("%s: pmLookupDesc: %s\n" % (name, pmErrStr(e.code)))
                     continue
+            if self.args.verify:
+                self._verify(name, desc, arrays, i)
+                continue
             if self.detail:
                 w("\n")
             line = name
@@ -195,7 +205,8 @@ class _Info:
                 line += self._oneline(pmid)
             w(line + "\n")
             if self.args.desc:
-                for text in _common.desc_lines(self.ctx, desc, pminfo=True):
+                for text in _common.desc_lines(self.ctx, desc, pminfo=True,
+                                               fulliid=self.args.fulliid):
                     w(text + "\n")
             if self.args.labels:
                 self._metric_labels(pmid, desc)
@@ -205,6 +216,16 @@ class _Info:
                 self._values(desc, result, arrays, i)
             if self.args.labels:
                 self._instance_labels(pmid, desc)
+
+    def _verify(self, name: str, desc: Any, arrays: Any, i: int) -> None:
+        """pminfo -v: a line for a metric whose value cannot be had, none otherwise."""
+        numval = int(arrays.numval[i])
+        if desc.type == c_api.PM_TYPE_NOSUPPORT:
+            self.out.write("%s: Not Supported\n" % name)
+        elif numval < 0:
+            self.out.write("%s: %s\n" % (name, pmErrStr(numval)))
+        elif numval == 0:
+            self.out.write("%s: No value(s) available\n" % name)
 
     def _rewind(self) -> None:
         self.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, self.origin, None)

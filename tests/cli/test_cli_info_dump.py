@@ -145,7 +145,7 @@ def test_bad_options_print_the_subcommands_usage_as_the_pcp_tool_does(ours, thei
 
 
 def test_info_options_pcp_native_does_not_do_are_refused():
-    for argv in (["-s"], ["-x"], ["-c", "/dev/null"], ["-v"], ["-I"]):
+    for argv in (["-s"], ["-x"], ["-c", "/dev/null"]):
         got = run_cli("info", *argv)
         assert got.status == 1 and "not implemented" in got.err
 
@@ -178,6 +178,14 @@ def test_an_alternative_namespace_as_pmdumplog_and_pminfo_read_it(tmp_path):
 
 
 @pytest.mark.pmcd
+def test_info_live_verify_and_full_indoms_as_pminfo():
+    for flags in (["-v", "sample"], ["-I", "sample.bin", "sample.colour"]):
+        ref = run_tool("pminfo", "-h", "local:", *flags, check=True)
+        got = run_cli("info", "-h", "local:", *flags)
+        assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
 def test_info_live_zone_as_pminfo():
     """pminfo finishes the options against archives only: no note for a host's -z."""
     for flags in (["-z"], ["-Z", "EST5EDT"]):
@@ -203,7 +211,9 @@ INFO_CASES = [[], ["-m"], ["-M", "-t"], ["-d"], ["-f"], ["-T"], ["-l"], ["-dfmtT
               ["-Z", "UTC", "-m", "kernel"],
               # pminfo's -O: values and labels at that time of the archive
               ["-O", "+3", "-f"], ["-O", "-2", "-l", "kernel.all.load"],
-              ["-O", "@06:14:52", "-f", "kernel.all.load"], ["-b", "3", "-f", "sample"]]
+              ["-O", "@06:14:52", "-f", "kernel.all.load"], ["-b", "3", "-f", "sample"],
+              # -I: instance domains in decimal too; -v: only what cannot be fetched
+              ["-I"], ["-IdtT", "kernel.all"], ["-v"], ["-vf", "sample"]]
 
 
 @pytest.mark.parametrize("flags", INFO_CASES, ids=[" ".join(c) or "default" for c in INFO_CASES])
