@@ -31,7 +31,7 @@ import dask.dataframe as dd
 from pcp._archive.reader import Archive
 from pcp._archive.files import expand_names
 from pcp._bulk.columns import ArchiveReader
-from pcp._bulk.selection import NS_MAX, NS_MIN, TimeLike, to_ns
+from pcp._bulk.selection import NS_MAX, NS_MIN, TimeLike, to_ns, window_ns
 from pcp._bulk import export as _columns_export
 
 __all__ = ["read_archives", "archive_partitions"]
@@ -69,25 +69,34 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
     """The partitions of read_archives (sorted by start time) and their divisions in
     nanoseconds (None when partitions overlap in time or a time is unknown). Archives
     wholly outside the window are left out."""
+    parts, divisions, _, _ = _partitions(paths, split, start, end)
+    return parts, divisions
+
+
+def _partitions(paths: Union[str, Sequence[str]], split: str, start: TimeLike, end: TimeLike
+                ) -> Tuple[List[Part], Optional[List[int]], Tuple[int, int], Tuple[str, str]]:
+    """archive_partitions, also the window in nanoseconds (PCP's time forms read against
+    the span of all the archives) and the zone every archive's label shares (UTC's
+    when they differ)."""
     if split not in ("archive", "volume"):
         raise ValueError("split must be 'archive' or 'volume'")
-    lo, hi = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
-    spans: List[Tuple[int, int, Part]] = []
+    found: List[Tuple[int, int, Part]] = []
+    zones = set()
     for name in _names(paths):
         arch = Archive(name, 0)
         try:
             arch.open()                 # label and index: the metadata is not loaded
             host = arch.label.hostname.decode("utf-8", "replace")
+            zones.add((arch.label.timezone.decode("utf-8", "replace"),
+                       arch.label.zoneinfo.decode("utf-8", "replace")))
             first = arch.label.stamp[0] * 1000000000 + arch.label.stamp[1]
             try:
                 sec, nsec = arch.end()
                 last = sec * 1000000000 + nsec
             except Exception:
                 last = NS_MAX
-            if last < lo or first > hi:
-                continue
             if split == "archive":
-                spans.append((first, last, (arch.name, None, host)))
+                found.append((first, last, (arch.name, None, host)))
                 continue
             vols = []
             for vol in range(arch.minvol, arch.maxvol + 1):
@@ -96,11 +105,16 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
                     vols.append((t, vol))
             for k, (t, vol) in enumerate(vols):
                 stop = vols[k + 1][0] - 1 if k + 1 < len(vols) else last
-                if stop < lo or t > hi:
-                    continue
-                spans.append((t, stop, (arch.name, vol, host)))
+                found.append((t, stop, (arch.name, vol, host)))
         finally:
             arch.close()
+    zone = zones.pop() if len(zones) == 1 else ("UTC", "")
+    lo, hi = to_ns(None, NS_MIN), to_ns(None, NS_MAX)
+    if found:
+        lo, hi = window_ns(start, end, min(f[0] for f in found),
+                           max(f[1] for f in found if f[1] != NS_MAX) if any(
+                               f[1] != NS_MAX for f in found) else NS_MAX, zone[0])
+    spans = [f for f in found if not (f[1] < lo or f[0] > hi)]
     spans.sort(key=lambda s: (s[0], s[2][0], -1 if s[2][1] is None else s[2][1]))
     parts = [s[2] for s in spans]
     divisions: Optional[List[int]] = None
@@ -109,7 +123,7 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
         divisions = [max(s[0], lo) for s in spans] + [min(spans[-1][1], hi)]
         if any(a >= b for a, b in zip(divisions, divisions[1:])):
             divisions = None
-    return parts, divisions
+    return parts, divisions, (lo, hi), zone
 
 
 class _ReadPartition:
@@ -156,6 +170,7 @@ class _ReadPartition:
             df = df.reindex(columns=[c for c in columns if c != "host"])
         df["host"] = host
         df = df[columns]
+        df.index = df.index.tz_convert(meta.index.tz)     # a fleet's zones differ
         return df.astype(meta.dtypes.to_dict())
 
 
@@ -169,14 +184,18 @@ def _long_frame(cols) -> pd.DataFrame:
     return df
 
 
-def _long_meta() -> pd.DataFrame:
+def _empty_index(tz: Any) -> pd.DatetimeIndex:
+    return _columns_export.zoned_index(pd, np.zeros(0, "datetime64[ns]"), "UTC").tz_convert(tz)
+
+
+def _long_meta(tz: Any) -> pd.DataFrame:
     data = {"host": pd.Series([], dtype=object), "metric": pd.Series([], dtype=object),
             "instance": pd.Series([], dtype=object), "value": pd.Series([], dtype=np.float64),
             "text": pd.Series([], dtype=object)}
-    return pd.DataFrame(data, index=pd.DatetimeIndex([], name="time"))
+    return pd.DataFrame(data, index=_empty_index(tz))
 
 
-def _wide_meta(parts: List[Part], options: Dict[str, Any]
+def _wide_meta(parts: List[Part], options: Dict[str, Any], tz: Any
                ) -> Tuple[pd.DataFrame, Dict[str, str]]:
     """The union of every archive's wide columns (metadata only), and column -> metric."""
     dtypes: Dict[str, Any] = {}
@@ -198,7 +217,7 @@ def _wide_meta(parts: List[Part], options: Dict[str, Any]
     data = {"host": pd.Series([], dtype=object)}
     for cname, dtype in dtypes.items():
         data[cname] = pd.Series([], dtype=dtype)
-    meta = pd.DataFrame(data, index=pd.DatetimeIndex([], name="time"))
+    meta = pd.DataFrame(data, index=_empty_index(tz))
     return meta, metric_of
 
 
@@ -210,22 +229,27 @@ def read_archives(paths: Union[str, Sequence[str]], metrics: Any = None,
     comma-separated list or a glob pattern; metrics, start, end and rate as for
     pcp.bulk.ArchiveReader; form "long" or "wide"; split "archive" (a partition per
     archive) or "volume" (per data volume). Every partition has a "host" column (the
-    archive label's host name) and a "time" index, sorted within the partition."""
+    archive label's host name) and a "time" index, sorted within the partition, in the
+    archives' zone (UTC when their labels' zones differ). start / end in PCP's forms
+    ("@13:30", "-5min") are read against the span of all the archives."""
     if form not in ("long", "wide"):
         raise ValueError("form must be 'long' or 'wide'")
-    parts, divisions = archive_partitions(paths, split, start, end)
+    parts, divisions, (lo, hi), zone = _partitions(paths, split, start, end)
     if not parts:
         raise ValueError("no archive in %r has data in the window" % (paths,))
-    options = {"metrics": metrics, "start": start, "end": end, "rate": rate,
+    # the window resolved once, against all the archives (PCP's forms are relative)
+    options = {"metrics": metrics, "start": None if start is None else np.datetime64(lo, "ns"),
+               "end": None if end is None else np.datetime64(hi, "ns"), "rate": rate,
                "chunk_bytes": chunk_bytes}
+    tz = _columns_export.pandas_tz(*zone)
     if form == "long":
-        meta = _long_meta()
+        meta = _long_meta(tz)
         func = _ReadPartition(options, meta)
     else:
-        meta, metric_of = _wide_meta(parts, options)
+        meta, metric_of = _wide_meta(parts, options, tz)
         func = _ReadPartition(options, meta, metric_of)
     div = None
     if divisions is not None:
-        div = tuple(pd.Timestamp(d) for d in divisions)
+        div = tuple(pd.Timestamp(d, tz="UTC").tz_convert(tz) for d in divisions)
     return dd.from_map(func, parts, meta=meta, divisions=div, label="pcp-archives",
                        enforce_metadata=False)

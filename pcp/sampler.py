@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 import cpmapi as c_api
 from pcp._bulk import typed as _typed
+from pcp._bulk.export import zoned_index
 from pcp._core.constants import PM_ERR_IPC
 from pcp._core.errors import pmErr
 
@@ -233,6 +234,7 @@ class Sampler:
         self._sampling = threading.Lock()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
+        self._zone_of: Optional[Tuple[str, str]] = None
 
     # ---- sampling ------------------------------------------------------------------
 
@@ -391,11 +393,12 @@ class Sampler:
             return self._ordered(self._times).copy()
 
     def to_pandas(self) -> Any:
-        """The samples held as a pandas DataFrame: a UTC DatetimeIndex named "time" (the
-        fetch time stamps) and a column per metric and instance, named as the archive
-        reader names them ("metric" for a metric without instances, else
-        "metric[instance]"), holding the values (rates for counters) as `values` does.
-        Needs pandas (`pip install 'pcp-native[pandas]'`)."""
+        """The samples held as a pandas DataFrame: a DatetimeIndex named "time" (the
+        fetch time stamps) in the source's zone (an archive label's, or pmcd's
+        pmcd.zoneinfo / pmcd.timezone; UTC when it has none), and a column per metric
+        and instance, named as the archive reader names them ("metric" for a metric
+        without instances, else "metric[instance]"), holding the values (rates for
+        counters) as `values` does. Needs pandas (`pip install 'pcp-native[pandas]'`)."""
         try:
             import pandas as pd
         except ImportError:
@@ -414,9 +417,37 @@ class Sampler:
                 labels = ["%s[%s]" % (m.name, n) for n in names]
             for k, label in enumerate(labels):
                 columns[label] = values[:, k]
-        index = pd.DatetimeIndex(pd.to_datetime(np.round(times * 1e9).astype("int64"),
-                                                unit="ns", utc=True), name="time")
+        index = zoned_index(pd, np.round(times * 1e9).astype("int64").view("datetime64[ns]"),
+                            *self._zone())
         return pd.DataFrame(columns, index=index)
+
+    def _zone(self) -> Tuple[str, str]:
+        """(TZ string, zoneinfo name) of the source, found once."""
+        if self._zone_of is None:
+            self._zone_of = ("UTC", "")
+            try:
+                if self.is_archive:
+                    label = self.ctx.pmGetHighResArchiveLabel()
+                    self._zone_of = (label.get_timezone(), label.get_zoneinfo())
+                else:
+                    self._zone_of = self._pmcd_zone()
+            except pmErr:
+                pass
+        return self._zone_of
+
+    def _pmcd_zone(self) -> Tuple[str, str]:
+        pmids = self.ctx.pmLookupName(["pmcd.timezone", "pmcd.zoneinfo"], relaxed=1)
+        wanted = [p for p in pmids if p != c_api.PM_ID_NULL]
+        found = {}
+        if wanted:
+            a = self.ctx.pmFetch(wanted).contents.as_arrays()
+            for i, pmid in enumerate(a.pmid.tolist()):
+                if int(a.numval[i]) == 1 and int(a.vtype[int(a.first[i])]) == c_api.PM_TYPE_STRING:
+                    k = int(a.first[i])
+                    off, n = int(a.boff[k]), int(a.blen[k])
+                    found[pmid] = bytes(a.data[off:off + n]).split(b"\0", 1)[0].decode(
+                        "utf-8", "replace")
+        return found.get(pmids[0], "UTC"), found.get(pmids[1], "")
 
     def _ordered(self, ring: Any) -> Any:
         n = self.count

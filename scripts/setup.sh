@@ -27,5 +27,5 @@ if [ "${1:-}" != "--no-example" ]; then
     pcp info -f sample.colour kernel.uname.release
     pcp fetch -a "$(.venv/bin/python -c 'from pcp.cli._common import DEMO_ARCHIVE as a; print(a)')" \
         -s 5 kernel.all.cpu.user
-    pcp export -r kernel.all.cpu.user kernel.all.load network.interface.in.bytes
+    pcp export kernel.all.cpu.user kernel.all.load network.interface.in.bytes
 fi

@@ -21,7 +21,12 @@ from pcp._core.native import ffi, lib
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._decode.pdu import LabelSetData
 
-INDOM_DELTA = 6     # the .meta record type of a v3 delta instance domain (PCP_META_INDOM_DELTA)
+# .meta record types of instance domains (csrc/archive.h's PCP_META_INDOM_*): v2, v3 full, v3 delta
+INDOM_V2, INDOM, INDOM_DELTA = 2, 5, 6
+
+
+# an instance-domain record as on disk: stamp, indom, delta?, instances, names
+DiskInDom = Tuple[Stamp, int, bool, List[int], List[Optional[bytes]]]
 
 
 class InDomSnapshot:
@@ -305,6 +310,39 @@ class Metadata:
 
     # ---- instance domains --------------------------------------------------------------
 
+    @staticmethod
+    def disk_indoms(mapped: "object", label_len: int) -> List[DiskInDom]:
+        """The instance-domain records of one .meta file as they are on disk, in file
+        order, instances in record order (a delta record's deleted instance has no
+        name), decoded by the loader's C decoders: what pmdumplog -I prints. Stops at
+        the first bad record."""
+        buf = mapped.ptr        # type: ignore[attr-defined]
+        size = mapped.size      # type: ignore[attr-defined]
+        data = mapped.data      # type: ignore[attr-defined]
+        rtype = ffi.new("int32_t *")
+        rlen = ffi.new("int32_t *")
+        nxt = ffi.new("uint64_t *")
+        head = ffi.new("pcp_indom_head *")
+        out: List[DiskInDom] = []
+        pos = label_len
+        while lib.pcp_archive_meta_header(buf, size, pos, rtype, rlen) == 0:
+            if rtype[0] in (INDOM_V2, INDOM, INDOM_DELTA):
+                room = min(rlen[0], size - pos)
+                cap = max(room // 8, 1)
+                insts = ffi.new("int32_t[]", cap)
+                offs = ffi.new("uint32_t[]", cap)
+                lens = ffi.new("int32_t[]", cap)
+                n = lib.pcp_archive_meta_indom(buf, size, pos, head, cap, insts, offs, lens, nxt)
+                if n < 0:
+                    break
+                names: List[Optional[bytes]] = [
+                    None if lens[i] < 0 else bytes(data[offs[i]:offs[i] + lens[i]])
+                    for i in range(n)]
+                out.append(((head.sec, head.nsec), head.indom, rtype[0] == INDOM_DELTA,
+                            list(insts[0:n]), names))
+            pos += rlen[0]
+        return out
+
     def _indom_records(self) -> Dict[int, List[Tuple[_MetaFile, int]]]:
         if self._indom_recs is None:
             table: Dict[int, List[Tuple[_MetaFile, int]]] = {}
@@ -401,6 +439,14 @@ class Metadata:
                     continue
             kept.append(rec)
         self.labels[key] = kept
+
+    def label_records(self) -> Dict[Tuple[int, int], List[LabelRecord]]:
+        """Every label record by (label type, ident), newest first, with libpcp's
+        discarding of repeated sets applied (what pmdumplog -e walks)."""
+        self._label_chain((-1, -1))         # builds the table of records not read yet
+        for key in list(self._label_records or ()):
+            self._label_chain(key)
+        return self.labels
 
     def label_sets_at(self, ltype: int, ident: int, stamp: Stamp) -> Optional[List[LabelSetData]]:
         """None when the archive holds no record of this kind and ident at all."""

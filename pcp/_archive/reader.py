@@ -15,7 +15,7 @@ from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
-from pcp._archive.meta import Metadata
+from pcp._archive.meta import DiskInDom, Metadata
 from pcp._core.abc import Stamp
 from pcp._core.constants import (PM_ERR_FEATURE, PM_ERR_LABEL, PM_ERR_LOGFILE, PM_ERR_LOGREC,
                                  PM_ERR_NODATA)
@@ -248,6 +248,14 @@ class Archive:
         if sts != 0:
             return None
         return rec.sec * 1000000000 + rec.nsec
+
+    def disk_indoms(self) -> List[DiskInDom]:
+        """The .meta file's instance-domain records as on disk (pmdumplog -I)."""
+        mapped = MappedFile(self.files.meta)
+        try:
+            return Metadata.disk_indoms(mapped, self._check_label(mapped, VOL_META).length)
+        finally:
+            mapped.close()
 
     def label_len(self) -> int:
         return self.label.length

@@ -191,13 +191,18 @@ class ArchiveColumns:
 
     time        datetime64[ns] per row (UTC)
     after_mark  bool per row: a <mark> record (or an archive boundary) came before it
-    metrics     metric name -> MetricArray, in selection order; also ``cols[name]``"""
+    metrics     metric name -> MetricArray, in selection order; also ``cols[name]``
+    timezone, zoneinfo  the archive label's zone (a TZ string, and the zoneinfo name
+                v3 labels add): the zone of the pandas indexes"""
 
     def __init__(self, time: np.ndarray, after_mark: np.ndarray,
-                 metrics: Dict[str, MetricArray]) -> None:
+                 metrics: Dict[str, MetricArray], timezone: str = "",
+                 zoneinfo: str = "") -> None:
         self.time = time
         self.after_mark = after_mark
         self.metrics = metrics
+        self.timezone = timezone
+        self.zoneinfo = zoneinfo
 
     def __getitem__(self, name: str) -> MetricArray:
         return self.metrics[name]
@@ -277,7 +282,7 @@ class ArchiveColumns:
                                         last.indom, np.concatenate(vals),
                                         np.concatenate(pres), last.instances,
                                         last.instance_names, last.rate)
-        return ArchiveColumns(time, after, metrics)
+        return ArchiveColumns(time, after, metrics, parts[0].timezone, parts[0].zoneinfo)
 
 
 def absent(shape: Tuple[int, int], dtype: np.dtype, rate: bool = False) -> np.ndarray:

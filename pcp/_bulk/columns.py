@@ -28,7 +28,7 @@ from pcp._bulk import export
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._bulk.scan import Scan
 from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_window, resolve,
-                                 stamp_ns, to_ns)
+                                 is_pcp_time, stamp_ns, to_ns, window_ns)
 from pcp._bulk.typed import CELL_DTYPES, NUMERIC
 from pcp._core.constants import PM_INDOM_NULL, PM_SEM_COUNTER
 from pcp._core.errors import pmErr
@@ -45,7 +45,9 @@ class ArchiveReader:
     metrics   None (every metric), a name, or names; a name that is not a leaf selects
               every metric under it (a PMNS prefix, e.g. "kernel.all")
     start, end  the time window, inclusive: seconds since the epoch, datetime (naive
-              means UTC), numpy datetime64, pandas Timestamp or ISO string
+              means UTC), numpy datetime64, pandas Timestamp, ISO string, or any of
+              PCP's -S / -T forms ("@13:30", "-5min", "+30s", "@ Nov 24 10:00"), read
+              against the archives' span, dates in the archive's zone
     rate      convert counters (PM_SEM_COUNTER) to rates per second (float64)
     chunk_bytes   about how much memory one chunk's arrays take (default 32 MB)
     chunk_rows    or a fixed number of rows per chunk
@@ -78,8 +80,6 @@ class ArchiveReader:
         else:
             spec = str(archives)
         self.spec = spec
-        self.start_ns = to_ns(start, NS_MIN)
-        self.end_ns = to_ns(end, NS_MAX)
         self.rate = bool(rate)
         self.chunk_bytes = int(chunk_bytes)
         self.chunk_rows = chunk_rows
@@ -92,6 +92,15 @@ class ArchiveReader:
         except pmErr as e:
             raise pmErr(e.code, [spec]) from None    # as pmNewContext's error names it
         try:
+            label = ctx.archive_label()
+            self.timezone = label.timezone.decode("utf-8", "replace")
+            self.zoneinfo = label.zoneinfo.decode("utf-8", "replace")
+            if is_pcp_time(start) or is_pcp_time(end):
+                first = min(stamp_ns(a.label.stamp) for a in ctx.archives)
+                self.start_ns, self.end_ns = window_ns(start, end, first,
+                                                       stamp_ns(ctx.archive_end()), self.timezone)
+            else:
+                self.start_ns, self.end_ns = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
             self._metadata(ctx, metrics)
         finally:
             ctx.close()
@@ -142,7 +151,9 @@ class ArchiveReader:
         """The scan as chunks. drop_unknown: values of instances that are not among the
         metadata's instances of the window are left out instead of adding columns (the
         column set then never changes between chunks)."""
-        return Scan(self, drop_unknown).run()
+        for chunk in Scan(self, drop_unknown).run():
+            chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
+            yield chunk
 
     def read(self) -> ArchiveColumns:
         """The whole scan as one ArchiveColumns."""
@@ -159,7 +170,8 @@ class ArchiveReader:
                 name, m.pmid, m.type, m.sem, m.units, m.indom,
                 np.zeros((0, len(m.insts)), dtype), np.zeros((0, len(m.insts)), bool),
                 np.array(m.insts, np.int32), list(m.inames), m.rate)
-        return ArchiveColumns(np.zeros(0, "datetime64[ns]"), np.zeros(0, bool), metrics)
+        return ArchiveColumns(np.zeros(0, "datetime64[ns]"), np.zeros(0, bool), metrics,
+                              self.timezone, self.zoneinfo)
 
     def to_pandas(self, form: str = "wide"):
         """The whole scan as a pandas DataFrame (wide: a column per metric and instance; long: a

@@ -10,6 +10,11 @@ aggregates are selected, text (their values; value is then null on those rows). 
 rows are grouped by metric, in time order within each metric of a chunk."""
 from __future__ import annotations
 
+import copyreg
+import datetime
+import io
+import struct
+import zoneinfo as _zoneinfo
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -76,10 +81,76 @@ def to_pandas(cols: ArchiveColumns, form: str = "wide"):
         pt = np.ascontiguousarray(m.present.T)
         for j, cname in enumerate(wide_names(m)):
             data[cname] = _pandas_column(pd, m, vt[j], pt[j])
-    index = pd.DatetimeIndex(cols.time, name="time")
+    index = zoned_index(pd, cols.time, cols.timezone, cols.zoneinfo)
     if not data:
         return pd.DataFrame(index=index)
     return pd.DataFrame(data, index=index, copy=False)
+
+
+def pandas_tz(timezone: str, zoneinfo: str = "") -> Any:
+    """The tzinfo of an archive label's zone for pandas: the zoneinfo name of a v3 label
+    (":Europe/Berlin", or a path under a zoneinfo directory), else the TZ string as a
+    zoneinfo key ("UTC", "EST5EDT") or as a POSIX TZ rule ("AEST-10AEDT,M10.1.0,M4.1.0/3",
+    which libc would read: a zoneinfo zone made of the rule alone); UTC when none of
+    them can be read."""
+    names = []
+    if zoneinfo:
+        key = zoneinfo.lstrip(":")
+        names.append(key.split("zoneinfo/", 1)[1] if "zoneinfo/" in key else key)
+    if timezone:
+        names.append(timezone.lstrip(":"))
+    for name in names:
+        try:
+            return _zoneinfo.ZoneInfo(name)
+        except (ValueError, _zoneinfo.ZoneInfoNotFoundError, OSError):
+            continue
+    if timezone:
+        return rule_zone(timezone)
+    return datetime.timezone.utc
+
+
+_RULE_ZONES: Dict[str, Any] = {}
+
+
+def rule_zone(rule: str) -> Any:
+    """The zone of a POSIX TZ rule (one object per rule: equal pandas dtypes), or UTC
+    when the rule cannot be read. A zone read from a file stream cannot be pickled as
+    a zoneinfo key is, so these pickle as their rule (_pickle_zone): frames indexed by
+    them travel to dask workers."""
+    zone = _RULE_ZONES.get(rule)
+    if zone is None:
+        try:
+            zone = _zoneinfo.ZoneInfo.from_file(io.BytesIO(_tzif_of_rule(rule)), key=rule)
+        except (ValueError, OSError, UnicodeError):
+            zone = datetime.timezone.utc
+        _RULE_ZONES[rule] = zone
+    return zone
+
+
+def _pickle_zone(zone: Any) -> Any:
+    """copyreg's reduction of ZoneInfo: a rule zone by its rule, any other as ZoneInfo
+    itself reduces it."""
+    if _RULE_ZONES.get(zone.key) is zone:
+        return (rule_zone, (zone.key,))
+    return zone.__reduce__()
+
+
+copyreg.pickle(_zoneinfo.ZoneInfo, _pickle_zone)
+
+
+def _tzif_of_rule(rule: str) -> bytes:
+    """A TZif file (RFC 8536, version 2) with no transitions whose footer is the POSIX
+    TZ rule: zoneinfo then applies the rule at every time."""
+    def block() -> bytes:
+        counts = struct.pack(">6l", 0, 0, 0, 0, 1, 4)   # one local time type, 4 chars
+        return b"TZif2" + b"\0" * 15 + counts + struct.pack(">lBB", 0, 0, 0) + b"UTC\0"
+    return block() + block() + b"\n" + rule.encode("ascii") + b"\n"
+
+
+def zoned_index(pd: Any, times: np.ndarray, timezone: str, zoneinfo: str = "") -> Any:
+    """A DatetimeIndex "time" of UTC datetime64 times, shown in the archive's zone."""
+    index = pd.DatetimeIndex(times, name="time").tz_localize("UTC")
+    return index.tz_convert(pandas_tz(timezone, zoneinfo))
 
 
 def _pandas_column(pd, m: MetricArray, v: np.ndarray, p: np.ndarray):
@@ -139,7 +210,7 @@ class _Long:
 
 def _long_pandas(pd, cols: ArchiveColumns):
     lf = _Long(cols)
-    data = {"time": lf.time,
+    data = {"time": zoned_index(pd, lf.time, cols.timezone, cols.zoneinfo),
             "metric": pd.Categorical.from_codes(lf.mcodes, categories=lf.names),
             "instance": pd.Categorical.from_codes(lf.icodes, categories=lf.inames),
             "value": lf.vals}

@@ -11,6 +11,7 @@ import numpy as np
 from pcp._bulk.typed import CELL_DTYPES
 from pcp._core.constants import PM_ERR_NAME
 from pcp._core.errors import pmErr
+from pcp._core.intervals import IntervalError, parse_interval
 from pcp._core.wire import PM_IN_NULL_INT32
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def to_ns(when: TimeLike, default: int) -> int:
     """A time as nanoseconds since the epoch: None (the default), seconds since the
     epoch (int or float), a datetime (naive ones are taken as UTC, like the naive
     datetime64 times the reader returns), a date, a numpy datetime64, a pandas
-    Timestamp or an ISO 8601 string."""
+    Timestamp or an ISO 8601 string (PCP's forms need the archive: window_ns)."""
     if when is None:
         return default
     if isinstance(when, (bool, np.bool_)):
@@ -48,6 +49,52 @@ def to_ns(when: TimeLike, default: int) -> int:
     if isinstance(when, str):
         return int(np.datetime64(when, "ns").astype(np.int64))
     raise TypeError("cannot use %r as a time" % (when,))
+
+
+def is_pcp_time(when: TimeLike) -> bool:
+    """One of PCP's time forms: a string that starts with "@", "+" or "-", that libpcp's
+    interval grammar reads ("2", "5min"), or that numpy cannot read as ISO 8601."""
+    if not isinstance(when, str):
+        return False
+    text = when.strip()
+    if text[:1] in ("@", "+", "-"):
+        return True
+    try:
+        parse_interval(text)
+        return True
+    except IntervalError:
+        pass
+    try:
+        np.datetime64(text, "ns")
+    except ValueError:
+        return True
+    return False
+
+
+def window_ns(start: TimeLike, end: TimeLike, first_ns: int, last_ns: int,
+              timezone: str) -> Tuple[int, int]:
+    """The window [start, end] in nanoseconds since the epoch. A time in one of PCP's
+    forms ("@13:30", "-5min", "+30s", "2026-11-24 10:00", "@ Nov 24 10:00") is read as
+    -S / -T read it (pmParseHighResTimeWindow, pcp._libpcp.timewindow) against the span
+    of the archives, first_ns to last_ns, with dates in `timezone` (the archive label's
+    TZ, the zone the pandas indexes are in); other forms go to to_ns."""
+    lo, hi = to_ns(None if is_pcp_time(start) else start, NS_MIN), \
+        to_ns(None if is_pcp_time(end) else end, NS_MAX)
+    if is_pcp_time(start) or is_pcp_time(end):
+        from pcp._libpcp import timewindow, zones
+        bounds = [divmod(first_ns, 1000000000), divmod(last_ns, 1000000000)]
+        try:
+            with zones.using(timezone or "UTC"):
+                _, first, last, _, _ = timewindow.parse_window(
+                    start if is_pcp_time(start) else None,
+                    end if is_pcp_time(end) else None, None, None, bounds[0], bounds[1])
+        except timewindow.TimeError as err:
+            raise ValueError("invalid time window.\n%s" % err.message) from None
+        if is_pcp_time(start):
+            lo = stamp_ns(first)
+        if is_pcp_time(end):
+            hi = stamp_ns(last)
+    return lo, hi
 
 
 def stamp_ns(stamp: Tuple[int, int]) -> int:

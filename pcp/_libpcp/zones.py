@@ -4,10 +4,11 @@ converted in the current zone by setting TZ for the conversion and restoring it 
 as libpcp does, under one lock because TZ is process-wide."""
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from typing import Callable, List, Optional, TypeVar
+from typing import Callable, Iterator, List, Optional, TypeVar
 
 from pcp._core.structs import tm
 
@@ -29,6 +30,30 @@ def new_zone(tz: str) -> int:
         _zones.append(tz)
         _current = len(_zones) - 1
         return _current
+
+
+def reset() -> None:
+    """No current zone (times in the local one again, the handles given out still
+    valid): for a process that runs several tools one after the other, each starting as
+    a fresh libpcp would."""
+    global _current
+    with _lock:
+        _current = -1
+
+
+@contextlib.contextmanager
+def using(tz: str) -> Iterator[int]:
+    """A zone current for the time of a `with` block (pmNewZone, then the previous
+    current zone back): for reading times in an archive's zone."""
+    global _current
+    with _lock:
+        saved = _current
+    handle = new_zone(tz)
+    try:
+        yield handle
+    finally:
+        with _lock:
+            _current = saved
 
 
 def use_zone(handle: int) -> int:

@@ -1,20 +1,21 @@
 """The pcp-native command line: `python -m pcp` or the `pcp-native` console script.
 
-    python -m pcp info  [-a ARCHIVE | -h HOST] [-dfmtTl] [NAME ...]     like pminfo
-    python -m pcp dump  [-a ARCHIVE] [-dilLm] [-z] [NAME ...]           like pmdumplog
-    python -m pcp export [-a ARCHIVE] [-o FILE.csv|FILE.parquet] [NAME ...]  to a table
-    python -m pcp fetch [-h HOST | -a ARCHIVE] [-t SEC] [-s N] METRIC ... like pmval
+    python -m pcp info   [-a ARCHIVE | -h HOST] [-dfmtTlO...] [NAME ...]     like pminfo
+    python -m pcp dump   [-adehilLmMrstx] [-S/-T/-Z/-z] [ARCHIVE [NAME ...]] like pmdumplog
+    python -m pcp export [-a ARCHIVE] [-S/-T/-Z/-z] [-o FILE] [NAME ...]      to a table
+    python -m pcp fetch  [-h HOST | -a ARCHIVE] [-t SEC] [-s N] [-S/-T/-O...] METRIC ... like pmval
+
+Each command reads its options with libpcp's rules (pcp/cli/_options.py).
 
 Without -a or -h, info, dump and export read the small archive bundled with the package
 (pcp/data/demo.*), so they run without a pmcd; fetch samples the local pmcd.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import List, Optional
 
-from pcp.cli import _common
+from pcp.cli import _common, _options
 
 COMMANDS = ("info", "dump", "export", "fetch")
 
@@ -33,30 +34,46 @@ def _version_text() -> str:
                                                      pmapi.__file__)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m pcp", add_help=False,
-        description="pcp-native tools: PCP archives and pmcds without libpcp.",
-        epilog="Without -a/-h, info, dump and export read the bundled demo archive (%s); "
-        "fetch samples the local pmcd."
-        % _common.DEMO_ARCHIVE)
-    parser.add_argument("--help", "-?", action="help", help="show this help and exit")
-    parser.add_argument("--version", "-V", action="version", version=_version_text(),
-                        help="say which implementation and version this is, and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        _module(name).add_parser(sub)
-    return parser
+USAGE = """Usage: python -m pcp COMMAND [options] [operands]
+
+pcp-native tools: PCP archives and pmcds without libpcp. Each command takes the
+options of the PCP tool it mirrors, read by libpcp's rules (pmGetOptions):
+
+  info    metric names, descriptors, help text and values   (pminfo)
+  dump    an archive's label, metadata and records           (pmdumplog)
+  fetch   sample metrics at an interval, counters as rates   (pmval)
+  export  an archive's values as a CSV or Parquet table      (pmrep's options)
+
+  python -m pcp COMMAND -?      that command's options
+  python -m pcp --version       which implementation this is
+
+Without -a/-h, info, dump and export read the bundled demo archive (%s);
+fetch samples the local pmcd.
+"""
+
+
+def usage_text() -> str:
+    return USAGE % _common.DEMO_ARCHIVE
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
+    """Run one command line (sys.argv[1:] by default); returns the exit status."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words or words[0] in ("--help", "-?", "help"):
+        sys.stdout.write(usage_text())
+        return 0 if words else 2
+    if words[0] in ("--version", "-V"):
+        sys.stdout.write(_version_text() + "\n")
+        return 0
+    command = words[0]
+    if command not in COMMANDS:
+        sys.stderr.write("pcp: unknown command %r\n" % command)
+        sys.stderr.write(usage_text())
         return 2
     try:
-        return _module(args.command).run(args)
+        return _module(command).main(words[1:])
+    except _options.UsageExit as e:
+        return e.status
     except _common.CliError as e:
         return _common.fail(str(e))
     except BrokenPipeError:
@@ -69,3 +86,5 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 141
     except KeyboardInterrupt:
         return 130
+    finally:
+        _options.reset()

@@ -12,7 +12,6 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
-from pcp._libpcp import timewindow
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
@@ -52,7 +51,7 @@ class Source:
             what = "archive" if self.is_archive else "host"
             raise CliError("Cannot connect to %s \"%s\": %s" % (what, self.name, pmErrStr(e.code)))
         self._descs: Dict[int, Any] = {}
-        self._names: Dict[int, str] = {}
+        self._names: Dict[int, Optional[str]] = {}
         self._inames: Dict[Tuple[int, int], Optional[str]] = {}
 
     def close(self) -> None:
@@ -73,16 +72,16 @@ class Source:
                 self._descs[p] = d.contents
         return [self._descs[p] for p in pmids]
 
-    def all_names(self, pmid: int) -> str:
-        """Every name of a metric joined with " or ", as pmdumplog prints them."""
-        text = self._names.get(pmid)
-        if text is None:
+    def all_names(self, pmid: int, missing: str = "<nonames>") -> str:
+        """Every name of a metric joined with " or ", as pmdumplog prints them
+        (__pmPrintMetricNames), or `missing` for a metric with none."""
+        if pmid not in self._names:
             try:
-                text = " or ".join(self.ctx.pmNameAll(pmid))
+                self._names[pmid] = " or ".join(self.ctx.pmNameAll(pmid))
             except pmErr:
-                text = "<noname>"
-            self._names[pmid] = text
-        return text
+                self._names[pmid] = None
+        text = self._names[pmid]
+        return missing if text is None else text
 
     def inst_name(self, indom: int, inst: int) -> Optional[str]:
         key = (indom, inst)
@@ -121,9 +120,10 @@ class Source:
 
 # ---- text ----------------------------------------------------------------------------
 
-def desc_lines(ctx: Any, desc: Any, pminfo: bool = False) -> List[str]:
+def desc_lines(ctx: Any, desc: Any, pminfo: bool = False, fulliid: bool = False) -> List[str]:
     """pmPrintDesc's two lines (pmdumplog), or pminfo's own version of them, which
-    prints both lines for a metric that is not supported."""
+    prints both lines for a metric that is not supported (and with -I the instance
+    domain in decimal too)."""
     if desc.type == c_api.PM_TYPE_NOSUPPORT and not pminfo:
         return ["    Data Type: Not Supported"]
     tname = TYPE_TEXT.get(desc.type, "Not Supported" if desc.type == c_api.PM_TYPE_NOSUPPORT else "???")
@@ -133,7 +133,7 @@ def desc_lines(ctx: Any, desc: Any, pminfo: bool = False) -> List[str]:
     indom = desc.indom
     indom_text = "PM_INDOM_NULL" if indom == c_api.PM_INDOM_NULL else "%d.%d" % (
         (indom >> 22) & 0x1FF, indom & 0x3FFFFF)
-    line += "  InDom: %s 0x%x" % (indom_text, indom)
+    line += "  InDom: %s%s 0x%x" % (indom_text, " = %u =" % indom if fulliid else "", indom)
     sem = {1: "counter", 3: "instant", 4: "discrete"}.get(desc.sem, "???")
     line2 = "    Semantics: %s" % sem
     if sem == "???":
@@ -233,65 +233,6 @@ class Clock:
 def _day(tm: time.struct_time) -> str:
     """"Mon Jan  1": asctime's weekday, month and space-padded day of the month."""
     return "%s %2d" % (time.strftime("%a %b", tm), tm.tm_mday)
-
-
-def add_zone_options(p: Any) -> None:
-    tz = p.add_mutually_exclusive_group()
-    tz.add_argument("-z", "--hostzone", action="store_true",
-                    help="times in the time zone of the metrics' source host")
-    tz.add_argument("-Z", "--timezone", metavar="TZ", help="times in this time zone")
-
-
-def zone_clock(src: "Source", args: Any, write: Any) -> Clock:
-    """The Clock for -z / -Z, with the note PCP's tools print about it (archives only)."""
-    if args.timezone:
-        if src.is_archive:
-            write('Note: timezone set to "TZ=%s"\n\n' % args.timezone)
-        return Clock(args.timezone)
-    if args.hostzone:
-        if src.is_archive:
-            label = src.ctx.pmGetArchiveLabel()
-            write('Note: timezone set to local timezone of host "%s" from archive\n\n'
-                  % label.get_hostname())
-            return Clock(label.get_timezone())
-        return Clock(_pmcd_timezone(src) or None)
-    return Clock(None)
-
-
-def _pmcd_timezone(src: "Source") -> str:
-    try:
-        pmid = src.ctx.pmLookupName(["pmcd.timezone"])[0]
-        arrays = src.ctx.pmFetch([pmid]).contents.as_arrays()
-        if arrays.numval[0] > 0:
-            return string_at(arrays, int(arrays.first[0]))
-    except pmErr:
-        pass
-    return ""
-
-
-def add_window_options(p: Any) -> None:
-    """pmdumplog's -S / -T: a time window in libpcp's forms."""
-    p.add_argument("-S", "--start", metavar="TIME",
-                   help="from this time (PCP's forms: +offset, @ctime, a date)")
-    p.add_argument("-T", "--finish", metavar="TIME",
-                   help="up to this time (-offset from the end, @ctime, a date)")
-
-
-def time_window(ctx: Any, start: Optional[str], finish: Optional[str]
-                ) -> Optional[Tuple[Tuple[int, int], Tuple[int, int]]]:
-    """-S / -T resolved against an archive context as libpcp resolves them (times are
-    read in the zone -z / -Z set): ((sec, nsec), (sec, nsec)), or None without them."""
-    if start is None and finish is None:
-        return None
-    label = ctx.pmGetHighResArchiveLabel()
-    end = ctx.pmGetHighResArchiveEnd()
-    try:
-        _, first, last, _, _ = timewindow.parse_window(
-            start, finish, None, None, (int(label.start.tv_sec), int(label.start.tv_nsec)),
-            (int(end.tv_sec), int(end.tv_nsec)))
-    except timewindow.TimeError as err:
-        raise CliError("invalid time window.\n%s" % err.message)
-    return first, last
 
 
 def fail(message: str) -> int:

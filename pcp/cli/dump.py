@@ -4,46 +4,102 @@ from __future__ import annotations
 import os
 import re
 import sys
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
+from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._core.errors import pmErr, pmErrStr
-from pcp.cli import _common
-from pcp.cli._common import CliError, Source
+from pcp._core.longdouble import ld_timestamp_sub
+from pcp._libpcp import options as _libopts
+from pcp._libpcp.getopt import LongOption
+from pcp.cli import _common, _options
+from pcp.cli._common import CliError, Clock, Source
+
+STANDARD = _options.STANDARD
 
 if TYPE_CHECKING:
     from pcp._archive.context import ArchiveContext
 
 _EVENT_FLAGS = ((1, "point"), (2, "start"), (4, "end"), (8, "id"), (16, "parent"))
 
-HELP = "an archive's label, descriptors, instance domains and records (like pmdumplog)"
+_LABEL_ORDER = (c_api.PM_LABEL_CONTEXT, c_api.PM_LABEL_DOMAIN, c_api.PM_LABEL_CLUSTER,
+                c_api.PM_LABEL_ITEM, c_api.PM_LABEL_INDOM, c_api.PM_LABEL_INSTANCES)
+_LABEL_TYPE = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain",
+               c_api.PM_LABEL_INDOM: "indom", c_api.PM_LABEL_CLUSTER: "cluster",
+               c_api.PM_LABEL_ITEM: "pmid", c_api.PM_LABEL_INSTANCES: "instances"}
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("dump", help=HELP, add_help=False,
-                       description=HELP + ". With no section option the records (-m) are "
-                       "dumped; NAMEs restrict them to some metrics. Without -a the bundled "
-                       "archive is read.")
-    p.add_argument("--help", "-?", action="help", help="show this help and exit")
-    p.add_argument("-a", "--archive", metavar="ARCHIVE",
-                   help="the archive (default: the bundled demo archive)")
-    p.add_argument("--all", action="store_true", help="everything: -dilLmst")
-    p.add_argument("-d", "--desc", action="store_true", help="metric descriptors")
-    p.add_argument("-i", "--indoms", action="store_true", help="instance domains")
-    p.add_argument("-l", "--label", action="store_true", help="the archive label")
-    p.add_argument("-L", "--long-label", action="store_true", help="the label, verbosely")
-    p.add_argument("-m", "--metrics", action="store_true", help="the records' values")
-    p.add_argument("-s", "--sizes", action="store_true", help="record sizes in bytes")
-    p.add_argument("-t", "--index", action="store_true", help="the temporal index")
-    p.add_argument("-h", "--helptext", action="store_true", help="the help texts")
-    p.add_argument("-r", "--reverse", action="store_true", help="records last to first")
-    p.add_argument("-n", "--records", type=int, metavar="N", help="at most N records")
-    _common.add_window_options(p)
-    _common.add_zone_options(p)
-    p.add_argument("names", nargs="*", metavar="NAME")
+
+TOOL = _options.Tool(
+    "dump", "aD:dehIilLmMn:rS:sT:tv:xZ:z?", [
+        _options.header("Options"),
+        STANDARD["Debug"],
+        _options.own("all", "a", "dump everything"),
+        _options.own("descs", "d", "dump metric descriptions"),
+        _options.own("labelsets", "e", "dump all metric label metadata"),
+        _options.own("helptext", "h", "dump all metric help text"),
+        _options.own("on-disk-insts", "I", "dump on-disk instance domain descriptions"),
+        _options.own("insts", "i", "dump instance domain descriptions"),
+        _options.own("", "L", "more verbose form of archive label dump"),
+        _options.own("label", "l", "dump the archive label"),
+        _options.own("markrecs", "M", "report <mark> records"),
+        _options.own("metrics", "m", "dump values of the metrics (default)"),
+        STANDARD["Namespace"],
+        _options.own("reverse", "r", "process archive in reverse chronological order"),
+        STANDARD["Start"],
+        _options.own("sizes", "s", "report size of data records in archive"),
+        STANDARD["Finish"],
+        _options.own("", "t", "dump the temporal index"),
+        _options.own("", "v", "verbose hex dump of a physical file in raw format", "FILE"),
+        _options.own("", "x", "include date, usec (-xx) and Epoch (-xxx) in reported "
+                     "timestamps"),
+        STANDARD["TimeZone"],
+        STANDARD["HostZone"],
+        STANDARD["Version"],
+        STANDARD["Help"],
+        _options.header("pcp-native options"),
+        LongOption("archive", 1, "", "FILE", "the archive (default: the first operand, "
+                   "else the bundled demo archive)"),
+        _options.own("records", "", "dump at most N records", "N"),
+    ],
+    "[options] [archive [metricname ...]]", overrides="ahLst",
+    flags=c_api.PM_OPTFLAG_STDOUT_TZ | c_api.PM_OPTFLAG_BOUNDARIES)
+
+
+def main(argv: List[str], out: Any = None) -> int:
+    """`pcp dump ARGS`: pmdumplog's command line."""
+    parsed = _options.parse(TOOL, argv)
+    opts = parsed.opts
+    names = parsed.operands
+    raw = parsed.value("v")
+    if raw is not None:
+        if opts.errors or opts.flags & c_api.PM_OPTFLAG_EXIT or names:
+            _options.usage(opts)
+            raise _options.UsageExit(0 if opts.flags & c_api.PM_OPTFLAG_EXIT else 1)
+        return raw_dump(raw, out or sys.stdout)
+    if not opts.archives and names and (opts.errors or _looks_like_archive(names[0])
+                                        or not _looks_like_metric(names[0])):
+        # pmdumplog's form: the archive first, then metric names
+        _libopts.add_archive(opts, names[0])
+        names = names[1:]
+    _options.finish(parsed, "archive")
+    records = parsed.value("records")
+    if records is not None and not records.isdigit():
+        _options.usage_error(parsed, "--records needs a number of records")
+    args = SimpleNamespace(
+        parsed=parsed, names=names, all=parsed.flag("all"), desc=parsed.flag("descs"),
+        labelsets=parsed.flag("labelsets"), helptext=parsed.flag("helptext"),
+        indoms=parsed.flag("insts"), disk_indoms=parsed.flag("on-disk-insts"),
+        long_label=parsed.flag("L"),
+        label=parsed.flag("label") or parsed.flag("L"), marks=parsed.flag("markrecs"),
+        metrics=parsed.flag("metrics"), reverse=parsed.flag("reverse"),
+        sizes=parsed.flag("sizes"), index=parsed.flag("t"), xflag=parsed.count("x"),
+        records=None if records is None else int(records))
+    return run(args, out)
 
 
 def _looks_like_archive(name: str) -> bool:
@@ -57,12 +113,51 @@ def _looks_like_archive(name: str) -> bool:
                                                              ".zst"))
 
 
+def raw_dump(path: str, out: Any) -> int:
+    """pmdumplog -v FILE: every record of a physical file (compressed or not: the bytes
+    as they are) in hex, 32 bytes a line, with its length and offset; the trailer must
+    repeat the length."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CliError('Cannot open "%s": %s' % (path, e.strerror))
+    w = out.write
+    w('Raw dump of physical archive file "%s" ...\n' % path)
+    pos = 0
+    while len(data) - pos >= 4:
+        length = wrap_int32(int.from_bytes(data[pos:pos + 4], "big"))
+        w("Dump ... record len: %d @ offset: %d" % (length, pos))
+        pos += 4
+        body = data[pos:pos + max(length - 8, 0)]
+        pos += len(body)
+        for i in range(0, len(body), 32):
+            w("\n" + "".join(" " + body[j:j + 4].hex() for j in range(i, min(i + 32, len(body)), 4)))
+        if len(body) < length - 8:
+            w("Unexpected EOF\n")
+        w("\n")
+        if len(data) - pos < 4:
+            if pos == len(data):
+                w("Unexpected EOF\n")
+            break
+        check = wrap_int32(int.from_bytes(data[pos:pos + 4], "big"))
+        pos += 4
+        if check != length:
+            w("Trailer botch: %d != %d\n" % (check, length))
+            break
+    return 0
+
+
+def _looks_like_metric(name: str) -> bool:
+    """A PMNS name (or prefix): dotted words, as a metric name operand would be."""
+    return re.match(r"^[A-Za-z][\w.-]*$", name) is not None and not os.path.exists(name)
+
+
 def run(args: Any, out: Any = None) -> int:
+    """Dump the archive parsed.opts names as pmdumplog does."""
     out = out or sys.stdout
-    if args.archive is None and args.names and _looks_like_archive(args.names[0]):
-        # pmdumplog's form: the archive first, then metric names
-        args.archive, args.names = args.names[0], args.names[1:]
-    src = Source(args.archive, None, default="archive")
+    archive, _ = _options.source(args.parsed.opts)
+    src = Source(archive, None, default="archive")
     try:
         return _Dump(src, args, out).run()
     finally:
@@ -80,17 +175,32 @@ class _Dump:
         self.label = label
         self.version = label.magic & 0xFF
         self.digits = 9 if self.version >= 3 else 6
-        self.clock = _common.zone_clock(src, args, self.w)
+        self.opts = args.parsed.opts
+        self.clock = Clock(_options.context_options(TOOL, args.parsed, self.ctx, True))
+        self.start = (int(label.start.tv_sec), int(label.start.tv_nsec))
+        self.xflag = args.xflag
 
     def stamp(self, sec: int, nsec: int) -> str:
-        return self.clock.hms(sec, nsec, self.digits)
+        """pmdumplog's dump_pmTimestamp: HH:MM:SS and the fraction; with -x the date
+        around it, -xx the offset from the archive's start, -xxx the epoch seconds."""
+        text = self.clock.hms(sec, nsec, self.digits)
+        x = self.xflag
+        if not x:
+            return text
+        ctime = self.clock.ctime(sec)           # "Sat Nov 21 06:14:48 2026"
+        text = "%s %s %4.4s" % (ctime[:10], text, ctime[20:])
+        if x >= 2:
+            text += " (%.*f)" % (self.digits, ld_timestamp_sub((sec, nsec), self.start))
+        if x >= 3:
+            text += " %d" % (sec & 0xFFFFFFFFFFFFFFFF)
+        return text
 
     def run(self) -> int:
         a = self.args
         if a.all:
             a.desc = a.indoms = a.label = a.long_label = a.metrics = a.index = a.sizes = True
         if not (a.desc or a.indoms or a.label or a.long_label or a.metrics or a.index
-                or a.helptext):
+                or a.helptext or a.labelsets or a.disk_indoms):
             a.metrics = True
         pmids: List[int] = []
         if a.names:
@@ -99,8 +209,12 @@ class _Dump:
             self.dump_label(a.long_label)
         if a.desc:
             self.dump_descs()
+        if a.labelsets:
+            self.dump_labelsets()
         if a.helptext:
             self.dump_help()
+        if a.disk_indoms:
+            self.dump_disk_indoms()
         if a.indoms:
             self.dump_indoms()
         if a.index:
@@ -124,6 +238,19 @@ class _Dump:
 
     # ---- sections --------------------------------------------------------------------
 
+    def _timeval(self, sec: int, nsec: int) -> str:
+        """pmdumplog's dump_timeval (an event record's time stamp): microseconds, -x's
+        date and -xx's offset (no epoch)."""
+        text = self.clock.hms(sec, nsec, 6)
+        if not self.xflag:
+            return text
+        ctime = self.clock.ctime(sec)
+        text = "%s %s %4.4s" % (ctime[:10], text, ctime[20:])
+        if self.xflag >= 2:
+            start = (self.start[0], self.start[1] // 1000 * 1000)
+            text += " (%.6f)" % ld_timestamp_sub((sec, nsec // 1000 * 1000), start)
+        return text
+
     def dump_label(self, verbose: bool) -> None:
         label = self.label
         w = self.w
@@ -131,8 +258,9 @@ class _Dump:
         w("Performance metrics from host %s\n" % label.get_hostname())
         start = (label.start.tv_sec, label.start.tv_nsec)
         end = self.ctx.pmGetHighResArchiveEnd()
-        w("    commencing %s\n" % self.clock.stamp(start[0], start[1], self.digits))
-        w("    ending     %s\n" % self.clock.stamp(end.tv_sec, end.tv_nsec, self.digits))
+        for what, (sec, nsec) in (("commencing", start), ("ending    ", (end.tv_sec, end.tv_nsec))):
+            w("    %s %s%s\n" % (what, self.clock.stamp(sec, nsec, self.digits),
+                               " %d" % sec if self.xflag >= 3 else ""))
         if verbose:
             if label.get_timezone():
                 w("Archive timezone: %s\n" % label.get_timezone())
@@ -147,9 +275,58 @@ class _Dump:
         self.w("\nDescriptions for Metrics in the Log ...\n")
         for pmid in hash_order(self.host.meta.descs):
             desc = self.src.desc(pmid)
-            self.w("PMID: %s (%s)\n" % (_common.pmid_text(pmid), self.src.all_names(pmid)))
+            self.w("PMID: %s (%s)\n" % (_common.pmid_text(pmid),
+                                         self.src.all_names(pmid, "<noname>")))
             for line in _common.desc_lines(self.ctx, desc):
                 self.w(line + "\n")
+
+    def dump_labelsets(self) -> None:
+        """pmdumplog -e: the label records by time, then by type (context, domain,
+        cluster, item, indom, instances), then by identifier, as pmPrintLabelSets
+        prints each set with its labels' offsets."""
+        w = self.w
+        w("\nMetric Labels in the Log ...\n")
+        records = self.host.meta.label_records()
+        stamps = sorted({rec.stamp for chain in records.values() for rec in chain})
+        for stamp in stamps:
+            w(self.stamp(*stamp) + "\n")
+            for ltype in _LABEL_ORDER:
+                idents = sorted((ident & 0xFFFFFFFF for kind, ident in records if kind == ltype))
+                for ident in idents:
+                    chain = records.get((ltype, ident)) or records.get((ltype, wrap_int32(ident)))
+                    for rec in chain or ():
+                        if rec.stamp == stamp:
+                            self._labelsets(ident, ltype, rec.sets)
+
+    def _labelsets(self, ident: int, ltype: int, sets: Any) -> None:
+        """pmPrintLabelSets."""
+        w = self.w
+        if ltype == c_api.PM_LABEL_DOMAIN:
+            what = "Domain %u" % ident
+        elif ltype in (c_api.PM_LABEL_INDOM, c_api.PM_LABEL_INSTANCES):
+            what = "InDom %s" % _common.indom_text(ident)
+        elif ltype == c_api.PM_LABEL_CLUSTER:
+            what = "Cluster %s" % _common.pmid_text(ident).rsplit(".", 1)[0]
+        elif ltype == c_api.PM_LABEL_ITEM:
+            what = "PMID %s" % _common.pmid_text(ident)
+        else:
+            what = "Context"
+        for lset in sets:
+            json = lset.json.split(b"\0", 1)[0].decode("utf-8", "replace")
+            if ltype & c_api.PM_LABEL_INSTANCES:
+                w("    %s[%u] labels (%u bytes): %s\n" % (what, lset.inst & 0xFFFFFFFF,
+                                                       len(lset.json), json))
+            else:
+                w("    %s labels (%u bytes): %s\n" % (what, len(lset.json), json))
+            for i, (name, namelen, flags, value, valuelen) in enumerate(lset.labels):
+                text = _LABEL_TYPE.get(flags & ~(PM_LABEL_COMPOUND | c_api.PM_LABEL_OPTIONAL),
+                                       "?")
+                if flags & PM_LABEL_COMPOUND:
+                    text += ",compound"
+                if flags & c_api.PM_LABEL_OPTIONAL:
+                    text += ",optional"
+                w("        [%d] name(%d,%d) : value(%d,%d) [%s]\n" % (i, name, namelen, value,
+                                                                    valuelen, text))
 
     def dump_help(self) -> None:
         """pmdumplog -h: PMIDs then InDoms, by identifier, the one-line text first."""
@@ -167,6 +344,21 @@ class _Dump:
                 if ident in full:
                     w("%s\n%s\n" % (head, full[ident].decode("utf-8", "replace")))
 
+    def dump_disk_indoms(self) -> None:
+        """pmdumplog -I: the instance-domain records as written (deltas as deltas)."""
+        w = self.w
+        w("\nInstance Domains on-disk ...\n")
+        for stamp, indom, delta, insts, names in self.host.archives[0].disk_indoms():
+            w("%s InDom: %s%s %d instances\n" % (self.stamp(*stamp), _common.indom_text(indom),
+                                                 " delta" if delta else "", len(insts)))
+            for inst, name in zip(insts, names):
+                text = None if name is None else name.split(b"\0", 1)[0].decode("utf-8",
+                                                                                 "replace")
+                if delta:
+                    w("   del %d\n" % inst if text is None else '   add %d or "%s"\n' % (inst, text))
+                else:
+                    w('   %d or "%s"\n' % (inst, text))
+
     def dump_indoms(self) -> None:
         self.w("\nInstance Domains in the Log ...\n")
         indoms = self.host.meta.all_indoms()
@@ -182,6 +374,7 @@ class _Dump:
     def dump_index(self) -> None:
         w = self.w
         w("\nTemporal Index\n")
+        w("\t\t" * ((self.xflag > 0) + (self.xflag >= 2)))
         w("\t\t" + ("\t" if self.version >= 3 else "") + "Log Vol    end(meta)     end(log)\n")
         for arch in self.host.archives:
             for entry in arch.index:
@@ -192,7 +385,10 @@ class _Dump:
 
     def dump_records(self, pmids: List[int]) -> int:
         ctx = self.ctx
-        window = _common.time_window(ctx, self.args.start, self.args.finish)
+        opts = self.opts
+        window = None
+        if opts.start_optarg is not None or opts.finish_optarg is not None:
+            window = (opts.start, opts.finish)
         if self.args.reverse:
             at = ctx.pmGetHighResArchiveEnd() if window is None else pmapi.timespec(*window[1])
             ctx.pmSetModeHighRes(c_api.PM_MODE_BACK, at, None)
@@ -211,7 +407,7 @@ class _Dump:
                 raise CliError("pmFetch: %s" % pmErrStr(e.code))
             arrays = result.as_arrays()
             sets = list(range(len(arrays.pmid)))
-            if wanted:
+            if wanted and not (self.args.marks and len(arrays.pmid) == 0):
                 picked = [i for i in sets if int(arrays.pmid[i]) in wanted]
                 if not picked:
                     continue        # pmdumplog skips records (<mark>s too) without them
@@ -316,7 +512,7 @@ class _Dump:
         for n, r in enumerate(results):
             f = r._r
             w("        --- event record [%d] timestamp %s" % (
-                n, self.clock.hms(f.sec, f.nsec, 9 if highres else 6)))
+                n, self.clock.hms(f.sec, f.nsec, 9) if highres else self._timeval(f.sec, f.nsec)))
             if r.numpmid == 0:
                 w(" ---\n\t          No parameters\n")
                 continue

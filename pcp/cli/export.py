@@ -1,5 +1,6 @@
 """`export`: an archive's values as a table, in CSV (standard library) or Parquet
-(pyarrow). The values are read by the columns reader (pcp.bulk.read_archive): each
+(pyarrow), with pmrep's options: -o the target, -F the file, counters as rates unless -r,
+the -S/-T window in libpcp's forms, the records as logged (pmrep -u). The values are read by the columns reader (pcp.bulk.read_archive): each
 metric's time x instance matrix, scattered in C without a Python object per value.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
@@ -11,6 +12,7 @@ import csv
 import datetime
 import os
 import sys
+from types import SimpleNamespace
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -22,55 +24,104 @@ from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
 from pcp._libpcp import anon as _anon
-from pcp.cli import _common
+from pcp._core.errors import pmGetProgname, pmprintf
+from pcp.cli import _options
 from pcp.cli._common import CliError, Source
 
-HELP = "an archive's values as a CSV or Parquet table"
+STANDARD = _options.STANDARD
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("export", help=HELP, add_help=False,
-                       description=HELP + ". NAMEs are PMNS prefixes (default: every numeric "
-                       "or string metric). Without -a the bundled archive is read.")
-    p.add_argument("--help", "-?", action="help", help="show this help and exit")
-    p.add_argument("-a", "--archive", metavar="ARCHIVE",
-                   help="the archive (default: the bundled demo archive)")
-    p.add_argument("-o", "--output", metavar="FILE", default="-",
-                   help="output file; its suffix (.csv, .parquet, .pq) picks the format "
-                   "(default: CSV on stdout)")
-    p.add_argument("-F", "--format", choices=("csv", "parquet"), help="output format")
-    p.add_argument("--layout", choices=("wide", "long"), default="wide",
-                   help="one row per record (wide, default) or per value (long)")
-    p.add_argument("-r", "--rates", action="store_true",
-                   help="counters as per-second rates between consecutive records")
-    p.add_argument("--errors", choices=("raise", "skip", "stop"), default="raise",
-                   help="at a damaged record: fail with its error (raise, default), go on "
-                   "where libpcp's reader would (skip), or end that volume there (stop)")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar (default: when stderr is a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false",
-                     help="never show a progress bar")
-    _common.add_window_options(p)
-    p.add_argument("names", nargs="*", metavar="NAME")
+
+TOOL = _options.Tool(
+    "export", "A:a:D:F:h:n:O:o:rS:T:t:uVZ:z?", [
+        _options.header("General options"),
+        STANDARD["Archive"], STANDARD["Host"],
+        _options.own("output", "o", "output target: csv (default), parquet, or a file whose "
+                     "suffix (.csv, .parquet, .pq) names both", "OUTPUT"),
+        _options.own("output-file", "F", "output file (default: stdout)", "OUTFILE"),
+        STANDARD["Debug"], STANDARD["Namespace"], STANDARD["Version"], STANDARD["Help"],
+        _options.header("Reporting options"),
+        STANDARD["Align"], STANDARD["Start"], STANDARD["Finish"], STANDARD["Origin"],
+        STANDARD["Interval"], STANDARD["TimeZone"], STANDARD["HostZone"],
+        _options.own("raw", "r", "output raw counter values (no rate conversion)"),
+        _options.own("no-interpol", "u", "disable interpolation mode with archives "
+                     "(always: the records as logged)"),
+        _options.header("pcp-native options"),
+        _options.own("layout", "", "one row per record (wide, default) or per value (long)",
+                     "LAYOUT"),
+        _options.own("errors", "", "at a damaged record: fail (raise, default), read on "
+                     "where libpcp's reader would (skip), or end that volume there (stop)",
+                     "RULE"),
+        _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
+        _options.own("no-progress", "", "never show a progress bar"),
+    ],
+    "[option...] [metricspec ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
+
+_CHOICES = {"layout": ("wide", "long"), "errors": ("raise", "skip", "stop")}
+TARGETS = ("csv", "parquet")
+
+
+def main(argv: List[str], out: Any = None) -> int:
+    """`pcp export ARGS`: an archive's records to a table, with pmrep's options (-o
+    target, -F file, -r raw counters, -S/-T window in libpcp's forms)."""
+    parsed = _options.parse(TOOL, argv)
+    for key, choices in _CHOICES.items():
+        value = parsed.value(key)
+        if value is not None and value not in choices:
+            pmprintf("%s: --%s must be one of %s, not %r\n" % (pmGetProgname(), key,
+                                                              ", ".join(choices), value))
+            parsed.opts.errors += 1
+    _options.finish(parsed, "archive")
+    opts = parsed.opts
+    if opts.hosts:
+        raise CliError("export reads archives: -h is not for it")
+    for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg),
+                          ("-t", opts.interval != (0, 0) or None)):
+        if given is not None:
+            raise CliError("export writes the records as they were logged (pmrep -u): %s "
+                           "(an interpolated report's option) is not for it" % letter)
+    target, output = _target(parsed.value("output"), parsed.value("output-file"))
+    progress: Optional[bool] = None
+    if parsed.flag("progress") or parsed.flag("no-progress"):
+        # the last of the two given wins
+        progress = argv.index("--progress") > argv.index("--no-progress") \
+            if parsed.flag("progress") and parsed.flag("no-progress") else parsed.flag("progress")
+    archive, _ = _options.source(opts)
+    args = SimpleNamespace(
+        parsed=parsed, archive=archive, names=parsed.operands, output=output, format=target,
+        layout=parsed.value("layout", "wide"), rates=not parsed.flag("raw"),
+        errors=parsed.value("errors", "raise"), progress=progress)
+    return run(args, out)
+
+
+def _target(target: Optional[str], outfile: Optional[str]) -> Tuple[Optional[str], str]:
+    """(format, file) from pmrep's -o OUTPUT and -F OUTFILE; an -o that is no target
+    name is a file whose suffix names the format (pcp-native's shorthand: -o x.parquet)."""
+    if target is not None and target.lower() not in TARGETS:
+        if outfile is not None:
+            raise CliError("-o %s: the output target is one of %s (the file is -F)"
+                           % (target, ", ".join(TARGETS)))
+        return None, target
+    return (target.lower() if target else None), (outfile if outfile is not None else "-")
 
 
 SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def run(args: Any, out: Any = None) -> int:
+    """Write the table export's options ask for."""
     fmt = args.format
     if fmt is None and args.output != "-":
         suffix = os.path.splitext(args.output.lower())[1]
         fmt = SUFFIXES.get(suffix)
         if fmt is None:
             raise CliError("cannot tell the format of %s from its suffix %r: name it .csv, "
-                           ".parquet or .pq, or give -F csv|parquet"
+                           ".parquet or .pq, or give -o csv|parquet -F FILE"
                            % (args.output, suffix or "(none)"))
     fmt = fmt or "csv"
     if fmt == "parquet":
         if args.output == "-":
-            raise CliError("Parquet needs an output file (-o FILE.parquet)")
+            raise CliError("Parquet needs an output file (-F FILE, or -o FILE.parquet)")
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -82,7 +133,11 @@ def run(args: Any, out: Any = None) -> int:
             raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
     src = Source(args.archive, None, default="archive")
     try:
-        window = _common.time_window(src.ctx, args.start, args.finish)
+        _options.context_options(TOOL, args.parsed, src.ctx, True)
+        opts = args.parsed.opts
+        window = None
+        if opts.start_optarg is not None or opts.finish_optarg is not None:
+            window = (opts.start, opts.finish)
         table = collect(src, args.names, rates=args.rates, errors=args.errors,
                         progress=args.progress, window=window)
     finally:
@@ -95,6 +150,8 @@ def run(args: Any, out: Any = None) -> int:
         else:
             with open(args.output, "w", newline="") as f:
                 write_csv(table, f, args.layout)
+    except BrokenPipeError:
+        raise                       # a reader that stopped early (| head): quietly
     except OSError as e:
         raise CliError("cannot write %s: %s" % (args.output, e.strerror or e))
     return 0

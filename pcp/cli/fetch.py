@@ -10,61 +10,98 @@ import math
 import os
 import sys
 import time
+from types import SimpleNamespace
 from typing import Any, List, Optional, Tuple
 
 import cpmapi as c_api
 from pcp._bulk import typed as _typed
-from pcp._core import intervals
+from pcp._core.intervals import PM_MAX_TIME_T
 from pcp._core.errors import pmErr, pmErrStr
-from pcp.cli import _common
-from pcp.cli._common import CliError, Source
+from pcp import pmapi
+from pcp._core.errors import pmGetProgname, pmprintf
+from pcp._libpcp import options as _libopts
+from pcp.cli import _common, _options
+from pcp.cli._common import CliError, Clock, Source
+
+STANDARD = _options.STANDARD
 from pcp.sampler import Sampler
 
-HELP = "sample metrics at an interval, counters as rates (like pmval)"
 
 WIDTH = {0: 11, 1: 11, 2: 21, 3: 21, 4: 13, 5: 21, 6: 21, 7: 21, 8: 21}
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("fetch", help=HELP, add_help=False,
-                       description=HELP + ". Without -h/-a the local pmcd is sampled; with "
-                       "-a the archive's records are replayed as logged.")
-    p.add_argument("--help", "-?", action="help", help="show this help and exit")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-a", "--archive", metavar="ARCHIVE", help="replay this archive")
-    g.add_argument("-h", "--host", metavar="HOST", help="sample this pmcd (default local:)")
-    p.add_argument("-t", "--interval", metavar="INTERVAL", default="1",
-                   help="sampling interval, as pmval reads it: seconds, or with units (500msec, 2sec, 1min 30s)")
-    p.add_argument("-s", "--samples", type=int, metavar="N",
-                   help="stop after N samples (default: forever; all of an archive)")
-    p.add_argument("-r", "--raw", action="store_true", help="counters as raw values, not rates")
-    p.add_argument("-i", "--instances", metavar="NAMES",
-                   help="only these instances (comma separated)")
-    p.add_argument("-w", "--width", type=int, metavar="N", help="column width")
-    p.add_argument("-f", "--fixed", type=int, metavar="N",
-                   help="fixed point numbers with N decimals")
-    _common.add_zone_options(p)
-    p.add_argument("metrics", nargs="+", metavar="METRIC")
+TOOL = _options.Tool(
+    "fetch", _libopts.PMAPI_OPTIONS + "df:i:K:LrU:vw:x:X", [
+        _options.header("General options"),
+        STANDARD["Align"], STANDARD["Archive"], STANDARD["Debug"], STANDARD["GuiMode"],
+        STANDARD["Host"], STANDARD["Namespace"], STANDARD["Origin"], STANDARD["GuiPort"],
+        STANDARD["Start"], STANDARD["Samples"], STANDARD["Finish"], STANDARD["Interval"],
+        STANDARD["TimeZone"], STANDARD["HostZone"], STANDARD["Version"], STANDARD["Help"],
+        STANDARD["SpecLocal"], STANDARD["LocalPMDA"], STANDARD["Container"],
+        STANDARD["Derived"],
+        _options.header("Reporting options"),
+        _options.own("delay", "d", "delay, pause between updates for archive replay"),
+        _options.own("precision", "f", "fixed output format with N digits precision", "N"),
+        _options.own("instances", "i", "comma-separated metrics instance list", "INST"),
+        _options.own("raw", "r", "output raw counter values (no rate conversion)"),
+        _options.own("nointerp", "U", "non-interpolated fetching; ignores interval", "FILE"),
+        _options.own("verbose", "v", "increase diagnostic output"),
+        _options.own("width", "w", "set the width of each column of output", "N"),
+        _options.own("filter", "x", "store to the metric before fetching (filter)", "VALUE"),
+        _options.own("timestamp", "X", "include date and microseconds in reported timestamps"),
+    ],
+    "[options] metricname", watch="s",
+    flags=c_api.PM_OPTFLAG_BOUNDARIES | c_api.PM_OPTFLAG_STDOUT_TZ)
+
+# pmval options pcp-native does not do (yet), refused rather than ignored
+_NOT_DONE = (("delay", "-d"), ("filter", "-x"), ("timestamp", "-X"), ("verbose", "-v"),
+             ("spec-local", "-K"), ("container", "--container"), ("derived", "--derived"))
 
 
-def parse_interval(text: str) -> float:
-    """-t as pmval reads it: libpcp's interval grammar (pmParseInterval), so "2", "0.5",
-    "250msec", "1min", "1 hour 30 mins"; note that, as there, "ms" is minutes (a
-    trailing "s" is dropped before the unit is looked up)."""
-    try:
-        value = intervals.parse_interval(text)
-    except intervals.IntervalError as e:
-        raise CliError("bad interval:\n%s" % e.message.rstrip("\n"))
-    if value <= 0:
-        raise CliError("the interval must be positive")
+def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optional[int]:
+    """pmval's check of -f / -w: a whole number, at least `low`."""
+    text = parsed.value(key)
+    if text is None:
+        return None
+    value, whole = _libopts.strtol_int(text)
+    if not whole or value < low:
+        pmprintf("%s: -%s requires +ve numeric argument\n" % (pmGetProgname(), letter))
+        parsed.opts.errors += 1
     return value
 
 
+def main(argv: List[str], out: Any = None) -> int:
+    """`pcp fetch ARGS`: pmval's command line (several metrics make one table). An
+    archive (-a or -U) is replayed record by record, as pmval -U does."""
+    parsed = _options.parse(TOOL, argv)
+    opts = parsed.opts
+    for archive in parsed.given.get("nointerp", ()):
+        _libopts.add_archive(opts, archive or "")
+    fixed = _positive(parsed, "precision", "f", 0)
+    width = _positive(parsed, "width", "w", 1)
+    if not opts.errors and not parsed.operands:
+        _options.usage_error(parsed, "error - no metricname specified")
+    _options.finish(parsed, "host")
+    for key, what in _NOT_DONE:
+        if parsed.flag(key):
+            raise CliError("pmval's %s is not implemented by pcp-native" % what)
+    if opts.guiflag or opts.guiport_optarg is not None or opts.Lflag:
+        raise CliError("pmval's -g, -p and -L are not implemented by pcp-native")
+    instances: List[str] = []
+    for text in parsed.given.get("instances", ()):
+        instances.extend(n.strip() for n in (text or "").split(",") if n.strip())
+    archive, host = _options.source(opts)
+    args = SimpleNamespace(
+        parsed=parsed, archive=archive, host=host, metrics=parsed.operands,
+        raw=parsed.flag("raw"), instances=instances or None, width=width, fixed=fixed,
+        samples=opts.samples if parsed.flag("s") else None)
+    return run(args, out)
+
+
 def run(args: Any, out: Any = None) -> int:
+    """Sample the metrics and print pmval's report (or the table of several)."""
     out = out or sys.stdout
-    interval = parse_interval(args.interval)
-    if args.samples is not None and args.samples < 1:
-        raise CliError("-s needs a positive number of samples")
+    opts = args.parsed.opts
     src = Source(args.archive, args.host, default="host")
     try:
         try:
@@ -77,7 +114,15 @@ def run(args: Any, out: Any = None) -> int:
                           c_api.PM_TYPE_AGGREGATE, c_api.PM_TYPE_AGGREGATE_STATIC):
                 raise CliError("%s: event and aggregate metrics cannot be sampled "
                                "(use info -f or dump)" % name)
-        clock = _common.zone_clock(src, args, out.write)
+        clock = Clock(_options.context_options(TOOL, args.parsed, src.ctx, src.is_archive))
+        interval = opts.interval[0] + opts.interval[1] * 1e-9 if opts.interval != (0, 0) else 1.0
+        if src.is_archive:
+            # pmval -U: the records from the origin (-S / -O) on, up to -T
+            src.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, pmapi.timespec(*opts.origin), None)
+        elif args.samples is None and opts.finish_optarg is not None:
+            # pmval's count of fetches from now to -T (one more than whole intervals)
+            span = (opts.finish[0] - opts.origin[0]) + (opts.finish[1] - opts.origin[1]) * 1e-9
+            args.samples = max(int(span / interval), -1) + 1
         try:
             sampler = Sampler(src.ctx, args.metrics, interval=interval, capacity=2,
                               rates=not args.raw)
@@ -85,6 +130,8 @@ def run(args: Any, out: Any = None) -> int:
             raise CliError(str(e))
         report = (_Pmval if len(args.metrics) == 1 else _Table)(src, sampler, args, out, clock)
         report.header()
+        if args.samples == 0:
+            return 0                # pmval -s 0: the header alone
         try:
             sampler.run(on_sample=report.sample)
         except pmErr as e:
@@ -162,6 +209,15 @@ class _Report:
         self.clock = clock
         self.status = 0
         self.archive = src.is_archive
+        opts = args.parsed.opts
+        self.finish = opts.finish if self.archive else None
+
+    def past_finish(self, s: Sampler) -> bool:
+        """pmval stops at the first record after -T (the archive's end without it)."""
+        if self.finish is not None and s.last_stamp > self.finish:
+            s.stop()
+            return True
+        return False
 
     def stamp(self) -> str:
         """pmval's archive time stamp of the newest sample: HH:MM:SS.mmm."""
@@ -190,7 +246,7 @@ class _Pmval(_Report):
         self._style: Optional[int] = None
         self.only: Optional[List[str]] = None
         if self.args.instances:
-            self.only = [n.strip() for n in self.args.instances.split(",") if n.strip()]
+            self.only = list(self.args.instances)
             if self.desc.indom == c_api.PM_INDOM_NULL:
                 raise CliError("%s: singular metrics do not have instances" % self.buf.name)
         self._init_instances()
@@ -258,15 +314,17 @@ class _Pmval(_Report):
 
     def header(self) -> None:
         w = self.w
-        if not (self.args.hostzone or self.args.timezone):
+        opts = self.args.parsed.opts
+        if not (opts.tzflag or opts.timezone is not None):
             w("\n")
         w("metric:    %s\n" % self.buf.name)
         if self.archive:
             label = self.ctx.pmGetArchiveLabel()
             w("archive:   %s\n" % self.src.name)
             w("host:      %s\n" % label.get_hostname())
-            w("start:     %s\n" % self.clock.ctime(label.start.tv_sec))
-            w("end:       %s\n" % self.clock.ctime(self.ctx.pmGetArchiveEnd().tv_sec))
+            w("start:     %s\n" % self.clock.ctime(opts.origin[0]))
+            if opts.finish[0] != PM_MAX_TIME_T:
+                w("end:       %s\n" % self.clock.ctime(opts.finish[0]))
         else:
             w("host:      %s\n" % self.ctx.pmGetContextHostName())
         sem = {c_api.PM_SEM_COUNTER: "cumulative counter" + ("" if self.args.raw else
@@ -293,6 +351,8 @@ class _Pmval(_Report):
             self.s.stop()
 
     def sample(self, s: Sampler) -> None:
+        if self.past_finish(s):
+            return
         w = self.w
         i = s.last_index[0] if not s.gap else -1
         a = s.last
@@ -488,6 +548,8 @@ class _Table(_Report):
         return changed
 
     def sample(self, s: Sampler) -> None:
+        if self.past_finish(s):
+            return
         w = self.w
         if s.gap:
             w("%s  Archive logging suspended\n" % self.stamp())

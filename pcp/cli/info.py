@@ -3,45 +3,97 @@ from __future__ import annotations
 
 import json
 import sys
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
-from pcp._core.errors import pmErr, pmErrStr
-from pcp.cli import _common
-from pcp.cli._common import Source
+from pcp._core.errors import pmErr, pmErrStr, pmGetProgname, pmprintf
+from pcp._libpcp import anon as _anon, options as _libopts
+from pcp.cli import _common, _options
+from pcp.cli._common import CliError, Source
 
-HELP = "metric names, descriptors, help text and values (like pminfo)"
+STANDARD = _options.STANDARD
+
 BATCH = 128
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser("info", help=HELP, description=HELP + ". Names are PMNS prefixes "
-                       "(default: every metric). Without -a/-h the bundled archive is read.",
-                       add_help=False)
-    _source_options(p)
-    p.add_argument("-d", "--desc", action="store_true", help="metric descriptors")
-    p.add_argument("-f", "--fetch", action="store_true", help="fetch and print values")
-    p.add_argument("-F", "--force", action="store_true", help="same as -f")
-    p.add_argument("-l", "--labels", action="store_true", help="metric and instance labels")
-    p.add_argument("-m", "--pmid", action="store_true", help="PMIDs")
-    p.add_argument("-M", "--fullpmid", action="store_true", help="PMIDs, also in decimal and hex")
-    p.add_argument("-t", "--oneline", action="store_true", help="one-line help text")
-    p.add_argument("-T", "--helptext", action="store_true", help="full help text")
-    _common.add_zone_options(p)
-    p.add_argument("names", nargs="*", metavar="NAME")
+TOOL = _options.Tool(
+    "info", "a:b:c:CdD:Ffh:IK:lLMmN:n:O:stTvVxzZ:?", [
+        _options.header("General options"),
+        STANDARD["Archive"],
+        STANDARD["Debug"],
+        STANDARD["Host"],
+        STANDARD["Container"],
+        STANDARD["LocalPMDA"],
+        STANDARD["SpecLocal"],
+        STANDARD["Namespace"],
+        STANDARD["UniqNames"],
+        STANDARD["Origin"],
+        STANDARD["TimeZone"],
+        STANDARD["HostZone"],
+        STANDARD["Version"],
+        STANDARD["Help"],
+        _options.header("Protocol options"),
+        _options.own("batch", "b", "fetch N metrics at a time for -f and -v [128]", "N"),
+        _options.own("desc", "d", "get and print metric description"),
+        _options.own("fetch", "f", "fetch and print values for all instances"),
+        _options.own("fetchall", "F", "fetch and print values for non-enumerable indoms"),
+        _options.own("fullindom", "I", "print InDom in verbose format"),
+        _options.own("labels", "l", "print InDom, metric and instance labels"),
+        _options.own("pmid", "m", "print PMID"),
+        _options.own("fullpmid", "M", "print PMID in verbose format"),
+        _options.own("series", "s", "print source, metric, instance series identifiers"),
+        _options.own("oneline", "t", "get and display (terse) oneline text"),
+        _options.own("helptext", "T", "get and display (verbose) help text"),
+        _options.header("Metrics options"),
+        _options.own("derived", "c", "load derived metric definitions from FILE(s)", "FILE"),
+        _options.own("events", "x", "unpack and report on any fetched event records"),
+        _options.own("verify", "v", "verify mode, be quiet and only report errors"),
+    ],
+    "[options] [metricname | pmid | indom]...", overrides="stT",
+    flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
+
+# pminfo options pcp-native does not do (yet), refused rather than ignored
+_NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"),
+             ("series", "-s (series identifiers)"), ("events", "-x"),
+             ("spec-local", "-K"), ("local-PMDA", "-L"), ("container", "--container"))
 
 
-def _source_options(p: Any) -> None:
-    p.add_argument("--help", "-?", action="help", help="show this help and exit")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-a", "--archive", metavar="ARCHIVE",
-                   help="read this archive (default: the bundled demo archive)")
-    g.add_argument("-h", "--host", metavar="HOST", help="ask this pmcd (host spec, e.g. local:)")
+def main(argv: List[str], out: Any = None) -> int:
+    """`pcp info ARGS`: pminfo's command line (without -a/-h: the bundled archive)."""
+    parsed = _options.parse(TOOL, argv)
+    opts = parsed.opts
+    batch = parsed.value("batch")
+    size = BATCH
+    if batch is not None:
+        size, whole = _libopts.strtol_int(batch)
+        if not whole:
+            pmprintf("%s: -b requires numeric argument\n" % pmGetProgname())
+            opts.errors += 1
+    _options.finish(parsed, "archive")
+    for key, what in _NOT_DONE:
+        if parsed.flag(key) or (key == "local-PMDA" and opts.Lflag):
+            raise CliError("pminfo's %s is not implemented by pcp-native" % what)
+    archive, host = _options.source(opts)
+    args = SimpleNamespace(
+        parsed=parsed, archive=archive, host=host, names=parsed.operands,
+        desc=parsed.flag("desc"), fetch=parsed.flag("fetch"), force=parsed.flag("fetchall"),
+        labels=parsed.flag("labels"), pmid=parsed.flag("pmid"),
+        fullpmid=parsed.flag("fullpmid"), oneline=parsed.flag("oneline"),
+        helptext=parsed.flag("helptext"), batch=max(size, 1),
+        fulliid=parsed.flag("fullindom"), verify=parsed.flag("verify"))
+    if args.fulliid:
+        args.desc = True
+    if args.verify:             # pminfo -v: fetch, and report only what failed
+        args.desc = args.fetch = args.force = args.labels = args.pmid = False
+        args.fullpmid = args.oneline = args.helptext = False
+    return run(args, out)
 
 
 def run(args: Any, out: Any = None) -> int:
+    """Print what pminfo prints for the names (every metric without them)."""
     out = out or sys.stdout
     src = Source(args.archive, args.host, default="archive")
     try:
@@ -60,30 +112,53 @@ class _Info:
         self.detail = args.desc or args.helptext or self.values or args.labels
         # pminfo fetches for labels too: in an archive, that moves the context to the
         # metric's first record, where its label records apply
-        self.fetching = self.values or args.labels
+        self.fetching = self.values or args.labels or args.verify
         args.pmid = args.pmid or args.fullpmid
-        _common.zone_clock(src, args, out.write)
+        opts = args.parsed.opts
+        _options.context_options(TOOL, args.parsed, self.ctx, src.is_archive)
         self.origin = None
         self._cache: Dict[str, Any] = {}
         if src.is_archive:
-            self.origin = self.ctx.pmGetArchiveLabel().start
+            # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else the start
+            # (pminfo's pmOptions is version 2: a timeval, microseconds)
+            if opts.origin_optarg is not None:
+                sec, nsec = opts.origin
+            else:
+                start = self.ctx.pmGetHighResArchiveLabel().start
+                sec, nsec = int(start.tv_sec), int(start.tv_nsec)
+            self.origin = pmapi.timespec(sec, nsec // 1000 * 1000)
 
     def run(self) -> int:
         names, errors = self.src.expand(self.args.names or [""])
+        if self.src.is_archive and self.args.parsed.opts.nsflag:
+            names, errors = self._trim(names, errors)
         status = 0
         for msg in errors:
             sys.stderr.write("Error: %s\n" % msg)
             status = 1
-        need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail)
+        need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail
+                     or self.args.verify)
         if not need_pmid:
             for name in names:
                 self.out.write(name + "\n")
             return status
         # archives: one metric per batch, each fetch from the start, as pminfo does
-        size = 1 if self.src.is_archive and self.fetching else BATCH
+        size = 1 if self.src.is_archive and self.fetching else self.args.batch
         for i in range(0, len(names), size):
             self._batch(names[i:i + size])
         return status
+
+    def _trim(self, names: List[str], errors: List[str]) -> Any:
+        """pminfo's pmTrimNameSpace after -n on an archive: the names of the loaded PMNS
+        whose metrics the archive does not hold are gone (a name asked for by itself
+        is then unknown); libpcp's anonymous metrics (event.flags ...) stay."""
+        held = pmapi.context_of(self.ctx).meta.descs
+        pmids = self.ctx.pmLookupName(names, relaxed=1) if names else []
+        kept = [n for n, p in zip(names, pmids) if p in held or _anon.is_derived(p)]
+        for name in self.args.names:
+            if name in names and name not in kept:
+                errors.append("%s: %s" % (name, pmErrStr(c_api.PM_ERR_NAME)))
+        return kept, errors
 
     def _batch(self, names: List[str]) -> None:
         w = self.out.write
@@ -101,7 +176,7 @@ class _Info:
         if self.fetching:
             try:
                 if self.origin is not None:
-                    self.ctx.pmSetMode(c_api.PM_MODE_FORW, self.origin, 0)
+                    self._rewind()
                 result = self.ctx.pmFetch(pmids).contents
                 arrays = result.as_arrays()
             except pmErr as e:
@@ -110,12 +185,15 @@ class _Info:
                 return
         for i, (name, pmid) in enumerate(zip(names, pmids)):
             desc = None
-            if self.args.desc or self.values or self.args.labels:
+            if self.args.desc or self.values or self.args.labels or self.args.verify:
                 try:
                     desc = self.src.desc(pmid)
                 except pmErr as e:
                     w("%s: pmLookupDesc: %s\n" % (name, pmErrStr(e.code)))
                     continue
+            if self.args.verify:
+                self._verify(name, desc, arrays, i)
+                continue
             if self.detail:
                 w("\n")
             line = name
@@ -127,7 +205,8 @@ class _Info:
                 line += self._oneline(pmid)
             w(line + "\n")
             if self.args.desc:
-                for text in _common.desc_lines(self.ctx, desc, pminfo=True):
+                for text in _common.desc_lines(self.ctx, desc, pminfo=True,
+                                               fulliid=self.args.fulliid):
                     w(text + "\n")
             if self.args.labels:
                 self._metric_labels(pmid, desc)
@@ -137,6 +216,19 @@ class _Info:
                 self._values(desc, result, arrays, i)
             if self.args.labels:
                 self._instance_labels(pmid, desc)
+
+    def _verify(self, name: str, desc: Any, arrays: Any, i: int) -> None:
+        """pminfo -v: a line for a metric whose value cannot be had, none otherwise."""
+        numval = int(arrays.numval[i])
+        if desc.type == c_api.PM_TYPE_NOSUPPORT:
+            self.out.write("%s: Not Supported\n" % name)
+        elif numval < 0:
+            self.out.write("%s: %s\n" % (name, pmErrStr(numval)))
+        elif numval == 0:
+            self.out.write("%s: No value(s) available\n" % name)
+
+    def _rewind(self) -> None:
+        self.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, self.origin, None)
 
     def _oneline(self, pmid: int) -> str:
         try:

@@ -10,6 +10,7 @@ import pytest
 
 import cpmapi as c_api
 from pcp import pmapi
+from pcp._bulk.export import pandas_tz
 from pcp.sampler import Sampler
 
 from support.cliutil import DEMO_ARCHIVE
@@ -109,7 +110,9 @@ def test_to_pandas_holds_the_rings_by_time_and_column():
     s = Sampler(_archive(), ["sample.colour", "sample.seconds", "kernel.all.load"], capacity=6)
     s.run()
     df = s.to_pandas()
-    assert df.index.name == "time" and str(df.index.tz) == "UTC" and len(df) == s.held == 6
+    label = s.ctx.pmGetHighResArchiveLabel()          # the index is in the archive's zone
+    assert df.index.tz == pandas_tz(label.get_timezone(), label.get_zoneinfo())
+    assert df.index.name == "time" and len(df) == s.held == 6
     np.testing.assert_array_equal(df.index.asi8, np.round(s.times * 1e9).astype(np.int64))
     colour = s["sample.colour"]
     for k, inst in enumerate(colour.instances):

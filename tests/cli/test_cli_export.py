@@ -8,12 +8,13 @@ import io
 import math
 import os
 import re
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from support.cliutil import DEMO_ARCHIVE, run_cli, run_tool
+from support.cliutil import DEMO_ARCHIVE, need_tool, run_cli, run_tool, tool_env
 
 _TIME = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) (\d+) metrics?$|^(\d\d:\d\d:\d\d\.\d+)  <mark>$")
 _SET = re.compile(r"^    [\d.]+ \((.*)\):(.*)$")
@@ -121,7 +122,7 @@ def names_of(metrics, inst):
 
 
 def test_export_csv_matches_pmdumplog_values():
-    got = run_cli("export")
+    got = run_cli("export", "-r")
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
     assert header[0] == "time"
@@ -135,7 +136,7 @@ def test_export_csv_matches_pmdumplog_values():
 def test_export_time_window_keeps_the_records_pmdumplog_dumps(window):
     """-S / -T in libpcp's forms: the rows are the records pmdumplog prints with the same
     window (and hold its values)."""
-    got = run_cli("export", *window)
+    got = run_cli("export", "-r", *window)
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
     env_tz = os.environ.get("TZ")
@@ -154,7 +155,7 @@ def test_export_time_window_keeps_the_records_pmdumplog_dumps(window):
 
 
 def test_export_selected_metrics_and_long_layout():
-    got = run_cli("export", "--layout", "long", "sample.colour", "kernel.all.load",
+    got = run_cli("export", "-r", "--layout", "long", "sample.colour", "kernel.all.load",
                   "kernel.uname.release")
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
@@ -173,8 +174,8 @@ def test_export_selected_metrics_and_long_layout():
 
 
 def test_export_rates():
-    raw = _csv(run_cli("export", "sample.seconds", "kernel.all.cpu.user").out)
-    rates = _csv(run_cli("export", "-r", "sample.seconds", "kernel.all.cpu.user").out)
+    raw = _csv(run_cli("export", "-r", "sample.seconds", "kernel.all.cpu.user").out)
+    rates = _csv(run_cli("export", "sample.seconds", "kernel.all.cpu.user").out)
     assert raw[0] == rates[0]
     times = [np.datetime64(r[0][:-1]) for r in raw[1]]
     col = raw[0].index("sample.seconds")
@@ -187,6 +188,33 @@ def test_export_rates():
         assert 0.5 < r < 1.5              # sample.seconds counts seconds
 
 
+# (with -T, pmrep -u also writes the first record past the end of the window, which
+# pmdumplog and export leave out: test_export_time_window_... checks -T against pmdumplog)
+@pytest.mark.parametrize("window", [[], ["-S", "+2"], ["-S", "@06:14:53", "-Z", "UTC"]],
+                         ids=["all", "-S", "-S @"])
+def test_export_rates_match_pmrep(window):
+    """Counters as rates by default, in pmrep's units (ms/s for a millisecond counter,
+    not pmval's time utilization): the rows and values pmrep -u writes (its CSV, six
+    decimals), the same window. pmrep runs on the official binding (system Python)."""
+    pmrep = need_tool("pmrep")
+    metrics = ["kernel.all.cpu.user", "disk.dev.read_bytes", "sample.seconds", "kernel.all.load",
+               "network.interface.in.bytes", "sample.colour"]
+    ref = subprocess.run(["/usr/bin/python3", pmrep, "-a", DEMO_ARCHIVE, "-u", "-o", "csv",
+                          "-0", "6", "-Z", "UTC", *window, *metrics],
+                         capture_output=True, text=True, env=tool_env(), timeout=120)
+    assert ref.returncode == 0, ref.stderr
+    theirs = list(csv.reader(io.StringIO(ref.stdout)))
+    header, rows = _csv(run_cli("export", *window, *metrics).out)
+    assert [h.replace("[", "-").rstrip("]") for h in header[1:]] == theirs[0][1:]
+    assert len(rows) == len(theirs) - 1 > 3
+    for ours, their in zip(rows, theirs[1:]):
+        assert ours[0][:19].replace("T", " ") == their[0]
+        for a, b in zip(ours[1:], their[1:]):
+            assert (a == "") == (b == "")
+            if a:
+                assert float(a) == pytest.approx(float(b), abs=1e-6)
+
+
 def test_export_parquet_matches_csv(tmp_path):
     # pyarrow is an optional extra: setup.sh installs it into .venv, but the interpreter
     # of .ci/sanitize.sh may not have it
@@ -194,10 +222,10 @@ def test_export_parquet_matches_csv(tmp_path):
     import pyarrow.parquet as pq
 
     out = tmp_path / "demo.parquet"
-    got = run_cli("export", "-o", str(out))
+    got = run_cli("export", "-r", "-o", "parquet", "-F", str(out))
     assert got.status == 0, got.err
     table = pq.read_table(out)
-    header, rows = _csv(run_cli("export").out)
+    header, rows = _csv(run_cli("export", "-r").out)
     assert table.column_names == header
     assert table.num_rows == len(rows)
     assert table.schema.field("time").type == pa.timestamp("ns", tz="UTC")
@@ -240,6 +268,21 @@ def test_export_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
     assert not (tmp_path / "x.parquet").exists()
 
 
+def test_export_takes_pmreps_output_options(tmp_path):
+    """pmrep's forms: -o the target, -F the file, counters as rates unless -r."""
+    out = tmp_path / "rep.out"
+    assert run_cli("export", "-o", "csv", "-F", str(out), "hinv").status == 0
+    assert out.read_text() == run_cli("export", "hinv").out
+    assert run_cli("export", "-o", "parquet", "hinv").status == 1        # needs -F
+    got = run_cli("export", "-o", "json", "-F", str(out), "hinv")
+    assert got.status == 1 and "output target" in got.err
+    got = run_cli("export", "-t", "2", "hinv")
+    assert got.status == 1 and "pmrep -u" in got.err
+    assert run_cli("export", "-u", "hinv").out == run_cli("export", "hinv").out
+    got = run_cli("export", "--layout", "tall")
+    assert got.status == 1 and "Usage: pcp export [option...] [metricspec ...]" in got.err
+
+
 def test_export_to_file(tmp_path):
     out = tmp_path / "demo.csv"
     assert run_cli("export", "-o", str(out), "hinv").status == 0
@@ -260,7 +303,7 @@ def test_export_corpus_matches_pmdumplog(pmcd, name):
     digits = 9 if ctx.pmGetArchiveLabel().magic & 0xFF == 3 else 6
     metrics = ["sample.colour", "sample.proc", "sample.many.int", "sample.double",
                "sample.ulonglong", "sample.string", "sample.seconds", "hinv.ncpu"]
-    got = run_cli("export", "-a", path, *metrics)
+    got = run_cli("export", "-r", "-a", path, *metrics)
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
     ref = pmdumplog_values(path, metrics)
@@ -281,9 +324,9 @@ def test_an_output_suffix_that_names_no_format_is_refused(tmp_path):
     target = str(tmp_path / "x.json")
     got = run_cli("export", "-o", target)
     assert got.status == 1 and got.out == ""
-    assert got.err.count("\n") == 1 and "x.json" in got.err and "-F csv|parquet" in got.err
+    assert got.err.count("\n") == 1 and "x.json" in got.err and "-o csv|parquet" in got.err
     assert not os.path.exists(target)
-    assert run_cli("export", "-F", "csv", "-o", target).status == 0     # said explicitly
+    assert run_cli("export", "-o", "csv", "-F", target).status == 0     # said explicitly
     with open(target) as f:
         assert f.readline().startswith("time,")
 

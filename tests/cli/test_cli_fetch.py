@@ -9,8 +9,7 @@ import re
 import pytest
 
 from support.cliutil import DEMO_ARCHIVE, run_cli, run_tool
-from pcp.cli._common import CliError
-from pcp.cli.fetch import parse_interval, printreal
+from pcp.cli.fetch import printreal
 
 ARCHIVE_CASES = [
     ["sample.seconds"], ["kernel.all.load"], ["network.interface.in.bytes"],
@@ -20,6 +19,11 @@ ARCHIVE_CASES = [
     ["-i", "red,blue", "sample.colour"], ["-i", "lo", "-s", "4", "network.interface.in.bytes"],
     ["-f", "2", "kernel.all.load"], ["-w", "8", "sample.colour"], ["-z", "sample.seconds"],
     ["-Z", "EST5EDT", "disk.dev.read_bytes"],
+    # PCP's time window: where the replay starts (-S, -O, -A) and stops (-T)
+    ["-S", "+2", "-T", "+5", "sample.seconds"], ["-O", "+3", "kernel.all.load"],
+    ["-r", "-T", "-4", "kernel.all.cpu.user"], ["-A", "2sec", "-S", "+1", "sample.seconds"],
+    ["-Z", "EST5EDT", "-S", "@06:14:51", "disk.dev.read_bytes"], ["-T", "1min", "sample.colour"],
+    ["-i", "red", "-i", "blue", "sample.colour"], ["-s", "0", "sample.seconds"],
 ]
 
 
@@ -116,25 +120,50 @@ def test_fetch_table_on_an_archive():
 def test_fetch_errors():
     assert run_cli("fetch", "-a", DEMO_ARCHIVE, "no.such.metric").status == 1
     got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-t", "soon", "sample.seconds")
-    assert got.status == 1 and "bad interval" in got.err
-    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-s", "0", "sample.seconds")
-    assert got.status == 1
+    assert got.status == 1 and "-t argument not in pmParseHighResInterval(3) format" in got.err
+    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-s", "-1", "sample.seconds")
+    assert got.status == 1 and "-s requires a positive numeric argument" in got.err
     got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-i", "x", "sample.seconds")
     assert got.status == 1 and "singular" in got.err
     got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-i", "purple", "sample.colour")
     assert got.status == 1 and "purple" in got.err
 
 
-def test_interval_parsing():
-    assert parse_interval("2") == 2.0
-    assert parse_interval("0.5") == 0.5
-    assert parse_interval("250msec") == 0.25
-    assert parse_interval("250ms") == 250 * 60.0    # as pmval reads it: "m", minutes
-    assert parse_interval("1 hour 30 mins") == 5400.0
-    with pytest.raises(CliError):
-        parse_interval("5x")
-    assert parse_interval("2sec") == 2.0
-    assert parse_interval("1min") == 60.0
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("argv", [[], ["-z"], ["-S", "+1.5"]], ids=["", "-z", "-S"])
+def test_fetch_days_one_to_nine_match_pmval(tmp_path, version, argv):
+    """pmval's start: / end: headers are ctime's: "Fri Jan  5" on days 1-9."""
+    from support import archive_bytes as ab
+
+    base = ab.early_day_archive(str(tmp_path / ("early%d" % version)), version)
+    ref = run_tool("pmval", "-U", base, *argv, "sample.long.one", check=True)
+    assert "Jan  5" in ref.stdout
+    got = run_cli("fetch", "-a", base, *argv, "sample.long.one")
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
+@pytest.mark.parametrize("argv", [["-z", "-s", "2"], ["-Z", "EST5EDT", "-s", "2"],
+                                  ["-T", "0.35sec"]], ids=["-z", "-Z", "-T"])
+def test_fetch_live_zone_and_finish_as_pmval(argv):
+    """Live: -z / -Z print pmval's note, -T alone counts the samples up to the end."""
+    ref = run_tool("pmval", "-t", "0.1", *argv, "hinv.ncpu", check=True)
+    got = run_cli("fetch", "-t", "0.1", *argv, "hinv.ncpu")
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
+def test_fetch_live_finish_counts_samples_as_pmval():
+    """Live, -T without -s: pmval's count of fetches from now to the end (whole
+    intervals, plus one), shown in the header."""
+    got = run_cli("fetch", "-t", "0.2", "-T", "+1sec", "sample.long.one")
+    assert got.status == 0, got.err
+    assert "samples:   6\n" in got.out and "interval:  0.20 sec\n" in got.out
+    assert len([l for l in got.out.splitlines() if l.strip() == "1"]) == 6
+    got = run_cli("fetch", "-S", "+1", "sample.long.one")        # archives only
+    assert got.status == 1 and "time window options are supported for archives only" in got.err
 
 
 def test_printreal_matches_pmval_layout():

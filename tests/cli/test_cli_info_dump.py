@@ -69,6 +69,20 @@ DUMP_CASES = [
     (["-r", "-T", "+1"], ["-r", "-T", "+1"]),
     (["-S", "+1000"], ["-S", "+1000"]),
     (["-z", "-S", "+1", "-T", "+1"], ["-z", "-S", "+1", "-T", "+1"]),
+    (["-T", "5min"], ["-T", "5min"]),
+    (["-S", "@06:14:52", "-T", "@06:14:55"], ["-S", "@06:14:52", "-T", "@06:14:55"]),
+    # pmdumplog's own options: -a is "all", -x dates, -e label sets, -M <mark>s
+    (["-a"], ["-a"]),
+    (["-x"], ["-x"]),
+    (["-xx", "-r"], ["-xx", "-r"]),
+    (["-xxx", "-lLt"], ["-xxx", "-lLt"]),
+    (["-xt"], ["-xt"]),
+    (["-xxi"], ["-xxi"]),
+    (["-e"], ["-e"]),
+    (["-xxxe", "-Z", "UTC"], ["-xxxe", "-Z", "UTC"]),
+    (["-M"], ["-M"]),
+    (["-I"], ["-I"]),
+    (["-xxI"], ["-xxI"]),
 ]
 
 
@@ -95,7 +109,89 @@ def test_dump_bad_time_window_reports_as_pmdumplog():
     ref = run_tool("pmdumplog", "-S", "@bogus", DEMO_ARCHIVE)
     got = run_cli("dump", "-S", "@bogus")
     assert got.status == ref.returncode == 1
-    assert got.err.replace("pcp:", "pmdumplog:", 1) == ref.stderr
+    assert got.err.replace("pcp dump:", "pmdumplog:", 1) == ref.stderr
+
+
+def _usage(text: str, ours: str, theirs: str) -> str:
+    """Our usage text as the PCP tool's: its name, and without our own section."""
+    text = text.replace("pcp %s" % ours, theirs)
+    return text.split("\npcp-native options:\n", 1)[0]
+
+
+USAGE_CASES = [("dump", "pmdumplog", ["-q"]), ("dump", "pmdumplog", ["-?"]),
+               ("dump", "pmdumplog", ["--bogus"]), ("dump", "pmdumplog", ["-Z", "UTC", "-z"]),
+               ("info", "pminfo", ["-q"]), ("info", "pminfo", ["-?"]),
+               ("info", "pminfo", ["--bogus=1"]), ("info", "pminfo", ["-b", "x"]),
+               ("fetch", "pmval", ["-q", "sample.seconds"]), ("fetch", "pmval", ["-?"]),
+               ("fetch", "pmval", ["-t", "soon", "sample.seconds"]),
+               ("fetch", "pmval", ["-f", "-1", "sample.seconds"]),
+               ("fetch", "pmval", ["-w", "x", "sample.seconds"]), ("fetch", "pmval", [])]
+
+
+@pytest.mark.parametrize("ours,theirs,argv", USAGE_CASES,
+                         ids=["%s %s" % (c[0], " ".join(c[2])) for c in USAGE_CASES])
+def test_bad_options_print_the_subcommands_usage_as_the_pcp_tool_does(ours, theirs, argv):
+    """An unknown or wrong option: libpcp's message, then this subcommand's usage (the
+    PCP tool's option table, plus pcp-native's own section), and the tool's status."""
+    archive = ["-U", DEMO_ARCHIVE] if theirs == "pmval" else \
+        ["-a", DEMO_ARCHIVE] if theirs == "pminfo" else [DEMO_ARCHIVE]
+    ref = run_tool(theirs, *argv, *archive)
+    got = run_cli(ours, *argv)
+    assert got.status == ref.returncode != 0
+    assert got.out == ref.stdout == ""
+    assert _usage(got.err, ours, theirs) == ref.stderr
+    assert "Usage: pcp %s [options]" % ours in got.err
+    assert "python -m pcp COMMAND" not in got.err        # not the top-level usage
+
+
+def test_info_options_pcp_native_does_not_do_are_refused():
+    for argv in (["-s"], ["-x"], ["-c", "/dev/null"]):
+        got = run_cli("info", *argv)
+        assert got.status == 1 and "not implemented" in got.err
+
+
+@pytest.mark.parametrize("suffix", [".0.xz", ".index", ".meta.xz"])
+def test_dump_raw_hex_as_pmdumplog(suffix):
+    """-v FILE: the physical file's records in hex (compressed files as they are)."""
+    ref = run_tool("pmdumplog", "-v", DEMO_ARCHIVE + suffix, check=True)
+    got = run_cli("dump", "-v", DEMO_ARCHIVE + suffix)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
+    assert run_cli("dump", "-v", DEMO_ARCHIVE + suffix, "extra").status == 1   # as pmdumplog
+
+
+def test_an_alternative_namespace_as_pmdumplog_and_pminfo_read_it(tmp_path):
+    """-n FILE (libpcp's standard option): names from that PMNS, the archive's culled."""
+    pmns = tmp_path / "pmns"
+    pmns.write_text("root {\n    foo\n}\nfoo {\n    load\t60:2:0\n    one\t29:0:1\n}\n")
+    for flags in (["-d"], ["-m"], ["-dm", "foo"]):
+        ref = run_tool("pmdumplog", "-n", str(pmns), *flags[:1], DEMO_ARCHIVE, *flags[1:],
+                       check=True)
+        got = run_cli("dump", "-n", str(pmns), *flags[:1], DEMO_ARCHIVE, *flags[1:])
+        assert got.status == 0, got.err
+        assert got.out == ref.stdout
+    for flags in ([], ["-f"], ["-dm", "foo.load"], ["foo.one", "foo.load"]):
+        ref = run_tool("pminfo", "-n", str(pmns), "-a", DEMO_ARCHIVE, *flags)
+        got = run_cli("info", "-n", str(pmns), *flags)
+        assert got.status == ref.returncode, got.err
+        assert got.out == ref.stdout and got.err == ref.stderr
+
+
+@pytest.mark.pmcd
+def test_info_live_verify_and_full_indoms_as_pminfo():
+    for flags in (["-v", "sample"], ["-I", "sample.bin", "sample.colour"]):
+        ref = run_tool("pminfo", "-h", "local:", *flags, check=True)
+        got = run_cli("info", "-h", "local:", *flags)
+        assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
+def test_info_live_zone_as_pminfo():
+    """pminfo finishes the options against archives only: no note for a host's -z."""
+    for flags in (["-z"], ["-Z", "EST5EDT"]):
+        ref = run_tool("pminfo", "-h", "local:", *flags, "-f", "hinv.ncpu", check=True)
+        got = run_cli("info", "-h", "local:", *flags, "-f", "hinv.ncpu")
+        assert got.out == ref.stdout
 
 
 def test_dump_unknown_metric_fails():
@@ -105,14 +201,19 @@ def test_dump_unknown_metric_fails():
 
 
 def test_dump_record_limit():
-    got = run_cli("dump", "-n", "2")
+    got = run_cli("dump", "--records", "2")
     assert got.out.count(" metrics\n") == 2
 
 
 INFO_CASES = [[], ["-m"], ["-M", "-t"], ["-d"], ["-f"], ["-T"], ["-l"], ["-dfmtTl"],
               ["-f", "sample", "kernel.all"], ["-l", "kernel.all.load", "hinv.ncpu"],
               ["-dt", "sample.colour", "network"], ["-fM", "pmcd"], ["-z", "-f", "hinv"],
-              ["-Z", "UTC", "-m", "kernel"]]
+              ["-Z", "UTC", "-m", "kernel"],
+              # pminfo's -O: values and labels at that time of the archive
+              ["-O", "+3", "-f"], ["-O", "-2", "-l", "kernel.all.load"],
+              ["-O", "@06:14:52", "-f", "kernel.all.load"], ["-b", "3", "-f", "sample"],
+              # -I: instance domains in decimal too; -v: only what cannot be fetched
+              ["-I"], ["-IdtT", "kernel.all"], ["-v"], ["-vf", "sample"]]
 
 
 @pytest.mark.parametrize("flags", INFO_CASES, ids=[" ".join(c) or "default" for c in INFO_CASES])
@@ -175,11 +276,19 @@ def corpus(pmcd):
 def test_dump_corpus_matches_pmdumplog(corpus, name):
     path = corpus[name]
     for ours, theirs in ((["--all"], ["-a"]), (["-r", "-z"], ["-r", "-z"]),
-                         (["-m"], ["-m"])):
+                         (["-m"], ["-m"]), (["-exx"], ["-exx"]), (["-Ii"], ["-Ii"])):
         ref = run_tool("pmdumplog", *theirs, path, check=True)
-        got = run_cli("dump", "-a", path, *ours)
+        got = run_cli("dump", "--archive", path, *ours)
         assert got.status == 0, got.err
         assert got.out == ref.stdout, (name, ours)
+    for suffix in (".meta", ".0", ".index"):     # the raw files, where uncompressed
+        if os.path.exists(path + suffix):
+            ref = run_tool("pmdumplog", "-v", path + suffix, check=True)
+            assert run_cli("dump", "-v", path + suffix).out == ref.stdout, (name, suffix)
+    for flags in (["-M"], []):          # <mark>s among the chosen metrics' records, or not
+        ref = run_tool("pmdumplog", *flags, path, "sample.seconds", check=True)
+        got = run_cli("dump", *flags, path, "sample.seconds")
+        assert got.out == ref.stdout, (name, flags)
 
 
 @pytest.mark.pmcd
@@ -216,31 +325,19 @@ def test_info_live_values_match_pminfo():
 # ---- days 1 to 9 of a month: ctime's space-padded day ----------------------------------
 
 def _early_day_archive(tmp_path, version: int) -> str:
-    """An archive of three records on 2024-01-05 (UTC), written byte by byte: pmlogger
-    can only record today, and ctime pads the day of the month with a space on days 1-9."""
     from support import archive_bytes as ab
 
-    sec = 1704412800 + 3600     # Fri Jan  5 01:00:00 2024 UTC
-    pmid, indom = (29 << 22) | 1, 0xFFFFFFFF
-    base = str(tmp_path / ("early%d" % version))
-    label = lambda vol: ab.label(version, vol, sec, 250000000)   # noqa: E731
-    meta_rtype_desc = ab.desc_record(pmid, 0, indom, 3, 0, [b"sample.long.one"])
-    with open(base + ".meta", "wb") as f:
-        f.write(label(-1) + meta_rtype_desc)
-    with open(base + ".0", "wb") as f:
-        f.write(label(0) + b"".join(ab.data_record(version, sec + k, 250000000 + k * 1000,
-                                                   [(pmid, 1, 0, [(-1, 1)])])
-                                    for k in range(1, 4)))
-    return base
+    return ab.early_day_archive(str(tmp_path / ("early%d" % version)), version)
 
 
 @pytest.mark.parametrize("version", [2, 3])
-@pytest.mark.parametrize("flags", [["-l"], ["-L"], []], ids=["-l", "-L", "values"])
+@pytest.mark.parametrize("flags", [["-l"], ["-L"], [], ["-x"], ["-xx"], ["-xxxl"]],
+                         ids=["-l", "-L", "values", "-x", "-xx", "-xxxl"])
 def test_dump_days_one_to_nine_match_pmdumplog(tmp_path, version, flags):
     base = _early_day_archive(tmp_path, version)
     ref = run_tool("pmdumplog", *flags, base, check=True)
     assert "Jan  5" in ref.stdout or flags == []
-    got = run_cli("dump", *flags, "-a", base)
+    got = run_cli("dump", *flags, base)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
 

@@ -110,3 +110,19 @@ def index_entry(version: int, sec: int, nsec: int, vol: int, off_meta: int, off_
     if version == 3:
         return stamp(3, sec, nsec) + be(vol) + struct.pack(">qq", off_meta, off_data)
     return stamp(2, sec, nsec) + be(vol, off_meta, off_data)
+
+
+def early_day_archive(base: str, version: int) -> str:
+    """An archive of three records on 2024-01-05 (UTC), written byte by byte: pmlogger
+    can only record today, and ctime pads the day of the month with a space on days
+    1-9 ("Fri Jan  5"), which the CLI tests check against PCP's tools."""
+    sec = 1704412800 + 3600     # Fri Jan  5 01:00:00 2024 UTC
+    pmid, indom = (29 << 22) | 1, 0xFFFFFFFF
+    with open(base + ".meta", "wb") as f:
+        f.write(label(version, -1, sec, 250000000)
+                + desc_record(pmid, 0, indom, 3, 0, [b"sample.long.one"]))
+    with open(base + ".0", "wb") as f:
+        f.write(label(version, 0, sec, 250000000)
+                + b"".join(data_record(version, sec + k, 250000000 + k * 1000,
+                                       [(pmid, 1, 0, [(-1, 1)])]) for k in range(1, 4)))
+    return base

@@ -1,0 +1,207 @@
+"""The subcommands' command lines, read the way the PCP tool each one mirrors reads its
+own: libpcp's pmGetOptions (pcp._libpcp.options) over the tool's option table, so the
+standard options (-a, -h, -S, -T, -O, -A, -t, -s, -Z, -z, -n, -D, -V ...) mean what
+libpcp makes them mean, a tool's own letters override them where the PCP tool's do
+(pmdumplog's -a is "all", pminfo's -t/-T are help text), and a bad option prints
+libpcp's message and that subcommand's usage. The time window and the reporting zone
+are finished against the open context with pmGetContextOptions's rules."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_OPTFLAG_DONE,
+                                 PM_OPTFLAG_EXIT)
+from pcp._core.errors import pmflush, pmGetProgname, pmprintf, pmSetProgname
+from pcp._libpcp import options as _libopts, pmns, zones
+from pcp._libpcp.getopt import EOF, LongOption
+
+STANDARD = _libopts.STANDARD
+Stamp = Tuple[int, int]
+
+
+def header(text: str) -> LongOption:
+    """A section header of the usage message (PMAPI_OPTIONS_HEADER)."""
+    return LongOption("", 0, "-", None, text)
+
+
+def own(long_opt: str, short_opt: str, message: str, argname: Optional[str] = None
+        ) -> LongOption:
+    """One of a tool's own options: with an argument when it names one."""
+    return LongOption(long_opt, 1 if argname else 0, short_opt, argname, message)
+
+
+@dataclass
+class Tool:
+    """One subcommand's option table, as a PCP tool declares its pmOptions: the short
+    option string, the long options (which the usage message lists in this order), the
+    usage line, and the standard letters the tool claims for itself (its override)."""
+    name: str
+    short_options: str
+    long_options: List[LongOption]
+    short_usage: str
+    overrides: str = ""
+    # standard letters whose presence the tool notes (they are still applied by
+    # libpcp's rules): pmval tells "-s 0" from no -s
+    watch: str = ""
+    flags: int = 0
+    # pminfo finishes the options against archives only; pmval and pmdumplog always
+    context_for_hosts: bool = True
+
+
+@dataclass
+class Parsed:
+    """A command line read: libpcp's pmOptions (the standard options' results), each of
+    the tool's own options by long name (or letter) with the arguments it was given in
+    order (None for a flag), and the operands left."""
+    opts: _libopts.Options
+    given: Dict[str, List[Optional[str]]] = field(default_factory=dict)
+    operands: List[str] = field(default_factory=list)
+
+    def count(self, key: str) -> int:
+        """How many times a flag was given (pmdumplog's -x, -xx, -xxx)."""
+        return len(self.given.get(key, ()))
+
+    def flag(self, key: str) -> bool:
+        return key in self.given
+
+    def value(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        """The last argument given to an option (getopt's last one wins)."""
+        values = self.given.get(key)
+        return values[-1] if values else default
+
+
+class UsageExit(Exception):
+    """The command line asked for the usage text or was wrong: the text is already
+    written (libpcp's pmUsageMessage) and `status` is the exit status."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def parse(tool: Tool, argv: Sequence[str]) -> Parsed:
+    """Read argv (the words after the subcommand) with pmGetOptions over the tool's
+    table. Raises UsageExit after printing the usage (or -V's version) when the words
+    are wrong or ask for it, with the status the PCP tool exits with."""
+    opts = _libopts.Options(short_options=tool.short_options,
+                            long_options=list(tool.long_options),
+                            short_usage=tool.short_usage, flags=tool.flags | PM_OPTFLAG_DONE)
+    claimed = frozenset(ord(c) for c in tool.overrides)
+    watched = frozenset(ord(c) for c in tool.watch)
+    parsed = Parsed(opts)
+
+    def override(c: int) -> int:
+        if c in watched:
+            parsed.given.setdefault(chr(c), []).append(opts.optarg)
+        return int(c in claimed)
+
+    opts.override = override
+    words = ["pcp " + tool.name] + list(argv)
+    while True:
+        c = _libopts.get_options(words, opts)
+        if c == EOF:
+            break
+        if c == 0:
+            key = opts.long_options[opts.index].long_opt
+        else:
+            key = _key_of(tool, chr(c))
+        parsed.given.setdefault(key, []).append(opts.optarg)
+    parsed.operands = words[opts.optind:]
+    return parsed
+
+
+def _key_of(tool: Tool, short: str) -> str:
+    """A tool's option by its long name when it has one, else its letter."""
+    for option in tool.long_options:
+        if option.short_opt == short and option.long_opt:
+            return option.long_opt
+    return short
+
+
+def finish(parsed: Parsed, default: str) -> None:
+    """Settle the metrics source as libpcp's __pmEndOptions does, `default` ("archive":
+    the bundled demo archive, or "host": local:) when the words named none; then the
+    checks that need all the options. Raises UsageExit (with the usage printed) for a
+    wrong command line, -? and -V."""
+    opts = parsed.opts
+    if not opts.archives and not opts.hosts and not opts.Lflag:
+        if default == "archive":
+            from pcp.data import DEMO_ARCHIVE
+            _libopts.add_archive(opts, DEMO_ARCHIVE)
+        elif opts.origin_optarg is None:      # -O alone: libpcp's local pmlogger archive
+            _libopts.add_host(opts, "local:")
+    opts.flags &= ~PM_OPTFLAG_DONE
+    _libopts.end_options(opts)
+    _STATE.namespace = _STATE.namespace or bool(opts.nsflag)
+    if opts.errors or opts.flags & PM_OPTFLAG_EXIT:
+        usage(opts)
+        raise UsageExit(0 if opts.flags & PM_OPTFLAG_EXIT and not opts.errors else 1)
+
+
+def usage_error(parsed: Parsed, message: str) -> None:
+    """A usage error found after the options were read (pmprintf'd before the usage,
+    as pmval does for "too many arguments")."""
+    pmprintf("%s: %s\n" % (pmGetProgname(), message))
+    usage(parsed.opts)
+    raise UsageExit(1)
+
+
+def usage(opts: _libopts.Options) -> None:
+    """pmUsageMessage for this subcommand."""
+    _libopts.usage_message(opts)
+
+
+def source(opts: _libopts.Options) -> Tuple[Optional[str], Optional[str]]:
+    """(archive, host) the options name: one of them."""
+    if opts.context == PM_CONTEXT_ARCHIVE and opts.archives:
+        return opts.archives[0], None
+    if opts.context == PM_CONTEXT_HOST and opts.hosts:
+        return None, opts.hosts[0]
+    return None, "local:"
+
+
+def context_options(tool: Tool, parsed: Parsed, ctx: object, is_archive: bool) -> Optional[str]:
+    """pmGetContextOptions against an open context: the reporting zone of -z / -Z (with
+    the note the PCP tools print) and the time window of -S/-T/-A/-O resolved against the
+    archive's bounds, into parsed.opts (start, finish, origin). Returns the zone to
+    report in (None: the local one); raises UsageExit(1) with libpcp's message when the
+    window cannot be read."""
+    opts = parsed.opts
+    if not is_archive and not tool.context_for_hosts:
+        return None
+
+    def bounds(index: int) -> Tuple[Stamp, Stamp]:
+        label = ctx.pmGetHighResArchiveLabel()       # type: ignore[attr-defined]
+        end = ctx.pmGetHighResArchiveEnd()           # type: ignore[attr-defined]
+        return ((int(label.start.tv_sec), int(label.start.tv_nsec)),
+                (int(end.tv_sec), int(end.tv_nsec)))
+
+    def host_name() -> str:
+        return ctx.pmGetContextHostName()            # type: ignore[attr-defined]
+
+    def context_zone() -> int:
+        return ctx.pmNewContextZone()                # type: ignore[attr-defined]
+
+    if _libopts.context_options(opts, host_name, context_zone, zones.new_zone, bounds) < 0:
+        pmflush()
+        raise UsageExit(1)
+    return zones.which_zone()
+
+
+class _State:
+    """What a subcommand changed for the whole process."""
+    namespace = False       # -n / -N loaded a PMNS file
+
+
+_STATE = _State()
+
+
+def reset() -> None:
+    """Put the program name, the reporting zone and the PMNS (after -n) back after a
+    subcommand (the tests run several in one process)."""
+    pmSetProgname(None)
+    zones.reset()
+    if _STATE.namespace:
+        pmns.unload()
+        _STATE.namespace = False
