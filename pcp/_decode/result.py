@@ -2,7 +2,9 @@
 pmResult / pmValueSet / pmValue objects that read from them on demand."""
 from __future__ import annotations
 
+import array
 import ctypes
+import itertools
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -215,6 +217,43 @@ class FlatResult:
     def adopt(cls, data: bytes, c: Any, mem: Any) -> "FlatResult":
         """A result over columns that C code has filled (from `columns`), whose value
         blocks are addressed within `data`."""
+        out = object.__new__(cls)
+        out._setup(data, c, mem)
+        return out
+
+    @classmethod
+    def assemble(cls, stamp: Tuple[int, int], sets: List[Tuple[int, int, int]],
+                 values: List[Tuple[int, int, int, float, bytes]]) -> "FlatResult":
+        """A result made value by value (derived metrics of strings or aggregates): value
+        sets (pmid, numval, valfmt) over consecutive values (inst, vtype, ival, dval,
+        payload), vtype -1 for an INSITU word; payloads are copied into one buffer."""
+        c, mem = _allocate(len(sets), len(values))
+        k = 0
+        for i, (pmid, numval, valfmt) in enumerate(sets):
+            c.pmid[i] = pmid
+            c.numval[i] = numval
+            c.valfmt[i] = valfmt if numval > 0 else 0
+            c.first[i] = k
+            if numval > 0:
+                k += numval
+        n = len(values)
+        if n:
+            insts, vtypes, ivals, dvals, payloads = zip(*values)
+            lengths = array.array("I", map(len, payloads))
+            offsets = array.array("I", itertools.accumulate(lengths, initial=0))
+            # one copy per column instead of a cffi store per value
+            for dest, column in ((c.inst, array.array("i", insts)),
+                                 (c.vtype, array.array("i", vtypes)),
+                                 (c.ival, array.array("q", ivals)),
+                                 (c.dval, array.array("d", dvals)),
+                                 (c.boff, offsets[:n]), (c.blen, lengths)):
+                ffi.memmove(dest, column, n * column.itemsize)
+            data = b"".join(payloads)
+        else:
+            data = b""
+        c.sec, c.nsec = stamp
+        c.numpmid = len(sets)
+        c.nvalues = len(values)
         out = object.__new__(cls)
         out._setup(data, c, mem)
         return out
