@@ -31,8 +31,8 @@ def need_tool(name: str) -> str:
 
 def tool_env() -> dict:
     env = dict(os.environ)
-    # pcp-native has no derived metrics: keep libpcp's tools from loading theirs
-    env["PCP_DERIVED_CONFIG"] = ""
+    # PCP_DERIVED_CONFIG as this process has it: libpcp's tools see the same global
+    # derived metrics as pcp-native's contexts made in this process
     env["LC_ALL"] = "C.UTF-8"
     return env
 
