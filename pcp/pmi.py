@@ -294,7 +294,7 @@ def _put_result(result: Any, highres: bool) -> int:
 
 
 def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
-                hostname: Optional[str] = None, timezone: Optional[str] = "UTC") -> int:
+                hostname: Optional[str] = None, timezone: Optional[str] = None) -> int:
     """Beyond the official module: write a pandas DataFrame (or an Arrow table) to the
     archive `path` in one call, the reverse of ``pcp.bulk.read_archive(...).to_pandas(form)``
     (or ``.to_arrow(form)``).
@@ -302,7 +302,9 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
     `form` is "wide" (a DatetimeIndex and a column per metric or "metric[instance]") or
     "long" (columns time, metric, instance, value and optionally text), guessed from the
     columns when None. Each row becomes one record; the metric types follow the column
-    dtypes. Returns the number of records written."""
+    dtypes. The label's zone is `timezone`, else the zone of the frame's times (the
+    archive zone pcp.bulk's indexes carry; UTC for naive times). Returns the number of
+    records written."""
     from pcp._bulk.frame_writer import write_frame as _write_frame
 
     return _write_frame(frame, path, form=form, version=version, hostname=hostname,

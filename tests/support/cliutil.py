@@ -30,9 +30,9 @@ def need_tool(name: str) -> str:
 
 
 def tool_env() -> dict:
+    # the same PCP_DERIVED_CONFIG as this process: libpcp's tools then load the derived
+    # metrics pcp-native loads (pcp._libpcp.derived), and list them alike
     env = dict(os.environ)
-    # pcp-native has no derived metrics: keep libpcp's tools from loading theirs
-    env["PCP_DERIVED_CONFIG"] = ""
     env["LC_ALL"] = "C.UTF-8"
     return env
 
