@@ -76,6 +76,13 @@ _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 
 
 def masked(text: str) -> str:
-    """A tool's output with Python object addresses (repr() of a ctypes array in an
-    error message) masked: the one thing two runs of the same program never share."""
-    return _ADDRESS.sub(" at 0x...>", text)
+    """A tool's stderr with what two implementations cannot share masked: Python object
+    addresses (repr() of a ctypes array in an error message), and a traceback's frames
+    (the files and lines of each binding's own code) down to the exception it ends with,
+    which must be the same."""
+    text = _ADDRESS.sub(" at 0x...>", text)
+    head, sep, tail = text.partition("Traceback (most recent call last):\n")
+    if not sep:
+        return text
+    last = [line for line in tail.splitlines() if line and not line.startswith(" ")]
+    return head + sep + "  ...\n" + "\n".join(last) + "\n"

@@ -1,0 +1,96 @@
+"""PCP's own Python tools end to end, on the official binding and on this package, in one
+run: the installed tool started by each side's interpreter over the same archive, its
+output compared (it must be identical), its CPU time (user + system of the child
+process) measured.
+
+  pmrep     CSV of ~50 metrics (kernel.all, mem.util, swap, disk.dev), interpolated at
+            the archive's logging interval
+  pmiostat  the extended device report, interpolated at the logging interval
+  pmrep -u  the same CSV replayed record by record (no interpolation)
+
+The archive is the benchmark archive (make_big_archive.py: pmlogger records replicated;
+PCP_BENCH_ARCHIVE_SIZE, default 16M; 200 ms logging interval). Both sides run with
+derived metrics off (PCP_DERIVED_CONFIG="") so that the metric sets are the same, and
+from compiled bytecode (the package is byte-compiled first, as a wheel install is).
+
+Run: .venv/bin/pytest benchmarks/test_bench_tools.py -q --benchmark-only -s
+"""
+import compileall
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import make_big_archive
+import pytest
+
+SIZE = os.environ.get("PCP_BENCH_ARCHIVE_SIZE", "16M")
+REF_PYTHON = os.environ.get("PCP_BENCH_REF_PYTHON", "/usr/bin/python3")
+REPO = Path(__file__).resolve().parent.parent
+METRICS = ["kernel.all.load", "kernel.all.cpu", "kernel.all.pswitch", "kernel.all.intr",
+           "mem.util.used", "mem.util.free", "mem.util.cached", "mem.util.bufmem",
+           "mem.util.active", "mem.util.inactive", "mem.util.dirty", "mem.util.slab",
+           "swap.pagesin", "swap.pagesout", "swap.used", "swap.free",
+           "disk.dev.read", "disk.dev.write", "disk.dev.read_bytes", "disk.dev.write_bytes",
+           "disk.dev.avactive", "disk.dev.aveq"]
+
+
+@pytest.fixture(scope="module")
+def archive():
+    compileall.compile_dir(str(REPO / "pcp"), quiet=1)
+    compileall.compile_file(str(REPO / "cpmapi.py"), quiet=1)
+    return str(make_big_archive.ensure_archive(make_big_archive.parse_size(SIZE), 2))
+
+
+def _tool(name):
+    for folder in ("/usr/bin", "/usr/lib/pcp/bin"):
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    pytest.fail("%s is not installed" % name)
+
+
+def _run(python, argv):
+    """Run one side; (stdout, CPU seconds of the child)."""
+    env = dict(os.environ, PCP_DERIVED_CONFIG="", LC_ALL="C.UTF-8", TZ="UTC")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if python == REF_PYTHON:
+        env.pop("PYTHONPATH", None)
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                      if not p.startswith(os.path.dirname(sys.executable)))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([python] + argv, capture_output=True, text=True, env=env,
+                          timeout=1800, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc.stdout, cpu
+
+
+def _side_by_side(benchmark, what, argv):
+    ref_out, ref_cpu = min((_run(REF_PYTHON, argv) for _ in range(2)), key=lambda r: r[1])
+    runs = []
+    benchmark.pedantic(lambda: runs.append(_run(sys.executable, argv)), rounds=2,
+                       iterations=1)
+    ours_out, ours_cpu = min(runs, key=lambda r: r[1])
+    assert ours_out == ref_out, "%s: the outputs differ" % what
+    benchmark.extra_info.update(ours_cpu_s=ours_cpu, reference_cpu_s=ref_cpu,
+                                reference_over_ours=ref_cpu / ours_cpu,
+                                lines=ref_out.count("\n"))
+    print("\n%s: %d lines; CPU ours %.3f s, official %.3f s (x%.2f less)"
+          % (what, ref_out.count("\n"), ours_cpu, ref_cpu, ref_cpu / ours_cpu))
+
+
+def test_pmrep_csv_interpolated(benchmark, archive):
+    argv = [_tool("pmrep"), "-a", archive, "-t", "0.2", "-o", "csv"] + METRICS
+    _side_by_side(benchmark, "pmrep -o csv, INTERP at 200 ms", argv)
+
+
+def test_pmrep_csv_raw(benchmark, archive):
+    argv = [_tool("pmrep"), "-a", archive, "-u", "-o", "csv"] + METRICS
+    _side_by_side(benchmark, "pmrep -o csv -u (records as logged)", argv)
+
+
+def test_pmiostat_interpolated(benchmark, archive):
+    argv = [_tool("pmiostat"), "-a", archive, "-t", "0.2", "-x", "t"]
+    _side_by_side(benchmark, "pmiostat -x t, INTERP at 200 ms", argv)
