@@ -20,7 +20,7 @@ import os
 import socket
 import sys
 import time
-from errno import EEXIST
+from errno import EBADF, EEXIST
 from typing import Any, Dict, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
@@ -848,6 +848,9 @@ def _new_file(base: bytes, vol: int) -> Any:
 
 def _check_context_start(ctx: ImportContext) -> int:
     """Create the archive on the first write: three files, each with its label."""
+    if ctx.state == ImportContext.END:
+        # libpcp_import would write to the files it closed at pmiEnd (undefined there)
+        return -EBADF
     if ctx.state != ImportContext.START:
         return 0
     host = ctx.hostname if ctx.hostname is not None else socket.gethostname().encode()

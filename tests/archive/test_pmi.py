@@ -690,3 +690,31 @@ print(json.dumps(out))
     ref = difftest.run_reference(code)
     ours = difftest.run_program(code, ours=True)
     assert ours == ref
+
+
+def test_write_now_and_after_a_foreign_end(tmp_path) -> None:
+    """Ours only, where the official binding cannot be compared: pmiWrite(-1, ...) stamps
+    the record with the current time; and writing to a context that another object's
+    __del__ ended (its pmiEnd ends whatever context is current) is an error here, where
+    libpcp_import writes to closed files and the official binding segfaults."""
+    import time
+
+    from pcp import pmi
+    import cpmapi as c
+
+    a = pmi.pmiLogImport(str(tmp_path / "a"))
+    a.pmiSetHostname("now")
+    a.pmiSetTimezone("UTC")
+    a.pmiAddMetric("a.b", c.PM_ID_NULL, c.PM_TYPE_32, c.PM_INDOM_NULL, c.PM_SEM_INSTANT,
+                   a.pmiUnits(0, 0, 0, 0, 0, 0))
+    before = time.time()
+    a.pmiPutValue("a.b", None, "1")
+    assert a.pmiWrite(-1, 0) == 0
+    assert before - 1 <= a._context.last_stamp[0] <= time.time() + 1
+    b = pmi.pmiLogImport(str(tmp_path / "b"))
+    b.pmiEnd()
+    a.pmiPutValue("a.b", None, "2")
+    del b
+    with pytest.raises(pmi.pmiErr) as err:
+        a.pmiWrite(int(time.time()) + 10, 0)
+    assert err.value.code == -9     # -EBADF

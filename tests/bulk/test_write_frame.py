@@ -136,3 +136,68 @@ print(json.dumps(rows))
             item[col] = value
         expect.append(item)
     assert got == expect
+
+
+ROWS = 6000     # more than one block of rows (4096) and more than one index interval
+
+SAME_ARCHIVE_REFERENCE = r'''
+import sys
+from pcp import pmi
+import cpmapi as c
+log = pmi.pmiLogImport(sys.argv[1])
+log.pmiSetVersion(3)
+log.pmiSetHostname("frame")
+log.pmiSetTimezone("UTC")
+none = log.pmiUnits(0, 0, 0, 0, 0, 0)
+log.pmiAddMetric("a.x", c.PM_ID_NULL, c.PM_TYPE_DOUBLE, c.PM_INDOM_NULL, c.PM_SEM_INSTANT, none)
+indom = log.pmiInDom(245, 0)
+for i in range(3):
+    log.pmiAddInstance(indom, "i%d" % i, i)
+log.pmiAddMetric("b.y", c.PM_ID_NULL, c.PM_TYPE_64, indom, c.PM_SEM_INSTANT, none)
+log.pmiAddMetric("c.s", c.PM_ID_NULL, c.PM_TYPE_STRING, c.PM_INDOM_NULL, c.PM_SEM_INSTANT, none)
+for k in range(ROWS_HERE):
+    log.pmiPutValue("a.x", None, repr(k * 0.5))
+    for j in range(3):
+        if (k + j) % 7:
+            log.pmiPutValue("b.y", "i%d" % j, str(k * 3 + j - 5000))
+    log.pmiPutValue("c.s", None, "s%d" % k)
+    log.pmiHighResWrite(1700000000 + k, k * 1000)
+log.pmiEnd()
+print("[]")
+'''.replace("ROWS_HERE", str(ROWS))
+
+
+def test_same_archive_as_the_official_pmi(tmp_path) -> None:
+    """A frame whose metrics all have values in the first row is written exactly as the
+    official pcp.pmi writes the same values one pmiPutValue at a time (pid aside)."""
+    difftest.require_reference()
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    run = difftest.run_script(SAME_ARCHIVE_REFERENCE, [str(ref_dir / "arch")], ours=False,
+                              timeout=300)
+    assert run["status"] == 0, run["stderr"]
+    k = np.arange(ROWS)
+    y = {}
+    for j in range(3):
+        present = (k + j) % 7 != 0
+        y["b.y[i%d]" % j] = pd.array(np.where(present, k * 3 + j - 5000, 0), dtype="Int64")
+        y["b.y[i%d]" % j][~present] = pd.NA
+    frame = pd.DataFrame({"a.x": k * 0.5, **y, "c.s": np.array(["s%d" % i for i in k], object)},
+                         index=pd.DatetimeIndex(pd.to_datetime(
+                             (1700000000 + k) * 10**9 + k * 1000, unit="ns"), name="time"))
+    our_dir = tmp_path / "ours"
+    our_dir.mkdir()
+    assert pmi.write_frame(frame, str(our_dir / "arch"), version=3, hostname="frame") == ROWS
+
+    def files(folder):
+        out = {}
+        for entry in sorted(os.listdir(folder)):
+            data = bytearray((folder / entry).read_bytes())
+            data[8:12] = b"PID!"
+            out[entry] = bytes(data)
+        return out
+
+    ours, ref = files(our_dir), files(ref_dir)
+    assert sorted(ours) == sorted(ref)
+    for entry in ref:
+        assert ours[entry] == ref[entry], entry
