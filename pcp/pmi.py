@@ -302,9 +302,9 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
     `form` is "wide" (a DatetimeIndex and a column per metric or "metric[instance]") or
     "long" (columns time, metric, instance, value and optionally text), guessed from the
     columns when None. Each row becomes one record; the metric types follow the column
-    dtypes. `timezone` is the archive's zone, by default the zone of the frame's times
-    when it has a name (as read_archive gives an archive's), else UTC. Returns the number
-    of records written."""
+    dtypes. The label's zone is `timezone`, else the zone of the frame's times (the
+    archive zone pcp.bulk's indexes carry; UTC for naive times). Returns the number of
+    records written."""
     from pcp._bulk.frame_writer import write_frame as _write_frame
 
     return _write_frame(frame, path, form=form, version=version, hostname=hostname,

@@ -319,20 +319,24 @@ def _arrow_to_pandas(table: Any) -> Tuple[Any, Dict[str, int]]:
     return table.to_pandas(types_mapper=nullable.get), binary
 
 
-def _frame_zone(frame: Any, form: str) -> str:
-    """The archive time zone for a frame: its times' zone when that has a name (a
-    zoneinfo key such as "Europe/Berlin", as read_archive gives an archive's zone), else
-    UTC."""
-    times = frame.index if form == "wide" else frame["time"].dt
-    key = getattr(getattr(times, "tz", None), "key", None)
+def _frame_zone(frame: Any, pd: Any) -> str:
+    """The zone of a frame's times as a label's TZ: a zoneinfo key (or the POSIX rule
+    of a zone pcp.bulk made from one), "UTC" for naive or UTC times."""
+    if isinstance(frame.index, pd.DatetimeIndex):
+        tz = frame.index.tz
+    elif "time" in frame.columns:
+        tz = getattr(pd.DatetimeIndex(frame["time"]), "tz", None)
+    else:
+        tz = None
+    key = getattr(tz, "key", None)
     return key if isinstance(key, str) and key else "UTC"
 
 
 def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
                 hostname: Optional[str] = None, timezone: Optional[str] = None) -> int:
     """Write `frame` (a pandas DataFrame or an Arrow table) to the archive `path` (base
-    name); returns the records written. `timezone` is the archive's zone (a TZ string);
-    by default the zone of the frame's times when it has a name, else UTC."""
+    name); returns the records written. The label's zone is `timezone`, else the zone
+    of the frame's times (what pcp.bulk's indexes carry), UTC for naive times."""
     import pandas as pd
 
     column_types: Dict[str, int] = {}
@@ -340,6 +344,8 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
             and hasattr(frame, "to_pandas"):
         frame, column_types = _arrow_to_pandas(frame)
 
+    if timezone is None:
+        timezone = _frame_zone(frame, pd)
     if form is None:
         form = "long" if {"time", "metric", "value"} <= set(map(str, frame.columns)) \
             else "wide"
@@ -350,8 +356,6 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
         ns, metrics = _long_metrics(frame, pd)
     else:
         raise ValueError("form must be 'wide' or 'long'")
-    if timezone is None:
-        timezone = _frame_zone(frame, form)
     if len(ns) and np.any(np.diff(ns) < 0):
         raise ValueError("the frame's times must not go backwards")
     secs, nsecs = np.divmod(ns, 1000000000)

@@ -1,9 +1,10 @@
 """The pcp-native command line: `python -m pcp` or the `pcp-native` console script.
 
-    python -m pcp info   [-a ARCHIVE | -h HOST] [-dfmtTlO...] [NAME ...]     like pminfo
-    python -m pcp dump   [-adehilLmMrstx] [-S/-T/-Z/-z] [ARCHIVE [NAME ...]] like pmdumplog
-    python -m pcp export [-a ARCHIVE] [-S/-T/-Z/-z] [-o FILE] [NAME ...]      to a table
-    python -m pcp fetch  [-h HOST | -a ARCHIVE] [-t SEC] [-s N] [-S/-T/-O...] METRIC ... like pmval
+    python -m pcp info   [pminfo's options] [NAME | PMID | INDOM ...]
+    python -m pcp dump   [pmdumplog's options] [ARCHIVE [NAME ...]]
+    python -m pcp fetch  [pmval's options, -U ARCHIVE too] METRIC ...
+    python -m pcp export [-a ARCHIVE] [-o csv|parquet] [-F FILE] [-r] [-S/-T/-Z/-z] [NAME ...]
+                         (pmrep's forms)
 
 Each command reads its options with libpcp's rules (pcp/cli/_options.py).
 

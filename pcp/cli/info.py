@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
@@ -102,6 +103,10 @@ def run(args: Any, out: Any = None) -> int:
         src.close()
 
 
+def _text(text: Any) -> str:
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+
 class _Info:
     def __init__(self, src: Source, args: Any, out: Any) -> None:
         self.src = src
@@ -129,24 +134,87 @@ class _Info:
             self.origin = pmapi.timespec(sec, nsec // 1000 * 1000)
 
     def run(self) -> int:
-        names, errors = self.src.expand(self.args.names or [""])
-        if self.src.is_archive and self.args.parsed.opts.nsflag:
-            names, errors = self._trim(names, errors)
-        status = 0
-        for msg in errors:
-            sys.stderr.write("Error: %s\n" % msg)
-            status = 1
+        """pminfo's main loop: each operand in turn, its metrics reported in batches
+        (a pmid operand by its name, an instance domain's operand at once)."""
         need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail
                      or self.args.verify)
+        # archives: one metric per batch (whatever -b says), each fetch from the
+        # start, as pminfo does
+        size = 1 if self.src.is_archive else self.args.batch
+        pending: List[str] = []
+        status = 0
+        for arg in self.args.names or [""]:
+            names, errors = self._operand(arg)
+            for msg in errors:
+                sys.stderr.write("Error: %s\n" % msg)
+                status = 1
+            for name in names:
+                pending.append(name)
+                if len(pending) >= size:
+                    self._report(pending, need_pmid)
+                    pending = []
+        self._report(pending, need_pmid)
+        return status
+
+    def _operand(self, arg: str) -> Any:
+        """The leaf names of one operand (a PMNS name, or "D.C.I" a pmid's name, or
+        "D.S" an instance domain, printed here), and the errors to report."""
+        digits = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", arg) if arg[:1].isdigit() else None
+        if digits is not None and digits.group(3) is not None:
+            domain, cluster, item = (int(g) for g in digits.groups())
+            pmid = (domain & 0x1FF) << 22 | (cluster & 0xFFF) << 10 | (item & 0x3FF)
+            try:
+                arg = self.ctx.pmNameID(pmid)
+            except pmErr as e:
+                return [], ["%s: %s" % (arg, pmErrStr(e.code))]
+        elif digits is not None:
+            self._indom((int(digits.group(1)) & 0x1FF) << 22 | (int(digits.group(2)) & 0x3FFFFF))
+            return [], []
+        elif arg[:1].isdigit():
+            return [], ["%s: %s" % (arg, pmErrStr(c_api.PM_ERR_NAME))]
+        names, errors = self.src.expand([arg])
+        if self.src.is_archive and self.args.parsed.opts.nsflag:
+            names, errors = self._trim(names, errors)
+        return names, errors
+
+    def _report(self, names: List[str], need_pmid: bool) -> None:
+        if not names:
+            return
         if not need_pmid:
             for name in names:
                 self.out.write(name + "\n")
-            return status
-        # archives: one metric per batch, each fetch from the start, as pminfo does
-        size = 1 if self.src.is_archive and self.fetching else self.args.batch
-        for i in range(0, len(names), size):
-            self._batch(names[i:i + size])
-        return status
+            return
+        self._batch(names)
+
+    def _indom(self, indom: int) -> None:
+        """pminfo's doindom: an instance domain's line, its one-line and full help
+        text and its labels."""
+        if self.args.verify:
+            return
+        w = self.out.write
+        w("\nInDom: %s%s 0x%x" % (_common.indom_text(indom),
+                                   " = %u =" % indom if self.args.fulliid else "", indom))
+        if self.args.oneline:
+            try:
+                text = self.ctx.pmLookupInDomText(indom, c_api.PM_TEXT_ONELINE)
+                w("%s[%s]" % ("\n    " if self.args.fulliid else " ", _text(text)))
+            except pmErr as e:
+                w(" One-line Help: Error: %s" % pmErrStr(e.code))
+        w("\n")
+        if self.args.labels:
+            raw = self._raw_labels
+            domain = indom >> 22 & 0x1FF
+            sets = [self._context_labels(),
+                    self._cached("domain", domain, lambda: raw(domain, c_api.PM_LABEL_DOMAIN)),
+                    self._cached("indom", indom, lambda: raw(indom, c_api.PM_LABEL_INDOM))]
+            merged = self._merge([t for t in sets if t])
+            if merged:
+                w("    labels %s\n" % merged)
+        if self.args.helptext:
+            try:
+                self._help_text(self.ctx.pmLookupInDomText(indom, c_api.PM_TEXT_HELP))
+            except pmErr as e:
+                w("Full Help: Error: %s\n" % pmErrStr(e.code))
 
     def _trim(self, names: List[str], errors: List[str]) -> Any:
         """pminfo's pmTrimNameSpace after -n on an archive: the names of the loaded PMNS
@@ -244,7 +312,11 @@ class _Info:
         except pmErr as e:
             self.out.write("Full Help: Error: %s\n" % pmErrStr(e.code))
             return
-        text = text.decode("utf-8", "replace").rstrip("\n")
+        self._help_text(text)
+
+    def _help_text(self, text: Any) -> None:
+        """pminfo's myhelptext once the text is found: trailing newlines dropped."""
+        text = _text(text).rstrip("\n")
         if text:
             self.out.write("Help:\n%s\n" % text)
         else:

@@ -147,3 +147,15 @@ def test_iso_and_numeric_times_are_unchanged(tmp_path):
     base = _zoned_archive(tmp_path, 3)
     utc = bulk.read_archive(base, ["sample.long.one"], start="2024-01-05T01:00:15")
     assert len(utc) == 6 and utc.to_pandas().index[0].hour == 12
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_write_frame_keeps_the_zone(tmp_path, version):
+    """pmi.write_frame labels the archive with the zone of the frame's times, so an
+    export and an import round-trip the zone too."""
+    from pcp import pmi
+    frame = bulk.read_archive(_zoned_archive(tmp_path, version), ["sample.long.one"]).to_pandas()
+    pmi.write_frame(frame, str(tmp_path / "copy"))
+    again = bulk.read_archive(str(tmp_path / "copy"), ["sample.long.one"]).to_pandas()
+    assert again.index.tz == frame.index.tz
+    pd.testing.assert_frame_equal(again, frame)

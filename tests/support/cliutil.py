@@ -30,9 +30,9 @@ def need_tool(name: str) -> str:
 
 
 def tool_env() -> dict:
+    # the same PCP_DERIVED_CONFIG as this process: libpcp's tools then load the derived
+    # metrics pcp-native loads (pcp._libpcp.derived), and list them alike
     env = dict(os.environ)
-    # PCP_DERIVED_CONFIG as this process has it: libpcp's tools see the same global
-    # derived metrics as pcp-native's contexts made in this process
     env["LC_ALL"] = "C.UTF-8"
     return env
 
