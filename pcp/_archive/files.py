@@ -182,15 +182,14 @@ class MappedFile:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """The whole file from its start (it may have grown since its size was taken)."""
-    chunks = []
-    at = 0
-    while True:
-        chunk = os.pread(fd, max(size - at, 1 << 16), at)
-        if not chunk:
-            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
-        chunks.append(chunk)
-        at += len(chunk)
+    """The file's `size` bytes from its start (fewer if it has shrunk since)."""
+    data = os.pread(fd, size, 0)
+    while len(data) < size:             # a short read: the rest, until the file ends
+        more = os.pread(fd, size - len(data), len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def existing_file(path: str) -> Optional[str]:
