@@ -6,9 +6,10 @@ issue 12's "fromOptions must not cost more than the official binding's"):
                script does next: work put off at open is paid here)
   fromoptions  pmContext.fromOptions(opts, ["bench", "-a", archive]) and its close
 
-on small pmlogger archives (the test corpus' v2 recording and its pmlogger -V 3 twin,
+on a pmlogger recording of 3 metrics (tiny: the fixed costs of an open), small pmlogger
+archives (the test corpus' v2 recording, 98 descriptors, and its pmlogger -V 3 twin,
 tests/support/archives.py) and on the benchmark archive (make_big_archive.py, size from
-PCP_BENCH_ARCHIVE_SIZE, default 16M, whose .meta has 784 metrics):
+PCP_BENCH_ARCHIVE_SIZE, default 16M, whose .meta has 789 descriptors):
 
   reference  open_cost.py under /usr/bin/python3 -I (the official binding), timing its
              own CPU in a subprocess
@@ -42,14 +43,26 @@ SIZE = os.environ.get("PCP_BENCH_ARCHIVE_SIZE", "16M")
 REF_PYTHON = os.environ.get("PCP_BENCH_REF_PYTHON", "/usr/bin/python3")
 ROUNDS = int(os.environ.get("PCP_BENCH_ROUNDS", "15"))
 ROUND_SECONDS = float(os.environ.get("PCP_BENCH_ROUND_SECONDS", "0.2"))
-ARCHIVES = ["v2", "v3native", "big"]
+ARCHIVES = ["tiny", "v2", "v3native", "big"]
+
+
+def _tiny_archive(where):
+    """A pmlogger recording of the three metrics the lookup workload asks for: an
+    archive where an open is nothing but its fixed costs."""
+    config = where / "config"
+    config.write_text("log mandatory on 100 msec {\n%s\n}\n" % "\n".join(open_cost.LOOKUP_NAMES))
+    base = where / "tiny"
+    subprocess.run(["pmlogger", "-c", str(config), "-s", "10", "-t", "100msec", str(base)],
+                   check=True, capture_output=True, timeout=120)
+    return str(base)
 
 
 @pytest.fixture(scope="module")
-def archive_paths():
+def archive_paths(tmp_path_factory):
     corpus = archives.get_corpus()
     big = make_big_archive.ensure_archive(make_big_archive.parse_size(SIZE), 2)
-    return {"v2": corpus["v2"], "v3native": corpus["v3native"], "big": str(big)}
+    tiny = _tiny_archive(tmp_path_factory.mktemp("open-cost"))
+    return {"tiny": tiny, "v2": corpus["v2"], "v3native": corpus["v3native"], "big": str(big)}
 
 
 def _reference(kind, archive):

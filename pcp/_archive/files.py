@@ -91,6 +91,9 @@ class MappedFile:
     # so reading a large archive does not grow the resident set (RSS counts mapped
     # pages). Pages fault back in from the file if they are needed again.
     RELEASE_SLACK = 8 << 20
+    # A file this small is read rather than mapped: one read costs less than setting up
+    # and tearing down a mapping (opening a small archive is mostly such fixed costs).
+    COPY_BELOW = 64 << 10
 
     def __init__(self, path: str, copy: bool = False) -> None:
         """``copy``: read the whole file into a bytes object instead of mapping it, for a
@@ -108,7 +111,7 @@ class MappedFile:
         try:
             size = os.fstat(fd).st_size
             self.size = size
-            if copy:
+            if copy or size <= self.COPY_BELOW:
                 self.data: object = _read_all(fd, size)
                 self.size = len(self.data)   # type: ignore[arg-type]
             elif size > 0:
@@ -182,15 +185,14 @@ class MappedFile:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """The whole file from its start (it may have grown since its size was taken)."""
-    chunks = []
-    at = 0
-    while True:
-        chunk = os.pread(fd, max(size - at, 1 << 16), at)
-        if not chunk:
-            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
-        chunks.append(chunk)
-        at += len(chunk)
+    """The file's `size` bytes from its start (fewer if it has shrunk since)."""
+    data = os.pread(fd, size, 0)
+    while len(data) < size:             # a short read: the rest, until the file ends
+        more = os.pread(fd, size - len(data), len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def existing_file(path: str) -> Optional[str]:
@@ -247,7 +249,10 @@ def find_archive(name: str) -> ArchiveFiles:
     index: Optional[str] = None
     volumes = set()
     exists = False
+    prefix = base + "."
     for entry in entries:
+        if not entry.startswith(prefix):
+            continue            # the other files of the directory, at the cost of one test
         suffix = compression_suffix(entry)
         plain = entry[: -len(suffix)] if suffix else entry
         head, dot, tail = plain.rpartition(".")

@@ -9,6 +9,7 @@ from them when first asked for, so opening a context costs what libpcp's load co
 Metadata of the archives of a multi-archive context is merged into one Metadata object."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Dict, List, Optional, Tuple, Union
 
 from pcp._core.abc import DescTuple, Stamp
@@ -113,6 +114,42 @@ class _MetaFile:
                              rec.type == INDOM_DELTA)
 
 
+class DescTable(Mapping):
+    """pmid -> (pmid, type, indom, sem, units) of the descriptors of one archive in
+    which no pmid comes twice, each tuple made from the C arrays when first asked for
+    (most contexts ask for a few)."""
+
+    __slots__ = ("_meta", "_where", "_made")
+
+    def __init__(self, meta: _MetaFile, where: Dict[int, int]) -> None:
+        self._meta = meta
+        self._where = where         # pmid -> its index in the descriptor arrays
+        self._made: Dict[int, DescTuple] = {}
+
+    def __getitem__(self, pmid: int) -> DescTuple:
+        t = self._made.get(pmid)
+        if t is None:
+            i = self._where[pmid]
+            ix = self._meta.ix
+            t = self._made[pmid] = (ix.desc_pmid[i], ix.desc_type[i], ix.desc_indom[i],
+                                    ix.desc_sem[i], ix.desc_units[i])
+        return t
+
+    def get(self, pmid: int, default: Optional[DescTuple] = None) -> Optional[DescTuple]:
+        if pmid in self._where:
+            return self[pmid]
+        return default
+
+    def __contains__(self, pmid: object) -> bool:
+        return pmid in self._where
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
 class KeptNames:
     """name -> pmid of one archive's PMNS, as a read-only mapping's get / [] / in,
     answered by the hash set of csrc/archive_meta_scan.c."""
@@ -165,10 +202,8 @@ class Metadata:
     asked for, in the order libpcp would have added them."""
 
     def __init__(self) -> None:
-        self._descs: Dict[int, DescTuple] = {}
-        # a file whose descriptors cannot conflict (the first, with no pmid twice):
-        # its dict is made when descriptors are first asked for
-        self._descs_pending: Optional[_MetaFile] = None
+        # a dict, or for one archive with no pmid twice its DescTable
+        self._descs: "Union[Dict[int, DescTuple], DescTable]" = {}
         self._files: List[_MetaFile] = []
         # the archive PMNS, built from the first _named files
         self._root = PMNSNode()
@@ -200,10 +235,11 @@ class Metadata:
         self._texts = None
         self._kept = None
         pmids = ffi.unpack(meta.ix.desc_pmid, meta.ix.ndesc) if meta.ix.ndesc else []
-        if len(self._files) == 1 and len(set(pmids)) == len(pmids):
-            self._descs_pending = meta
+        where = dict(zip(pmids, range(len(pmids))))
+        if len(self._files) == 1 and len(where) == len(pmids):
+            self._descs = DescTable(meta, where)    # no pmid twice: nothing can conflict
         else:
-            have = self.descs
+            have = self._desc_dict()
             pmids, descs = meta.descs()
             new = dict(zip(pmids, descs))
             if len(new) == len(descs) and have.keys().isdisjoint(new):
@@ -217,16 +253,18 @@ class Metadata:
             raise pmErr(PM_ERR_LOGREC)
 
     @property
-    def descs(self) -> Dict[int, DescTuple]:
+    def descs(self) -> "Mapping[int, DescTuple]":
         """pmid -> (pmid, type, indom, sem, units) of every descriptor loaded."""
-        if self._descs_pending is not None:
-            pmids, descs = self._descs_pending.descs()
-            self._descs_pending = None
-            self._descs = dict(zip(pmids, descs))
+        return self._descs
+
+    def _desc_dict(self) -> Dict[int, DescTuple]:
+        """The descriptors as a dict that more can be merged into."""
+        if isinstance(self._descs, DescTable):
+            self._descs = dict(self._descs.items())
         return self._descs
 
     def add_desc(self, t: DescTuple) -> None:
-        have = self.descs
+        have = self._desc_dict()
         old = have.get(t[0])
         if old is None:
             have[t[0]] = t

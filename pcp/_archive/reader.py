@@ -49,7 +49,7 @@ class LogLabel:
         sts = lib.pcp_archive_label_decode(mapped.ptr, mapped.size, out)
         if sts < 0:
             raise pmErr(sts)
-        data = mapped.data
+        data = mapped.data      # bytes or an mmap: a slice of either is a new bytes
         self.version = out.version
         self.magic = out.magic
         self.pid = out.pid
@@ -57,9 +57,9 @@ class LogLabel:
         self.stamp: Stamp = (out.sec, out.nsec)
         self.features = out.features
         self.length = out.len
-        self.hostname = bytes(data[out.host_off:out.host_off + out.host_len])  # type: ignore[index]
-        self.timezone = bytes(data[out.tz_off:out.tz_off + out.tz_len])  # type: ignore[index]
-        self.zoneinfo = bytes(data[out.zone_off:out.zone_off + out.zone_len])  # type: ignore[index]
+        self.hostname = data[out.host_off:out.host_off + out.host_len]  # type: ignore[index]
+        self.timezone = data[out.tz_off:out.tz_off + out.tz_len]  # type: ignore[index]
+        self.zoneinfo = data[out.zone_off:out.zone_off + out.zone_len]  # type: ignore[index]
 
 
 class IndexEntry:
