@@ -53,7 +53,7 @@ def _tiny_archive(where):
     config.write_text("log mandatory on 100 msec {\n%s\n}\n" % "\n".join(open_cost.LOOKUP_NAMES))
     base = where / "tiny"
     subprocess.run(["pmlogger", "-c", str(config), "-s", "10", "-t", "100msec", str(base)],
-                   check=True, capture_output=True, timeout=120)
+                   check=True, capture_output=True, timeout=120, cwd=str(where))  # its log too
     return str(base)
 
 
