@@ -450,10 +450,16 @@ def _set_namespace(opts: Options, arg: str, dupok: int) -> None:
 
 
 def _set_derived(opts: Options, arg: str) -> None:
-    """--derived: derived metrics are not available in pcp-native yet."""
-    del arg
-    pmprintf("%s: pmLoadDerivedConfig failed: %s\n" % (pmGetProgname(), pmErrStr(PM_ERR_NYI)))
-    opts.errors += 1
+    """--derived: pmLoadDerivedConfig of the argument (files, directories, a colon
+    list); a failure is counted as an option error, with libpcp's message."""
+    from pcp._libpcp.derived import registry    # here: most tools never take --derived
+
+    registry.REGISTRY.init()
+    sts = registry.load_path(registry.REGISTRY, arg.encode("utf-8", "surrogateescape"),
+                             recover=False)
+    if sts < 0:
+        pmprintf("%s: pmLoadDerivedConfig failed: %s\n" % (pmGetProgname(), pmErrStr(sts)))
+        opts.errors += 1
 
 
 def set_samples(opts: Options, arg: str) -> None:

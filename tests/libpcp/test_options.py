@@ -484,3 +484,42 @@ def test_set_connect_options_as_the_official_binding(reference_binding, case):
     ours = difftest.run_program(CONNECT, True, env)
     ref = difftest.run_program(CONNECT, False, env)
     difftest.assert_equal(ours, ref, repr(case))
+
+
+DERIVED_TOOL = r'''
+import sys
+from pcp import pmapi
+opts = pmapi.pmOptions("a:")
+opts.pmSetLongOptionArchive()
+opts.pmSetLongOption("derived", 1, "", "FILE", "load derived metric definitions from FILE(s)")
+try:
+    ctx = pmapi.pmContext.fromOptions(opts, sys.argv)
+except pmapi.pmUsageErr as usage:
+    usage.message()
+    sys.exit(1)
+for name in ("my.load", "my.twice", "kernel.all.load"):
+    try:
+        pmid = ctx.pmLookupName(name)[0]
+        print(name, ctx.pmIDStr(pmid), ctx.pmLookupDescs(pmid)[0].contents.sem)
+    except pmapi.pmErr as error:
+        print(name, "error", error.args[0])
+'''
+
+
+@pytest.mark.parametrize("config", ["good", "bad", "missing", "list"])
+def test_derived_option_loads_definitions(reference_binding, corpus, tmp_path, config):
+    """--derived FILE: pmLoadDerivedConfig of the file (or colon list), its failure an
+    option error with libpcp's message, as libpcp's getopt does."""
+    good = tmp_path / "good.conf"
+    good.write_text("my.load = kernel.all.load * 2\n")
+    bad = tmp_path / "bad.conf"
+    bad.write_text("my.twice = kernel.all.load +\n")
+    other = tmp_path / "other.conf"
+    other.write_text("my.twice = 2 * kernel.all.load\n")
+    arg = {"good": str(good), "bad": str(bad), "missing": str(tmp_path / "none.conf"),
+           "list": "%s:%s" % (good, other)}[config]
+    argv = ["-a", corpus["v2"], "--derived", arg]
+    env = {"PCP_DERIVED_CONFIG": ""}
+    ref = difftest.run_script(DERIVED_TOOL, argv, False, env)
+    ours = difftest.run_script(DERIVED_TOOL, argv, True, env)
+    _same_run(ours, ref, "--derived " + config)
