@@ -72,13 +72,24 @@ def which_zone() -> Optional[str]:
         return _zones[_current] if _current >= 0 else None
 
 
+# the TZ value this module last handed to tzset() (None: not known)
+_applied: Optional[str] = None
+
+
 def _in_zone(convert: Callable[[], T]) -> T:
-    """Run a conversion with TZ set to the current zone (if any), then put TZ back."""
+    """Run a conversion with TZ set to the current zone (if any), then put TZ back. When
+    TZ already is that zone (a tool that set it, as pmrep does) and this module last
+    applied it, nothing is swapped: two tzset() calls per conversion were most of the
+    cost of a report's time stamps."""
+    global _applied
     with _lock:
         if _current < 0:
             return convert()
+        zone = _zones[_current]
         saved = os.environ.get("TZ")
-        os.environ["TZ"] = _zones[_current]
+        if saved == zone and _applied == zone:
+            return convert()
+        os.environ["TZ"] = zone
         time.tzset()
         try:
             return convert()
@@ -88,6 +99,7 @@ def _in_zone(convert: Callable[[], T]) -> T:
             else:
                 os.environ["TZ"] = saved
             time.tzset()
+            _applied = saved
 
 
 def localtime(seconds: int) -> tm:
