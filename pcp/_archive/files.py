@@ -8,15 +8,9 @@ temporary file which is then mapped, so memory use does not grow with the archiv
 """
 from __future__ import annotations
 
-import bz2
 import errno as _errno
-import gzip
-import lzma
 import mmap
 import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Dict, List, Optional
 
@@ -29,21 +23,31 @@ from pcp._core.native import ffi
 COMPRESSION_SUFFIXES = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z", ".zst")
 
 
+# The decompressors are imported when a compressed file is first opened: most archives
+# are not, and importing them all cost a tool's start-up several milliseconds.
+
 def _open_lzma(path: str) -> BinaryIO:
+    import lzma
     return lzma.open(path, "rb")
 
 
 def _open_bz2(path: str) -> BinaryIO:
+    import bz2
     return bz2.open(path, "rb")
 
 
 def _open_gzip(path: str) -> BinaryIO:
+    import gzip
     return gzip.open(path, "rb")
 
 
 def _external(argv: List[str]) -> Callable[[str], BinaryIO]:
     """A decompressor run as a process, as libpcp does for the formats it does not link."""
     def opener(path: str) -> BinaryIO:
+        import shutil
+        import subprocess
+        import tempfile
+
         if shutil.which(argv[0]) is None:
             raise pmErr(PM_ERR_LOGREC)
         out = tempfile.TemporaryFile()
@@ -130,6 +134,10 @@ class MappedFile:
 
     @staticmethod
     def _decompress(path: str, suffix: str) -> BinaryIO:
+        import lzma
+        import shutil
+        import tempfile
+
         out = tempfile.TemporaryFile()
         try:
             with _DECOMPRESSORS[suffix](path) as src:
