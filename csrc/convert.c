@@ -53,6 +53,31 @@ static uint64_t load_be64(const uint8_t *p)
     return ((uint64_t)load_be32(p) << 32) | load_be32(p + 4);
 }
 
+/* A value block's number as libpcp reads it. libpcp swaps a block out of network order
+ * only when its vtype says it holds a 64-bit integer, a double or a float, and its
+ * pmExtractValue takes a block of vtype 0 too (archives converted from the v1 format
+ * carry no vtype): such a value is then read as the bytes lie, in host order, which on a
+ * little-endian host is the number byte reversed. pmdumplog shows the same numbers. */
+static uint64_t block_bits64(int32_t vtype, const uint8_t *p)
+{
+    if (vtype == 0) {
+        uint64_t raw;
+        memcpy(&raw, p, sizeof raw);
+        return raw;
+    }
+    return load_be64(p);
+}
+
+static uint32_t block_bits32(int32_t vtype, const uint8_t *p)
+{
+    if (vtype == 0) {
+        uint32_t raw;
+        memcpy(&raw, p, sizeof raw);
+        return raw;
+    }
+    return load_be32(p);
+}
+
 /* ---- pmExtractValue, one branch per source kind ---- */
 
 static int from_signed(int64_t src, int is32, int32_t otype, pcp_atom *out)
@@ -234,19 +259,19 @@ int pcp_convert_extract(int32_t valfmt, uint32_t word, int32_t vtype, const uint
     case PM_TYPE_64:
         if (plen != 8)
             return PM_ERR_CONV;
-        return from_signed((int64_t)load_be64(payload), 0, otype, out);
+        return from_signed((int64_t)block_bits64(vtype, payload), 0, otype, out);
     case PM_TYPE_U64:
         if (plen != 8)
             return PM_ERR_CONV;
-        return from_unsigned(load_be64(payload), otype, out);
+        return from_unsigned(block_bits64(vtype, payload), otype, out);
     case PM_TYPE_DOUBLE:
         if (plen != 8)
             return PM_ERR_CONV;
-        return from_double(double_of_bits(load_be64(payload)), otype, out);
+        return from_double(double_of_bits(block_bits64(vtype, payload)), otype, out);
     case PM_TYPE_FLOAT:
         if (plen != 4)
             return PM_ERR_CONV;
-        return from_float(float_of_bits(load_be32(payload)), otype, out);
+        return from_float(float_of_bits(block_bits32(vtype, payload)), otype, out);
     case PM_TYPE_STRING:
     case PM_TYPE_AGGREGATE:
         return otype == itype ? 1 : PM_ERR_CONV;

@@ -65,7 +65,8 @@ def extract_value(valfmt: int, intype: int, outtype: int, word: int = 0,
     outtype  the requested PM_TYPE_*
     word     INSITU only: the 32-bit value word (any int, low 32 bits used)
     vtype    DPTR/SPTR only: the value block's type byte (0 is accepted as
-             "same as intype" by libpcp)
+             "same as intype" by libpcp, which then reads the number as the bytes lie,
+             in host order: not swapped from network order)
     payload  DPTR/SPTR only: the value block payload, exactly vlen-4 bytes
              as on the wire (big-endian numbers, strings with their NUL,
              aggregates raw)
@@ -85,8 +86,11 @@ def extract_value(valfmt: int, intype: int, outtype: int, word: int = 0,
     if valfmt == PM_VAL_DPTR or valfmt == PM_VAL_SPTR:
         if type(payload) is not bytes:
             payload = bytes(payload)
-        if host_order and _LITTLE and len(payload) in (4, 8) and intype in _NUMERIC:
-            payload = payload[::-1]         # the core reads numbers in network order
+        if host_order and _LITTLE and len(payload) in (4, 8) and intype in _NUMERIC \
+                and vtype != 0:
+            # the core reads numbers in network order, except a block of vtype 0's,
+            # which it reads in host order as libpcp does
+            payload = payload[::-1]
     else:
         payload = b""
     sts = lib.pcp_convert_extract_at(valfmt, word & _M32, vtype, payload, len(payload),
