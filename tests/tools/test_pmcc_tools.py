@@ -14,7 +14,8 @@ RUNS = [
     ("pmiostat", ["-a", "{a}", "-t", "1"], {}),
     ("pmiostat", ["-a", "{a}", "-t", "0.4", "-x", "t"], {}),
     ("pmiostat", ["-a", "{a}", "-u"], {}),
-    ("pmiostat", ["-a", "{a}", "-u", "-x", "h,noidle", "-P", "3"], {}),
+    ("pmiostat", ["-a", "{a}", "-u", "-x", "h", "-P", "3"], {}),
+    ("pmiostat", ["-a", "{a}", "-t", "1", "-x", "noidle"], {}),   # may print nothing
     ("pmiostat", ["-a", "{a}", "-t", "0.5", "-G", "sum", "-R", "v.*"], {}),
     ("pmiostat", ["-a", "{a}", "-t", "0.5", "-x", "dm"], {}),
     ("pmiostat", ["-a", "{a}", "-P", "11"], {}),
@@ -58,6 +59,7 @@ def test_pmcc_tool_prints_the_same(reference_binding, tool, argv, env):
 
 
 # runs with nothing on stdout (no such devices in the recording, usage errors on stderr)
-QUIET = {("pmiostat", ("--help",)), ("pmiostat", ("-x", "dm")), ("pmiostat", ("-P", "11")), ("pmiostat", ("-G", "median")),
+QUIET = {("pmiostat", ("--help",)), ("pmiostat", ("-x", "noidle")), ("pmiostat", ("-x", "dm")),
+         ("pmiostat", ("-P", "11")), ("pmiostat", ("-G", "median")),
          ("pcp-tapestat", ("-t", "1")), ("pcp-dmcache", ("-t", "1")),
          ("pcp-lvmcache", ("-t", "1")), ("pcp-verify", ("{a}", "-v"))}
