@@ -33,6 +33,9 @@ def tool_env() -> dict:
     # the same PCP_DERIVED_CONFIG as this process: libpcp's tools then load the derived
     # metrics pcp-native loads (pcp._libpcp.derived), and list them alike
     env = dict(os.environ)
+    # PCP's tools run on the official binding: not on this checkout (.ci/sanitize.sh points
+    # PYTHONPATH at its sanitized copy, which a tool must not import)
+    env.pop("PYTHONPATH", None)
     env["LC_ALL"] = "C.UTF-8"
     return env
 
