@@ -32,7 +32,7 @@ import sys
 import time
 from collections import OrderedDict
 from copy import deepcopy
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from pcp import pmapi
 

@@ -207,20 +207,6 @@ class FlatResult:
         self._setup(data, c, mem)
         return self
 
-    @staticmethod
-    def columns(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
-        """(pcp_result *, memory) with room for a result of this size, for C code that
-        fills it (see adopt)."""
-        return _allocate(numpmid, nvalues)
-
-    @classmethod
-    def adopt(cls, data: bytes, c: Any, mem: Any) -> "FlatResult":
-        """A result over columns that C code has filled (from `columns`), whose value
-        blocks are addressed within `data`."""
-        out = object.__new__(cls)
-        out._setup(data, c, mem)
-        return out
-
     @classmethod
     def assemble(cls, stamp: Tuple[int, int], sets: List[Tuple[int, int, int]],
                  values: List[Tuple[int, int, int, float, bytes]]) -> "FlatResult":

@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from pcp._core.cint import wrap_int32
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
-                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_INDOM, PM_ERR_NYI,
+                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_INDOM,
                                  PM_OPTFLAG_BOUNDARIES, PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY,
                                  PM_OPTFLAG_EXIT, PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED,
                                  PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,

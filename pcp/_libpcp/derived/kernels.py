@@ -309,4 +309,4 @@ def assemble(flat: FlatResult, pmids: Sequence[int], src_set: Sequence[int],
                                    c_vecs, c_types, c, buf, sizes, nbytes)
     if sts < 0:
         raise pmErr(sts)
-    return FlatResult.adopt(bytes(ffi.buffer(buf, nbytes[0])), c, mem)
+    return FlatResult.wrap(c, mem, bytes(ffi.buffer(buf, nbytes[0])))
