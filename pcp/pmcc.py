@@ -332,6 +332,14 @@ class MetricCache(pmContext):
         return zip(names, pmids), None
 
 
+def _add_group(owner: dict, attr: Any, value: Any) -> None:
+    """owner[attr] = a new MetricGroup of the names in `value` over `owner` (the official
+    module's rule for both groups and managers); a key is never replaced."""
+    if attr in owner:
+        raise KeyError("metric group with that key already exists")
+    dict.__setitem__(owner, attr, MetricGroup(owner, inL=value))
+
+
 class MetricGroup(dict):
     """Metrics fetched together (one pmFetch), by name; the last two results are kept
     for rate conversion."""
@@ -346,9 +354,7 @@ class MetricGroup(dict):
         self.mgAdd(inL)
 
     def __setitem__(self, attr: Any, value: Any) -> None:
-        if attr in self:
-            raise KeyError("metric group with that key already exists")
-        dict.__setitem__(self, attr, MetricGroup(self, inL=value))
+        _add_group(self, attr, value)
 
     @property
     def contextCache(self) -> Any:
@@ -450,9 +456,7 @@ class MetricGroupManager(dict, MetricCache):
         self._counter = 0
 
     def __setitem__(self, attr: Any, value: Any) -> None:
-        if attr in self:
-            raise KeyError("metric group with that key already exists")
-        dict.__setitem__(self, attr, MetricGroup(self, inL=value))
+        _add_group(self, attr, value)
 
     @property
     def options(self) -> Any:
