@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "convert.h"
 #include "cursor.h"
 #include "interp.h"
 
@@ -1161,5 +1162,133 @@ int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_
     }
     out->numpmid = ip->nrequest;
     out->nvalues = k;
+    return 0;
+}
+
+/* ---- regular-grid reads ------------------------------------------------------------ */
+
+/* A string's payload up to its first NUL (as the raw column reads keep it). */
+static uint32_t string_len(const uint8_t *p, uint32_t n)
+{
+    const uint8_t *nul = n ? memchr(p, 0, n) : NULL;
+    return nul ? (uint32_t)(nul - p) : n;
+}
+
+/* Bytes the step's strings and aggregates need in the staging area. */
+static uint64_t grid_row_bytes(const pcp_interp *ip, double t_req, int32_t nmetrics,
+                               const pcp_interp_grid_metric *gms)
+{
+    uint64_t need = 0;
+    for (int32_t r = 0; r < ip->nrequest && r < nmetrics; r++) {
+        if (ip->request[r] < 0)
+            continue;
+        const metric_t *m = &ip->metrics[ip->request[r]];
+        if (m->numval <= 0 || !is_copied_type(m->type))
+            continue;
+        for (int32_t i = 0; i < m->ninst; i++) {
+            const icp_t *icp = &ip->icps[m->first_icp + i];
+            value_t v;
+            if (gms[r].column[i] < 0 || !icp->inresult || !value_at(ip, m, icp, t_req, &v))
+                continue;
+            need += v.len;
+        }
+    }
+    return need;
+}
+
+/* One value into its cell: pmExtractValue(type, type) of it, or the staged bytes of a
+ * string or aggregate. Returns 1 stored, 0 refused (counted). */
+static int grid_store(pcp_interp_grid *grid, pcp_interp_grid_metric *gm, const metric_t *m,
+                      const value_t *v, uint8_t *cell)
+{
+    if (is_copied_type(m->type)) {
+        if (m->type != PM_TYPE_STRING && m->type != PM_TYPE_AGGREGATE) {
+            gm->nerr++;
+            return 0;
+        }
+        if (v->vtype != 0 && v->vtype != m->type) {
+            gm->nerr++;
+            return 0;
+        }
+        uint32_t n = m->type == PM_TYPE_STRING ? string_len(v->bytes, v->len) : v->len;
+        uint64_t to = grid->staged_used;
+        if (n)
+            memcpy(grid->staged + to, v->bytes, n);
+        grid->staged_used = to + n;
+        gm->nbytes += n;
+        int64_t ref = (int64_t)(((uint64_t)n << PCP_INTERP_REF_SHIFT) | to);
+        memcpy(cell, &ref, sizeof ref);
+        return 1;
+    }
+    pcp_atom atom;
+    int sts;
+    if (v->vtype < 0)
+        sts = pcp_convert_extract(PM_VAL_INSITU, (uint32_t)v->ival, 0, NULL, 0, m->type,
+                                  m->type, &atom);
+    else
+        sts = pcp_convert_extract(PM_VAL_DPTR, 0, v->vtype, v->bytes, v->len, m->type,
+                                  m->type, &atom);
+    if (sts < 0) {
+        gm->nerr++;
+        return 0;
+    }
+    switch (m->type) {
+    case PM_TYPE_32:
+    case PM_TYPE_U32:
+        memcpy(cell, &atom.ul, 4);
+        break;
+    case PM_TYPE_FLOAT:
+        memcpy(cell, &atom.f, 4);
+        break;
+    case PM_TYPE_DOUBLE:
+        memcpy(cell, &atom.d, 8);
+        break;
+    default:
+        memcpy(cell, &atom.ull, 8);
+        break;
+    }
+    return 1;
+}
+
+int pcp_interp_grid_row(pcp_interp *ip, double t_req, pcp_interp_grid *grid, int32_t row,
+                        int decided)
+{
+    if (grid->nmetrics < ip->nrequest || row < 0)
+        return PM_ERR_TOOBIG;
+    if (!decided)
+        decide(ip, t_req);
+    uint64_t need = grid_row_bytes(ip, t_req, grid->nmetrics, grid->metrics);
+    if (need > grid->staged_cap - grid->staged_used) {
+        grid->room_need = grid->staged_used + need;
+        return PCP_INTERP_NEED_ROOM;
+    }
+    for (int32_t r = 0; r < ip->nrequest; r++) {
+        if (ip->request[r] < 0)
+            continue;
+        metric_t *m = &ip->metrics[ip->request[r]];
+        pcp_interp_grid_metric *gm = &grid->metrics[r];
+        if (m->numval > 0) {
+            size_t size = m->type == PM_TYPE_32 || m->type == PM_TYPE_U32 ||
+                          m->type == PM_TYPE_FLOAT ? 4 : 8;
+            uint8_t *vrow = gm->values + (int64_t)row * gm->values_stride;
+            uint8_t *prow = gm->present + (int64_t)row * gm->present_stride;
+            for (int32_t i = 0; i < m->ninst; i++) {
+                const icp_t *icp = &ip->icps[m->first_icp + i];
+                int32_t col = gm->column[i];
+                value_t v;
+                if (!icp->inresult || !value_at(ip, m, icp, t_req, &v))
+                    continue;
+                if (col < 0) {
+                    gm->dropped++;
+                    continue;
+                }
+                if (grid_store(grid, gm, m, &v, vrow + (size_t)col * size)) {
+                    prow[col] = 1;
+                    gm->nvalues++;
+                }
+            }
+        }
+        m->last_numval = m->numval;
+    }
     return 0;
 }

@@ -88,4 +88,49 @@ int pcp_interp_result_size(pcp_interp *ip, double t_req, int32_t *nvalues, int64
 int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_t *data,
                            int64_t nbytes);
 
+/* ---- regular-grid reads: a step's values straight into a chunk's matrices ---------- */
+
+/* Where one requested metric's values of a grid step go (pcp/_bulk/grid.py): a row of
+ * its values matrix (cells of the metric's type as pmExtractValue(type, type) gives them;
+ * int64 references (length << PCP_INTERP_REF_SHIFT | offset) into the staging area for
+ * STRING and AGGREGATE) and of its present matrix, and the column of each of its
+ * candidate instances in the order they were declared (-1: not kept). The counts add up
+ * over the steps. */
+#define PCP_INTERP_REF_SHIFT 40
+typedef struct {
+    uint8_t *values;
+    int64_t values_stride;          /* bytes from one row to the next */
+    uint8_t *present;
+    int64_t present_stride;
+    const int32_t *column;          /* [candidate instances] */
+    int64_t nvalues;                /* cells filled */
+    int64_t nerr;                   /* values pmExtractValue refuses: left absent */
+    int64_t nbytes;                 /* string / aggregate bytes staged */
+    int64_t dropped;                /* values of instances without a column */
+} pcp_interp_grid_metric;
+
+/* A chunk being filled: one pcp_interp_grid_metric per requested pmid (in request
+ * order), the staging area of its strings. */
+typedef struct {
+    pcp_interp_grid_metric *metrics;
+    int32_t nmetrics;
+    uint8_t *staged;
+    uint64_t staged_cap;
+    uint64_t staged_used;
+    uint64_t room_need;             /* set when PCP_INTERP_NEED_ROOM is returned */
+} pcp_interp_grid;
+
+#define PCP_INTERP_NEED_ROOM 4      /* the staging area cannot hold the step's strings:
+                                       grow it to room_need and call again with decided 1 */
+
+/* The values of the fetch under way at t_req (after its passes, as for
+ * pcp_interp_result_size) stored into row `row` of the grid's matrices, whose row the
+ * caller has zeroed. `decided` 0 first decides which instances get a value (once per
+ * step), 1 when calling again after PCP_INTERP_NEED_ROOM. Every requested metric
+ * remembers how many values it had, as pcp_interp_result_fill does. Returns 0,
+ * PCP_INTERP_NEED_ROOM, or PM_ERR_TOOBIG when the grid has fewer metrics than the
+ * request. */
+int pcp_interp_grid_row(pcp_interp *ip, double t_req, pcp_interp_grid *grid, int32_t row,
+                        int decided);
+
 #endif

@@ -316,21 +316,29 @@ class Interpolator:
     def fetch(self, pmids: List[int]) -> FlatResult:
         """__pmLogFetchInterp: the values at the context's current time; the time then
         advances by the delta (also when the fetch fails)."""
-        ctx = self.ctx
         try:
-            return self._fetch(pmids)
+            return self._result(len(pmids), self.prepare(pmids))
         finally:
-            sec = ctx.origin[0] + ctx.delta[0]
-            nsec = ctx.origin[1] + ctx.delta[1]
-            while nsec > 1000000000:
-                sec += 1
-                nsec -= 1000000000
-            while nsec < 0:
-                sec -= 1
-                nsec += 1000000000
-            ctx.origin = (sec, nsec)
+            self.advance()
 
-    def _fetch(self, pmids: List[int]) -> FlatResult:
+    def advance(self) -> None:
+        """The request time moves on by the delta (after every fetch, failed or not)."""
+        ctx = self.ctx
+        sec = ctx.origin[0] + ctx.delta[0]
+        nsec = ctx.origin[1] + ctx.delta[1]
+        while nsec > 1000000000:
+            sec += 1
+            nsec -= 1000000000
+        while nsec < 0:
+            sec -= 1
+            nsec += 1000000000
+        ctx.origin = (sec, nsec)
+
+    def prepare(self, pmids: List[int]) -> float:
+        """Everything of a fetch at the context's current time but the result: the range
+        checks (PM_ERR_EOL), the request, the passes that bound every wanted instance.
+        Returns the request time (seconds from the first archive's start); the C state
+        then holds what pcp_interp_result_size / pcp_interp_grid_row read."""
         ctx = self.ctx
         t_req = self._t(ctx.origin)
         if t_req < -0.001:
@@ -370,7 +378,7 @@ class Interpolator:
             raise pmErr(sts)
         self._search(t_req, backward=True)     # second pass: what is not bounded below
         self._search(t_req, backward=False)    # third pass: what is not bounded above
-        return self._result(len(pmids), t_req)
+        return t_req
 
     # ---- the result ------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pcp._archive.context import ArchiveContext
-from pcp._bulk import export
+from pcp._bulk import export, grid
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._bulk.scan import Scan
 from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_window, resolve,
@@ -70,7 +70,9 @@ class ArchiveReader:
                  start: TimeLike = None, end: TimeLike = None, rate: bool = False,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES, chunk_rows: Optional[int] = None,
                  progress: Optional[bool] = None, errors: str = "raise",
-                 volumes: Optional[Sequence[int]] = None) -> None:
+                 volumes: Optional[Sequence[int]] = None,
+                 interval: Union[None, float, str] = None, align: Union[None, float, str] = None,
+                 ) -> None:
         if errors not in ("raise", "skip", "stop"):
             raise ValueError("errors must be 'raise', 'skip' or 'stop'")
         if isinstance(archives, (list, tuple)):
@@ -95,13 +97,22 @@ class ArchiveReader:
             label = ctx.archive_label()
             self.timezone = label.timezone.decode("utf-8", "replace")
             self.zoneinfo = label.zoneinfo.decode("utf-8", "replace")
-            if is_pcp_time(start) or is_pcp_time(end):
+            self.interval_ns: Optional[int] = None
+            self.grid_lead = 0      # grid rows read before start and left out (pcp.dask)
+            if interval is not None:
+                self.start_ns, self.end_ns, self.interval_ns = grid.grid_window(
+                    ctx, start, end, interval, align, self.timezone)
+            elif align is not None:
+                raise ValueError("align needs an interval")
+            elif is_pcp_time(start) or is_pcp_time(end):
                 first = min(stamp_ns(a.label.stamp) for a in ctx.archives)
                 self.start_ns, self.end_ns = window_ns(start, end, first,
                                                        stamp_ns(ctx.archive_end()), self.timezone)
             else:
                 self.start_ns, self.end_ns = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
             self._metadata(ctx, metrics)
+            if self.interval_ns is not None:
+                grid.grid_columns(ctx, self._metrics, self.start_ns, self.end_ns)
         finally:
             ctx.close()
 
@@ -151,7 +162,8 @@ class ArchiveReader:
         """The scan as chunks. drop_unknown: values of instances that are not among the
         metadata's instances of the window are left out instead of adding columns (the
         column set then never changes between chunks)."""
-        for chunk in Scan(self, drop_unknown).run():
+        scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self)
+        for chunk in scan.run():
             chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
             yield chunk
 
