@@ -2,7 +2,6 @@
 PM_MODE_INTERP: the drop-in's (itself differential against libpcp 6.0.3, see
 tests/archive/test_diff_archive_interp.py), value by value, and the official binding
 directly on archives of the pmlogger corpus."""
-import math
 import os
 
 import numpy as np
@@ -30,81 +29,92 @@ def corpus(variant):
         pytest.skip(str(err))
 
 
-def _value(ctx, fmt, vlist, mtype):
-    atom = ctx.pmExtractValue(fmt, vlist, mtype, mtype)
-    if mtype == c_api.PM_TYPE_STRING:
-        return atom.cp.decode("utf-8", "replace") if isinstance(atom.cp, bytes) else atom.cp
-    if mtype == c_api.PM_TYPE_AGGREGATE:
-        return None            # compared by presence only
-    return getattr(atom, FIELDS[mtype])
-
-
-def dropin_rows(spec, names, start_ns, step_ns, nrows):
-    """What the drop-in's pmFetchHighRes in PM_MODE_INTERP gives at each grid time: per
-    row a dict pmid -> {inst: value} (None for an error such as PM_ERR_EOL)."""
+# pmFetchHighRes in PM_MODE_INTERP at every grid time, pmExtractValue of every value to
+# its own type: run here on the drop-in and under the reference Python on the official
+# binding. A row is None (the fetch failed: PM_ERR_EOL) or [[pmid, inst, value], ...]
+# (aggregates' values as None: compared by presence).
+INTERP_ROWS = r"""
+def interp_rows(spec, names, start_ns, step_ns, nrows):
+    import cpmapi as c_api
+    from pcp import pmapi
     ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, spec)
+    import ctypes
     pmids = list(ctx.pmLookupName(names))
-    types = {p: d.type for p, d in zip(pmids, ctx.pmLookupDescs(pmids))}
+    request = (ctypes.c_uint * len(pmids))(*pmids)
+    types = dict((p, d.type) for p, d in zip(pmids, ctx.pmLookupDescs(pmids)))
+    fields = {0: "l", 1: "ul", 2: "ll", 3: "ull", 4: "f", 5: "d"}
     ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*divmod(start_ns, 10**9)),
                          pmapi.timespec(*divmod(step_ns, 10**9)))
     rows = []
     for _ in range(nrows):
         try:
-            res = ctx.pmFetchHighRes(pmids)
+            res = ctx.pmFetchHighRes(request)
         except pmapi.pmErr:
             rows.append(None)
             continue
-        got = {}
+        got = []
         c = res.contents
         for j in range(c.numpmid):
             pmid = c.get_pmid(j)
-            n = c.get_numval(j)
-            vals = {}
-            for k in range(max(n, 0)):
+            t = types[pmid]
+            for k in range(max(c.get_numval(j), 0)):
                 vl = c.get_vlist(j, k)
-                vals[vl.inst if vl.inst != c_api.PM_IN_NULL else -1] = _value(ctx, c.get_valfmt(j), vl, types[pmid])
-            got[pmid] = vals
+                inst = vl.inst if vl.inst != c_api.PM_IN_NULL else -1
+                value = None
+                if t in fields or t == c_api.PM_TYPE_STRING:
+                    atom = ctx.pmExtractValue(c.get_valfmt(j), vl, t, t)
+                    if t == c_api.PM_TYPE_STRING:
+                        value = atom.cp
+                        value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+                    else:
+                        value = getattr(atom, fields[t])
+                        value = repr(value) if isinstance(value, float) else value
+                got.append([pmid, inst, value])
         rows.append(got)
         ctx.pmFreeHighResResult(res)
     return rows
+"""
+
+
+def dropin_rows(spec, names, start_ns, step_ns, nrows):
+    space = {}
+    exec(INTERP_ROWS, space)
+    return space["interp_rows"](spec, names, start_ns, step_ns, nrows)
+
+
+def reference_rows(spec, names, start_ns, step_ns, nrows):
+    difftest.require_reference()
+    code = INTERP_ROWS + "\nimport json\nprint(json.dumps(interp_rows(%r, %r, %d, %d, %d)))\n" % (
+        spec, list(names), start_ns, step_ns, nrows)
+    return difftest.run_reference(code, timeout=600)
 
 
 def our_rows(cols):
-    """The grid read in the same form as dropin_rows (absent rows: {} per metric)."""
-    out = [dict() for _ in range(len(cols))]
+    """The grid read in the form of interp_rows (rows with no value at all: [])."""
+    out = [[] for _ in range(len(cols))]
     for ma in cols.metrics.values():
         values = ma.values
-        for r in range(len(cols)):
-            vals = {}
-            for k in np.nonzero(ma.present[r])[0].tolist():
-                inst = int(ma.instances[k])
-                v = values[r, k]
-                if ma.type == c_api.PM_TYPE_AGGREGATE:
-                    v = None
-                elif ma.type != c_api.PM_TYPE_STRING:
-                    v = v.item()
-                vals[inst] = v
-            out[r][ma.pmid] = vals
+        rows, ks = np.nonzero(ma.present)
+        for r, k in zip(rows.tolist(), ks.tolist()):
+            v = values[r, k]
+            if ma.type == c_api.PM_TYPE_AGGREGATE:
+                v = None
+            elif ma.type != c_api.PM_TYPE_STRING:
+                v = v.item()
+                v = repr(v) if isinstance(v, float) else v
+            out[r].append([ma.pmid, int(ma.instances[k]), v])
     return out
 
 
-def same(a, b):
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or a == b
-    return a == b
-
-
 def compare(ours, expect):
+    """Row by row: where the fetch failed the grid has no value; elsewhere the same
+    (pmid, instance, value) triples."""
     assert len(ours) == len(expect)
     for r, (o, e) in enumerate(zip(ours, expect)):
-        if e is None:            # PM_ERR_EOL there: nothing on the grid
-            assert all(not v for v in o.values()), r
+        if e is None:
+            assert o == [], r
             continue
-        for pmid, vals in e.items():
-            got = o.get(pmid, {})
-            assert set(got) == set(vals), (r, pmid, sorted(got), sorted(vals))
-            for inst, v in vals.items():
-                assert same(got[inst], v), (r, pmid, inst, got[inst], v)
+        assert sorted(map(tuple, o), key=repr) == sorted(map(tuple, e), key=repr), r
 
 
 def grid_names(spec):
@@ -135,3 +145,104 @@ def test_grid_matches_dropin_interp(variant, step):
     assert (np.diff(t) == int(round(step * 1e9))).all()
     expect = dropin_rows(spec, names, int(t[0]), int(round(step * 1e9)), len(cols))
     compare(our_rows(cols), expect)
+
+
+def _check(spec, names, cols, step_ns, reference=False):
+    t = cols.time.astype(np.int64)
+    expect = dropin_rows(spec, names, int(t[0]), step_ns, len(cols))
+    compare(our_rows(cols), expect)
+    if reference:
+        compare(our_rows(cols), reference_rows(spec, names, int(t[0]), step_ns, len(cols)))
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("variant,step", [("v2", 0.1), ("v3", 0.37), ("marks", 1.1),
+                                          ("list_pair", 0.25)])
+def test_grid_matches_the_official_binding(variant, step):
+    """Directly against libpcp 6.0.3's INTERP through the official binding (steps
+    shorter and longer than the 100 ms logging interval)."""
+    spec = corpus(variant)
+    names = grid_names(spec)
+    cols = bulk.read_archive(spec, names, interval=step)
+    _check(spec, names, cols, int(round(step * 1e9)), reference=True)
+
+
+@pytest.mark.parametrize("offset_s", [-1.5, -0.0004, 0.05, 1.234, 3.0, 60.0])
+def test_grid_start_before_inside_after(offset_s):
+    """Grids that start before the archive (PM_ERR_EOL rows, then values), inside it,
+    and after it (no values), each value as the drop-in's pmFetch gives it."""
+    spec = corpus("v3")
+    first, last = archive_span(spec)
+    start = first + int(offset_s * 1e9)
+    names = grid_names(spec)
+    cols = bulk.read_archive(spec, names, start=start / 1e9,
+                             end=(max(last, start) + 2 * 10**9) / 1e9,
+                             interval="150msec")
+    assert cols.time.astype(np.int64)[0] == start or abs(
+        int(cols.time.astype(np.int64)[0]) - start) < 1000
+    _check(spec, names, cols, 150 * 10**6)
+    if offset_s > (last - first) / 1e9 + 0.01 or offset_s < -0.01:
+        assert not any(ma.present[0].any() for ma in cols.metrics.values())
+
+
+@pytest.mark.parametrize("variant", ["v3", "marks", "mv_gap"])
+def test_grid_rates_are_pmvals(variant):
+    """rate=True: for counters, (v[k] - v[k-1]) / interval over the drop-in's
+    interpolated values, absent at the first row, where either is absent and where the
+    counter went down (pmval prints "!" there)."""
+    spec = corpus(variant)
+    names = grid_names(spec)
+    step = 0.2
+    raw = bulk.read_archive(spec, names, interval=step)
+    rated = bulk.read_archive(spec, names, interval=step, rate=True, chunk_rows=3)
+    assert len(raw) == len(rated)
+    counters = 0
+    for name, ma in rated.metrics.items():
+        src = raw.metrics[name]
+        if not ma.rate:
+            assert (ma.present == src.present).all()
+            continue
+        counters += 1
+        v = src.values.astype(np.float64)
+        for r in range(len(raw)):
+            for k in range(v.shape[1]):
+                ok = r > 0 and src.present[r, k] and src.present[r - 1, k] and \
+                    v[r, k] >= v[r - 1, k]
+                assert ma.present[r, k] == ok, (name, r, k)
+                if ok:
+                    assert ma.values[r, k] == (v[r, k] - v[r - 1, k]) / step
+                else:
+                    assert np.isnan(ma.values[r, k])
+    assert counters > 5
+
+
+def test_grid_outputs_agree(tmp_path):
+    """chunks, read(), pandas, Arrow, batches and parquet of one grid hold the same
+    values; align moves the first time to a multiple of the alignment."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    spec = corpus("v3")
+    names = ["sample.seconds", "sample.long.bin_ctr", "sample.string.hullo", "sample.bin"]
+    reader = bulk.ArchiveReader(spec, names, interval="100msec", align="0.5sec",
+                               chunk_rows=4)
+    whole = reader.read()
+    first = int(whole.time.astype(np.int64)[0])
+    assert first % (5 * 10**8) == 0
+    parts = list(reader.chunks())
+    assert len(parts) > 1 and sum(len(p) for p in parts) == len(whole)
+    wide = reader.to_pandas()
+    assert len(wide) == len(whole)
+    table = reader.to_arrow()
+    assert table.num_rows == len(whole)
+    batches = reader.to_batches().read_all()
+    assert batches.num_rows == len(whole)
+    np.testing.assert_array_equal(
+        wide["sample.seconds"].to_numpy(dtype=float, na_value=np.nan),
+        whole["sample.seconds"].filled()[:, 0])
+    reader.to_parquet(tmp_path / "grid.parquet")
+    back = pd.read_parquet(tmp_path / "grid.parquet")
+    assert len(back) == len(whole)
+    np.testing.assert_array_equal(
+        back["sample.seconds"].to_numpy(dtype=float, na_value=np.nan),
+        whole["sample.seconds"].filled()[:, 0])
+    assert whole["sample.string.hullo"].values[whole["sample.string.hullo"].present].tolist()
