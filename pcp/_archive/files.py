@@ -169,6 +169,12 @@ class MappedFile:
     def release_behind(self, pos: int, backward: bool) -> None:
         """A reader is at `pos` going forwards (or backwards): release what it left."""
         slack = self.RELEASE_SLACK
+        # a reader that jumped back (an interpolating scan after pmGetArchiveEnd read the
+        # end, say) restarts the count from where it is now
+        if not backward and pos < self._kept_lo:
+            self._kept_lo = max(pos - slack, 0)
+        elif backward and pos > self._kept_hi:
+            self._kept_hi = min(pos + slack, self.size)
         if not backward:
             if pos - self._kept_lo > 2 * slack:
                 self.release_pages(self._kept_lo, pos - slack)
