@@ -202,6 +202,9 @@ class Sampler:
         self._own = isinstance(source, (str, bytes))
         self.ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, source) if self._own else source
         self.is_archive = self.ctx.type & 0xFF == c_api.PM_CONTEXT_ARCHIVE
+        # an archive context the caller put in PM_MODE_INTERP is fetched with pmFetch
+        # (values at each interpolation time), else record by record
+        self.interpolated = False
         self.interval = float(interval)
         self.capacity = int(capacity)
         self.names = list(metrics)
@@ -245,7 +248,7 @@ class Sampler:
             return self._sample()
 
     def _sample(self) -> float:
-        if self.is_archive:
+        if self.is_archive and not self.interpolated:
             result = self._next_record()
         else:
             result = self.ctx.pmFetch(self.pmids).contents

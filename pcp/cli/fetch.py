@@ -1,9 +1,10 @@
 """`fetch`: sample metrics at an interval, as pmval does, over pcp.sampler.Sampler.
 
 One metric: pmval's report (header, instance columns, rates for counters with pmval's
-number layout). With an archive the records are replayed as they were logged (pmval's
-uninterpolated -U mode; pcp-native does not interpolate). Several metrics: one table,
-a column per metric instance."""
+number layout). With an archive and -t, the values are interpolated at every interval
+from the start (pmval's archive mode: libpcp's PM_MODE_INTERP); without -t (or with -U)
+the records are replayed as they were logged (pmval's uninterpolated -U mode). Several
+metrics: one table, a column per metric instance."""
 from __future__ import annotations
 
 import math
@@ -116,10 +117,18 @@ def run(args: Any, out: Any = None) -> int:
                                "(use info -f or dump)" % name)
         clock = Clock(_options.context_options(TOOL, args.parsed, src.ctx, src.is_archive))
         interval = opts.interval[0] + opts.interval[1] * 1e-9 if opts.interval != (0, 0) else 1.0
-        if src.is_archive:
+        interpolate = src.is_archive and opts.interval != (0, 0) and \
+            not args.parsed.given.get("nointerp")
+        if interpolate:
+            # pmval -t on an archive: values interpolated at every interval from the
+            # origin (-S / -A / -O), as libpcp's PM_MODE_INTERP gives them
+            src.ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*opts.origin),
+                                     pmapi.timespec(*opts.interval))
+        elif src.is_archive:
             # pmval -U: the records from the origin (-S / -O) on, up to -T
             src.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, pmapi.timespec(*opts.origin), None)
-        elif args.samples is None and opts.finish_optarg is not None:
+        if (interpolate and args.samples is None and opts.finish[0] != PM_MAX_TIME_T) or \
+                (not src.is_archive and args.samples is None and opts.finish_optarg is not None):
             # pmval's count of fetches from now to -T (one more than whole intervals)
             span = (opts.finish[0] - opts.origin[0]) + (opts.finish[1] - opts.origin[1]) * 1e-9
             args.samples = max(int(span / interval), -1) + 1
@@ -128,6 +137,7 @@ def run(args: Any, out: Any = None) -> int:
                               rates=not args.raw)
         except (pmErr, TypeError) as e:
             raise CliError(str(e))
+        sampler.interpolated = interpolate
         report = (_Pmval if len(args.metrics) == 1 else _Table)(src, sampler, args, out, clock)
         report.header()
         if args.samples == 0:
@@ -337,7 +347,8 @@ class _Pmval(_Report):
             units += " (converting to %s)" % _rate_units(self.ctx, self.desc)
         w("units:     %s\n" % units)
         w("samples:   %s\n" % ("all" if self.samples is None else self.samples))
-        if self.samples is not None and self.samples > 1 and not self.archive:
+        if self.samples is not None and self.samples > 1 and \
+                (not self.archive or self.s.interpolated):
             w("interval:  %1.2f sec\n" % self.s.interval)
 
     # -- one fetch --
