@@ -1,6 +1,7 @@
 """`export`: an archive's values as a table, in CSV (standard library) or Parquet
 (pyarrow), with pmrep's options: -o the target, -F the file, counters as rates unless -r,
-the -S/-T window in libpcp's forms, the records as logged (pmrep -u). The values are read by the columns reader (pcp.bulk.read_archive): each
+the -S/-T window in libpcp's forms; the records as logged (pmrep -u), or with -t the
+values interpolated at every interval from the start (pmrep -t, with -A / -O). The values are read by the columns reader (pcp.bulk.read_archive): each
 metric's time x instance matrix, scattered in C without a Python object per value.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
@@ -75,11 +76,12 @@ def main(argv: List[str], out: Any = None) -> int:
     opts = parsed.opts
     if opts.hosts:
         raise CliError("export reads archives: -h is not for it")
-    for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg),
-                          ("-t", opts.interval != (0, 0) or None)):
-        if given is not None:
-            raise CliError("export writes the records as they were logged (pmrep -u): %s "
-                           "(an interpolated report's option) is not for it" % letter)
+    interpolate = opts.interval != (0, 0) and not parsed.flag("no-interpol")
+    for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg)):
+        if given is not None and not interpolate:
+            raise CliError("without -t export writes the records as they were logged "
+                           "(pmrep -u): %s (an interpolated report's option) is not for it"
+                           % letter)
     target, output = _target(parsed.value("output"), parsed.value("output-file"))
     progress: Optional[bool] = None
     if parsed.flag("progress") or parsed.flag("no-progress"):
@@ -90,7 +92,8 @@ def main(argv: List[str], out: Any = None) -> int:
     args = SimpleNamespace(
         parsed=parsed, archive=archive, names=parsed.operands, output=output, format=target,
         layout=parsed.value("layout", "wide"), rates=not parsed.flag("raw"),
-        errors=parsed.value("errors", "raise"), progress=progress)
+        errors=parsed.value("errors", "raise"), progress=progress,
+        interval=opts.interval if interpolate else None)
     return run(args, out)
 
 
@@ -136,10 +139,15 @@ def run(args: Any, out: Any = None) -> int:
         _options.context_options(TOOL, args.parsed, src.ctx, True)
         opts = args.parsed.opts
         window = None
-        if opts.start_optarg is not None or opts.finish_optarg is not None:
+        interval = getattr(args, "interval", None)
+        if interval is not None:
+            # pmrep -t: the interpolated values at the origin (-S, -A, -O) and every
+            # interval after it, up to -T (or the end of the archive)
+            window = (opts.origin, opts.finish)
+        elif opts.start_optarg is not None or opts.finish_optarg is not None:
             window = (opts.start, opts.finish)
         table = collect(src, args.names, rates=args.rates, errors=args.errors,
-                        progress=args.progress, window=window)
+                        progress=args.progress, window=window, interval=interval)
     finally:
         src.close()
     try:
@@ -214,12 +222,15 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
 
 def collect(src: Source, names: List[str], rates: bool = False, errors: str = "raise",
             progress: Optional[bool] = False,
-            window: Optional[Tuple[Tuple[int, int], Tuple[int, int]]] = None) -> Table:
+            window: Optional[Tuple[Tuple[int, int], Tuple[int, int]]] = None,
+            interval: Optional[Tuple[int, int]] = None) -> Table:
     """Every value of the chosen metrics, read by the columns reader: rows are the
     records holding any of them; counters become rates with its rule (per instance over
     its previous value, none after a <mark>) when asked. `errors` is the reader's rule at
     a damaged record; `progress` None shows a bar when stderr is a terminal; `window`
-    ((sec, nsec) start, end), inclusive, keeps the records inside it."""
+    ((sec, nsec) start, end), inclusive, keeps the records inside it. With an `interval`
+    ((sec, nsec)) the rows are the times start, start + interval, ... up to end, the
+    values interpolated there as libpcp's PM_MODE_INTERP gives them (pmrep -t)."""
     keep = _metric_names(src, names)
     if not keep:
         raise CliError("no numeric or string metrics to export")
@@ -227,8 +238,9 @@ def collect(src: Source, names: List[str], rates: bool = False, errors: str = "r
         start = end = None
         if window is not None:
             start, end = (np.datetime64(sec * 1000000000 + nsec, "ns") for sec, nsec in window)
+        step = None if interval is None else (interval[0] * 1000000000 + interval[1]) / 1e9
         cols = bulk.read_archive(src.name, keep, start=start, end=end, rate=rates,
-                                 progress=progress, errors=errors)
+                                 progress=progress, errors=errors, interval=step)
     except pmErr as e:
         hint = "; --errors skip reads on past it" if errors == "raise" else ""
         raise CliError("%s: %s%s" % (src.name, pmErrStr(e.code), hint))
