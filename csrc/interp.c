@@ -405,9 +405,39 @@ static const uint8_t *bound_bytes(const bound *b)
     return b->len <= sizeof b->small ? b->small : b->heap;
 }
 
+/* An untyped block (vtype 0, from archives converted from the v1 format) of a 64-bit,
+ * double or float metric, as libpcp holds it: its reader swaps only typed blocks out of
+ * network order, so these bytes stay as they lie and its interpolation reads them in
+ * host order. The bound then holds that number, as a block of the metric's type in
+ * network order (how every other block of a result is held here). */
+static void untyped_as_libpcp(bound *b, int32_t mtype)
+{
+    if ((mtype == PM_TYPE_64 || mtype == PM_TYPE_U64 || mtype == PM_TYPE_DOUBLE) &&
+        b->len == 8) {
+        uint64_t host;
+        memcpy(&host, b->small, sizeof host);
+        b->ival = (int64_t)host;
+        b->dval = pcp_double_from_bits(host);
+        pcp_store_be64(b->small, host);
+    } else if (mtype == PM_TYPE_FLOAT && b->len == 4) {
+        uint32_t host;
+        memcpy(&host, b->small, sizeof host);
+        b->ival = 0;
+        b->dval = (double)pcp_float_from_bits(host);
+        pcp_store_be32(b->small, host);
+    } else {
+        return;
+    }
+    if (mtype != PM_TYPE_DOUBLE && mtype != PM_TYPE_FLOAT)
+        b->dval = 0.0;
+    else
+        b->ival = 0;
+    b->vtype = mtype;
+}
+
 /* Make `b` hold value j of `rec` (an INSITU word or a block, its payload copied). */
 static int bound_set_value(bound *b, const pcp_result *rec, const uint8_t *data,
-                           size_t data_len, int32_t j, int insitu)
+                           size_t data_len, int32_t j, int insitu, int32_t mtype)
 {
     b->has = 1;
     if (insitu) {
@@ -436,6 +466,8 @@ static int bound_set_value(bound *b, const pcp_result *rec, const uint8_t *data,
         memcpy(b->small, data + off, len);
     }
     b->len = len;
+    if (b->vtype == 0)
+        untyped_as_libpcp(b, mtype);
     return 0;
 }
 
@@ -532,7 +564,7 @@ static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_re
                     icp->next.s &= ~S_SCANNED;
                     t_next = t_prior;
                 }
-                if ((sts = bound_set_value(&icp->prior, rec, data, data_len, j, insitu)) < 0)
+                if ((sts = bound_set_value(&icp->prior, rec, data, data_len, j, insitu, m->type)) < 0)
                     return sts;
                 icp->prior.t = t_prior = t_this;
                 icp->prior.s = S_VALUE;
@@ -547,7 +579,7 @@ static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_re
                     bound_swap(&icp->prior, &icp->next);
                     icp->prior.s &= ~S_SCANNED;
                 }
-                if ((sts = bound_set_value(&icp->next, rec, data, data_len, j, insitu)) < 0)
+                if ((sts = bound_set_value(&icp->next, rec, data, data_len, j, insitu, m->type)) < 0)
                     return sts;
                 icp->next.t = t_this;
                 icp->next.s = S_VALUE;
