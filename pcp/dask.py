@@ -156,6 +156,8 @@ class _ReadPartition:
         metrics = self.metrics(columns)
         if self.wide_metric is not None and not metrics:
             cols = None
+        elif o.get("interval") is not None:
+            cols = _grid_partition(name, vol, metrics, o)
         else:
             reader = ArchiveReader(name, metrics, o["start"], o["end"], o["rate"],
                                    chunk_bytes=o["chunk_bytes"], progress=False,
@@ -172,6 +174,38 @@ class _ReadPartition:
         df = df[columns]
         df.index = df.index.tz_convert(meta.index.tz)     # a fleet's zones differ
         return df.astype(meta.dtypes.to_dict())
+
+
+def _grid_partition(name: str, vol: Optional[int], metrics: Any, o: Dict[str, Any]):
+    """A partition of a regular-grid read: the archive's grid (ArchiveReader(...,
+    interval=)), whole, or for a volume the grid times from its first record up to the
+    next volume's, read from the whole archive with one grid step before them (so that
+    counters after a <mark> and rates come out as in a read of the whole grid)."""
+    reader = ArchiveReader(name, metrics, o["start"], o["end"], o["rate"],
+                           chunk_bytes=o["chunk_bytes"], progress=False,
+                           interval=o["interval"], align=o["align"])
+    if vol is not None:
+        arch = Archive(name, 0)
+        try:
+            arch.open()
+            firsts = {v: arch.first_record_ns(v) for v in range(arch.minvol, arch.maxvol + 1)}
+        finally:
+            arch.close()
+        mine = firsts.get(vol)
+        later = sorted(t for v, t in firsts.items() if t is not None and mine is not None
+                       and v != vol and t > mine)
+        if mine is None:
+            return None
+        step = reader.interval_ns
+        origin = reader.start_ns
+        first = origin + max(-(-(mine - origin) // step), 0) * step
+        last = reader.end_ns if not later else min(reader.end_ns, later[0] - 1)
+        if last < first:
+            return None
+        lead = 1 if first > origin else 0
+        reader.start_ns, reader.end_ns = first - lead * step, last
+        reader.grid_lead = lead
+    return reader.read()
 
 
 def _long_frame(cols) -> pd.DataFrame:
@@ -206,7 +240,8 @@ def _wide_meta(parts: List[Part], options: Dict[str, Any], tz: Any
             continue
         seen.add(name)
         reader = ArchiveReader(name, options["metrics"], options["start"], options["end"],
-                               options["rate"], progress=False)
+                               options["rate"], progress=False,
+                               interval=options.get("interval"), align=options.get("align"))
         empty = reader._empty()
         frame = empty.to_pandas("wide")
         for mname, m in empty.items():
@@ -224,14 +259,18 @@ def _wide_meta(parts: List[Part], options: Dict[str, Any], tz: Any
 def read_archives(paths: Union[str, Sequence[str]], metrics: Any = None,
                   start: TimeLike = None, end: TimeLike = None, rate: bool = False,
                   form: str = "long", split: str = "archive",
-                  chunk_bytes: int = 32 << 20) -> "dd.DataFrame":
+                  chunk_bytes: int = 32 << 20, interval: Union[None, float, str] = None,
+                  align: Union[None, float, str] = None) -> "dd.DataFrame":
     """A Dask DataFrame of archives: `paths` is a list of archive names, a directory, a
     comma-separated list or a glob pattern; metrics, start, end and rate as for
     pcp.bulk.ArchiveReader; form "long" or "wide"; split "archive" (a partition per
     archive) or "volume" (per data volume). Every partition has a "host" column (the
     archive label's host name) and a "time" index, sorted within the partition, in the
     archives' zone (UTC when their labels' zones differ). start / end in PCP's forms
-    ("@13:30", "-5min") are read against the span of all the archives."""
+    ("@13:30", "-5min") are read against the span of all the archives. With an
+    `interval` (and `align`) each archive is read on its regular grid, as
+    ArchiveReader(..., interval=) reads it (from start if given, else from the archive's
+    own start); split "volume" then gives each volume's time range of that grid."""
     if form not in ("long", "wide"):
         raise ValueError("form must be 'long' or 'wide'")
     parts, divisions, (lo, hi), zone = _partitions(paths, split, start, end)
@@ -240,7 +279,7 @@ def read_archives(paths: Union[str, Sequence[str]], metrics: Any = None,
     # the window resolved once, against all the archives (PCP's forms are relative)
     options = {"metrics": metrics, "start": None if start is None else np.datetime64(lo, "ns"),
                "end": None if end is None else np.datetime64(hi, "ns"), "rate": rate,
-               "chunk_bytes": chunk_bytes}
+               "chunk_bytes": chunk_bytes, "interval": interval, "align": align}
     tz = _columns_export.pandas_tz(*zone)
     if form == "long":
         meta = _long_meta(tz)

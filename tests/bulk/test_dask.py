@@ -163,3 +163,21 @@ def test_directory_glob_and_window(client):
     assert ddf.npartitions == 1
     df = ddf.compute()
     assert df.index.max() <= pd.Timestamp(end, tz="UTC") and len(df) == len(first) // 2 + 1
+
+
+@pytest.mark.parametrize("rate", [False, True])
+def test_grid_partitions_per_archive_and_per_volume(client, rate):
+    """interval=: each archive's grid; split by volume, the volumes' time ranges of the
+    grid, which together are the whole grid read at once (rates and counters after
+    <mark>s included)."""
+    name = corpus("mv")
+    metrics = ["sample.bin", "sample.long.one", "sample.long.bin_ctr", "sample.seconds"]
+    want = bulk_rows(name, metrics, _host(name), interval=0.15, rate=rate)
+    assert want
+    whole = pcpdask.read_archives(name, metrics, interval=0.15, rate=rate)
+    assert long_rows(whole.compute()) == want
+    parts = pcpdask.read_archives(name, metrics, interval=0.15, rate=rate, split="volume")
+    assert parts.npartitions > 1
+    assert long_rows(parts.compute()) == want
+    wide = pcpdask.read_archives(name, metrics, interval="150msec", form="wide").compute()
+    assert len(wide) == len(bulk.read_archive(name, metrics, interval=0.15))
