@@ -57,6 +57,23 @@ class ArchiveReader:
               it), "skip" (go on where libpcp's reader would) or "stop" (end that volume)
     volumes   read only these data volumes (numbers) of each archive (a partition of a
               large archive, as pcp.dask makes them); rates start afresh in each
+    interval  read a regular time grid instead of the records (pcp._bulk.grid): seconds,
+              or PCP's interval syntax ("10sec", "1min", "2 hours", as pmParseInterval
+              reads it). Rows are the times start, start + interval, ... up to end;
+              start defaults to the start of the first archive (where pmval and pmrep
+              -t start interpolating), end to the end of the last. Every cell is the
+              value libpcp 6.0.3's pmFetch in PM_MODE_INTERP gives at that time for
+              that (metric, instance), absent where it gives none (before and after the
+              archives, around <mark>s, ...). The columns are the instances libpcp's
+              interpolation considers (every one the archives have for the domain,
+              less those whose lifetime misses the grid). rate=True then gives pmval's
+              and pmrep's rates: (v[k] - v[k-1]) / interval over consecutive rows,
+              absent at the first row, where either value is absent, and where the
+              counter went down ($PCP_COUNTER_WRAP: wrapped as pmval wraps it).
+              volumes and errors do not apply.
+    align     with interval: move start up to the next multiple of this (seconds or an
+              interval string) since the epoch, as pmrep -A does, when that stays inside
+              the archives
 
     Iterating gives ArchiveColumns chunks whose memory does not grow with the archive;
     read() gives the whole scan, and to_pandas / to_arrow its forms; to_batches,
@@ -214,5 +231,7 @@ class ArchiveReader:
 def read_archive(archives: Union[str, Sequence[str]], metrics: Any = None,
                  start: TimeLike = None, end: TimeLike = None, rate: bool = False,
                  **kwargs: Any) -> ArchiveColumns:
-    """The whole scan of ArchiveReader(archives, metrics, start, end, rate, ...)."""
+    """The whole scan of ArchiveReader(archives, metrics, start, end, rate, ...): a row
+    per record, or with interval= (and align=) a row per time of that regular grid, the
+    values interpolated as libpcp's PM_MODE_INTERP pmFetch gives them."""
     return ArchiveReader(archives, metrics, start, end, rate, **kwargs).read()
