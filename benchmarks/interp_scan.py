@@ -2,11 +2,15 @@
 """PM_MODE_INTERP workload: interpolate a set of metrics over an archive at a fixed step,
 pmExtractValue of every value (to its own type), until the end of the archive.
 
-    interp_scan.py ARCHIVE STEP_MS PREFIX [PREFIX ...] [--max-fetches N] [--mode forw]
+    interp_scan.py ARCHIVE STEP_MS PREFIX [PREFIX ...] [--max-fetches N]
+                   [--mode forw|grid]
 
 With --mode forw the same loop reads the records themselves (PM_MODE_FORW, STEP_MS
-unused): pmFetch of the metrics from each record, the archive pmFetch path that
-picks the requested value sets out of every record.
+unused): pmFetch of the metrics from each record, the archive pmFetch path that picks
+the requested value sets out of every record. With --mode grid the same values come
+from this package's bulk regular-grid read (pcp.bulk.ArchiveReader(...,
+interval=STEP_MS), chunk by chunk, not a pmFetch loop; its maxrss_kb is the read's peak
+when run alone).
 
 Run under /usr/bin/python3 -I it measures the official binding; under the project's
 venv our drop-in pcp.pmapi running the same code. Prints one JSON object: fetches,
@@ -67,14 +71,48 @@ def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
             "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
 
 
+def grid_scan(archive, step_ms, prefixes, chunk_bytes=32 << 20):
+    """The same values read as a regular grid by pcp.bulk.ArchiveReader(...,
+    interval=step), chunk by chunk (the same checksum; "rows" for "fetches")."""
+    import numpy as np
+    from pcp import bulk
+
+    reader = bulk.ArchiveReader(archive, list(prefixes), interval=step_ms / 1000.0,
+                                chunk_bytes=chunk_bytes, progress=False)
+    rows = values = 0
+    int_sum = np.uint64(0)
+    float_sum = 0.0
+    start = time.process_time()
+    for chunk in reader.chunks():
+        rows += len(chunk)
+        for ma in chunk.metrics.values():
+            if ma.type > 5:
+                continue
+            got = ma.values[ma.present]
+            values += len(got)
+            if ma.type < 4:
+                with np.errstate(over="ignore"):
+                    int_sum += got.astype(np.int64).view(np.uint64).sum(dtype=np.uint64)
+            else:
+                float_sum += float(got.astype(np.float64).sum())
+    cpu = time.process_time() - start
+    return {"metrics": len(reader.metric_names), "rows": rows, "values": values,
+            "cpu_s": cpu, "values_per_cpu_s": values / cpu if cpu else 0.0,
+            "int_sum": int(int_sum), "float_sum": float_sum,
+            "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("archive")
     parser.add_argument("step_ms", type=int)
     parser.add_argument("prefixes", nargs="+")
     parser.add_argument("--max-fetches", type=int, default=1 << 30)
-    parser.add_argument("--mode", choices=("interp", "forw"), default="interp")
+    parser.add_argument("--mode", choices=("interp", "forw", "grid"), default="interp")
     args = parser.parse_args()
+    if args.mode == "grid":
+        print(json.dumps(grid_scan(args.archive, args.step_ms, args.prefixes)))
+        return
     print(json.dumps(scan(args.archive, args.step_ms, args.prefixes, args.max_fetches,
                           args.mode)))
 

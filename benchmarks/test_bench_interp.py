@@ -13,13 +13,15 @@ libpcp 6.0.3 takes minutes per interpolated fetch of all ~10,600 instances of th
 archive (its bound lists are searched linearly per instance).
 
 Also the FORW pmFetch scan of the same metrics (test_forw_fetch_scan: ours and the
-official binding).
+official binding), and the bulk regular-grid read of them (test_grid_read: values per
+CPU second against the three pmFetch loops, and its peak RSS).
 
 Run: .venv/bin/pytest benchmarks/test_bench_interp.py -q --benchmark-only -s
 """
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import interp_scan
@@ -34,6 +36,14 @@ CC = os.environ.get("CC", "cc")
 # configuration) are left out until pcp-native has derived metrics
 PREFIXES = ["mem", "kernel.all", "network", "filesys", "swap", "vfs"]
 STEPS_MS = [200, 2000]
+# the grid benchmark's selection (comma-separated; "" for every metric, where libpcp
+# 6.0.3 needs minutes per fetch: the C loop and the official binding then run
+# PCP_BENCH_GRID_FETCHES fetches only, default 2, and checksums are not compared)
+GRID_PREFIXES = os.environ.get("PCP_BENCH_GRID_PREFIXES", ",".join(PREFIXES)).split(",")
+ALL = GRID_PREFIXES == [""]
+FETCHES = int(os.environ.get("PCP_BENCH_GRID_FETCHES", "2")) if ALL else 1 << 30
+# libpcp's default derived metrics (disk.dev.await ...) would fail every lookup of "all"
+ENV = dict(os.environ, PCP_DERIVED_CONFIG="")
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +59,8 @@ def c_loop(tmp_path_factory):
     return exe
 
 
-def _json(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+def _json(cmd, env=None):
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -94,3 +104,37 @@ def test_forw_fetch_scan(benchmark, archive):
                                 ratio_vs_reference=rate / ref["values_per_cpu_s"])
     print("\nFORW pmFetch: %d values; ours %.0f/s, official %.0f/s (x%.2f)"
           % (ours["values"], rate, ref["values_per_cpu_s"], rate / ref["values_per_cpu_s"]))
+
+
+@pytest.mark.parametrize("step_ms", STEPS_MS)
+def test_grid_read(benchmark, archive, c_loop, step_ms):
+    """The bulk regular-grid read (pcp.bulk.ArchiveReader(..., interval=step)) against
+    the same interpolation by the libpcp C loop, the official binding and the drop-in;
+    its peak RSS from a run alone."""
+    limit = ["--max-fetches", str(FETCHES)] if ALL else []
+    ref = _json([REF_PYTHON, "-I", str(BENCH_DIR / "interp_scan.py"), archive, str(step_ms)]
+                + GRID_PREFIXES + limit, ENV)
+    floor = _json([str(c_loop), archive, str(step_ms)] + (["-n", str(FETCHES)] if ALL else [])
+                  + GRID_PREFIXES, ENV)
+    dropin = interp_scan.scan(archive, step_ms, GRID_PREFIXES, FETCHES)
+    alone = _json([sys.executable, str(BENCH_DIR / "interp_scan.py"), archive, str(step_ms)]
+                  + GRID_PREFIXES + ["--mode", "grid"])
+    ours = benchmark.pedantic(interp_scan.grid_scan, args=(archive, step_ms, GRID_PREFIXES),
+                              rounds=3, iterations=1)
+    assert alone["values"] == ours["values"] and alone["int_sum"] == ours["int_sum"]
+    if not ALL:
+        for side in (ref, floor, dropin):
+            assert side["values"] == ours["values"] and side["int_sum"] == ours["int_sum"], side
+    rate = ours["values_per_cpu_s"]
+    figures = {"libpcp": floor["values_per_cpu_s"], "official": ref["values_per_cpu_s"],
+               "dropin": dropin["values_per_cpu_s"]}
+    benchmark.extra_info.update(
+        values=ours["values"], rows=ours["rows"], grid_values_per_cpu_s=rate,
+        grid_peak_rss_kb=alone["maxrss_kb"],
+        **{"%s_values_per_cpu_s" % k: v for k, v in figures.items()},
+        **{"ratio_vs_%s" % k: rate / v for k, v in figures.items() if v})
+    print("\nGRID %d ms: %d values in %d rows; bulk grid %.0f/s (peak RSS %d MB); "
+          "libpcp C %.0f/s (x%.2f); official %.0f/s (x%.1f); drop-in %.0f/s (x%.2f)"
+          % (step_ms, ours["values"], ours["rows"], rate, alone["maxrss_kb"] >> 10,
+             figures["libpcp"], rate / figures["libpcp"], figures["official"],
+             rate / figures["official"], figures["dropin"], rate / figures["dropin"]))
