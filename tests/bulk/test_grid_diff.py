@@ -246,3 +246,38 @@ def test_grid_outputs_agree(tmp_path):
         back["sample.seconds"].to_numpy(dtype=float, na_value=np.nan),
         whole["sample.seconds"].filled()[:, 0])
     assert whole["sample.string.hullo"].values[whole["sample.string.hullo"].present].tolist()
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+GRID_METRICS = ["sample.seconds", "sample.long.bin_ctr", "sample.ulonglong.bin_ctr",
+                "sample.float.bin_ctr", "sample.double.bin_ctr", "sample.bin", "sample.colour",
+                "sample.string.hullo", "sample.many.int", "sample.proc.exec", "hinv.ncpu",
+                "sample.dynamic.counter", "sample.hordes.one", "kernel.all.load"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(variant=st.sampled_from(["v2", "v3", "marks", "marks3", "mv_gap", "list_pair",
+                                "noindex", "mv3"]),
+       offset_ms=st.integers(-2000, 6000), step_ms=st.integers(1, 2500),
+       rows=st.integers(1, 40), chunk_rows=st.integers(1, 9),
+       metrics=st.lists(st.sampled_from(GRID_METRICS), min_size=1, max_size=6, unique=True))
+def test_random_grids_match_dropin_interp(variant, offset_ms, step_ms, rows, chunk_rows,
+                                          metrics):
+    """Random grids (start before, inside or after the archives, steps from 1 ms to
+    2.5 s, any chunking) over archives with marks, gaps, several volumes or archives:
+    every cell as the drop-in's INTERP pmFetch gives it."""
+    spec = corpus(variant)
+    first, _ = archive_span(spec)
+    names = [n for n in metrics if n in grid_names(spec)]
+    if not names:
+        return
+    start = first + offset_ms * 10**6
+    step = step_ms * 10**6
+    cols = bulk.read_archive(spec, names, start=np.datetime64(start, "ns"),
+                             end=np.datetime64(start + (rows - 1) * step, "ns"),
+                             interval=step_ms / 1000.0, chunk_rows=chunk_rows)
+    assert len(cols) == rows
+    assert int(cols.time.astype(np.int64)[0]) == start
+    compare(our_rows(cols), dropin_rows(spec, names, start, step, rows))
