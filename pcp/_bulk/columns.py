@@ -117,6 +117,9 @@ class ArchiveReader:
             self.interval_ns: Optional[int] = None
             self.grid_lead = 0      # grid rows read before start and left out (pcp.dask)
             if interval is not None:
+                if volumes is not None:
+                    raise ValueError("a grid (interval) is read from whole archives: "
+                                     "volumes do not apply")
                 self.start_ns, self.end_ns, self.interval_ns = grid.grid_window(
                     ctx, start, end, interval, align, self.timezone)
             elif align is not None:

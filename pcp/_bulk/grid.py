@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
 import numpy as np
 
 from pcp._archive.context import ArchiveContext
+from pcp._archive.interp import Interpolator
 from pcp._bulk.arrays import ArchiveColumns, Blobs, MetricArray
 from pcp._bulk.selection import TimeLike, Selected, decode_name, stamp_ns, window_ns
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
@@ -92,7 +93,6 @@ def grid_columns(ctx: ArchiveContext, metrics: List[Selected], start_ns: int, en
     """Each metric's columns on the grid [start_ns, end_ns]: its candidate instances,
     less those whose lifetime lies wholly outside the grid, in id order, named as the
     metadata last names them."""
-    from pcp._archive.interp import Interpolator
     interp = Interpolator(ctx)
     origin = ctx.archives[0].label.stamp
     origin_ns = origin[0] * 1000000000 + origin[1]
@@ -207,7 +207,6 @@ class GridScan:
         try:
             start = divmod(r.start_ns, 1000000000)
             ctx.set_mode(PM_MODE_INTERP, start, divmod(self.step_ns, 1000000000), 1)
-            from pcp._archive.interp import Interpolator
             ctx.interp = Interpolator(ctx)
             self._bind(ctx)
             chunk_rows = self._chunk_rows()
@@ -236,8 +235,10 @@ class GridScan:
         grid = self.grid
         row_fn = lib.pcp_interp_grid_row
         for row in range(rows):
-            if ended or not pmids:
-                self.stats["eol_steps"] += 1 if ended else 0
+            if not pmids:
+                continue
+            if ended:
+                self.stats["eol_steps"] += 1
                 continue
             try:
                 t_req = interp.prepare(pmids)
