@@ -11,7 +11,8 @@
  * through pcp_interp_fold_record and its cache of decoded records), resets. Each fetch runs the
  * passes as the Python driver does (rolling when a pass asks), then sizes and fills a
  * result into exact-size arrays: the fill must succeed with the sizes reported, and
- * every block must lie in the data buffer. Each record also goes through
+ * every block must lie in the data buffer (or, now and then, stores the values into
+ * matrices as a bulk grid read does: check_grid). Each record also goes through
  * pcp_result_select with a request and a profile from the control bytes: the count
  * pass and the fill must agree, and every value selected must be a value of the record
  * under a requested pmid. */
@@ -125,6 +126,62 @@ static void check_result(pcp_interp *ip, double t_req, int32_t nrequest)
     fz_result_free(&out);
 }
 
+/* The grid form of a fetch's values (pcp_interp_grid_row) instead of a result: every
+ * requested pmid gets a one-row matrix of its declared instances (some without a
+ * column), the strings a staging area too small at first; every reference must lie in
+ * what was staged, and only mapped columns may be present. */
+static void check_grid(pcp_interp *ip, double t_req, const uint32_t *request, int32_t nrequest,
+                       const uint32_t *pmids, const int32_t *ninsts, int nmetrics,
+                       fz_reader *ctl)
+{
+    pcp_interp_grid_metric gms[8];
+    int32_t columns[8][6];
+    uint8_t values[8][6 * 8];
+    uint8_t present[8][6];
+    memset(gms, 0, sizeof gms);
+    memset(present, 0, sizeof present);
+    for (int32_t r = 0; r < nrequest; r++) {
+        int32_t ninst = 0;
+        for (int m = 0; m < nmetrics; m++)
+            if (pmids[m] == request[r]) {
+                ninst = ninsts[m];      /* the first declaration is the one kept */
+                break;
+            }
+        for (int32_t i = 0; i < 6; i++) {
+            uint8_t b = fz_u8(ctl);
+            columns[r][i] = i < ninst && (b & 7) < 6 ? (b & 7) : -1;
+        }
+        gms[r].values = values[r];
+        gms[r].values_stride = sizeof values[r];
+        gms[r].present = present[r];
+        gms[r].present_stride = sizeof present[r];
+        gms[r].column = columns[r];
+    }
+    uint8_t *staged = fz_alloc(4, 1);
+    pcp_interp_grid grid = {gms, nrequest, staged, 4, 0, 0};
+    int sts = pcp_interp_grid_row(ip, t_req, &grid, 0, 0);
+    if (sts == PCP_INTERP_NEED_ROOM) {
+        CHECK(grid.room_need > 4);
+        free(staged);
+        staged = fz_alloc((size_t)grid.room_need, 1);
+        grid.staged = staged;
+        grid.staged_cap = grid.room_need;
+        sts = pcp_interp_grid_row(ip, t_req, &grid, 0, 1);
+    }
+    CHECK(sts == 0);
+    CHECK(grid.staged_used <= grid.staged_cap);
+    for (int32_t r = 0; r < nrequest; r++)
+        for (int32_t c = 0; c < 6; c++) {
+            if (!present[r][c])
+                continue;
+            int mapped = 0;
+            for (int32_t i = 0; i < 6; i++)
+                mapped |= columns[r][i] == c;
+            CHECK(mapped);
+        }
+    free(staged);
+}
+
 static int fold_version;
 
 /* Fold the next record: its decoded form, or (the time byte's top bit) its bytes
@@ -182,6 +239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     uint32_t pmids[MAX_METRICS];
+    int32_t ninsts[MAX_METRICS];
     int nmetrics = 1 + fz_u8(&ctl) % MAX_METRICS;
     pcp_interp *ip = pcp_interp_new(fz_u8(&ctl) & 1);
     CHECK(ip != NULL);
@@ -204,6 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (type == -1)
             ninst = 0;
+        ninsts[m] = ninst;
         CHECK(pcp_interp_add_metric(ip, pmids[m], type, indom, sem, ninst, insts, births,
                                     deaths) == 0);
     }
@@ -273,7 +332,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             else
                 pcp_interp_next_finish(ip, t_req);
         }
-        if (!failed)
+        if (!failed && (how & 32))
+            check_grid(ip, t_req, request, nrequest, pmids, ninsts, nmetrics, &rest);
+        else if (!failed)
             check_result(ip, t_req, nrequest);
     }
 
