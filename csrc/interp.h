@@ -96,7 +96,7 @@ int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_
  * STRING and AGGREGATE) and of its present matrix, and the column of each of its
  * candidate instances in the order they were declared (-1: not kept). The counts add up
  * over the steps. */
-#define PCP_INTERP_REF_SHIFT 40
+#define PCP_INTERP_REF_SHIFT 40     /* as PCP_COLS_REF_SHIFT: pcp._bulk's Blobs read both */
 typedef struct {
     uint8_t *values;
     int64_t values_stride;          /* bytes from one row to the next */

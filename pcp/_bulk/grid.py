@@ -32,17 +32,16 @@ from pcp._archive.interp import Interpolator
 from pcp._bulk.arrays import ArchiveColumns, Blobs, MetricArray
 from pcp._bulk.selection import TimeLike, Selected, decode_name, stamp_ns, window_ns
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
-from pcp._core.constants import (PM_ERR_EOL, PM_INDOM_NULL, PM_MODE_INTERP, PM_TYPE_32, PM_TYPE_64,
-                                 PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64)
+from pcp._core.constants import (PM_ERR_EOL, PM_INDOM_NULL, PM_MODE_INTERP, PM_TYPE_32,
+                                 PM_TYPE_STRING, PM_TYPE_U32)
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, interval_timespec
 from pcp._core.native import ffi, lib
-from pcp._core.wire import PM_IN_NULL_INT32
+from pcp._core.wire import PCP_INTERP_NEED_ROOM, PM_IN_NULL_INT32
 
 if TYPE_CHECKING:
     from pcp._bulk.columns import ArchiveReader
 
-NEED_ROOM = 4                   # PCP_INTERP_NEED_ROOM
 STAGED_START = 1 << 16
 
 
@@ -251,7 +250,7 @@ class GridScan:
                 interp.advance()
                 continue
             sts = row_fn(interp.c, t_req, grid, row, 0)
-            while sts == NEED_ROOM:
+            while sts == PCP_INTERP_NEED_ROOM:
                 self._grow_staged()
                 sts = row_fn(interp.c, t_req, grid, row, 1)
             if sts < 0:

@@ -281,3 +281,18 @@ def test_random_grids_match_dropin_interp(variant, offset_ms, step_ms, rows, chu
     assert len(cols) == rows
     assert int(cols.time.astype(np.int64)[0]) == start
     compare(our_rows(cols), dropin_rows(spec, names, start, step, rows))
+
+
+def test_grid_strings_grow_their_staging(monkeypatch):
+    """Strings of a chunk that do not fit the staging area: it grows (C asks for room,
+    the step is stored again) and every string is the same as with room to spare."""
+    from pcp._bulk import grid
+    spec = corpus("v3")
+    names = ["sample.string.hullo", "kernel.uname.release", "sample.seconds"]
+    roomy = bulk.read_archive(spec, names, interval=0.1)
+    monkeypatch.setattr(grid, "STAGED_START", 1)
+    tight = bulk.read_archive(spec, names, interval=0.1)
+    for name in names:
+        assert (tight[name].present == roomy[name].present).all()
+        assert tight[name].values.tolist() == roomy[name].values.tolist()
+    assert tight["sample.string.hullo"].present.sum() > 5
