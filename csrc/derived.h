@@ -133,17 +133,44 @@ typedef struct {
     int64_t last_sec, last_nsec;
 } pcp_dchunk_node;
 
-/* Evaluate the tree `nodes` (root `root`) over `nrows` rows at times `time_ns`, the
- * operands' matrices in `ops`; each row's values of the root are written to the output
- * matrices (cells of the root's type), column by instance through `cand_inst` (sorted)
- * and `cand_col`. `nvalues` counts the values written, `unplaced` those of an instance
- * without a column. Returns 0, or a negative PM_ERR_* when a node has too little room
- * (the caller sizes every vector for the chunk's widest operand). */
-int pcp_derived_chunk_eval(pcp_dchunk_node *nodes, int32_t nnodes, int32_t root,
-                           const pcp_dchunk_operand *ops, int32_t nops,
-                           const int64_t *time_ns, int64_t nrows,
-                           const int32_t *cand_inst, const int32_t *cand_col, int32_t ncand,
-                           uint8_t *out_values, int64_t out_stride, uint8_t *out_present,
-                           int64_t out_present_stride, int64_t *nvalues, int64_t *unplaced);
+/* The output columns of a chunk: the column of an instance is found in `dense`
+ * (dense[inst - base] for base <= inst < base + ndense, -1 for none) when it is given,
+ * else by binary search in `inst` (sorted) with `col` alongside. */
+typedef struct {
+    const int32_t *inst;
+    const int32_t *col;
+    int32_t n;
+    const int32_t *dense;
+    int32_t base;
+    int32_t ndense;
+} pcp_dchunk_columns;
+
+/* One derived metric of a chunk: its tree (root at index 0), its operands' matrices,
+ * its output columns and matrices (cells of the root's type, a row `out_stride` /
+ * `out_present_stride` bytes after the one before); `nvalues` counts the values
+ * written, `unplaced` those of an instance without a column, `status` is 0 or the
+ * PM_ERR_* that stopped it (too little room in a node: the caller sizes every vector
+ * for the chunk's widest operand). */
+typedef struct {
+    pcp_dchunk_node *nodes;
+    int32_t nnodes;
+    const pcp_dchunk_operand *ops;
+    int32_t nops;
+    const pcp_dchunk_columns *columns;
+    uint8_t *out_values;
+    int64_t out_stride;
+    uint8_t *out_present;
+    int64_t out_present_stride;
+    int64_t nvalues;
+    int64_t unplaced;
+    int32_t status;
+} pcp_dchunk_program;
+
+/* Evaluate `nprogs` derived metrics over the `nrows` rows of a chunk at times
+ * `time_ns` (ns since the epoch), every row of each in order; the rows are taken in
+ * blocks, every metric over a block in turn, so that the operands' rows are read from
+ * cache by all of them. Returns 0, or the first program's failing status. */
+int pcp_derived_chunk_eval(pcp_dchunk_program *progs, int32_t nprogs, const int64_t *time_ns,
+                           int64_t nrows);
 
 #endif

@@ -11,7 +11,8 @@
 /* libpcp's node numbers (pcp/_libpcp/derived/nodes.py) */
 enum { N_INTEGER = 1, N_NAME = 2, N_PLUS = 3, N_MINUS = 4, N_STAR = 5, N_SLASH = 6,
        N_AVG = 7, N_COUNT = 8, N_DELTA = 9, N_MAX = 10, N_MIN = 11, N_SUM = 12,
-       N_ANON = 13, N_RATE = 14, N_INSTANT = 15, N_DOUBLE = 16, N_NOT = 25, N_NEG = 26,
+       N_ANON = 13, N_RATE = 14, N_INSTANT = 15, N_DOUBLE = 16, N_LT = 17, N_LEQ = 18,
+       N_EQ = 19, N_GEQ = 20, N_GT = 21, N_NEQ = 22, N_AND = 23, N_NOT = 25, N_NEG = 26,
        N_QUEST = 27, N_COLON = 28, N_RESCALE = 29, N_SCALE = 30, N_DEFINED = 31,
        N_FILTERINST = 32, N_PATTERN = 33, N_SCALAR = 34 };
 
@@ -39,19 +40,104 @@ load_row(const pcp_dchunk_operand *op, int64_t row, pcp_dvec *out)
 {
     const uint8_t *pres = op->present + row * op->present_stride;
     const uint8_t *vals = op->values + row * op->values_stride;
-    int size = cell_size(op->type);
     int32_t c, k = 0;
 
-    for (c = 0; c < op->ncols; c++) {
-        if (!pres[c])
-            continue;
-        if (k >= out->cap)
-            return PM_ERR_TOOBIG;
-        memset(&out->val[k], 0, sizeof(pcp_atom));
-        memcpy(&out->val[k], vals + (int64_t)c * size, (size_t)size);
-        out->inst[k++] = op->col_inst[c];
+    if (cell_size(op->type) == 8) {
+        for (c = 0; c < op->ncols; c++) {
+            if (!pres[c])
+                continue;
+            if (k >= out->cap)
+                return PM_ERR_TOOBIG;
+            memcpy(&out->val[k].ull, vals + (int64_t)c * 8, 8);
+            out->inst[k++] = op->col_inst[c];
+        }
+    } else {
+        for (c = 0; c < op->ncols; c++) {
+            if (!pres[c])
+                continue;
+            if (k >= out->cap)
+                return PM_ERR_TOOBIG;
+            out->val[k].ull = 0;
+            memcpy(&out->val[k].ul, vals + (int64_t)c * 4, 4);
+            out->inst[k++] = op->col_inst[c];
+        }
     }
     return out->numval = k;
+}
+
+/* a value of a numeric type as a double, as bin_op promotes it to PM_TYPE_DOUBLE */
+static inline double
+as_double(int32_t type, pcp_atom a)
+{
+    switch (type) {
+    case PM_TYPE_32: return a.l;
+    case PM_TYPE_U32: return a.ul;
+    case PM_TYPE_64: return (double)a.ll;
+    case PM_TYPE_U64: return (double)a.ull;
+    case PM_TYPE_FLOAT: return a.f;
+    default: return a.d;
+    }
+}
+
+/* pcp_derived_binary for an operation done in PM_TYPE_DOUBLE when the operands pair
+ * off by position (the same instances in the same order, or one operand singular):
+ * the same values, without the general instance search and per-value dispatch. -1
+ * when the operands are not of that shape (the general kernel then does it). */
+static int
+binary_double_paired(int32_t op, int32_t relational, int32_t ltype, int64_t lmul,
+                     int64_t ldiv, int32_t lnull, const pcp_dvec *l, int32_t rtype,
+                     int64_t rmul, int64_t rdiv, int32_t rnull, const pcp_dvec *r,
+                     pcp_dvec *out)
+{
+    int32_t n, k, lstep = 1, rstep = 1;
+    double lm = (double)lmul, ld = (double)ldiv, rm = (double)rmul, rd = (double)rdiv;
+
+    if (ldiv == 0 || rdiv == 0 || l->numval <= 0 || r->numval <= 0 || (lnull && rnull))
+        return -1;
+    if (ltype < PM_TYPE_32 || ltype > PM_TYPE_DOUBLE || rtype < PM_TYPE_32 ||
+        rtype > PM_TYPE_DOUBLE)
+        return -1;
+    if (lnull) {
+        n = r->numval;
+        lstep = 0;
+    } else if (rnull) {
+        n = l->numval;
+        rstep = 0;
+    } else {
+        n = l->numval;
+        if (r->numval != n || memcmp(l->inst, r->inst, (size_t)n * sizeof(int32_t)) != 0)
+            return -1;
+    }
+    if (n > out->cap)
+        return PM_ERR_TOOBIG;
+    for (k = 0; k < n; k++) {
+        double a = (as_double(ltype, l->val[k * lstep]) / ld) * lm;
+        double b = (as_double(rtype, r->val[k * rstep]) / rd) * rm;
+        double res;
+        int cmp;
+        switch (op) {
+        case N_PLUS: res = a + b; break;
+        case N_MINUS: res = a - b; break;
+        case N_STAR: res = a * b; break;
+        case N_SLASH: res = a == 0 ? 0 : a / b; break;
+        case N_LT: cmp = a < b; res = cmp; break;
+        case N_LEQ: cmp = a <= b; res = cmp; break;
+        case N_EQ: cmp = a == b; res = cmp; break;
+        case N_GEQ: cmp = a >= b; res = cmp; break;
+        case N_GT: cmp = a > b; res = cmp; break;
+        case N_NEQ: cmp = a != b; res = cmp; break;
+        case N_AND: cmp = a != 0 && b != 0; res = cmp; break;
+        default: cmp = a != 0 || b != 0; res = cmp; break;
+        }
+        if (relational) {
+            out->val[k].ull = 0;
+            out->val[k].ul = res != 0;      /* a 0/1 word, as as_word() makes it */
+        } else {
+            out->val[k].d = res;
+        }
+        out->inst[k] = lnull ? r->inst[k] : l->inst[k];
+    }
+    return out->numval = n;
 }
 
 static void
@@ -183,6 +269,14 @@ eval_node(chunk_walk *w, int32_t k)
     default:
         if (left == NULL || right == NULL)
             return PM_ERR_PMID;
+        if (np->otype == PM_TYPE_DOUBLE) {
+            sts = binary_double_paired(np->type, np->relational, left->vtype, left->mul,
+                                       left->div, left->null_indom, left->out,
+                                       right->vtype, right->mul, right->div,
+                                       right->null_indom, right->out, &np->cur);
+            if (sts != -1)
+                return sts;
+        }
         return pcp_derived_binary(np->type, np->otype, np->relational, left->vtype,
                                   left->mul, left->div, left->null_indom, left->out,
                                   right->vtype, right->mul, right->div, right->null_indom,
@@ -191,14 +285,19 @@ eval_node(chunk_walk *w, int32_t k)
 }
 
 static int32_t
-find_column(const int32_t *insts, const int32_t *cols, int32_t n, int32_t inst)
+find_column(const pcp_dchunk_columns *cols, int32_t inst)
 {
-    int32_t lo = 0, hi = n - 1;
+    int32_t lo = 0, hi = cols->n - 1;
+
+    if (cols->dense != NULL) {
+        int64_t at = (int64_t)inst - cols->base;
+        return at >= 0 && at < cols->ndense ? cols->dense[at] : -1;
+    }
     while (lo <= hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (insts[mid] == inst)
-            return cols[mid];
-        if (insts[mid] < inst)
+        if (cols->inst[mid] == inst)
+            return cols->col[mid];
+        if (cols->inst[mid] < inst)
             lo = mid + 1;
         else
             hi = mid - 1;
@@ -206,19 +305,13 @@ find_column(const int32_t *insts, const int32_t *cols, int32_t n, int32_t inst)
     return -1;
 }
 
-int
-pcp_derived_chunk_eval(pcp_dchunk_node *nodes, int32_t nnodes, int32_t root,
-                       const pcp_dchunk_operand *ops, int32_t nops,
-                       const int64_t *time_ns, int64_t nrows,
-                       const int32_t *cand_inst, const int32_t *cand_col, int32_t ncand,
-                       uint8_t *out_values, int64_t out_stride, uint8_t *out_present,
-                       int64_t out_present_stride, int64_t *nvalues, int64_t *unplaced)
+/* the tree's links checked once: every child index within the tree */
+static int
+check_tree(pcp_dchunk_node *nodes, int32_t nnodes)
 {
-    chunk_walk w;
-    int32_t k, size;
-    int64_t r;
+    int32_t k;
 
-    if (nnodes < 1 || root < 0 || root >= nnodes)
+    if (nodes == NULL || nnodes < 1)
         return PM_ERR_PMID;
     for (k = 0; k < nnodes; k++) {
         pcp_dchunk_node *np = &nodes[k];
@@ -227,47 +320,81 @@ pcp_derived_chunk_eval(pcp_dchunk_node *nodes, int32_t nnodes, int32_t root,
         if (np->type == N_QUEST && (np->right < 0 || nodes[np->right].left < 0 ||
                                     nodes[np->right].right < 0))
             return PM_ERR_PMID;
-        if ((np->type == N_FILTERINST) && np->right < 0)
+        if (np->type == N_FILTERINST && np->right < 0)
             return PM_ERR_PMID;
         if (np->out == NULL)
             np->out = &np->cur;
     }
-    w.nodes = nodes;
-    w.nnodes = nnodes;
-    w.ops = ops;
-    w.nops = nops;
-    size = cell_size(nodes[root].vtype);
-    for (r = 0; r < nrows; r++) {
+    return 0;
+}
+
+/* rows [r0, r1) of one program */
+static int
+eval_rows(pcp_dchunk_program *p, const int64_t *time_ns, int64_t r0, int64_t r1)
+{
+    chunk_walk w;
+    int32_t size = cell_size(p->nodes[0].vtype);
+    int64_t r;
+
+    w.nodes = p->nodes;
+    w.nnodes = p->nnodes;
+    w.ops = p->ops;
+    w.nops = p->nops;
+    for (r = r0; r < r1; r++) {
         const pcp_dvec *res;
-        uint8_t *vals = out_values + r * out_stride;
-        uint8_t *pres = out_present + r * out_present_stride;
+        uint8_t *vals = p->out_values + r * p->out_stride;
+        uint8_t *pres = p->out_present + r * p->out_present_stride;
         int sts;
         int32_t i;
 
         w.row = r;
-        /* times are after the epoch in an archive: floor and truncation agree */
         w.sec = time_ns[r] / 1000000000;
         w.nsec = time_ns[r] % 1000000000;
-        if (w.nsec < 0) {
+        if (w.nsec < 0) {           /* floor, for times before the epoch */
             w.sec -= 1;
             w.nsec += 1000000000;
         }
-        sts = eval_node(&w, root);
+        sts = eval_node(&w, 0);
         if (sts == PM_ERR_TOOBIG)
             return sts;
         if (sts <= 0)
             continue;
-        res = nodes[root].out;
+        res = p->nodes[0].out;
         for (i = 0; i < res->numval; i++) {
-            int32_t c = find_column(cand_inst, cand_col, ncand, res->inst[i]);
+            int32_t c = find_column(p->columns, res->inst[i]);
             if (c < 0) {
-                (*unplaced)++;
+                p->unplaced++;
                 continue;
             }
             memcpy(vals + (int64_t)c * size, &res->val[i], (size_t)size);
             pres[c] = 1;
-            (*nvalues)++;
+            p->nvalues++;
         }
     }
+    return 0;
+}
+
+/* rows per block: a block of a few hundred operand rows stays in cache while every
+ * program reads it */
+#define ROW_BLOCK 128
+
+int
+pcp_derived_chunk_eval(pcp_dchunk_program *progs, int32_t nprogs, const int64_t *time_ns,
+                       int64_t nrows)
+{
+    int64_t r0;
+    int32_t j;
+
+    for (j = 0; j < nprogs; j++)
+        progs[j].status = check_tree(progs[j].nodes, progs[j].nnodes);
+    for (r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {
+        int64_t r1 = r0 + ROW_BLOCK < nrows ? r0 + ROW_BLOCK : nrows;
+        for (j = 0; j < nprogs; j++)
+            if (progs[j].status == 0)
+                progs[j].status = eval_rows(&progs[j], time_ns, r0, r1);
+    }
+    for (j = 0; j < nprogs; j++)
+        if (progs[j].status < 0)
+            return progs[j].status;
     return 0;
 }

@@ -33,7 +33,7 @@ from pcp._core.errors import pmErr
 from pcp._core.wire import PM_IN_NULL_INT32
 from pcp._libpcp.anon import is_derived
 from pcp._libpcp.derived import kernels
-from pcp._libpcp.derived.chunks import ChunkProgram, Operand
+from pcp._libpcp.derived.chunks import ChunkProgram, Job, Operand, evaluate_many
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.derived.nodes import N, Node
 
@@ -186,14 +186,16 @@ class DerivedChunks:
                  raw: List[Tuple[np.ndarray, np.ndarray]]) -> Dict[int, MetricArray]:
         """The chunk's MetricArray of every derived metric, by id() of the reader's
         DerivedSelected. raw: each scanned metric's (values, present) before rates."""
-        out: Dict[int, MetricArray] = {}
+        jobs = []
         for col in self.columns:
             ops = []
             for i in col.operand_index:
                 values, present = raw[i]
                 ops.append(Operand(values, present, self.scan.metrics[i].columns()[0]))
-            out[id(col.m)] = self._one(col, time_ns, seg, ops)
-        return out
+            jobs.append(Job(col.program, ops, col.m.operands, self._candidates(col, ops)))
+        results = evaluate_many(time_ns, jobs, self._name, self._lookup)
+        return {id(col.m): self._one(col, job.out_instances, got, time_ns, seg)
+                for col, job, got in zip(self.columns, jobs, results)}
 
     def _candidates(self, col: _Column, ops: List[Operand]) -> np.ndarray:
         """The output columns, then every other instance a value may have."""
@@ -208,12 +210,13 @@ class DerivedChunks:
             extra.append(PM_IN_NULL_INT32)
         return np.array(col.insts + extra, np.int32)
 
-    def _one(self, col: _Column, time_ns: np.ndarray, seg: np.ndarray,
-             ops: List[Operand]) -> MetricArray:
+    def _one(self, col: _Column, cand: np.ndarray,
+             got: Tuple[np.ndarray, np.ndarray, int], time_ns: np.ndarray,
+             seg: np.ndarray) -> MetricArray:
+        """The MetricArray of one derived metric from its evaluation over the candidate
+        columns: the columns that got values beyond the known ones are added."""
         m = col.m
-        cand = self._candidates(col, ops)
-        values, present, count = col.program.evaluate(time_ns, ops, m.operands, cand,
-                                                      self._name, self._lookup)
+        values, present, count = got
         ncols = len(col.insts)
         more = np.flatnonzero(present[:, ncols:].any(axis=0)) + ncols if len(cand) > ncols \
             else np.zeros(0, np.int64)

@@ -47,6 +47,34 @@ class Operand(NamedTuple):
     instances: np.ndarray
 
 
+class Job(NamedTuple):
+    """One derived metric to evaluate over a chunk: its program, its operands' matrices
+    (in the order of operand_pmids) and the instances of its output columns."""
+    program: "ChunkProgram"
+    operands: Sequence[Operand]
+    operand_pmids: Sequence[int]
+    out_instances: np.ndarray
+
+
+def evaluate_many(time_ns: np.ndarray, jobs: Sequence[Job], name: NameInstance,
+                  lookup: LookupInstance) -> List[Tuple[np.ndarray, np.ndarray, int]]:
+    """(values, present, values written) of each job over the rows of one chunk (times
+    in ns since the epoch), all in one C call that takes the rows block by block."""
+    time_ns = np.ascontiguousarray(time_ns, np.int64)
+    progs = ffi.new("pcp_dchunk_program[]", max(len(jobs), 1))
+    hold: List[Any] = [time_ns]
+    outs = [job.program._prepare(progs[k], time_ns, job, name, lookup, hold)
+            for k, job in enumerate(jobs)]
+    if len(time_ns) and jobs:
+        sts = lib.pcp_derived_chunk_eval(progs, len(jobs),
+                                         ffi.cast("int64_t *", time_ns.ctypes.data),
+                                         len(time_ns))
+        if sts < 0:
+            raise pmErr(sts)
+    return [(values, present, int(progs[k].nvalues))
+            for k, (values, present) in enumerate(outs)]
+
+
 def _flatten(root: Node) -> List[Node]:
     """The tree's nodes, a parent before its children (root first)."""
     out: List[Node] = []
@@ -83,7 +111,6 @@ class ChunkProgram:
             if np_.type == N.FILTERINST:
                 # instance -> 1 / 0 (matchinst), or the exact instance once looked up
                 self.filters.append((k, np_, {}))
-        self._grow(1)
 
     def _fill(self, c: Any, np_: Node, index: Dict[int, int], where: Dict[int, int]) -> None:
         t = np_.type
@@ -120,26 +147,27 @@ class ChunkProgram:
                        else np_.desc[1])
 
     def _grow(self, cap: int) -> None:
-        """Room for `cap` values in every node's vectors, what they hold kept."""
+        """Room for `cap` values in every node's vectors (two blocks of memory for the
+        whole tree), what they hold kept."""
         if cap <= self.cap:
             return
-        keep: List[Any] = []
+        nvec = 2 * len(self.nodes)
+        insts = np.zeros((nvec, cap), np.int32)
+        vals = np.zeros((nvec, cap), np.uint64)
         for k in range(len(self.nodes)):
             c = self.c[k]
-            for vec in (c.cur, c.last):
-                inst = np.zeros(cap, np.int32)
-                val = np.zeros(cap, np.uint64)
+            for v, vec in enumerate((c.cur, c.last)):
+                row = 2 * k + v
                 n = max(min(int(vec.numval), int(vec.cap)), 0) if self.cap else 0
                 if n:
-                    inst[:n] = np.frombuffer(ffi.buffer(vec.inst, 4 * n), np.int32)
-                    val[:n] = np.frombuffer(ffi.buffer(vec.val, 8 * n), np.uint64)
+                    insts[row, :n] = np.frombuffer(ffi.buffer(vec.inst, 4 * n), np.int32)
+                    vals[row, :n] = np.frombuffer(ffi.buffer(vec.val, 8 * n), np.uint64)
                 if not self.cap:
                     vec.numval = 0
                 vec.cap = cap
-                vec.inst = ffi.cast("int32_t *", inst.ctypes.data)
-                vec.val = ffi.cast("pcp_atom *", val.ctypes.data)
-                keep.extend((inst, val))
-        self.keep = keep
+                vec.inst = ffi.cast("int32_t *", insts[row].ctypes.data)
+                vec.val = ffi.cast("pcp_atom *", vals[row].ctypes.data)
+        self.keep = [insts, vals]
         self.cap = cap
 
     # ---- instance filters ---------------------------------------------------------------
@@ -204,17 +232,23 @@ class ChunkProgram:
         """(values, present, values written): the derived metric at every row of the
         chunk (times in ns since the epoch), one column per instance of `out_instances`
         (int32; a value of another instance is left out)."""
+        return evaluate_many(time_ns, [Job(self, operands, operand_pmids, out_instances)],
+                             name, lookup)[0]
+
+    def _prepare(self, c: Any, time_ns: np.ndarray, job: "Job", name: NameInstance,
+                 lookup: LookupInstance, hold: List[Any]) -> Tuple[np.ndarray, np.ndarray]:
+        """Fill the pcp_dchunk_program `c` for one chunk; returns the output matrices."""
+        operands, operand_pmids = job.operands, job.operand_pmids
         nrows = len(time_ns)
-        ncols = len(out_instances)
-        values = np.zeros((nrows, ncols), self.dtype)
-        present = np.zeros((nrows, ncols), bool)
-        widest = max([len(o.instances) for o in operands] + [1])
-        self._grow(widest)
+        out_instances = np.asarray(job.out_instances, np.int32)
+        values = np.zeros((nrows, len(out_instances)), self.dtype)
+        present = np.zeros((nrows, len(out_instances)), bool)
+        self._grow(max([len(o.instances) for o in operands] + [1]))
         pmids = {p: k for k, p in enumerate(operand_pmids)}
         if self.filters:
             self._prepare_filters(time_ns, operands, pmids, name, lookup)
         cops = ffi.new("pcp_dchunk_operand[]", max(len(operands), 1))
-        hold: List[Any] = []
+        hold.append(cops)
         for k, (op, pmid) in enumerate(zip(operands, operand_pmids)):
             vals, pres = op.values, op.present
             if vals.ndim != 2 or (vals.shape[1] > 1 and vals.strides[1] != vals.itemsize):
@@ -223,30 +257,50 @@ class ChunkProgram:
                 pres = np.ascontiguousarray(pres)
             insts = np.ascontiguousarray(op.instances, np.int32)
             hold.extend((vals, pres, insts))
-            c = cops[k]
-            c.type = self._operand_type(pmid)
-            c.ncols = vals.shape[1]
-            c.col_inst = ffi.cast("int32_t *", insts.ctypes.data)
-            c.values = ffi.cast("uint8_t *", vals.ctypes.data)
-            c.values_stride = vals.strides[0]
-            c.present = ffi.cast("uint8_t *", pres.ctypes.data)
-            c.present_stride = pres.strides[0]
-        order = np.argsort(out_instances, kind="stable").astype(np.int32)
-        cand = np.ascontiguousarray(np.asarray(out_instances, np.int32)[order])
-        nvalues = ffi.new("int64_t *")
-        unplaced = ffi.new("int64_t *")
-        if nrows:
-            sts = lib.pcp_derived_chunk_eval(
-                self.c, len(self.nodes), 0, cops, len(operands),
-                ffi.cast("int64_t *", np.ascontiguousarray(time_ns, np.int64).ctypes.data),
-                nrows, ffi.cast("int32_t *", cand.ctypes.data),
-                ffi.cast("int32_t *", order.ctypes.data), ncols,
-                ffi.cast("uint8_t *", values.ctypes.data), values.strides[0],
-                ffi.cast("uint8_t *", present.ctypes.data), present.strides[0],
-                nvalues, unplaced)
-            if sts < 0:
-                raise pmErr(sts)
-        return values, present, int(nvalues[0])
+            o = cops[k]
+            o.type = self._operand_type(pmid)
+            o.ncols = vals.shape[1]
+            o.col_inst = ffi.cast("int32_t *", insts.ctypes.data)
+            o.values = ffi.cast("uint8_t *", vals.ctypes.data)
+            o.values_stride = vals.strides[0]
+            o.present = ffi.cast("uint8_t *", pres.ctypes.data)
+            o.present_stride = pres.strides[0]
+        columns, keep = self._columns(out_instances)
+        hold.extend((columns, keep))
+        c.nodes = self.c
+        c.nnodes = len(self.nodes)
+        c.ops = cops
+        c.nops = len(operands)
+        c.columns = columns
+        c.out_values = ffi.cast("uint8_t *", values.ctypes.data)
+        c.out_stride = values.strides[0]
+        c.out_present = ffi.cast("uint8_t *", present.ctypes.data)
+        c.out_present_stride = present.strides[0]
+        c.nvalues = c.unplaced = c.status = 0
+        return values, present
+
+    @staticmethod
+    def _columns(insts: np.ndarray) -> Tuple[Any, List[np.ndarray]]:
+        """The C form of the output columns (and the arrays behind it): a direct table
+        when the instance numbers are dense enough, else a sorted list."""
+        c = ffi.new("pcp_dchunk_columns *")
+        keep: List[np.ndarray] = []
+        if len(insts):
+            lo, hi = int(insts.min()), int(insts.max())
+            if hi - lo < 4 * len(insts) + 64:
+                dense = np.full(hi - lo + 1, -1, np.int32)
+                dense[insts - lo] = np.arange(len(insts), dtype=np.int32)
+                c.dense = ffi.cast("int32_t *", dense.ctypes.data)
+                c.base, c.ndense = lo, len(dense)
+                keep.append(dense)
+            else:
+                order = np.argsort(insts, kind="stable").astype(np.int32)
+                sorted_insts = np.ascontiguousarray(insts[order])
+                c.inst = ffi.cast("int32_t *", sorted_insts.ctypes.data)
+                c.col = ffi.cast("int32_t *", order.ctypes.data)
+                c.n = len(insts)
+                keep.extend((sorted_insts, order))
+        return c, keep
 
     def _operand_type(self, pmid: int) -> int:
         for np_ in self.nodes:
