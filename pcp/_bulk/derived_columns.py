@@ -32,8 +32,7 @@ from pcp._core.constants import (PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ID_NULL, PM_I
 from pcp._core.errors import pmErr
 from pcp._core.wire import PM_IN_NULL_INT32
 from pcp._libpcp.anon import is_derived
-from pcp._libpcp.derived import kernels
-from pcp._libpcp.derived.chunks import ChunkProgram, Job, Operand, evaluate_many
+from pcp._libpcp.derived.chunks import ChunkProgram, Job, Operand, evaluable_in_c, evaluate_many
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.derived.nodes import N, Node
 
@@ -61,7 +60,7 @@ def _usable(tree: Optional[Node]) -> Optional[str]:
     """Why a bound tree cannot be a column, or None."""
     if tree is None:
         return "cannot be bound in this archive (an operand is missing or a semantic error)"
-    if not kernels.all_numeric(tree):
+    if not evaluable_in_c(tree):
         return "holds strings or aggregates, which derived columns do not evaluate"
     pmids: List[int] = []
     _operand_pmids(tree, pmids)

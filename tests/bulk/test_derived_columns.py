@@ -167,7 +167,7 @@ SAMPLE_EXPRS = [
     "rescale(sample.milliseconds, \"sec\")",
     "sample.seconds > sample.milliseconds", "sample.float.bin < sample.ulonglong.bin",
     "sample.seconds / sample.bin", "delta(sample.seconds) / delta(sample.milliseconds)",
-    "sum(sample.noinst)",
+    "count(sample.bad.novalues)", "count(sample.proc.exec)", "sum(sample.noinst)",
     "delta(sample.dynamic.counter)", "sample.dynamic.instant * 10",
     "defined(sample.long.one)", "defined(no.such.metric)", "1.5 + 2", "-sample.long.one",
     "!sample.long.one", "sample.long.one && sample.long.ten || 0",

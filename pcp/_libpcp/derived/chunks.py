@@ -5,7 +5,7 @@ between fetches (delta() and rate()'s previous values and times, matchinst()'s t
 kept in the nodes from one chunk to the next. Where the matrices come from does not
 matter: an archive scan (pcp._bulk.derived_columns) or a time grid give them alike.
 
-Only trees whose every node holds numbers are evaluated here (kernels.all_numeric); the
+Only trees whose every node holds numbers are evaluated here (evaluable_in_c); the
 values are those kernels.evaluate gives for the same fetch, row by row, no value ever
 becoming a Python object."""
 from __future__ import annotations
@@ -45,6 +45,19 @@ class Operand(NamedTuple):
     values: np.ndarray
     present: np.ndarray
     instances: np.ndarray
+
+
+def evaluable_in_c(np_: Optional[Node]) -> bool:
+    """Whether every node of a bound tree holds numbers (kernels.all_numeric), but for
+    count() of a string or aggregate metric, which needs only how many values there are
+    (the operand's cells then hold what the bulk scan keeps of them, never read)."""
+    if np_ is None:
+        return True
+    if np_.type == N.COUNT and np_.left is not None and np_.left.type == N.NAME:
+        return True
+    if np_.type not in (N.PATTERN, N.SCALE) and np_.desc[1] not in CELL:
+        return False
+    return evaluable_in_c(np_.left) and evaluable_in_c(np_.right)
 
 
 class Job(NamedTuple):
