@@ -190,7 +190,7 @@ ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, "local:")
 exprs = {"dfleet.lin": "sample.long.ten * 2 + sample.long.one",
          "dfleet.bin": "matchinst(/bin-[1-4]00/, sample.bin) * 3",
          "dfleet.sum": "sum(sample.bin)",
-         "dfleet.rate": "rate(sample.seconds)",
+         "dfleet.rate": "rate(sample.milliseconds)",
          "dfleet.pick": "sample.long.one > 0 ? sample.bin : sample.bin + sample.bin"}
 for name, expr in exprs.items():
     ctx.pmRegisterDerived(name, expr)
@@ -250,4 +250,4 @@ def test_derived_metrics_are_fetched_and_evaluated():
         assert poll["dfleet.rate"] == 0           # no previous poll: no value
     for poll in got["second"]:
         [[inst, rate]] = poll["dfleet.rate"]
-        assert inst == -1 and 0.9 < rate < 1.1      # seconds per second
+        assert inst == -1 and 0.5 < rate < 1.5      # milliseconds per millisecond
