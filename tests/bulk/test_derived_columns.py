@@ -293,3 +293,81 @@ print(json.dumps(out))
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     from pcp._core.constants import PM_ERR_BADDERIVE, PM_ERR_NAME
     assert got == [PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_NAME]
+
+
+# random well-typed (and some ill-typed) expressions over the sample metrics: the
+# drop-in's pmFetch (differential against the official binding in tests/libpcp) and the
+# bulk columns, in one process of this package
+RANDOM = r'''
+import os
+ARCHIVE, EXPRS = %(args)r
+os.environ["PCP_DERIVED_CONFIG"] = ""
+import numpy as np
+from pcp import bulk
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
+names = []
+for k, expr in enumerate(EXPRS):
+    name = "dcols.r%%d" %% k
+    try:
+        ctx.pmRegisterDerived(name, expr)
+        ctx.pmLookupDesc(ctx.pmLookupName(name)[0])
+    except pmapi.pmErr:
+        continue
+    names.append(name)
+pmids = ctx.pmLookupName(names)
+descs = ctx.pmLookupDescs(pmids)
+ctx.pmSetMode(c_api.PM_MODE_FORW, ctx.pmGetArchiveLabel().start, 0)
+def cell(v):
+    return float(v).hex() if isinstance(v, (float, np.floating)) else int(v)
+fetched = []
+while True:
+    try:
+        res = ctx.pmFetch(pmids)
+    except pmapi.pmErr:
+        break
+    r = res.contents
+    row = []
+    for i in range(r.numpmid):
+        t = descs[i].type
+        row.append(sorted([r.get_inst(i, j), cell(P.pmExtractValue(r.get_valfmt(i),
+                           r.get_vlist(i, j), t, t).dref(t))]
+                          for j in range(max(r.get_numval(i), 0))))
+    fetched.append(row)
+RESULT = {"names": len(names), "rows": len(fetched), "mismatch": None}
+for size in (None, 3):
+    rows = []
+    for chunk in bulk.ArchiveReader(ARCHIVE, names, chunk_rows=size):
+        for r in range(len(chunk)):
+            rows.append([sorted([int(i), cell(chunk[n].values[r, k])]
+                                for k, i in enumerate(chunk[n].instances)
+                                if chunk[n].present[r, k]) for n in names])
+    if rows != fetched:
+        bad = next((k for k, (a, b) in enumerate(zip(rows, fetched)) if a != b), None)
+        RESULT["mismatch"] = [size, len(rows), bad, EXPRS, None if bad is None else
+                              [rows[bad], fetched[bad]]]
+        break
+'''
+
+
+def _random_expressions():
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "libpcp"))
+    import test_derived as language       # the generator of tests/libpcp/test_derived.py
+
+    @settings(max_examples=int(os.environ.get("PCP_DERIVED_EXAMPLES", "4")), deadline=None,
+              derandomize="PCP_DERIVED_SEED_RANDOM" not in os.environ,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(language.EXPRESSIONS, min_size=25, max_size=25))
+    def check(exprs):
+        got = difftest.run_ours(RANDOM % {"args": (archives.get_corpus()["v2"], exprs)})
+        assert "__crash__" not in got, got
+        assert got["mismatch"] is None, got["mismatch"]
+        assert got["rows"] > 10 and got["names"] >= 10
+
+    return check
+
+
+def test_random_expressions_as_columns():
+    _random_expressions()()
