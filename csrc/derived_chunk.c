@@ -305,7 +305,22 @@ find_column(const pcp_dchunk_columns *cols, int32_t inst)
     return -1;
 }
 
-/* the tree's links checked once: every child index within the tree */
+/* whether a node of this type needs a left operand */
+static int
+needs_left(int32_t type)
+{
+    switch (type) {
+    case N_INTEGER: case N_DOUBLE: case N_NAME: case N_DEFINED: case N_ANON:
+    case N_SCALE: case N_PATTERN: case N_FILTERINST:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The tree's links checked once, before any row: a node's children come after it (a
+ * parent before its children: no cycle, the walk's depth bounded by the node count),
+ * every node has the operands its type reads, the vectors have room. */
 static int
 check_tree(pcp_dchunk_node *nodes, int32_t nnodes)
 {
@@ -315,13 +330,19 @@ check_tree(pcp_dchunk_node *nodes, int32_t nnodes)
         return PM_ERR_PMID;
     for (k = 0; k < nnodes; k++) {
         pcp_dchunk_node *np = &nodes[k];
-        if (np->left >= nnodes || np->right >= nnodes)
+        if (np->left >= nnodes || np->right >= nnodes ||
+            (np->left >= 0 && np->left <= k) || (np->right >= 0 && np->right <= k))
+            return PM_ERR_PMID;
+        if (needs_left(np->type) && np->left < 0)
             return PM_ERR_PMID;
         if (np->type == N_QUEST && (np->right < 0 || nodes[np->right].left < 0 ||
                                     nodes[np->right].right < 0))
             return PM_ERR_PMID;
         if (np->type == N_FILTERINST && np->right < 0)
             return PM_ERR_PMID;
+        if (np->cur.cap < 1 || np->last.cap < np->cur.cap || np->cur.inst == NULL ||
+            np->cur.val == NULL || np->last.inst == NULL || np->last.val == NULL)
+            return PM_ERR_TOOBIG;
         if (np->out == NULL)
             np->out = &np->cur;
     }
