@@ -42,8 +42,11 @@ class ArchiveReader:
     """Columns of one archive or several (a name, a comma-separated list or directory as
     pmNewContext takes them, or a list of names), read lazily.
 
-    metrics   None (every metric), a name, or names; a name that is not a leaf selects
-              every metric under it (a PMNS prefix, e.g. "kernel.all")
+    metrics   None (every metric of the archives), a name, or names; a name that is not
+              a leaf selects every metric under it (a PMNS prefix, e.g. "kernel.all");
+              derived metrics (pmRegisterDerived, pmLoadDerivedConfig, PCP_DERIVED_CONFIG,
+              the default configuration) are names like any other, and a prefix takes
+              those under it: see pcp._bulk.derived_columns
     start, end  the time window, inclusive: seconds since the epoch, datetime (naive
               means UTC), numpy datetime64, pandas Timestamp, ISO string, or any of
               PCP's -S / -T forms ("@13:30", "-5min", "+30s", "@ Nov 24 10:00"), read

@@ -170,8 +170,12 @@ class _Column:
 
 
 class DerivedChunks:
-    """The derived columns of one scan (pcp._bulk.scan.Scan): each chunk's derived
-    matrices from the scan's raw operand matrices."""
+    """The derived columns of one scan: each chunk's derived matrices from the scan's
+    raw operand matrices. What it asks of the scan (pcp._bulk.scan.Scan; a reader of
+    another kind of rows, a time grid, provides the same): `metrics` (each with .pmid
+    and .columns(), the instance ids of its columns), `drop_unknown`, `meta` (the
+    archive metadata, for instance names) and `ctx` (the ArchiveContext, for
+    pmLookupInDom's matching of names)."""
 
     def __init__(self, scan: Any, derived: Sequence[DerivedSelected]) -> None:
         self.scan = scan
