@@ -16,24 +16,29 @@ metadata's instance order, instances met later after them) where a fetch has the
 record's order, which only shows where libpcp pairs values by position (?: between
 operands whose instances differ) or sums floats; matchinst() names an instance once, at
 the first row it has a value, where libpcp may name it again after a hundred fetches.
-Derived metrics whose tree holds strings or aggregates are not columns (ValueError)."""
+Derived metrics whose tree holds strings or aggregates (but count() of them) are
+evaluated row by row by pcp._libpcp.derived.evaluate instead, the drop-in's own
+evaluator: correct, and slow only where such metrics are."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pcp._bulk.arrays import MetricArray
+from pcp._bulk.arrays import PAYLOAD_OFF_MASK, MetricArray
 from pcp._bulk.rates import RateCarry, counter_rate
 from pcp._bulk.selection import Selected, columns_in_window, instance_name, resolve as resolve_archive
-from pcp._bulk.typed import CELL_DTYPES, NUMERIC
-from pcp._core.constants import (PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ID_NULL, PM_INDOM_NULL,
-                                 PM_SEM_COUNTER)
+from pcp._bulk.typed import BLOBS, CELL_DTYPES, NUMERIC
+from pcp._core.constants import (PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ID_NULL,
+                                 PM_INDOM_NULL, PM_SEM_COUNTER, PM_TYPE_AGGREGATE,
+                                 PM_TYPE_STRING)
 from pcp._core.errors import pmErr
-from pcp._core.wire import PM_IN_NULL_INT32
+from pcp._core.wire import PCP_COLS_REF_SHIFT, PM_IN_NULL_INT32
 from pcp._libpcp.anon import is_derived
 from pcp._libpcp.derived.chunks import ChunkProgram, Job, Operand, evaluable_in_c, evaluate_many
 from pcp._libpcp.derived.context import DerivedContext
+from pcp._libpcp.derived.evaluate import evaluate
 from pcp._libpcp.derived.nodes import N, Node
 
 # (name, pmid, bound tree for a derived metric or None)
@@ -60,8 +65,6 @@ def _usable(tree: Optional[Node]) -> Optional[str]:
     """Why a bound tree cannot be a column, or None."""
     if tree is None:
         return "cannot be bound in this archive (an operand is missing or a semantic error)"
-    if not evaluable_in_c(tree):
-        return "holds strings or aggregates, which derived columns do not evaluate"
     pmids: List[int] = []
     _operand_pmids(tree, pmids)
     if any(is_derived(p) for p in pmids):
@@ -154,8 +157,18 @@ def selected(name: str, pmid: int, tree: Node, meta: Any, start_ns: int, end_ns:
     return m
 
 
+def _fresh(np_: Optional[Node]) -> Optional[Node]:
+    """A copy of a bound tree with no evaluation state (one per scan)."""
+    if np_ is None:
+        return None
+    new = copy.copy(np_)
+    new.left, new.right, new.state = _fresh(np_.left), _fresh(np_.right), None
+    return new
+
+
 class _Column:
-    """One derived metric in one scan: its program (the state of its fetches), its
+    """One derived metric in one scan: its program (the state of its fetches: C nodes,
+    or a fresh tree for the Python evaluator when it holds strings or aggregates), its
     columns so far and its rate state."""
 
     def __init__(self, m: DerivedSelected, operand_index: List[int]) -> None:
@@ -165,8 +178,55 @@ class _Column:
         self.inames = list(m.inames)
         self.ids = np.array(self.insts, np.int32)
         self.operand_index = operand_index
-        self.program = ChunkProgram(m.tree, m.operands)
+        self.in_c = evaluable_in_c(m.tree)
+        self.program = ChunkProgram(m.tree, m.operands) if self.in_c else None
+        self.tree = None if self.in_c else _fresh(m.tree)
         self.carry = RateCarry(len(self.insts), CELL_DTYPES[m.type]) if m.rate else None
+
+
+class _RowOperands:
+    """One row of the operand matrices, as pcp._libpcp.derived.evaluate asks a fetch
+    for its values (the Operands interface): numbers as Python numbers, strings and
+    aggregates as their bytes (strings up to their NUL, as the scan keeps them)."""
+
+    def __init__(self, ops: List[Operand], pmids: Sequence[int], types: Sequence[int],
+                 staged: Optional[np.ndarray], chunks: "DerivedChunks") -> None:
+        self.ops = ops
+        self.types = types
+        self.index = {p: k for k, p in enumerate(pmids)}
+        self.staged = memoryview(staged) if staged is not None else None
+        self.row = 0
+        self.t_ns = 0
+        self.stamp = (0, 0)
+        self.chunks = chunks
+
+    def at(self, row: int, t_ns: int) -> None:
+        self.row, self.t_ns = row, t_ns
+        self.stamp = (t_ns // 1000000000, t_ns % 1000000000)
+
+    def values(self, pmid: int, type_: int) -> Tuple[int, List[int], List[Any]]:
+        k = self.index.get(pmid)
+        if k is None:
+            return PM_ERR_PMID, [], []
+        op = self.ops[k]
+        cols = np.flatnonzero(op.present[self.row])
+        insts = op.instances[cols].tolist()
+        cells = op.values[self.row, cols]
+        if self.types[k] not in BLOBS:
+            return len(insts), insts, cells.tolist()
+        staged = self.staged
+        blobs = [bytes(staged[r & PAYLOAD_OFF_MASK:(r & PAYLOAD_OFF_MASK)
+                              + (r >> PCP_COLS_REF_SHIFT)]) if staged is not None else b""
+                 for r in cells.tolist()]
+        if self.types[k] == PM_TYPE_STRING:
+            return len(insts), insts, blobs
+        return len(insts), insts, [(PM_TYPE_AGGREGATE, b) for b in blobs]
+
+    def name_instance(self, indom: int, inst: int) -> Optional[bytes]:
+        return self.chunks._name(indom, inst, self.t_ns)
+
+    def lookup_instance(self, indom: int, name: bytes) -> Optional[int]:
+        return self.chunks._lookup(indom, name, self.t_ns)
 
 
 class DerivedChunks:
@@ -186,9 +246,12 @@ class DerivedChunks:
         self.dropped = 0
 
     def evaluate(self, time_ns: np.ndarray, seg: np.ndarray,
-                 raw: List[Tuple[np.ndarray, np.ndarray]]) -> Dict[int, MetricArray]:
+                 raw: List[Tuple[np.ndarray, np.ndarray]],
+                 staged: Optional[np.ndarray] = None) -> Dict[int, MetricArray]:
         """The chunk's MetricArray of every derived metric, by id() of the reader's
-        DerivedSelected. raw: each scanned metric's (values, present) before rates."""
+        DerivedSelected. raw: each scanned metric's (values, present) before rates (the
+        references into `staged`, the chunk's string bytes, for strings and
+        aggregates)."""
         jobs = []
         for col in self.columns:
             ops = []
@@ -196,9 +259,45 @@ class DerivedChunks:
                 values, present = raw[i]
                 ops.append(Operand(values, present, self.scan.metrics[i].columns()[0]))
             jobs.append(Job(col.program, ops, col.m.operands, self._candidates(col, ops)))
-        results = evaluate_many(time_ns, jobs, self._name, self._lookup)
-        return {id(col.m): self._one(col, job.out_instances, got, time_ns, seg)
-                for col, job, got in zip(self.columns, jobs, results)}
+        in_c = [job for col, job in zip(self.columns, jobs) if col.in_c]
+        results = iter(evaluate_many(time_ns, in_c, self._name, self._lookup))
+        out = {}
+        for col, job in zip(self.columns, jobs):
+            got = next(results) if col.in_c else self._rows(col, job, time_ns, staged)
+            out[id(col.m)] = self._one(col, job.out_instances, got, time_ns, seg)
+        return out
+
+    def _rows(self, col: _Column, job: Job, time_ns: np.ndarray,
+              staged: Optional[np.ndarray]) -> Tuple[np.ndarray, np.ndarray, int]:
+        """A derived metric with strings or aggregates in its tree, evaluated row by row
+        by pcp._libpcp.derived.evaluate (as the drop-in's fetch evaluates it)."""
+        tree = col.tree
+        types = [self.scan.metrics[i].type for i in col.operand_index]
+        ops = _RowOperands(list(job.operands), col.m.operands, types, staged, self)
+        nrows, ncand = len(time_ns), len(job.out_instances)
+        where = {int(inst): k for k, inst in enumerate(job.out_instances.tolist())}
+        dtype = CELL_DTYPES[col.m.type]
+        values = np.full((nrows, ncand), None, object) if dtype == object else \
+            np.zeros((nrows, ncand), dtype)
+        present = np.zeros((nrows, ncand), bool)
+        count = 0
+        for r, t in enumerate(time_ns.tolist()):
+            ops.at(r, t)
+            numval = evaluate(tree, ops)
+            if numval <= 0:
+                continue
+            for inst, v in zip(tree.state.insts[:numval], tree.state.vals[:numval]):
+                k = where.get(inst)
+                if k is None:
+                    continue
+                if col.m.type == PM_TYPE_STRING:
+                    v = v.split(b"\0", 1)[0].decode("utf-8", "replace")
+                elif col.m.type == PM_TYPE_AGGREGATE:
+                    v = v[1]
+                values[r, k] = v
+                present[r, k] = True
+                count += 1
+        return values, present, count
 
     def _candidates(self, col: _Column, ops: List[Operand]) -> np.ndarray:
         """The output columns, then every other instance a value may have."""

@@ -411,7 +411,8 @@ class Scan:
         if len(names_map) == len(made) and self.one_name:
             out = {ma.name: ma for ma in made}
         else:
-            derived = self.derived.evaluate(time_ns, seg, raws) if self.derived else {}
+            derived = self.derived.evaluate(time_ns, seg, raws, staged) if self.derived \
+                else {}
             out = {}
             for name, m in names_map:
                 ma = derived[id(m)] if id(m) in derived else made[self.index[id(m)]]
