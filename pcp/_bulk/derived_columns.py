@@ -69,7 +69,13 @@ def _usable(tree: Optional[Node]) -> Optional[str]:
     _operand_pmids(tree, pmids)
     if any(is_derived(p) for p in pmids):
         return "has derived metrics as operands, which derived columns do not evaluate"
+    if any(n.type == N.NAME and n.desc[1] not in CELL_DTYPES for n in _nodes(tree)):
+        return "has event records as operands, which are not read into columns"
     return None
+
+
+def _nodes(np_: Optional[Node]) -> List[Node]:
+    return [] if np_ is None else [np_] + _nodes(np_.left) + _nodes(np_.right)
 
 
 def resolve(ctx: Any, metrics: Any) -> List[Resolved]:
@@ -105,7 +111,7 @@ def resolve(ctx: Any, metrics: Any) -> List[Resolved]:
             continue
         if dctx is None:
             dctx = DerivedContext(ctx)
-        found = _derived_under(dctx, w, leaves is None)
+        found = _derived_under(dctx, w)
         if leaves is None and not found:
             raise pmErr(PM_ERR_NAME, w)
         for name, pmid, tree in found:
@@ -115,7 +121,7 @@ def resolve(ctx: Any, metrics: Any) -> List[Resolved]:
     return out
 
 
-def _derived_under(dctx: DerivedContext, w: str, explicit_ok: bool) -> List[Resolved]:
+def _derived_under(dctx: DerivedContext, w: str) -> List[Resolved]:
     """The derived metrics called `w` or under it, bound; one called `w` that cannot be
     a column is an error, those under a prefix that cannot are left out."""
     key = w.encode()
