@@ -308,14 +308,13 @@ class Fleet:
             return None, pmErr(-errno.EINVAL, str(e)), "connect", None
         try:
             names = [n.encode("utf-8") for n in self.metrics]
-            derived = _Derived(hc)
-            ctx = derived.ctx
-            try:
-                _, pmids = ctx.lookup_names(names)
-            except pmErr as e:
-                if e.code != PM_ERR_NAME:
-                    raise
-                pmids = [PM_ID_NULL] * len(names)
+            derived: Optional[_Derived] = None
+            ctx: Any = hc
+            pmids = _lookup(ctx, names)
+            if PM_ID_NULL in pmids:         # derived metrics, perhaps
+                derived = _Derived(hc)
+                ctx = derived.ctx
+                pmids = _lookup(ctx, names)
             valid = [p for p in pmids if p != PM_ID_NULL]
             if not valid:
                 raise pmErr(PM_ERR_NAME)
@@ -334,7 +333,7 @@ class Fleet:
                 fetch.append(p)
             highres = bool(hc.features & FEATURE_HIGHRES)
             wanted = fetch
-            if any(is_derived(p) for p in fetch):
+            if derived is not None and any(is_derived(p) for p in fetch):
                 wanted = derived.request(fetch, highres)
             else:
                 derived = None
@@ -502,6 +501,17 @@ class Fleet:
             self.close()
         except Exception:       # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def _lookup(ctx: Any, names: List[bytes]) -> List[int]:
+    """pmLookupName on one host: a pmid per name, PM_ID_NULL where unknown."""
+    try:
+        _, pmids = ctx.lookup_names(names)
+    except pmErr as e:
+        if e.code != PM_ERR_NAME:
+            raise
+        return [PM_ID_NULL] * len(names)
+    return list(pmids)
 
 
 def fetch_many(hosts: Iterable[str], metrics: Sequence[str],
