@@ -139,6 +139,28 @@ def test_iostat_definitions_on_a_linux_archive():
     assert sum(len(v) for row in rows for v in row[1:]) > 10 * len(rows)
 
 
+def test_iostat_definitions_on_busy_disks(tmp_path):
+    """The same over the benchmark's synthetic archive (benchmarks/make_iostat_archive.py:
+    the Linux PMDA's disk.dev descriptors, disks busy and idle in turn), where every
+    ?: branch and the paired arithmetic of many instances are taken."""
+    conf = os.path.join(_var_dir(), "config", "derived", "iostat.conf")
+    if not os.path.exists(conf):
+        pytest.skip("no iostat.conf")
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "benchmarks")
+    sys.path.insert(0, bench)
+    try:
+        import make_iostat_archive
+    finally:
+        sys.path.remove(bench)
+    make_iostat_archive.CACHE = str(tmp_path)
+    base = make_iostat_archive.ensure_archive(120, 6)
+    names = _iostat_names(conf)
+    rows = _check(conf, [], base, names, chunks=(None, 1, 7, 50))
+    assert sum(len(v) for row in rows for v in row[1:]) > 100 * 6 * len(names)
+    assert any(v[1] != "0x0.0p+0" for row in rows for vals in row[1:] for v in vals)
+
+
 # the expression language over the sample PMDA (tests/libpcp/test_derived.py's archive
 # expressions that are numbers, and more)
 SAMPLE_EXPRS = [
