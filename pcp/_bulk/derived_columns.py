@@ -251,6 +251,12 @@ class DerivedChunks:
         self.columns = [_Column(m, [by_pmid[p] for p in m.operands]) for m in derived]
         self.dropped = 0
 
+    def row_bytes(self) -> int:
+        """About the bytes a row of every derived metric's matrices takes (the chunk's
+        budget counts them)."""
+        return sum(len(col.insts) * (CELL_DTYPES[col.m.type].itemsize + 1)
+                   for col in self.columns)
+
     def evaluate(self, time_ns: np.ndarray, seg: np.ndarray,
                  raw: List[Tuple[np.ndarray, np.ndarray]],
                  staged: Optional[np.ndarray] = None) -> Dict[int, MetricArray]:

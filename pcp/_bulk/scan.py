@@ -223,6 +223,8 @@ class Scan:
         per_row = 16
         for m in self.metrics:
             per_row += m.col_cap * (_raw_dtype(m).itemsize + 1)
+        if self.derived is not None:
+            per_row += self.derived.row_bytes()
         staged = 0
         if self.has_blobs:
             if self.staged_per_row:
