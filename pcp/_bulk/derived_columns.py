@@ -9,7 +9,8 @@ are evaluated in C over the operands' matrices (pcp._libpcp.derived.chunks), eac
 as the drop-in pmFetch in PM_MODE_FORW gives the derived metric at that record when the
 reader's selection is fetched: rate(), delta() and instant() carry their state from row
 to row and chunk to chunk, missing operands and changing instance domains give what
-libpcp gives.
+libpcp gives. A reader of some volumes only (volumes=, pcp.dask's partitions) starts
+that state afresh, as it starts rates afresh.
 
 Known differences from a fetch: within a row the instances come in column order (the
 metadata's instance order, instances met later after them) where a fetch has the
