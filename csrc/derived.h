@@ -157,6 +157,7 @@ typedef struct {
     const pcp_dchunk_operand *ops;
     int32_t nops;
     const pcp_dchunk_columns *columns;
+    int32_t out_ncols;             /* columns of the output matrices */
     uint8_t *out_values;
     int64_t out_stride;
     uint8_t *out_present;

@@ -340,6 +340,10 @@ check_tree(pcp_dchunk_node *nodes, int32_t nnodes)
             return PM_ERR_PMID;
         if (np->type == N_FILTERINST && np->right < 0)
             return PM_ERR_PMID;
+        if (np->ntable < 0 || (np->ntable > 0 && (np->table_inst == NULL ||
+                                                  np->table_match == NULL ||
+                                                  np->table_used == NULL)))
+            return PM_ERR_PMID;
         if (np->cur.cap < 1 || np->last.cap < np->cur.cap || np->cur.inst == NULL ||
             np->cur.val == NULL || np->last.inst == NULL || np->last.val == NULL)
             return PM_ERR_TOOBIG;
@@ -383,7 +387,7 @@ eval_rows(pcp_dchunk_program *p, const int64_t *time_ns, int64_t r0, int64_t r1)
         res = p->nodes[0].out;
         for (i = 0; i < res->numval; i++) {
             int32_t c = find_column(p->columns, res->inst[i]);
-            if (c < 0) {
+            if (c < 0 || c >= p->out_ncols) {
                 p->unplaced++;
                 continue;
             }
@@ -406,8 +410,15 @@ pcp_derived_chunk_eval(pcp_dchunk_program *progs, int32_t nprogs, const int64_t 
     int64_t r0;
     int32_t j;
 
-    for (j = 0; j < nprogs; j++)
+    for (j = 0; j < nprogs; j++) {
         progs[j].status = check_tree(progs[j].nodes, progs[j].nnodes);
+        const pcp_dchunk_columns *cols = progs[j].columns;
+        if (progs[j].status == 0 &&
+            (cols == NULL || progs[j].nops < 0 || (progs[j].nops > 0 && progs[j].ops == NULL) ||
+             (cols->dense == NULL && cols->n > 0 && (cols->inst == NULL || cols->col == NULL)) ||
+             (cols->dense != NULL && cols->ndense < 0)))
+            progs[j].status = PM_ERR_PMID;
+    }
     for (r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {
         int64_t r1 = r0 + ROW_BLOCK < nrows ? r0 + ROW_BLOCK : nrows;
         for (j = 0; j < nprogs; j++)

@@ -59,6 +59,7 @@ class Program:
         prog = ffi.new("pcp_dchunk_program *")
         prog.nodes, prog.nnodes, prog.ops, prog.nops = self.c, self.n, self.op, 1
         prog.columns = cols
+        prog.out_ncols = ncols
         prog.out_values = ffi.cast("uint8_t *", out.ctypes.data)
         prog.out_stride = out.strides[0]
         prog.out_present = ffi.cast("uint8_t *", pres.ctypes.data)

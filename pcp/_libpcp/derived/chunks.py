@@ -285,6 +285,7 @@ class ChunkProgram:
         c.ops = cops
         c.nops = len(operands)
         c.columns = columns
+        c.out_ncols = len(out_instances)
         c.out_values = ffi.cast("uint8_t *", values.ctypes.data)
         c.out_stride = values.strides[0]
         c.out_present = ffi.cast("uint8_t *", present.ctypes.data)
