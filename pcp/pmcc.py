@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 from ctypes import c_char_p, c_uint
+from itertools import repeat
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
@@ -72,6 +73,10 @@ class Metric:
         self._netValues: Optional[List[Triple]] = None
         self._netPrevValues: Optional[List[Triple]] = None
         self._netConvValues: Optional[List[Triple]] = None
+        # (value set, type, units, names, triples) of the last computeValues of the last
+        # two value sets: a tool reads netValues and netPrevValues at each fetch, and a
+        # fetch's values are the next fetch's previous ones
+        self._computed: List[Tuple[Any, int, Any, Dict[int, Any], List[Triple]]] = []
 
     # ---- what the core knows ----------------------------------------------------------
 
@@ -123,10 +128,32 @@ class Metric:
         """Each value of a value set as (pmValue, instance name, value), converted to
         convType (and convUnits); an instance the cache does not know is named ''."""
         vset = inValues
-        ctx = self.ctx
-        names = self._names()
-        intype = self.desc.type
+        core = self._core
+        names = core.ctx.mcGetInstD(core.desc.contents.indom)
         outtype = self._convType
+        units = self._convUnits
+        for done in self._computed:
+            if done[0] is vset and done[1] == outtype and done[2] is units and done[3] is names:
+                return done[4][:]
+        out = self._compute(vset, names, outtype)
+        if hasattr(vset, "own_type_values"):
+            # this package's value sets are not changed by later fetches
+            # kept: the metric's last two value sets
+            kept = [done for done in self._computed
+                    if done[0] is self._vset or done[0] is self._prevvset]
+            self._computed = [(vset, outtype, units, names, out[:])] + kept[:2]
+        return out
+
+    def _compute(self, vset: Any, names: Dict[int, Any], outtype: int) -> List[Triple]:
+        ctx = self.ctx
+        intype = self.desc.type
+        if intype == outtype and not self._convUnits:
+            # this package's value sets give every value of their own type in one go
+            own = getattr(vset, "own_type_values", None)
+            found = own(intype) if own is not None else None
+            if found is not None:
+                instvals, insts, values = found
+                return list(zip(instvals, map(names.get, insts, repeat("")), values))
         out: List[Triple] = []
         valfmt = vset.valfmt
         for i in range(vset.numval):

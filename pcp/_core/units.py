@@ -7,7 +7,6 @@ import ctypes
 import math
 import sys
 from ctypes import ArgumentError, Structure, c_int
-from fractions import Fraction
 from typing import Tuple, Union
 
 from pcp._core.constants import PM_ERR_CONV, PM_SPACE_BYTE, PM_TIME_HOUR, PM_TIME_SEC
@@ -242,6 +241,8 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
     elif body.startswith("nan"):
         value = math.nan
     else:
+        from fractions import Fraction  # pylint: disable=import-outside-toplevel
+
         if body.startswith("0x"):
             mant, _, exp = body[2:].partition("p")
             whole, _, frac = mant.partition(".")
@@ -253,12 +254,9 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
             value = float(exact)
         except OverflowError:
             raise _ParseError("invalid floating point literal") from None
-        if exact and abs(exact) < _DBL_MIN and Fraction(value) != exact:
+        if exact and abs(exact) < Fraction(sys.float_info.min) and Fraction(value) != exact:
             raise _ParseError("invalid floating point literal")
     return (-value if neg else value), m.end()
-
-
-_DBL_MIN = Fraction(sys.float_info.min)
 
 
 def _compile_strtod():

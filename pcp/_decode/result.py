@@ -9,7 +9,8 @@ import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from pcp._core.cint import wrap_int32
-from pcp._core.constants import PM_VAL_INSITU
+from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64,
+                                 PM_VAL_INSITU)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 
@@ -475,6 +476,11 @@ def _make_value(r: FlatResult, k: int) -> pmValue:
     return v
 
 
+# the numbers an atom of each integer type holds unchanged
+_OWN_RANGE = {PM_TYPE_32: (-(1 << 31), (1 << 31) - 1), PM_TYPE_U32: (0, (1 << 32) - 1),
+              PM_TYPE_64: (-(1 << 63), (1 << 63) - 1), PM_TYPE_U64: (0, (1 << 64) - 1)}
+
+
 class _ValueList:
     """vset.vlist: indexable like the C array (no bounds beyond numval)."""
 
@@ -530,6 +536,39 @@ class pmValueSet:
     def vlist(self) -> _ValueList:
         return _ValueList(self._r, self._i)
 
+    def own_type_values(self, pmtype: int) -> Optional[Tuple[List[pmValue], List[int], List[Any]]]:
+        """Beyond the official binding: (the pmValues, their instances, their values as
+        pmExtractValue(valfmt, v, pmtype, pmtype).dref(pmtype) gives them) for every value
+        of the set, in one go from the decoded columns: pcp.pmcc computes every value of
+        every sample this way. None when some value needs the general conversion (a block
+        of another type, one the caller made editable, a number out of the type's range,
+        or a FLOAT, which the atom rounds)."""
+        r = self._r
+        n = r.numval[self._i]
+        if n <= 0:
+            return [], [], []
+        first = r.first[self._i]
+        end = first + n
+        if r._blocks and any(first <= k < end for k in r._blocks):
+            return None
+        vtypes = r.vtype[first:end]
+        if pmtype in (PM_TYPE_32, PM_TYPE_U32):
+            if max(vtypes) >= 0:                # some value is not in the pmValue itself
+                return None
+        elif pmtype in (PM_TYPE_64, PM_TYPE_U64, PM_TYPE_DOUBLE):
+            if vtypes.count(pmtype) != n:
+                return None
+        else:
+            return None
+        if pmtype == PM_TYPE_DOUBLE:
+            values = r.dval[first:end]
+        else:
+            values = r.ival[first:end]
+            low, high = _OWN_RANGE[pmtype]
+            if min(values) < low or max(values) > high:
+                return None
+        return [_make_value(r, k) for k in range(first, end)], r.inst[first:end], values
+
     def __str__(self) -> str:
         if self.valfmt != 0:
             return ""
@@ -559,13 +598,23 @@ class _VsetArray:
 class _ResultBase:
     """Shared accessors of pmResult and pmHighResResult (same names as the official)."""
 
-    __slots__ = ("_r", "numpmid", "changes", "__weakref__")
+    __slots__ = ("_r", "numpmid", "changes", "_stamp", "__weakref__")
     _fields_ = (("timestamp", None), ("numpmid", None), ("vset", None))
 
     def __init__(self, r: FlatResult, numpmid: Optional[int] = None, changes: int = 0) -> None:
         self._r = r
         self.numpmid = r.numpmid if numpmid is None else numpmid
         self.changes = changes
+        # (sec, nsec, the timestamp struct made of them): tools read a result's
+        # timestamp several times
+        self._stamp: Optional[Tuple[int, int, Any]] = None
+
+    def _timestamp(self, make: Any) -> Any:
+        r = self._r
+        stamp = self._stamp
+        if stamp is None or stamp[0] != r.sec or stamp[1] != r.nsec:
+            stamp = self._stamp = (r.sec, r.nsec, make(r.sec, r.nsec))
+        return stamp[2]
 
     @property
     def contents(self):
@@ -623,7 +672,7 @@ class pmResult(_ResultBase):
     def timestamp(self):
         from pcp._core.structs import timeval
 
-        return timeval(self._r.sec, usec_of(self._r.nsec))
+        return self._timestamp(lambda sec, nsec: timeval(sec, usec_of(nsec)))
 
 
 class pmHighResResult(_ResultBase):
@@ -635,7 +684,7 @@ class pmHighResResult(_ResultBase):
     def timestamp(self):
         from pcp._core.structs import timespec
 
-        return timespec(self._r.sec, self._r.nsec)
+        return self._timestamp(timespec)
 
 
 class LP_pmResult:

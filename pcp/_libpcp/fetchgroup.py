@@ -16,7 +16,7 @@ import math
 import os
 import struct
 import threading
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
                                  PM_ERR_VALUE, PM_INDOM_NULL, PM_MODE_BACK, PM_SEM_COUNTER,
@@ -28,9 +28,11 @@ from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ER
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.units import pmParseUnitsStr, unit_fields
-from pcp._decode.events import Unpacked
 from pcp._decode.result import FlatResult
 from pcp._libpcp.values import scale_factors
+
+if TYPE_CHECKING:
+    from pcp._decode.events import Unpacked
 
 Stamp = Tuple[int, int]
 
@@ -183,31 +185,39 @@ class FetchGroup:
         self.cur: Optional[FlatResult] = None
         self.epoch = 0
         self.nslots = 0
-        self._citems = ffi.new("pcp_fg_item[]", 0)
-        self._alloc(0, 0)
+        self._citems = ffi.new("pcp_fg_item[]", 1)
+        self.out = None
+        self._alloc(1, 1)
 
     # ---- outputs ---------------------------------------------------------------------
 
     def _alloc(self, nitems: int, nslots: int) -> None:
-        """(Re)allocate the output arrays for this many items and slots, keeping what the
-        existing items hold (a DISCRETE value survives an extend)."""
-        old = getattr(self, "out", None)
-        sts = ffi.new("int32_t[]", max(nitems, 1))
-        num = ffi.new("int32_t[]", max(nitems, 1))
-        nfailed = ffi.new("int32_t[]", max(nitems, 1))
-        insts_gen = ffi.new("uint32_t[]", max(nitems, 1))
-        stss = ffi.new("int32_t[]", max(nslots, 1))
-        inst = ffi.new("int32_t[]", max(nslots, 1))
-        src = ffi.new("int32_t[]", max(nslots, 1))
-        val = ffi.new("uint8_t[]", max(nslots, 1) * 8)
+        """Make the output arrays room for this many items and slots, keeping what the
+        existing items hold (a DISCRETE value survives an extend). They grow to twice
+        what is needed, so a group of n items costs O(n) to build, not O(n^2)."""
+        if self.out is not None and nitems <= len(self._sts) and nslots <= len(self._stss):
+            return
+        old = self.out
+        nitems = max(nitems, 2 * len(self._sts)) if old is not None else nitems
+        nslots = max(nslots, 2 * len(self._stss)) if old is not None else nslots
+        sts = ffi.new("int32_t[]", nitems)
+        num = ffi.new("int32_t[]", nitems)
+        nfailed = ffi.new("int32_t[]", nitems)
+        insts_gen = ffi.new("uint32_t[]", nitems)
+        stss = ffi.new("int32_t[]", nslots)
+        inst = ffi.new("int32_t[]", nslots)
+        src = ffi.new("int32_t[]", nslots)
+        val = ffi.new("uint8_t[]", nslots * 8)
+        citems = ffi.new("pcp_fg_item[]", nitems)
         if old is not None:
             for new_arr, old_arr in ((sts, self._sts), (num, self._num),
                                      (nfailed, self._nfailed), (insts_gen, self._insts_gen),
                                      (stss, self._stss), (inst, self._inst), (src, self._src),
-                                     (val, self._val)):
+                                     (val, self._val), (citems, self._citems)):
                 ffi.memmove(new_arr, old_arr, min(ffi.sizeof(new_arr), ffi.sizeof(old_arr)))
         self._sts, self._num, self._nfailed, self._insts_gen = sts, num, nfailed, insts_gen
         self._stss, self._inst, self._src, self._val = stss, inst, src, val
+        self._citems = citems
         out = ffi.new("pcp_fg_out *")
         out.sts, out.num, out.nfailed, out.insts_gen = sts, num, nfailed, insts_gen
         out.stss, out.inst, out.src, out.val = stss, inst, src, val
@@ -228,27 +238,26 @@ class FetchGroup:
         self._sts[item.n] = initial_sts
         self._num[item.n] = 0
         self._nfailed[item.n] = 0
-        citems = ffi.new("pcp_fg_item[]", len(self.items))
-        for k, it in enumerate(self.items):
-            c = citems[k]
-            c.pmid = it.pmid
-            c.vset = self.pmids.index(it.pmid)
-            c.inst = it.inst
-            c.all = 1 if it.all else 0
-            c.singular = 1 if it.indom == PM_INDOM_NULL else 0
-            c.itype = it.itype
-            c.otype = it.otype
-            c.discrete = 1 if it.discrete else 0
-            conv = it.conv
-            c.rate = 1 if conv.rate else 0
-            c.unit = 1 if conv.unit else 0
-            c.unit_sts = conv.unit_sts
-            c.mult = conv.mult
-            c.div = conv.div
-            c.multiplier = conv.multiplier
-            c.maxnum = it.maxnum
-            c.slot = it.slot
-        self._citems = citems
+        # the C form of the new item (those of the items before it do not change: pmids
+        # are only ever appended)
+        c = self._citems[item.n]
+        c.pmid = item.pmid
+        c.vset = self.pmids.index(item.pmid)
+        c.inst = item.inst
+        c.all = 1 if item.all else 0
+        c.singular = 1 if item.indom == PM_INDOM_NULL else 0
+        c.itype = item.itype
+        c.otype = item.otype
+        c.discrete = 1 if item.discrete else 0
+        conv = item.conv
+        c.rate = 1 if conv.rate else 0
+        c.unit = 1 if conv.unit else 0
+        c.unit_sts = conv.unit_sts
+        c.mult = conv.mult
+        c.div = conv.div
+        c.multiplier = conv.multiplier
+        c.maxnum = item.maxnum
+        c.slot = item.slot
 
     # ---- extending ---------------------------------------------------------------------
 
@@ -653,7 +662,7 @@ class IndomValues:
     instance name, value callable), in instance order."""
 
     __slots__ = ("_item", "pmtype", "_cells", "_insts", "_insts_gen", "_names", "_names_from",
-                 "_slots", "_listing", "_detached")
+                 "_slots", "_listing", "_detached", "_values")
 
     def __init__(self, item: _Item) -> None:
         self._item = item
@@ -666,6 +675,7 @@ class IndomValues:
         self._listing: List[Tuple[int, Optional[str], Callable[[], Any]]] = []  # the last answer
         self._slots: List[Callable[[], Any]] = []
         self._detached: Optional[int] = None
+        self._values: List[Any] = []            # every value _decode unpacked, failed ones too
 
     def _decode(self) -> None:
         """Fill the cells, instances and names from what the last fetch left: one
@@ -674,7 +684,7 @@ class IndomValues:
         cells = self._cells
         cells.fresh = True
         if self._detached is not None:
-            self._insts, self._names, self._listing = [], [], []
+            self._insts, self._names, self._listing, self._values = [], [], [], []
             return
         item = self._item
         g = item.group
@@ -684,6 +694,7 @@ class IndomValues:
             values = item.strings[:n]
         else:
             values = ffi.unpack(g.views[item.otype] + item.index, n)
+        self._values = values
         cells.update(zip(range(n), values))
         if g._nfailed[k]:
             for j, sts in enumerate(ffi.unpack(g._stss + item.slot, n)):
@@ -708,20 +719,38 @@ class IndomValues:
         self._detached = self._item.group._sts[self._item.n]
         self._cells.stale()
         self._cells.fresh = True
-        self._insts, self._names, self._listing = [], [], []
+        self._insts, self._names, self._listing, self._values = [], [], [], []
         self._insts_gen = -1
 
-    def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
+    def _check(self) -> bool:
+        """Raise the item's status when it failed; False when it was cleared (no values)."""
         if self._detached is not None:
             if self._detached < 0:
                 raise pmErr(self._detached)
-            return []
+            return False
         item = self._item
         sts = item.group._sts[item.n]
         if sts < 0:
             raise pmErr(sts)
         if not self._cells.fresh:
             self._decode()
+        return True
+
+    def triples(self) -> List[Tuple[int, Optional[str], Any]]:
+        """Beyond the official binding: what calling each callable of the listing gives,
+        as (instance id, instance name, value), the values that failed left out, built in
+        one go (pcp.pmconfig reads every value of every sample this way)."""
+        if not self._check():
+            return []
+        failed = self._cells.failed
+        if not failed:
+            return list(zip(self._insts, self._names, self._values))
+        return [triple for j, triple in enumerate(zip(self._insts, self._names, self._values))
+                if j not in failed]
+
+    def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
+        if not self._check():
+            return []
         listing = self._listing
         if len(listing) != len(self._insts):
             n = len(self._insts)
@@ -790,6 +819,9 @@ class EventValues:
         # the value block as on the wire, header included (an interpolated result keeps
         # payloads only)
         block = _BLOCK_HEADER.pack((kind << 24) | (blen + 4)) + bytes(r.pdu[boff:boff + blen])
+        # the event decoder is loaded with the first event metric fetched
+        from pcp._decode.events import Unpacked  # pylint: disable=import-outside-toplevel
+
         try:
             u = Unpacked(block, (0,), (len(block),), (kind,))
         except pmErr as e:
