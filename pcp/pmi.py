@@ -37,12 +37,18 @@ from pcp._libpcp.strings import pmID_build as _pmID_build, pmInDom_build as _pmI
 from pcp.pmapi import pmHighResResult, pmID, pmInDom, pmResult, pmUnits  # noqa: F401
 
 
+_writer_module: Any = None
+
+
 def _writer() -> Any:
     """pcp._archive.writer, loaded when an archive is first written: a tool that only
     imports this module (pmrep does) does not pay for it."""
-    from pcp._archive import writer  # pylint: disable=import-outside-toplevel
+    global _writer_module
+    if _writer_module is None:
+        from pcp._archive import writer  # pylint: disable=import-outside-toplevel
 
-    return writer
+        _writer_module = writer
+    return _writer_module
 
 
 def _int_arg(value: Any, position: int) -> int:
@@ -116,10 +122,12 @@ class pmiLogImport(object):
     def __del__(self) -> None:
         # as the official binding: select this context (which fails once it has ended,
         # leaving another one current) and end whatever context is current
-        if getattr(self, "_ctx", None) is None or _w is None:
+        # the module loaded by __init__ (at exit nothing can be imported any more)
+        writer = _writer_module
+        if getattr(self, "_ctx", None) is None or writer is None:
             return
-        _writer().use_context(self._ctx)
-        _writer().end()
+        writer.use_context(self._ctx)
+        writer.end()
         self._ctx = -1
         self._context = None
 

@@ -7,7 +7,7 @@ import ctypes
 import math
 import sys
 from ctypes import ArgumentError, Structure, c_int
-from typing import Tuple, Union
+from typing import Any, Tuple, Union
 
 from pcp._core.constants import PM_ERR_CONV, PM_SPACE_BYTE, PM_TIME_HOUR, PM_TIME_SEC
 from pcp._core.errors import pmErr
@@ -230,6 +230,9 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
     overflow, and underflow to a tiny inexact result, set ERANGE in glibc,
     which libpcp's caller treats as an invalid literal.
     """
+    global _STRTOD_RE
+    if _STRTOD_RE is None:
+        _STRTOD_RE = _compile_strtod()
     m = _STRTOD_RE.match(text, pos, end)
     if m is None:
         raise _ParseError("invalid floating point literal")
@@ -268,7 +271,7 @@ def _compile_strtod():
     return re.compile(r"[+-]?(?:%s|%s|%s)" % (hexa, dec, special))
 
 
-_STRTOD_RE = _compile_strtod()
+_STRTOD_RE: Any = None      # compiled when a units string is first parsed
 
 
 def _parse_part(text: str, start: int, end: int) -> Tuple[_UnitsPart, float]:

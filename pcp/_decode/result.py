@@ -108,8 +108,32 @@ def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
     return c, mem
 
 
-def _decode_record(record: bytes, version: int,
-                   sizes: Optional[Tuple[int, int]]) -> Tuple[Any, Any]:
+class ScratchColumns:
+    """Result columns used again for each transient decode: a whole archive record that
+    pmFetch only selects a few sets from. Fresh memory for each record was a page fault
+    per 4 kB page (malloc gives such blocks back to the system and takes them again)."""
+
+    __slots__ = ("_mem", "_words")
+
+    def __init__(self) -> None:
+        self._mem: Any = None
+        self._words = 0
+
+    def columns(self, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+        """Columns for this many sets and values, valid until the next call."""
+        words = (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8
+        if words > self._words:
+            self._words = max(words, 2 * self._words)
+            self._mem = _raw_alloc("int64_t[]", self._words)
+        c = ffi.new("pcp_result *")
+        lib.pcp_result_bind(c, self._mem, numpmid, nvalues)
+        c.numpmid = numpmid
+        c.nvalues = nvalues
+        return c, self._mem
+
+
+def _decode_record(record: bytes, version: int, sizes: Optional[Tuple[int, int]],
+                   scratch: Optional[ScratchColumns] = None) -> Tuple[Any, Any]:
     """An archive data record decoded into result columns: (pcp_result *, memory)."""
     if sizes is None:
         counts = ffi.new("int32_t[2]")
@@ -117,7 +141,10 @@ def _decode_record(record: bytes, version: int,
         if sts < 0:
             raise pmErr(sts)
         sizes = (counts[0], counts[1])
-    c, mem = _allocate(sizes[0], sizes[1])
+    if scratch is not None:
+        c, mem = scratch.columns(sizes[0], sizes[1])
+    else:
+        c, mem = _allocate(sizes[0], sizes[1])
     sts = lib.pcp_archive_record_decode(record, len(record), version, c)
     if sts < 0:
         raise pmErr(sts)
@@ -132,7 +159,7 @@ class FlatResult:
     and the bulk API can copy the C arrays straight into numpy."""
 
     __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
-                 "pmid", "numval", "valfmt", "first", "_inst", "_vtype", "_ival", "_dval",
+                 "_pmid", "_numval", "_valfmt", "_first", "_inst", "_vtype", "_ival", "_dval",
                  "_blocks")
 
     def __init__(self, pdu: bytes, highres: bool) -> None:
@@ -148,11 +175,13 @@ class FlatResult:
 
     @classmethod
     def from_log_record(cls, record: bytes, version: int,
-                        sizes: Optional[Tuple[int, int]] = None) -> "FlatResult":
+                        sizes: Optional[Tuple[int, int]] = None,
+                        scratch: Optional[ScratchColumns] = None) -> "FlatResult":
         """An archive data record (length words included), decoded by the same value
         decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
-        (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
-        c, mem = _decode_record(record, version, sizes)
+        (numpmid, nvalues) skips the sizing pass when the reader has just made it. With
+        `scratch`, the result lives in its columns: valid until its next use."""
+        c, mem = _decode_record(record, version, sizes, scratch)
         self = object.__new__(cls)
         self._setup(record, c, mem)
         return self
@@ -166,10 +195,10 @@ class FlatResult:
         numpmid, nvalues = c.numpmid, c.nvalues
         self.numpmid = numpmid
         self.nvalues = nvalues
-        self.pmid = ffi.unpack(c.pmid, numpmid)
-        self.numval = ffi.unpack(c.numval, numpmid)
-        self.valfmt = ffi.unpack(c.valfmt, numpmid)
-        self.first = ffi.unpack(c.first, numpmid)
+        self._pmid = None
+        self._numval = None
+        self._valfmt = None
+        self._first = None
         self._inst = None
         self._vtype = None
         self._ival = None
@@ -274,6 +303,48 @@ class FlatResult:
             ival=col(0, np.int64, n), dval=col(nv * 8, np.float64, n),
             boff=col(nv * 24, np.uint32, n), blen=col(nv * 28, np.uint32, n),
             data=self.pdu)
+
+    # Per-set columns as Python lists, unpacked once on first use (a whole archive record
+    # that pmFetch only selects from in C never needs them).
+    @property
+    def pmid(self) -> List[int]:
+        if self._pmid is None:
+            self._pmid = ffi.unpack(self.c.pmid, self.numpmid)
+        return self._pmid
+
+    @pmid.setter
+    def pmid(self, column: List[int]) -> None:
+        self._pmid = column
+
+    @property
+    def numval(self) -> List[int]:
+        if self._numval is None:
+            self._numval = ffi.unpack(self.c.numval, self.numpmid)
+        return self._numval
+
+    @numval.setter
+    def numval(self, column: List[int]) -> None:
+        self._numval = column
+
+    @property
+    def valfmt(self) -> List[int]:
+        if self._valfmt is None:
+            self._valfmt = ffi.unpack(self.c.valfmt, self.numpmid)
+        return self._valfmt
+
+    @valfmt.setter
+    def valfmt(self, column: List[int]) -> None:
+        self._valfmt = column
+
+    @property
+    def first(self) -> List[int]:
+        if self._first is None:
+            self._first = ffi.unpack(self.c.first, self.numpmid)
+        return self._first
+
+    @first.setter
+    def first(self, column: List[int]) -> None:
+        self._first = column
 
     # Per-value columns as Python lists, unpacked once on first use.
     @property

@@ -173,11 +173,12 @@ class FetchGroup:
     def _reset(self) -> None:
         self.items: List[_Item] = []
         self.values: List[Any] = []         # the ItemValue / IndomValues handed out
-        self.indom_values: List["IndomValues"] = []
+        self.filled: List["_Cells"] = []     # the IndomValues cells filled since the last fetch
         self.events: List["EventValues"] = []
         self.stamps: List["TimeValue"] = []
         self.order: List[Any] = []          # every item, in the order extended
         self._named: Optional[List[_Item]] = None   # indom items named at each fetch
+        self._texts: Optional[List[_Item]] = None   # items with string outputs
         self.pmids: List[int] = []
         self.indoms: Dict[int, "_InDomNames"] = {}
         self.prev: Optional[FlatResult] = None
@@ -230,7 +231,7 @@ class FetchGroup:
         item.index = item.slot * 8 // _size(item.otype)
         self.items.append(item)
         self.order.append(item)
-        self._named = None
+        self._named = self._texts = None
         self.nslots += item.maxnum
         if item.pmid not in self.pmids:
             self.pmids.append(item.pmid)
@@ -328,7 +329,6 @@ class FetchGroup:
         self._add(item, 0)
         values = IndomValues(item)
         self.values.append(values)
-        self.indom_values.append(values)
         return values
 
     @_serialized
@@ -387,13 +387,15 @@ class FetchGroup:
         if lib.pcp_fetchgroup_fill(self._citems, len(self.items), csrc[0], psrc,
                                    1 if self.wrap else 0, self.out) < 0:
             raise MemoryError("fetchgroup outputs")
-        for item in self.items:
-            if item.otype == PM_TYPE_STRING and self._touched(item, cur):
+        if self._texts is None:
+            self._texts = [item for item in self.items if item.otype == PM_TYPE_STRING]
+        for item in self._texts:
+            if self._touched(item, cur):
                 item.strings = _strings(item, cur)
-        for values in self.indom_values:
-            cells = values._cells
-            if cells.fresh:         # read since the last fetch (else already empty)
-                cells.stale()
+        # the cells read since the last fetch (the others are already empty)
+        filled, self.filled = self.filled, []
+        for cells in filled:
+            cells.stale()
         # libpcp's item list is newest first: the instance-name caches are refreshed in
         # that order
         if self._named is None:
@@ -629,31 +631,30 @@ class _Cells(dict):
     The callables IndomValues hands out are this dict's bound ``__getitem__`` with j
     (functools.partial: a C-level call, no Python frame per value read). Like the
     official binding's lambdas they read the latest fetch when called: a fetch empties
-    the dict, and the first read after it lands in ``__missing__``, which decodes the
-    whole item into it. A failed value (or one past the item's end) is never stored, so
-    reading it always reaches ``__missing__``, which raises its status.
+    the dict (when it was filled), and the first read after it lands in ``__missing__``,
+    which fills it with the whole item. A failed value (or one past the item's end) is
+    never stored, so reading it always reaches ``__missing__``, which raises its status.
     """
 
-    __slots__ = ("_owner", "failed", "fresh")
+    __slots__ = ("_owner", "fresh")
 
     def __init__(self, owner: "IndomValues") -> None:
         super().__init__()
         self._owner = owner
-        self.failed: Dict[int, int] = {}    # j -> the status of a failed value
-        self.fresh = False                  # decoded since the last fetch
+        self.fresh = False                  # filled since the last fetch
 
     def __missing__(self, j: int) -> Any:
+        owner = self._owner
         if not self.fresh:
-            self._owner._decode()
+            owner._fill()
             if j in self:
                 return dict.__getitem__(self, j)
         # libpcp's emptied slot past the end reads as PM_ERR_VALUE
-        raise pmErr(self.failed.get(j, PM_ERR_VALUE))
+        raise pmErr(owner._failed.get(j, PM_ERR_VALUE))
 
     def stale(self) -> None:
         """A fetch happened: forget the values until someone reads one."""
         self.clear()
-        self.failed.clear()
         self.fresh = False
 
 
@@ -662,7 +663,7 @@ class IndomValues:
     instance name, value callable), in instance order."""
 
     __slots__ = ("_item", "pmtype", "_cells", "_insts", "_insts_gen", "_names", "_names_from",
-                 "_slots", "_listing", "_detached", "_values")
+                 "_slots", "_listing", "_detached", "_values", "_failed", "_epoch")
 
     def __init__(self, item: _Item) -> None:
         self._item = item
@@ -675,32 +676,33 @@ class IndomValues:
         self._listing: List[Tuple[int, Optional[str], Callable[[], Any]]] = []  # the last answer
         self._slots: List[Callable[[], Any]] = []
         self._detached: Optional[int] = None
-        self._values: List[Any] = []            # every value _decode unpacked, failed ones too
+        self._values: List[Any] = []            # every value of the fetch, failed ones too
+        self._failed: Dict[int, int] = {}       # j -> the status of a failed value
+        self._epoch = -1                        # the group's fetch those are of
 
     def _decode(self) -> None:
-        """Fill the cells, instances and names from what the last fetch left: one
+        """Read values, statuses, instances and names from what the last fetch left: one
         C-level unpack of the values; statuses and instances only when the fill says some
         value failed or the instance list changed (most fetches: neither)."""
-        cells = self._cells
-        cells.fresh = True
-        if self._detached is not None:
-            self._insts, self._names, self._listing, self._values = [], [], [], []
-            return
         item = self._item
         g = item.group
+        self._epoch = g.epoch
+        if self._detached is not None:
+            self._insts, self._names, self._listing, self._values = [], [], [], []
+            self._failed = {}
+            return
         k = item.n
         n = g._num[k]
         if item.otype == PM_TYPE_STRING:
-            values = item.strings[:n]
+            self._values = item.strings[:n]
         else:
-            values = ffi.unpack(g.views[item.otype] + item.index, n)
-        self._values = values
-        cells.update(zip(range(n), values))
+            self._values = ffi.unpack(g.views[item.otype] + item.index, n)
+        failed: Dict[int, int] = {}
         if g._nfailed[k]:
             for j, sts in enumerate(ffi.unpack(g._stss + item.slot, n)):
                 if sts < 0:
-                    del cells[j]
-                    cells.failed[j] = sts
+                    failed[j] = sts
+        self._failed = failed
         gen = g._insts_gen[k]
         if gen != self._insts_gen or item.names is not self._names_from:
             self._insts_gen = gen
@@ -710,9 +712,17 @@ class IndomValues:
             self._names = list(map(item.names.get, self._insts))
             self._listing = []
 
-    def stale(self) -> None:
-        """A fetch happened."""
-        self._cells.stale()
+    def _fill(self) -> None:
+        """The cells from the last fetch (for the callables handed out)."""
+        if self._epoch != self._item.group.epoch:
+            self._decode()
+        cells = self._cells
+        cells.update(zip(range(len(self._values)), self._values))
+        for j in self._failed:
+            del cells[j]
+        cells.fresh = True
+        if self._detached is None:
+            self._item.group.filled.append(cells)   # emptied by the next fetch
 
     def detach(self) -> None:
         """The group was cleared: keep the last status, no values any more."""
@@ -720,19 +730,23 @@ class IndomValues:
         self._cells.stale()
         self._cells.fresh = True
         self._insts, self._names, self._listing, self._values = [], [], [], []
+        self._failed = {}
         self._insts_gen = -1
+        self._epoch = self._item.group.epoch
 
     def _check(self) -> bool:
-        """Raise the item's status when it failed; False when it was cleared (no values)."""
+        """Raise the item's status when it failed; False when it was cleared (no values);
+        else the values of the last fetch are decoded."""
         if self._detached is not None:
             if self._detached < 0:
                 raise pmErr(self._detached)
             return False
         item = self._item
-        sts = item.group._sts[item.n]
+        g = item.group
+        sts = g._sts[item.n]
         if sts < 0:
             raise pmErr(sts)
-        if not self._cells.fresh:
+        if self._epoch != g.epoch:
             self._decode()
         return True
 
@@ -742,7 +756,7 @@ class IndomValues:
         one go (pcp.pmconfig reads every value of every sample this way)."""
         if not self._check():
             return []
-        failed = self._cells.failed
+        failed = self._failed
         if not failed:
             return list(zip(self._insts, self._names, self._values))
         return [triple for j, triple in enumerate(zip(self._insts, self._names, self._values))
