@@ -194,7 +194,7 @@ class pmContext(object):
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
-        _registry.current = host.handle
+        _registry._thread.current = self._ctx     # its handle (a hot path: no property)
         return host
 
     @classmethod

@@ -433,10 +433,16 @@ class MetricGroup(dict):
         try:
             self.result = self._ctx.pmFetch(self._pmidArray)
             result = self.result.contents
-            for i in range(result.numpmid):
-                metric = self._altD[result.get_pmid(i)]
+            value_sets = getattr(result, "value_sets", None)    # this package's results
+            if value_sets is not None:
+                sets = value_sets()
+            else:
+                sets = [(result.get_pmid(i), result.get_vset(i)) for i in range(result.numpmid)]
+            altD = self._altD
+            for pmid, vset in sets:
+                metric = altD[pmid]
                 metric._prevvset = metric._vset
-                metric._vset = result.get_vset(i)
+                metric._vset = vset
         except pmErr as error:
             if error.args[0] == PM_ERR_EOL:
                 raise SystemExit(0)

@@ -43,7 +43,6 @@ VERSION = 1
 CURR_INSTS = False      # the default: fetch whole instance domains, not the current ones
 
 _c = pmapi.c_api
-_IN_NULL = _c.PM_IN_NULL
 NUMERIC_AND_STRING = (_c.PM_TYPE_32, _c.PM_TYPE_U32, _c.PM_TYPE_64, _c.PM_TYPE_U64,
                       _c.PM_TYPE_FLOAT, _c.PM_TYPE_DOUBLE, _c.PM_TYPE_STRING)
 TRUE_WORDS = ("true", "True", "y", "yes", "Yes")
@@ -1104,10 +1103,11 @@ class pmConfig:
         out: List[Tuple[int, str, Any]] = []
         triples = getattr(spec[ITEM], "triples", None)
         if triples is not None and not early_filter and (not limit or metric in predicates):
-            # this package's fetchgroup items hand over (instance, name, value) with the
-            # failed values left out in one call: no Python call per value
+            # this package's fetchgroup items hand over (instance, name, value) of the
+            # named instances, the failed values left out, in one call: no Python call
+            # per value
             try:
-                return [t for t in triples() if t[1] or t[0] == _IN_NULL]
+                return triples(True)
             except Exception:
                 return out
         try:

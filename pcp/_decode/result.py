@@ -700,6 +700,12 @@ class _ResultBase:
         viewing the decoded columns without a copy or a Python object per value."""
         return self._r.arrays()
 
+    def value_sets(self) -> List[Tuple[int, "pmValueSet"]]:
+        """Beyond the official binding: (pmid, value set) of every set, in one call
+        (pcp.pmcc files each fetch's sets under their metrics this way)."""
+        r = self._r
+        return list(zip(r.pmid[:self.numpmid], map(pmValueSet, itertools.repeat(r), range(self.numpmid))))
+
     def get_pmid(self, vset_idx: int) -> int:
         return self._r.pmid[vset_idx]
 

@@ -19,12 +19,13 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
-                                 PM_ERR_VALUE, PM_INDOM_NULL, PM_MODE_BACK, PM_SEM_COUNTER,
-                                 PM_SEM_DISCRETE, PM_TIME_HOUR, PM_TIME_MIN, PM_TIME_MSEC,
-                                 PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_32, PM_TYPE_64,
-                                 PM_TYPE_DOUBLE, PM_TYPE_EVENT, PM_TYPE_FLOAT,
-                                 PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
-                                 PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
+                                 PM_ERR_VALUE, PM_IN_NULL, PM_INDOM_NULL, PM_MODE_BACK,
+                                 PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_TIME_HOUR, PM_TIME_MIN,
+                                 PM_TIME_MSEC, PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC,
+                                 PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_EVENT,
+                                 PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING,
+                                 PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU,
+                                 PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.units import pmParseUnitsStr, unit_fields
@@ -663,7 +664,7 @@ class IndomValues:
     instance name, value callable), in instance order."""
 
     __slots__ = ("_item", "pmtype", "_cells", "_insts", "_insts_gen", "_names", "_names_from",
-                 "_slots", "_listing", "_detached", "_values", "_failed", "_epoch")
+                 "_slots", "_listing", "_detached", "_values", "_failed", "_epoch", "_all_named")
 
     def __init__(self, item: _Item) -> None:
         self._item = item
@@ -679,6 +680,7 @@ class IndomValues:
         self._values: List[Any] = []            # every value of the fetch, failed ones too
         self._failed: Dict[int, int] = {}       # j -> the status of a failed value
         self._epoch = -1                        # the group's fetch those are of
+        self._all_named = True                  # every instance has a name (or is PM_IN_NULL)
 
     def _decode(self) -> None:
         """Read values, statuses, instances and names from what the last fetch left: one
@@ -710,6 +712,8 @@ class IndomValues:
             # unsigned, as the official binding hands them out (PM_IN_NULL is 4294967295)
             self._insts = ffi.unpack(ffi.cast("uint32_t *", g._inst + item.slot), n)
             self._names = list(map(item.names.get, self._insts))
+            self._all_named = all(self._names) or all(
+                name or inst == PM_IN_NULL for inst, name in zip(self._insts, self._names))
             self._listing = []
 
     def _fill(self) -> None:
@@ -750,17 +754,18 @@ class IndomValues:
             self._decode()
         return True
 
-    def triples(self) -> List[Tuple[int, Optional[str], Any]]:
+    def triples(self, named: bool = False) -> List[Tuple[int, Optional[str], Any]]:
         """Beyond the official binding: what calling each callable of the listing gives,
         as (instance id, instance name, value), the values that failed left out, built in
-        one go (pcp.pmconfig reads every value of every sample this way)."""
+        one go (pcp.pmconfig reads every value of every sample this way). `named`: only
+        the instances with a name (and PM_IN_NULL), as pmconfig reports them."""
         if not self._check():
             return []
         failed = self._failed
-        if not failed:
+        if not failed and (not named or self._all_named):
             return list(zip(self._insts, self._names, self._values))
         return [triple for j, triple in enumerate(zip(self._insts, self._names, self._values))
-                if j not in failed]
+                if j not in failed and (not named or triple[1] or triple[0] == PM_IN_NULL)]
 
     def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
         if not self._check():
