@@ -73,10 +73,12 @@ class Metric:
         self._netValues: Optional[List[Triple]] = None
         self._netPrevValues: Optional[List[Triple]] = None
         self._netConvValues: Optional[List[Triple]] = None
-        # (value set, type, units, names, triples) of the last computeValues of the last
-        # two value sets: a tool reads netValues and netPrevValues at each fetch, and a
-        # fetch's values are the next fetch's previous ones
-        self._computed: List[Tuple[Any, int, Any, Dict[int, Any], List[Triple]]] = []
+        # (value set, type, units, names, edits, triples) of the last computeValues of the
+        # last two value sets, when their values were read in one go: a tool reads
+        # netValues and netPrevValues at each fetch, and a fetch's values are the next
+        # fetch's previous ones (this package's results are not changed by later fetches;
+        # `edits` tells when a caller changed one)
+        self._computed: List[Tuple[Any, int, Any, Dict[int, Any], int, List[Triple]]] = []
 
     # ---- what the core knows ----------------------------------------------------------
 
@@ -132,28 +134,28 @@ class Metric:
         names = core.ctx.mcGetInstD(core.desc.contents.indom)
         outtype = self._convType
         units = self._convUnits
+        edits = getattr(vset, "edits", None)   # this package's value sets count changes
         for done in self._computed:
-            if done[0] is vset and done[1] == outtype and done[2] is units and done[3] is names:
-                return done[4][:]
-        out = self._compute(vset, names, outtype)
-        if hasattr(vset, "own_type_values"):
-            # this package's value sets are not changed by later fetches
-            # kept: the metric's last two value sets
-            kept = [done for done in self._computed
-                    if done[0] is self._vset or done[0] is self._prevvset]
-            self._computed = [(vset, outtype, units, names, out[:])] + kept[:2]
-        return out
+            if done[0] is vset and done[1] == outtype and done[2] is units \
+                    and done[3] is names and done[4] == edits:
+                return done[5][:]
+        intype = core.desc.contents.type
+        if intype == outtype and not units and edits is not None:
+            # this package's value sets give every value of their own type in one go
+            found = vset.own_type_values(intype)
+            if found is not None:
+                instvals, insts, values = found
+                out = list(zip(instvals, map(names.get, insts, repeat("")), values))
+                # kept: this one and the metric's last two value sets
+                kept = [done for done in self._computed
+                        if done[0] is self._vset or done[0] is self._prevvset]
+                self._computed = [(vset, outtype, units, names, edits, out[:])] + kept[:2]
+                return out
+        return self._compute(vset, names, outtype)
 
     def _compute(self, vset: Any, names: Dict[int, Any], outtype: int) -> List[Triple]:
         ctx = self.ctx
         intype = self.desc.type
-        if intype == outtype and not self._convUnits:
-            # this package's value sets give every value of their own type in one go
-            own = getattr(vset, "own_type_values", None)
-            found = own(intype) if own is not None else None
-            if found is not None:
-                instvals, insts, values = found
-                return list(zip(instvals, map(names.get, insts, repeat("")), values))
         out: List[Triple] = []
         valfmt = vset.valfmt
         for i in range(vset.numval):

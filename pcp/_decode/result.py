@@ -160,7 +160,7 @@ class FlatResult:
 
     __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
                  "_pmid", "_numval", "_valfmt", "_first", "_inst", "_vtype", "_ival", "_dval",
-                 "_blocks")
+                 "_blocks", "edits")
 
     def __init__(self, pdu: bytes, highres: bool) -> None:
         counts = ffi.new("int32_t[2]")
@@ -204,6 +204,9 @@ class FlatResult:
         self._ival = None
         self._dval = None
         self._blocks: Optional[Dict[int, Any]] = None
+        # changes a caller made through the drop-in objects (values, instances, blocks
+        # handed out to edit): what was computed from the result before is stale
+        self.edits = 0
 
     def select(self, request: "SelectRequest", profile: "ProfileFilter",
                even_if_absent: bool = False) -> Optional["FlatResult"]:
@@ -389,6 +392,7 @@ class FlatResult:
         if ptr is None:
             ptr = _native_block(self.vtype[k], self.payload(k))
             self._blocks[k] = ptr
+            self.edits += 1         # the caller may now edit the value in place
         return ptr
 
     def set_block_pointer(self, k: int, ptr: Any) -> None:
@@ -396,6 +400,7 @@ class FlatResult:
         if self._blocks is None:
             self._blocks = {}
         self._blocks[k] = ptr
+        self.edits += 1
 
     def block_contents(self, k: int) -> Tuple[int, bytes]:
         """(vtype, payload with numbers in host order) of a materialised block."""
@@ -502,6 +507,7 @@ class valueDref:
     @lval.setter
     def lval(self, value: int) -> None:
         self._r.ival[self._k] = wrap_int32(int(value))
+        self._r.edits += 1
 
     @property
     def pval(self) -> Any:
@@ -528,6 +534,7 @@ class pmValue:
     @inst.setter
     def inst(self, value: int) -> None:
         self._r.inst[self._k] = wrap_int32(int(value))
+        self._r.edits += 1
 
     @property
     def value(self) -> valueDref:
@@ -594,6 +601,13 @@ class pmValueSet:
     @pmid.setter
     def pmid(self, value: int) -> None:
         self._r.pmid[self._i] = int(value) & 0xFFFFFFFF
+        self._r.edits += 1
+
+    @property
+    def edits(self) -> int:
+        """Beyond the official binding: how many changes callers have made to the result
+        of this set (what was computed from it before any of them is stale)."""
+        return self._r.edits
 
     @property
     def numval(self) -> int:
