@@ -626,6 +626,10 @@ def _size(otype: int) -> int:
     return 4 if otype in (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_FLOAT) else 8
 
 
+# IndomValues._failed when no value failed (shared: never changed)
+_NONE_FAILED: Dict[int, int] = {}
+
+
 class _Cells(dict):
     """The values of an indom item as the latest fetch left them, value j under key j.
 
@@ -664,7 +668,8 @@ class IndomValues:
     instance name, value callable), in instance order."""
 
     __slots__ = ("_item", "pmtype", "_cells", "_insts", "_insts_gen", "_names", "_names_from",
-                 "_slots", "_listing", "_detached", "_values", "_failed", "_epoch", "_all_named")
+                 "_slots", "_listing", "_detached", "_values", "_failed", "_epoch", "_all_named",
+                 "_at")
 
     def __init__(self, item: _Item) -> None:
         self._item = item
@@ -681,6 +686,7 @@ class IndomValues:
         self._failed: Dict[int, int] = {}       # j -> the status of a failed value
         self._epoch = -1                        # the group's fetch those are of
         self._all_named = True                  # every instance has a name (or is PM_IN_NULL)
+        self._at: Tuple[Any, Any] = (None, None)    # (the group's views, the item's values in them)
 
     def _decode(self) -> None:
         """Read values, statuses, instances and names from what the last fetch left: one
@@ -698,13 +704,18 @@ class IndomValues:
         if item.otype == PM_TYPE_STRING:
             self._values = item.strings[:n]
         else:
-            self._values = ffi.unpack(g.views[item.otype] + item.index, n)
-        failed: Dict[int, int] = {}
+            at = self._at
+            if at[0] is not g.views:        # the group's outputs were reallocated
+                at = self._at = (g.views, g.views[item.otype] + item.index)
+            self._values = ffi.unpack(at[1], n)
         if g._nfailed[k]:
+            failed: Dict[int, int] = {}
             for j, sts in enumerate(ffi.unpack(g._stss + item.slot, n)):
                 if sts < 0:
                     failed[j] = sts
-        self._failed = failed
+            self._failed = failed
+        else:
+            self._failed = _NONE_FAILED
         gen = g._insts_gen[k]
         if gen != self._insts_gen or item.names is not self._names_from:
             self._insts_gen = gen
