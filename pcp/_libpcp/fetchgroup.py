@@ -402,8 +402,14 @@ class FetchGroup:
         if self._named is None:
             self._named = [item for item in reversed(self.items)
                            if item.all and item.indom in self.indoms]
+        insts_gen, indoms = self._insts_gen, self.indoms
         for item in self._named:
-            self._names(item, cur)
+            cache = indoms[item.indom]
+            if insts_gen[item.n] == item.names_gen and cache.refreshed \
+                    and cache.generation == item.checked:
+                item.names = cache.names    # the same instances as last time (most fetches)
+            else:
+                self._names(item, cur)
         for ev in self.events:
             ev.fill(cur)
         stamp = (cur.sec, cur.nsec)
@@ -443,12 +449,10 @@ class FetchGroup:
 
     def _names(self, item: _Item, cur: FlatResult) -> None:
         """pmfg_fetch_indom's instance names: refresh the domain's cache when it has not
-        been read yet or the result holds an instance it lacks, then name the values."""
+        been read yet or the result holds an instance it lacks, then name the values (fetch
+        has found that the fill changed the instances or the cache changed)."""
         cache = self.indoms[item.indom]
         gen = self._insts_gen[item.n]
-        if gen == item.names_gen and cache.refreshed and cache.generation == item.checked:
-            item.names = cache.names
-            return                  # the fill left the same instances as last time
         item.names_gen = gen
         v = _vset_of(cur, item.pmid)
         if v < 0 or cur.numval[v] < 0:
