@@ -7,7 +7,7 @@ import ctypes
 import math
 import sys
 from ctypes import ArgumentError, Structure, c_int
-from typing import Any, Tuple, Union
+from typing import Any, Dict, Tuple, Union
 
 from pcp._core.constants import PM_ERR_CONV, PM_SPACE_BYTE, PM_TIME_HOUR, PM_TIME_SEC
 from pcp._core.errors import pmErr
@@ -418,4 +418,15 @@ def pmParseUnitsStr(string: Union[str, bytes]) -> Tuple[pmUnits, float]:
     nul = string.find("\0")
     if nul >= 0:
         string = string[:nul]       # C string semantics
-    return parse_units_str(string)
+    known = _PARSED.get(string)
+    if known is not None:
+        return units_from_int(known[0]), known[1]
+    units, mult = parse_units_str(string)
+    if len(_PARSED) < 256:
+        _PARSED[string] = ((units_to_int(units) & ~0xFF) | (units.pad & 0xFF), mult)
+    return units, mult
+
+
+# strings pmParseUnitsStr has parsed: (packed units, multiplier); a tool parses the same
+# few scales for every metric it reports
+_PARSED: Dict[str, Tuple[int, float]] = {}
