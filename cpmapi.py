@@ -19,7 +19,6 @@ import operator as _operator
 import os as _os
 import sys as _sys
 import time as _time
-from fractions import Fraction as _Fraction
 import typing as _typing
 
 from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined once)
@@ -35,6 +34,7 @@ from pcp._core.intervals import interval_timespec as _interval_timespec
 from pcp._libpcp import options as _options
 
 if _typing.TYPE_CHECKING:
+    from fractions import Fraction as _Fraction
     from typing import Any, Callable, List, Optional, Tuple
 
 # the future import above binds a name; the official module has no such public name
@@ -93,6 +93,8 @@ def pmUnits_int(dimSpace: int, dimTime: int, dimCount: int,
 # ---------------------------------------------------------------------------
 def _round_significand(value: _Fraction, bits: int) -> _Fraction:
     """Round to the nearest number with ``bits`` significant bits (ties to even)."""
+    from fractions import Fraction as _Fraction  # pylint: disable=import-outside-toplevel
+
     if value == 0:
         return value
     magnitude = abs(value)
@@ -113,6 +115,9 @@ def _seconds_to_real(seconds: int, fraction: int, per_second: int) -> float:
     """
     if fraction == 0:
         return float(seconds)
+    # fractions (with decimal) is imported here, not at start-up: few programs get here
+    from fractions import Fraction as _Fraction  # pylint: disable=import-outside-toplevel
+
     quotient = _round_significand(_Fraction(fraction, per_second), _LONG_DOUBLE_BITS)
     total = _round_significand(seconds + quotient, _LONG_DOUBLE_BITS)
     return total.numerator / total.denominator  # correctly rounded to double

@@ -84,4 +84,94 @@ int pcp_derived_assemble(const pcp_result *src, const uint8_t *src_data, uint32_
                          const int32_t *numvals, pcp_dvec **vecs, const int32_t *types,
                          pcp_result *out, uint8_t *data, int32_t *nvalues, uint32_t *nbytes);
 
+/* Derived metrics over whole chunks of rows (the bulk readers' derived columns): the
+ * operands come as matrices, rows x instance columns, with a presence matrix, whatever
+ * made them (an archive scan, a time grid); every row is one fetch, evaluated node by
+ * node with the kernels above exactly as pcp/_libpcp/derived/kernels.py walks the tree
+ * for one pmFetch, with the state libpcp carries between fetches kept in the nodes. */
+
+/* One operand metric of a chunk: row r's cells start at values + r * values_stride
+ * (PM_TYPE_* `type`, 4 or 8 bytes each), its presence at present + r * present_stride;
+ * col_inst[c] is the instance of column c. */
+typedef struct {
+    int32_t type;
+    int32_t ncols;
+    const int32_t *col_inst;
+    const uint8_t *values;
+    int64_t values_stride;
+    const uint8_t *present;
+    int64_t present_stride;
+} pcp_dchunk_operand;
+
+/* One node of a bound tree (pcp/_bulk/derived_columns.py fills it from the Node), and
+ * its state between rows and chunks. */
+typedef struct {
+    int32_t type;              /* libpcp's N_* */
+    int32_t vtype;             /* PM_TYPE_* of the node's values */
+    int32_t left, right;       /* child nodes' indexes, -1 for none */
+    int32_t null_indom;        /* the node's instance domain is PM_INDOM_NULL */
+    int64_t mul, div;          /* map_units() factors on the node as an operand */
+    int32_t operand;           /* N_NAME: index of its operand matrices */
+    int32_t save_last;         /* N_NAME under delta()/rate(): keep the previous values */
+    int32_t otype;             /* binary operators: the type the operation is done in */
+    int32_t relational;        /* binary operators: relational or boolean */
+    int32_t inst_from_no;      /* N_QUEST: instances from the "no" operand */
+    int64_t scale_mult, scale_div;   /* N_RESCALE: pmConvScale factors */
+    double time_scale;         /* N_RATE: factor for a time counter's utilization */
+    pcp_atom constant;         /* N_INTEGER, N_DOUBLE, N_DEFINED */
+    int32_t exact_inst;        /* N_FILTERINST by name: the instance */
+    int64_t exact_from;        /* ... known from this row of the chunk on */
+    int32_t regex;             /* N_FILTERINST: matchinst() over the table below */
+    const int32_t *table_inst; /* instances (sorted) whose names have been matched */
+    const int32_t *table_match;
+    int32_t *table_used;
+    int32_t ntable;
+    pcp_dvec cur;              /* this row's values (room for the chunk's widest) */
+    pcp_dvec last;             /* N_NAME with save_last: the previous row's */
+    const pcp_dvec *out;       /* where the node's values are (N_INSTANT: its operand's) */
+    int64_t stamp_sec, stamp_nsec;   /* N_DELTA, N_RATE: this and the last fetch's time */
+    int64_t last_sec, last_nsec;
+} pcp_dchunk_node;
+
+/* The output columns of a chunk: the column of an instance is found in `dense`
+ * (dense[inst - base] for base <= inst < base + ndense, -1 for none) when it is given,
+ * else by binary search in `inst` (sorted) with `col` alongside. */
+typedef struct {
+    const int32_t *inst;
+    const int32_t *col;
+    int32_t n;
+    const int32_t *dense;
+    int32_t base;
+    int32_t ndense;
+} pcp_dchunk_columns;
+
+/* One derived metric of a chunk: its tree (root at index 0), its operands' matrices,
+ * its output columns and matrices (cells of the root's type, a row `out_stride` /
+ * `out_present_stride` bytes after the one before); `nvalues` counts the values
+ * written, `unplaced` those of an instance without a column, `status` is 0 or the
+ * PM_ERR_* that stopped it (too little room in a node: the caller sizes every vector
+ * for the chunk's widest operand). */
+typedef struct {
+    pcp_dchunk_node *nodes;
+    int32_t nnodes;
+    const pcp_dchunk_operand *ops;
+    int32_t nops;
+    const pcp_dchunk_columns *columns;
+    int32_t out_ncols;             /* columns of the output matrices */
+    uint8_t *out_values;
+    int64_t out_stride;
+    uint8_t *out_present;
+    int64_t out_present_stride;
+    int64_t nvalues;
+    int64_t unplaced;
+    int32_t status;
+} pcp_dchunk_program;
+
+/* Evaluate `nprogs` derived metrics over the `nrows` rows of a chunk at times
+ * `time_ns` (ns since the epoch), every row of each in order; the rows are taken in
+ * blocks, every metric over a block in turn, so that the operands' rows are read from
+ * cache by all of them. Returns 0, or the first program's failing status. */
+int pcp_derived_chunk_eval(pcp_dchunk_program *progs, int32_t nprogs, const int64_t *time_ns,
+                           int64_t nrows);
+
 #endif

@@ -9,6 +9,7 @@
                              ["kernel.all.load", "disk.dev"], rate=True)
     cols.time, cols["disk.dev.read"].values, cols["disk.dev.read"].instance_names
     bulk.ArchiveReader(name, metrics).to_parquet("out.parquet")    # chunk by chunk
+    bulk.read_archive(name, ["disk.dev.await", "disk.dev.util"])   # derived metrics too
 
 Each chunk covers many whole records, decoded by one C call per chunk (csrc/archive_record.c,
 pcp_archive_records_scan) with the GIL released; no Python object is made per value. Memory stays

@@ -25,6 +25,11 @@ decoded in C into flat columns; a host that has not answered within `timeout` se
 gets PM_ERR_TIMEOUT and its connection is dropped (a late reply would desynchronise it).
 Hosts that failed are reconnected in the background, at most every `retry` seconds,
 without delaying the polls of the others.
+
+Derived metrics (pmRegisterDerived, pmLoadDerivedConfig, PCP_DERIVED_CONFIG, the
+default configuration: disk.dev.await, kernel.cpu.util.user ...) are metrics like any
+other: their operands are fetched with them and each poll's result is evaluated as the
+drop-in pmFetch evaluates it (rate() and delta() against the host's previous poll).
 """
 from __future__ import annotations
 
@@ -45,7 +50,7 @@ from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.wire import FEATURE_HIGHRES
 from pcp._decode import pdu as codec
 from pcp._decode.result import FlatResult
-from pcp._libpcp.anon import fix_client_side_sets
+from pcp._libpcp.anon import fix_client_side_sets, is_derived
 from pcp._live import transport as _transport
 from pcp._live.context import HostContext
 
@@ -196,6 +201,64 @@ class _Member:
         self.descs: List[Any] = []
         self.request = b""
         self.expect = 0
+        self.derived: Optional["_Derived"] = None   # derived metrics among the metrics
+
+
+class _Replay:
+    """The host context as a DerivedContext sees it: every other operation is the host
+    context's own, but fetch() answers with the result the poll received (and, before
+    the first poll, records the request it was asked for: the pmids plus the operands
+    of the derived metrics among them)."""
+
+    def __init__(self, hc: HostContext) -> None:
+        self.hc = hc
+        self._lock = hc._lock
+        self.flat: Optional[FlatResult] = None
+        self.request: Optional[List[int]] = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.hc, name)
+
+    def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
+        if self.flat is None:
+            self.request = list(pmids)
+            raise _Recorded()
+        flat, self.flat = self.flat, None
+        return flat, 0
+
+
+class _Recorded(Exception):
+    pass
+
+
+class _Derived:
+    """A host's derived metrics: libpcp's derived metrics (pmRegisterDerived,
+    pmLoadDerivedConfig, PCP_DERIVED_CONFIG) are looked up, described and evaluated
+    over each poll's result as the drop-in pmFetch does it on a host context (in C,
+    whole instance vectors at a time)."""
+
+    def __init__(self, hc: HostContext) -> None:
+        from pcp._libpcp.derived.context import DerivedContext
+
+        self.replay = _Replay(hc)
+        self.ctx = DerivedContext(self.replay)
+        self.pmids: List[int] = []
+
+    def request(self, pmids: Sequence[int], highres: bool) -> List[int]:
+        """The pmids to fetch for `pmids` (the operands of derived ones added)."""
+        self.pmids = list(pmids)
+        self.replay.flat = None
+        try:
+            self.ctx.fetch(self.pmids, highres)
+        except _Recorded:
+            pass
+        return self.replay.request or list(pmids)
+
+    def evaluate(self, flat: FlatResult, highres: bool) -> FlatResult:
+        """The poll's result for the metrics asked for, derived ones computed."""
+        self.replay.flat = flat
+        out, _ = self.ctx.fetch(self.pmids, highres)
+        return out
 
 
 class Fleet:
@@ -245,16 +308,17 @@ class Fleet:
             return None, pmErr(-errno.EINVAL, str(e)), "connect", None
         try:
             names = [n.encode("utf-8") for n in self.metrics]
-            try:
-                _, pmids = hc.lookup_names(names)
-            except pmErr as e:
-                if e.code != PM_ERR_NAME:
-                    raise
-                pmids = [PM_ID_NULL] * len(names)
+            derived: Optional[_Derived] = None
+            ctx: Any = hc
+            pmids = _lookup(ctx, names)
+            if PM_ID_NULL in pmids:         # derived metrics, perhaps
+                derived = _Derived(hc)
+                ctx = derived.ctx
+                pmids = _lookup(ctx, names)
             valid = [p for p in pmids if p != PM_ID_NULL]
             if not valid:
                 raise pmErr(PM_ERR_NAME)
-            descs = dict(zip(valid, hc.descs(valid)))
+            descs = dict(zip(valid, ctx.descs(valid)))
             slot, errs, dlist, fetch = [], [], [], []
             for p in pmids:
                 d = descs.get(p)
@@ -268,9 +332,14 @@ class Fleet:
                 dlist.append(d)
                 fetch.append(p)
             highres = bool(hc.features & FEATURE_HIGHRES)
-            request = codec.encode_fetch(hc.handle, highres, wire.CTXID, fetch)
+            wanted = fetch
+            if derived is not None and any(is_derived(p) for p in fetch):
+                wanted = derived.request(fetch, highres)
+            else:
+                derived = None
+            request = codec.encode_fetch(hc.handle, highres, wire.CTXID, wanted)
             expect = wire.PDU_HIGHRES_RESULT if highres else wire.PDU_RESULT
-            return hc, None, "", (slot, errs, dlist, request, expect)
+            return hc, None, "", (slot, errs, dlist, request, expect, derived)
         except pmErr as e:
             hc.close()
             return None, e, "lookup", None
@@ -293,7 +362,7 @@ class Fleet:
         m.hc = hc
         m.error = None
         m.stage = ""
-        m.slot, m.metric_errors, m.descs, m.request, m.expect = setup
+        m.slot, m.metric_errors, m.descs, m.request, m.expect, m.derived = setup
 
     def _drop(self, m: _Member, err: pmErr, stage: str) -> None:
         if m.hc is not None:
@@ -383,12 +452,15 @@ class Fleet:
                 raise pmErr(code if code < 0 else c_api.PM_ERR_IPC)
             if ptype != m.expect:
                 raise pmErr(c_api.PM_ERR_IPC)
-            flat = FlatResult(pdu, m.expect == wire.PDU_HIGHRES_RESULT)
+            highres = m.expect == wire.PDU_HIGHRES_RESULT
+            flat = FlatResult(pdu, highres)
+            fix_client_side_sets(flat)
+            if m.derived is not None:
+                flat = m.derived.evaluate(flat, highres)
         except pmErr as e:
             self._drop(m, e, "fetch")
             results[m.index] = HostResult(m, e, "fetch")
             return True
-        fix_client_side_sets(flat)
         results[m.index] = HostResult(m, None, "", flat, time.monotonic() - t_sent)
         return True
 
@@ -429,6 +501,17 @@ class Fleet:
             self.close()
         except Exception:       # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def _lookup(ctx: Any, names: List[bytes]) -> List[int]:
+    """pmLookupName on one host: a pmid per name, PM_ID_NULL where unknown."""
+    try:
+        _, pmids = ctx.lookup_names(names)
+    except pmErr as e:
+        if e.code != PM_ERR_NAME:
+            raise
+        return [PM_ID_NULL] * len(names)
+    return list(pmids)
 
 
 def fetch_many(hosts: Iterable[str], metrics: Sequence[str],

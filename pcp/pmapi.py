@@ -10,12 +10,11 @@ from __future__ import annotations
 import ctypes
 import datetime
 import errno
-import json
 import os
 import threading
 import time
 from ctypes import c_char_p, c_int, c_uint
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
@@ -26,7 +25,7 @@ from pcp._core.errors import pmErr, pmErrStr as _pmErrStr
 from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel, pmID,
                                pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
                                timespec, timeval, tm)
-from pcp._decode import events as _events, result as _result_module
+from pcp._decode import result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
 from pcp._libpcp import (fetchgroup as _fetchgroup, metricspec as _metricspec, options as _options,
@@ -35,7 +34,12 @@ from pcp._libpcp import (fetchgroup as _fetchgroup, metricspec as _metricspec, o
 from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.options import pmUsageErr
-from pcp._live.context import HostContext
+
+if TYPE_CHECKING:
+    from pcp._decode import events as _events
+# Imported where first needed rather than here, so that a tool's start-up does not pay
+# for what it may never use: pcp._live (sockets) for host contexts, pcp._decode.events
+# for event records, json for labels.
 
 __all__ = [
     "pmErr", "pmUsageErr", "pmContext", "pmResult", "pmHighResResult", "pmValueSet",
@@ -107,6 +111,12 @@ def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
     return tuple(pmidA)
 
 
+def _json_loads(text: Any) -> Any:
+    import json  # pylint: disable=import-outside-toplevel
+
+    return json.loads(text)
+
+
 class pmContext(object):
     """A source of metrics: pmContext(c_api.PM_CONTEXT_HOST, "local:")."""
 
@@ -138,6 +148,8 @@ class pmContext(object):
         if not spec:
             # libpcp refuses a host context with an empty host name.
             raise pmErr(c_api.PM_ERR_NOTHOST, [target])
+        from pcp._live.context import HostContext  # pylint: disable=import-outside-toplevel
+
         handle = _registry.allocate()
         try:
             self._host = DerivedContext(HostContext(handle, spec, typed & ~0xFF))
@@ -182,7 +194,7 @@ class pmContext(object):
         host = self._host
         if host is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
-        _registry.current = host.handle
+        _registry._thread.current = self._ctx     # its handle (a hot path: no property)
         return host
 
     @classmethod
@@ -666,12 +678,16 @@ class pmContext(object):
     @staticmethod
     def pmUnpackEventRecords(vset: Any, idx: int = 0) -> List[LP_pmResult]:
         """The PM_TYPE_EVENT value `idx` of `vset` as one result per event record."""
-        return _events.unpack_event_records(vset, idx, False)
+        from pcp._decode import events  # pylint: disable=import-outside-toplevel
+
+        return events.unpack_event_records(vset, idx, False)
 
     @staticmethod
     def pmUnpackHighResEventRecords(vset: Any, idx: int = 0) -> List[LP_pmHighResResult]:
         """The PM_TYPE_HIGHRES_EVENT value `idx` of `vset`, one result per event record."""
-        return _events.unpack_event_records(vset, idx, True)
+        from pcp._decode import events  # pylint: disable=import-outside-toplevel
+
+        return events.unpack_event_records(vset, idx, True)
 
     @staticmethod
     def pmFreeEventResult(results: Any) -> None:
@@ -694,7 +710,9 @@ class pmContext(object):
         """Iterate over the events of value `idx` of an event metric's value set (either
         event type): EventRecord(sec, nsec, flags, missed, params), each parameter an
         EventParam(pmid, name, value) named through this context."""
-        return _events.iter_event_records(vset, idx, self._event_name)
+        from pcp._decode import events  # pylint: disable=import-outside-toplevel
+
+        return events.iter_event_records(vset, idx, self._event_name)
 
     def event_columns(self, results: Any, metrics: Any = None) -> "_events.EventColumns":
         """Every event of one result or a sequence of results (pmFetch, pmFetchArchive)
@@ -705,7 +723,9 @@ class pmContext(object):
                 metrics = [metrics]
             metrics = [self.pmLookupName(m)[0] if isinstance(m, (str, bytes)) else m
                        for m in metrics]
-        return _events.event_columns(results, metrics, self._event_name)
+        from pcp._decode import events  # pylint: disable=import-outside-toplevel
+
+        return events.event_columns(results, metrics, self._event_name)
 
     # ---- archives ----------------------------------------------------------------------
 
@@ -789,13 +809,13 @@ class pmContext(object):
         text = getattr(lset, "json", None)
         if not text:
             return {}
-        return json.loads(text.decode() if isinstance(text, bytes) else text)
+        return _json_loads(text.decode() if isinstance(text, bytes) else text)
 
     def _label_dict(self, ident: int, type_: int) -> dict:
         sets = self._use().labels(ident, type_)
         if not sets or sets[0].nlabels <= 0:
             return {}
-        return json.loads(sets[0].json.decode())
+        return _json_loads(sets[0].json.decode())
 
     def pmLookupLabels(self, pmid: int) -> dict:
         """Every label set that applies to a metric, merged as libpcp merges them, as a dict."""
@@ -827,7 +847,7 @@ class pmContext(object):
         out = {}
         for s in host.labels(indom, c_api.PM_LABEL_INSTANCES):
             if s.nlabels > 0:
-                out[s.inst & 0xFFFFFFFF] = json.loads(s.json.decode())
+                out[s.inst & 0xFFFFFFFF] = _json_loads(s.json.decode())
         return out
 
     def pmGetItemLabels(self, pmid: int) -> dict:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 from ctypes import c_char_p, c_uint
+from itertools import repeat
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
@@ -72,6 +73,12 @@ class Metric:
         self._netValues: Optional[List[Triple]] = None
         self._netPrevValues: Optional[List[Triple]] = None
         self._netConvValues: Optional[List[Triple]] = None
+        # (value set, type, units, names, edits, triples) of the last computeValues of the
+        # last two value sets, when their values were read in one go: a tool reads
+        # netValues and netPrevValues at each fetch, and a fetch's values are the next
+        # fetch's previous ones (this package's results are not changed by later fetches;
+        # `edits` tells when a caller changed one)
+        self._computed: List[Tuple[Any, int, Any, Dict[int, Any], int, List[Triple]]] = []
 
     # ---- what the core knows ----------------------------------------------------------
 
@@ -123,10 +130,32 @@ class Metric:
         """Each value of a value set as (pmValue, instance name, value), converted to
         convType (and convUnits); an instance the cache does not know is named ''."""
         vset = inValues
-        ctx = self.ctx
-        names = self._names()
-        intype = self.desc.type
+        core = self._core
+        names = core.ctx.mcGetInstD(core.desc.contents.indom)
         outtype = self._convType
+        units = self._convUnits
+        edits = getattr(vset, "edits", None)   # this package's value sets count changes
+        for done in self._computed:
+            if done[0] is vset and done[1] == outtype and done[2] is units \
+                    and done[3] is names and done[4] == edits:
+                return done[5][:]
+        intype = core.desc.contents.type
+        if intype == outtype and not units and edits is not None:
+            # this package's value sets give every value of their own type in one go
+            found = vset.own_type_values(intype)
+            if found is not None:
+                instvals, insts, values = found
+                out = list(zip(instvals, map(names.get, insts, repeat("")), values))
+                # kept: this one and the metric's last two value sets
+                kept = [done for done in self._computed
+                        if done[0] is self._vset or done[0] is self._prevvset]
+                self._computed = [(vset, outtype, units, names, edits, out[:])] + kept[:2]
+                return out
+        return self._compute(vset, names, outtype)
+
+    def _compute(self, vset: Any, names: Dict[int, Any], outtype: int) -> List[Triple]:
+        ctx = self.ctx
+        intype = self.desc.type
         out: List[Triple] = []
         valfmt = vset.valfmt
         for i in range(vset.numval):
@@ -406,10 +435,16 @@ class MetricGroup(dict):
         try:
             self.result = self._ctx.pmFetch(self._pmidArray)
             result = self.result.contents
-            for i in range(result.numpmid):
-                metric = self._altD[result.get_pmid(i)]
+            value_sets = getattr(result, "value_sets", None)    # this package's results
+            if value_sets is not None:
+                sets = value_sets()
+            else:
+                sets = [(result.get_pmid(i), result.get_vset(i)) for i in range(result.numpmid)]
+            altD = self._altD
+            for pmid, vset in sets:
+                metric = altD[pmid]
                 metric._prevvset = metric._vset
-                metric._vset = result.get_vset(i)
+                metric._vset = vset
         except pmErr as error:
             if error.args[0] == PM_ERR_EOL:
                 raise SystemExit(0)

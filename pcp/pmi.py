@@ -30,12 +30,25 @@ from ctypes import POINTER, c_char_p, c_int, c_longlong, c_uint, cast  # noqa: F
 from typing import Any, Optional
 
 from cpmi import PMI_MAXERRMSGLEN, pmiErrSymDict  # noqa: F401  (as the official module)
-from pcp._archive import writer as _w
 from pcp._core.units import units_to_int as _units_word
 from pcp._decode.result import flat_of as _flat_of, store_arrays as _store_arrays
 from pcp._decode.result import usec_of as _usec_of
 from pcp._libpcp.strings import pmID_build as _pmID_build, pmInDom_build as _pmInDom_build
 from pcp.pmapi import pmHighResResult, pmID, pmInDom, pmResult, pmUnits  # noqa: F401
+
+
+_writer_module: Any = None
+
+
+def _writer() -> Any:
+    """pcp._archive.writer, loaded when an archive is first written: a tool that only
+    imports this module (pmrep does) does not pay for it."""
+    global _writer_module
+    if _writer_module is None:
+        from pcp._archive import writer  # pylint: disable=import-outside-toplevel
+
+        _writer_module = writer
+    return _writer_module
 
 
 def _int_arg(value: Any, position: int) -> int:
@@ -74,7 +87,7 @@ class pmiErr(Exception):
     def __str__(self) -> str:
         try:
             symbol = pmiErrSymDict[self.code]
-            text: Any = _w.err_str(self.code).encode("utf-8")[:PMI_MAXERRMSGLEN - 1]
+            text: Any = _writer().err_str(self.code).encode("utf-8")[:PMI_MAXERRMSGLEN - 1]
         except KeyError:
             symbol = text = ""
         return "%s %s" % (symbol, text)
@@ -101,23 +114,25 @@ class pmiLogImport(object):
         if not isinstance(path, bytes):
             path = path.encode("utf-8")
         self._path = path
-        self._ctx = _w.start(path, _int_arg(inherit, 2))
+        self._ctx = _writer().start(path, _int_arg(inherit, 2))
         if self._ctx < 0:
             raise pmiErr(self._ctx)
-        self._context = _w.context_of(self._ctx)
+        self._context = _writer().context_of(self._ctx)
 
     def __del__(self) -> None:
         # as the official binding: select this context (which fails once it has ended,
         # leaving another one current) and end whatever context is current
-        if getattr(self, "_ctx", None) is None or _w is None:
+        # the module loaded by __init__ (at exit nothing can be imported any more)
+        writer = _writer_module
+        if getattr(self, "_ctx", None) is None or writer is None:
             return
-        _w.use_context(self._ctx)
-        _w.end()
+        writer.use_context(self._ctx)
+        writer.end()
         self._ctx = -1
         self._context = None
 
     def _select(self) -> None:
-        status = _w.select(self._ctx)
+        status = _writer().select(self._ctx)
         if status < 0:
             raise pmiErr(status)
 
@@ -130,19 +145,19 @@ class pmiLogImport(object):
     def pmiSetHostname(self, hostname: Any) -> int:
         """PMI - set the source host name for a Log Import archive"""
         self._select()
-        return self._check(_w.set_hostname(_encoded(hostname)))
+        return self._check(_writer().set_hostname(_encoded(hostname)))
 
     def pmiSetTimezone(self, timezone: Any) -> int:
         """PMI - set the source timezone for a Log Import archive"""
         self._select()
-        return self._check(_w.set_timezone(_encoded(timezone)))
+        return self._check(_writer().set_timezone(_encoded(timezone)))
 
     def pmiSetVersion(self, version: Any) -> int:
         """PMI - set the output archive version (2 or 3)"""
         self._select()
         if not isinstance(version, int):
             version = 2
-        return self._check(_w.set_version(_signed(_int_arg(version, 1))))
+        return self._check(_writer().set_version(_signed(_int_arg(version, 1))))
 
     @staticmethod
     def pmiID(domain: int, cluster: int, item: int) -> int:
@@ -177,19 +192,19 @@ class pmiLogImport(object):
         if not isinstance(units, pmUnits):
             raise ctypes.ArgumentError("argument 6: TypeError: expected pmUnits instance "
                                        "instead of %s" % type(units).__name__)
-        return self._check(_w.add_metric(name, pmid, _signed(typed), indom, _signed(sem),
+        return self._check(_writer().add_metric(name, pmid, _signed(typed), indom, _signed(sem),
                                          _units_word(units) & 0xFFFFFFFF))
 
     def pmiAddInstance(self, indom: int, instance: Any, instid: int) -> int:
         """PMI - add element to an instance domain in a Log Import context"""
         self._select()
         instance = _encoded(instance)
-        return self._check(_w.add_instance(_int_arg(indom, 1), instance,
+        return self._check(_writer().add_instance(_int_arg(indom, 1), instance,
                                            _signed(_int_arg(instid, 3))))
 
     def pmiPutValue(self, name: Any, inst: Any, value: Any) -> int:
         """PMI - add a value for a metric-instance pair"""
-        status = _w.put_value_in(self._context, self._ctx, name, inst, value)
+        status = _writer().put_value_in(self._context, self._ctx, name, inst, value)
         if status < 0:
             raise pmiErr(status)
         return status
@@ -200,7 +215,7 @@ class pmiLogImport(object):
         name = _encoded(name)
         if inst is not None:
             inst = _encoded(inst)
-        return self._check(_w.get_handle(name, inst))
+        return self._check(_writer().get_handle(name, inst))
 
     def pmiPutValueHandle(self, handle: int, value: Any) -> int:
         """PMI - add a value for a metric-instance pair via a handle"""
@@ -208,7 +223,7 @@ class pmiLogImport(object):
             self._select()
             _encoded(value)
             handle = _signed(_int_arg(handle, 1))
-        status = _w.put_value_handle_in(self._context, self._ctx, handle, value)
+        status = _writer().put_value_handle_in(self._context, self._ctx, handle, value)
         if status < 0:
             raise pmiErr(status)
         return status
@@ -216,19 +231,19 @@ class pmiLogImport(object):
     def pmiHighResWrite(self, sec: int, nsec: int) -> int:
         """PMI - flush data to a Log Import archive"""
         self._select()
-        return self._check(_w.write(_longlong_arg(sec, 1), _signed(_int_arg(nsec, 2))))
+        return self._check(_writer().write(_longlong_arg(sec, 1), _signed(_int_arg(nsec, 2))))
 
     def pmiWrite(self, sec: int, usec: int) -> int:
         """PMI - flush data to a Log Import archive"""
         self._select()
         sec = _longlong_arg(sec, 1)
         usec = _signed(_int_arg(usec, 2))
-        return self._check(_w.write(sec, _signed((usec * 1000) & 0xFFFFFFFF)))
+        return self._check(_writer().write(sec, _signed((usec * 1000) & 0xFFFFFFFF)))
 
     def pmiPutMark(self) -> int:
         """PMI - write a <mark> record to a Log Import archive"""
         self._select()
-        return self._check(_w.put_mark())
+        return self._check(_writer().put_mark())
 
     def put_result(self, result: Any) -> int:
         """PMI - add a data record to a Log Import archive"""
@@ -244,7 +259,7 @@ class pmiLogImport(object):
         """PMI - add a text record to a Log Import archive"""
         self._select()
         content = _encoded(content)
-        return self._check(_w.put_text(_int_arg(typ, 1), _int_arg(cls, 2),
+        return self._check(_writer().put_text(_int_arg(typ, 1), _int_arg(cls, 2),
                                        _int_arg(ident, 3), content))
 
     def pmiPutLabel(self, typ: int, ident: int, inst: int, name: Any, content: Any) -> int:
@@ -252,18 +267,18 @@ class pmiLogImport(object):
         self._select()
         name = _encoded(name)
         content = _encoded(content)
-        return self._check(_w.put_label(_int_arg(typ, 1), _int_arg(ident, 2),
+        return self._check(_writer().put_label(_int_arg(typ, 1), _int_arg(ident, 2),
                                         _int_arg(inst, 3), name, content))
 
     @staticmethod
     def pmiDump() -> None:
         """PMI - dump the current Log Import contexts (diagnostic)"""
-        _w.dump()
+        _writer().dump()
 
     def pmiEnd(self) -> int:
         """PMI - close current context and finish a Log Import archive"""
         self._select()
-        status = _w.end()
+        status = _writer().end()
         self._ctx = -1
         self._context = None
         return self._check(status)
@@ -290,7 +305,7 @@ def _put_result(result: Any, highres: bool) -> int:
             k += 1
         sets.append((arrays["pmids"][i], numval, arrays["valfmts"][i], values))
     nsec = flat.nsec if highres else _usec_of(flat.nsec) * 1000
-    return _w.put_result_sets(sets, (flat.sec, nsec))
+    return _writer().put_result_sets(sets, (flat.sec, nsec))
 
 
 def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,

@@ -15,13 +15,12 @@
 int
 main(int argc, char **argv)
 {
-    int sts, i, j, k, ctx, maxf = 1 << 30, a = 3;
+    int ctx, maxf = 1 << 30, a = 3;
     long fetches = 0, values = 0;
     unsigned long long int_sum = 0;
     double float_sum = 0.0;
     pmLogLabel label;
     pmResult *rp;
-    pmAtomValue atom;
 
     if (argc < 4) {
         printf("{\"error\": \"usage: interp_loop archive step_ms [-n N] prefix ...\"}\n");
@@ -37,54 +36,18 @@ main(int argc, char **argv)
     }
     for (; a < argc; a++)
         pmTraversePMNS(argv[a], add_name);
-    pmID *pmids = calloc(nnames, sizeof(pmID));
-    int *types = calloc(nnames, sizeof(int));
-    if ((sts = pmLookupName(nnames, (const char **)names, pmids)) < 0) {
-        printf("{\"error\": \"pmLookupName: %s\"}\n", pmErrStr(sts));
+    pmID *pmids;
+    int *types = lookup_types(&pmids);
+    if (types == NULL)
         return 1;
-    }
-    for (i = 0; i < nnames; i++) {
-        pmDesc desc;
-        if ((sts = pmLookupDesc(pmids[i], &desc)) < 0) {
-            printf("{\"error\": \"pmLookupDesc: %s\"}\n", pmErrStr(sts));
-            return 1;
-        }
-        types[i] = desc.type;
-    }
     pmGetArchiveLabel(&label);
     pmSetMode(PM_MODE_INTERP, &label.ll_start, atoi(argv[2]));
     double start = cpu_now();
     while (fetches < maxf && pmFetch(nnames, pmids, &rp) >= 0) {
         fetches++;
-        for (i = 0; i < rp->numpmid; i++) {
-            pmValueSet *vsp = rp->vset[i];
-            int t = types[i];
-            if (vsp->numval <= 0 || t > PM_TYPE_DOUBLE)
-                continue;
-            for (j = 0; j < vsp->numval; j++) {
-                if (pmExtractValue(vsp->valfmt, &vsp->vlist[j], t, &atom, t) < 0)
-                    continue;
-                switch (t) {
-                case PM_TYPE_32: int_sum += (unsigned long long)(long long)atom.l; break;
-                case PM_TYPE_U32: int_sum += atom.ul; break;
-                case PM_TYPE_64: int_sum += (unsigned long long)atom.ll; break;
-                case PM_TYPE_U64: int_sum += atom.ull; break;
-                case PM_TYPE_FLOAT: float_sum += atom.f; break;
-                case PM_TYPE_DOUBLE: float_sum += atom.d; break;
-                }
-            }
-            values += vsp->numval;
-        }
+        values += extract_all(rp, types, &int_sum, &float_sum);
         pmFreeResult(rp);
     }
-    double cpu = cpu_now() - start;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    k = 0;
-    (void)k;
-    printf("{\"metrics\": %d, \"fetches\": %ld, \"values\": %ld, \"cpu_s\": %.6f, "
-           "\"values_per_cpu_s\": %.1f, \"int_sum\": %llu, \"float_sum\": %.17g, "
-           "\"maxrss_kb\": %ld}\n", nnames, fetches, values, cpu,
-           cpu > 0 ? values / cpu : 0.0, int_sum, float_sum, ru.ru_maxrss);
+    print_summary(nnames, fetches, values, cpu_now() - start, int_sum, float_sum);
     return 0;
 }

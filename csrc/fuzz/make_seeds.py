@@ -341,6 +341,32 @@ def convert_seeds() -> dict:
     return out
 
 
+def derived_chunk_seeds() -> dict:
+    """fuzz_derived_chunk: valid programs over one int32 operand of 3 columns and 4 rows
+    (the harness's reading order: header, nodes, operand, times, columns)."""
+    def node(t: int, vtype: int, left: int, right: int, operand: int = -1, cap: int = 4,
+             save_last: int = 0, otype: int = 0, const: int = 0) -> bytes:
+        return bytes([cap, 0, t - 1, vtype, left & 0xFF, right & 0xFF, 0, 1, 1,
+                      operand & 0xFF, save_last, otype, 0, 0, 1, 1, 7]) + \
+            struct.pack(">II", 0, const) + bytes([0, 7, 0, 0])
+
+    def program(nodes: list) -> bytes:
+        head = bytes([len(nodes) - 1, 0, 4, 3])
+        operand = bytes([3, 0, 1, 2, 3]) + b"".join(struct.pack("<q", v) for v in
+                                                     range(10, 130, 10)) + bytes([1] * 12)
+        times = b"".join(struct.pack(">I", 1000 * k) for k in range(4))
+        columns = bytes([1, 4, 2]) + bytes([0, 1, 2, 3])
+        return head + b"".join(nodes) + operand + times + columns
+    return {
+        "plus": program([node(3, 0, 1, 2), node(2, 0, -1, -1, operand=0),
+                         node(1, 0, -1, -1, const=5)]),
+        "delta": program([node(9, 0, 1, -1), node(2, 0, -1, -1, operand=0, save_last=1)]),
+        "rate_quest": program([node(27, 5, 1, 2), node(2, 0, -1, -1, operand=0),
+                               node(28, 5, 3, 4), node(14, 5, 5, -1), node(16, 5, -1, -1),
+                               node(2, 0, -1, -1, operand=0, save_last=1)]),
+    }
+
+
 def main() -> None:
     import sys
     if len(sys.argv) == 4 and sys.argv[1] == "--from-archive":
@@ -379,6 +405,7 @@ def main() -> None:
         "fuzz_encode": encode_seeds(),
         "fuzz_convert": convert_seeds(),
         "fuzz_write": write_seeds(),
+        "fuzz_derived_chunk": derived_chunk_seeds(),
     }
     for harness, files in corpora.items():
         d = SEEDS / harness

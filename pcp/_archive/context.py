@@ -25,7 +25,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_
                                  PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
 from pcp._core.wire import PCP_LOG_END
-from pcp._decode.result import FlatResult, ProfileFilter, SelectRequest
+from pcp._decode.result import FlatResult, ProfileFilter, ScratchColumns, SelectRequest
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
@@ -44,6 +44,7 @@ class ArchiveContext:
         self.profile = Profile()
         self.meta = Metadata()
         self.archives: List[Archive] = []
+        self._scratch = ScratchColumns()   # the columns of the records pmFetch selects from
         try:
             self._open_all(spec)
         except BaseException:
@@ -453,9 +454,10 @@ class ArchiveContext:
                 if pmids is None:
                     return rec.decode()
                 continue                # pmFetch skips <mark> records
-            flat = rec.decode()
             if pmids is None:
-                return flat
+                return rec.decode()
+            # the whole record is only selected from (C copies the sets asked for)
+            flat = rec.decode(self._scratch)
             selected = self._select(flat, pmids)
             if selected is not None:
                 return selected

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno as _errno
 import mmap
 import os
-from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Dict, List, Optional
 
 from pcp._core.constants import PM_ERR_LOGFILE, PM_ERR_LOGREC
@@ -233,14 +232,29 @@ def strip_archive_suffix(name: str) -> Optional[str]:
     return None
 
 
-@dataclass
 class ArchiveFiles:
     """The files of one archive found on disk."""
 
-    base: str                       # directory + "/" + base name
-    meta: str                       # path of the .meta file as found
-    index: Optional[str]            # path of the .index file as found, if any
-    volumes: List[int] = field(default_factory=list)   # volume numbers, ascending
+    __slots__ = ("base", "meta", "index", "volumes")
+
+    def __init__(self, base: str, meta: str, index: Optional[str],
+                 volumes: Optional[List[int]] = None) -> None:
+        self.base = base                # directory + "/" + base name
+        self.meta = meta                # path of the .meta file as found
+        self.index = index              # path of the .index file as found, if any
+        self.volumes: List[int] = [] if volumes is None else volumes   # volume numbers, ascending
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArchiveFiles):
+            return NotImplemented
+        return (self.base, self.meta, self.index, self.volumes) == \
+            (other.base, other.meta, other.index, other.volumes)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "ArchiveFiles(base=%r, meta=%r, index=%r, volumes=%r)" % (
+            self.base, self.meta, self.index, self.volumes)
 
     def volume_path(self, vol: int) -> Optional[str]:
         return existing_file("%s.%d" % (self.base, vol))

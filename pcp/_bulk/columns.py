@@ -24,10 +24,10 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pcp._archive.context import ArchiveContext
-from pcp._bulk import export, grid
+from pcp._bulk import derived_columns, export, grid
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._bulk.scan import Scan
-from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_window, resolve,
+from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_window,
                                  is_pcp_time, stamp_ns, to_ns, window_ns)
 from pcp._bulk.typed import CELL_DTYPES, NUMERIC
 from pcp._core.constants import PM_INDOM_NULL, PM_SEM_COUNTER
@@ -42,8 +42,11 @@ class ArchiveReader:
     """Columns of one archive or several (a name, a comma-separated list or directory as
     pmNewContext takes them, or a list of names), read lazily.
 
-    metrics   None (every metric), a name, or names; a name that is not a leaf selects
-              every metric under it (a PMNS prefix, e.g. "kernel.all")
+    metrics   None (every metric of the archives), a name, or names; a name that is not
+              a leaf selects every metric under it (a PMNS prefix, e.g. "kernel.all");
+              derived metrics (pmRegisterDerived, pmLoadDerivedConfig, PCP_DERIVED_CONFIG,
+              the default configuration) are names like any other, and a prefix takes
+              those under it: see pcp._bulk.derived_columns
     start, end  the time window, inclusive: seconds since the epoch, datetime (naive
               means UTC), numpy datetime64, pandas Timestamp, ISO string, or any of
               PCP's -S / -T forms ("@13:30", "-5min", "+30s", "@ Nov 24 10:00"), read
@@ -132,6 +135,9 @@ class ArchiveReader:
                 self.start_ns, self.end_ns = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
             self._metadata(ctx, metrics)
             if self.interval_ns is not None:
+                if self._derived:
+                    raise ValueError("derived metrics (%s) are not read on a grid yet"
+                                     % ", ".join(d.names[0] for d in self._derived))
                 grid.grid_columns(ctx, self._metrics, self.start_ns, self.end_ns)
         finally:
             ctx.close()
@@ -143,21 +149,39 @@ class ArchiveReader:
         self.archive_starts = [stamp_ns(a.label.stamp) for a in ctx.archives]
         self._metrics: List[Selected] = []
         self._names: List[Tuple[str, Selected]] = []
+        self._derived: List[derived_columns.DerivedSelected] = []
         by_pmid: Dict[int, Selected] = {}
-        for name, pmid in resolve(meta, metrics):
+        for name, pmid, tree in derived_columns.resolve(ctx, metrics):
+            if tree is not None:
+                d = derived_columns.selected(name, pmid, tree, meta, self.start_ns,
+                                             self.end_ns, self.rate)
+                self._derived.append(d)
+                self._names.append((name, d))
+                continue
             m = by_pmid.get(pmid)
             if m is None:
-                m = by_pmid[pmid] = Selected(name, meta.descs[pmid])
-                if m.indom == PM_INDOM_NULL:
-                    m.insts, m.inames = [PM_IN_NULL_INT32], [""]
-                else:
-                    m.insts, m.inames = columns_in_window(meta, m.indom, self.start_ns,
-                                                           self.end_ns)
-                m.rate = self.rate and m.sem == PM_SEM_COUNTER and m.type in NUMERIC
+                m = by_pmid[pmid] = self._selected(meta, name, pmid, self.rate)
                 self._metrics.append(m)
             else:
                 m.names.append(name)
             self._names.append((name, m))
+        # the operands of derived metrics are scanned too, as hidden metrics if need be
+        for d in self._derived:
+            for pmid in d.operands:
+                if pmid not in by_pmid:
+                    names = meta.names_of(pmid)
+                    name = names[0].decode("utf-8", "replace") if names else str(pmid)
+                    by_pmid[pmid] = self._selected(meta, name, pmid, False)
+                    self._metrics.append(by_pmid[pmid])
+
+    def _selected(self, meta, name: str, pmid: int, rate: bool) -> Selected:
+        m = Selected(name, meta.descs[pmid])
+        if m.indom == PM_INDOM_NULL:
+            m.insts, m.inames = [PM_IN_NULL_INT32], [""]
+        else:
+            m.insts, m.inames = columns_in_window(meta, m.indom, self.start_ns, self.end_ns)
+        m.rate = rate and m.sem == PM_SEM_COUNTER and m.type in NUMERIC
+        return m
 
     # ---- what will be read -------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from pcp._archive.context import ArchiveContext
 from pcp._archive.reader import tsub
 from pcp._bulk import export
 from pcp._bulk.arrays import ArchiveColumns, Blobs, MetricArray
+from pcp._bulk.derived_columns import DerivedChunks
 from pcp._bulk.rates import RateCarry, counter_rate
 from pcp._bulk.selection import NS_MIN, Selected, instance_name, stamp_ns
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
@@ -125,6 +126,8 @@ class Scan:
             self._bind_index(i)
         self._bind_hints()
         self._build_map()
+        # derived metrics, evaluated over the raw matrices of their operands
+        self.derived = DerivedChunks(self, reader._derived) if reader._derived else None
         self.miss_metric = np.zeros(MISS_CAP, np.int32)
         self.miss_inst = np.zeros(MISS_CAP, np.int32)
         s = self.state
@@ -220,6 +223,8 @@ class Scan:
         per_row = 16
         for m in self.metrics:
             per_row += m.col_cap * (_raw_dtype(m).itemsize + 1)
+        if self.derived is not None:
+            per_row += self.derived.row_bytes()
         staged = 0
         if self.has_blobs:
             if self.staged_per_row:
@@ -374,6 +379,7 @@ class Scan:
         nbytes_all = (nb - self.last_nbytes).tolist()
         self.last_nvalues, self.last_nbytes = nv, nb
         new_metric = MetricArray.__new__
+        raws: List[Tuple[np.ndarray, np.ndarray]] = []    # before rates: derived operands
         for i, m in enumerate(self.metrics):
             if i in own:
                 raw, present = own[i]
@@ -392,6 +398,7 @@ class Scan:
             ma.instances, ma.instance_names, ma.rate = ids, names, m.rate
             ma.blobs = None
             ma._count = counts[i]
+            raws.append((values, present))
             if m.type in BLOBS:
                 ma.blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING,
                                  nbytes_all[i])
@@ -406,9 +413,11 @@ class Scan:
         if len(names_map) == len(made) and self.one_name:
             out = {ma.name: ma for ma in made}
         else:
+            derived = self.derived.evaluate(time_ns, seg, raws, staged) if self.derived \
+                else {}
             out = {}
             for name, m in names_map:
-                ma = made[self.index[id(m)]]
+                ma = derived[id(m)] if id(m) in derived else made[self.index[id(m)]]
                 out[name] = ma if ma.name == name else ma.renamed(name)
         return ArchiveColumns(time_ns.view("datetime64[ns]"), after, out)
 
@@ -426,6 +435,7 @@ class Scan:
 
     def run(self) -> Iterator[ArchiveColumns]:
         ctx = ArchiveContext(0, self.r.spec)
+        self.ctx = ctx
         self.meta = ctx.meta
         bar = progress_bar(self.r.progress, ctx, self.r.start_ns)
         try:
@@ -448,7 +458,8 @@ class Scan:
             "skipped": int(s.skipped),
             "values": sum(int(c.nvalues) for c in cm),
             "conversion_errors": sum(int(c.nerr) for c in cm),
-            "dropped": sum(int(c.dropped) for c in cm)}
+            "dropped": sum(int(c.dropped) for c in cm)
+                       + (self.derived.dropped if self.derived else 0)}
 
     def _archives(self, ctx: ArchiveContext, bar) -> Iterator[ArchiveColumns]:
         s = self.state

@@ -7,8 +7,7 @@ import ctypes
 import math
 import sys
 from ctypes import ArgumentError, Structure, c_int
-from fractions import Fraction
-from typing import Tuple, Union
+from typing import Any, Dict, Tuple, Union
 
 from pcp._core.constants import PM_ERR_CONV, PM_SPACE_BYTE, PM_TIME_HOUR, PM_TIME_SEC
 from pcp._core.errors import pmErr
@@ -231,6 +230,9 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
     overflow, and underflow to a tiny inexact result, set ERANGE in glibc,
     which libpcp's caller treats as an invalid literal.
     """
+    global _STRTOD_RE
+    if _STRTOD_RE is None:
+        _STRTOD_RE = _compile_strtod()
     m = _STRTOD_RE.match(text, pos, end)
     if m is None:
         raise _ParseError("invalid floating point literal")
@@ -242,6 +244,8 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
     elif body.startswith("nan"):
         value = math.nan
     else:
+        from fractions import Fraction  # pylint: disable=import-outside-toplevel
+
         if body.startswith("0x"):
             mant, _, exp = body[2:].partition("p")
             whole, _, frac = mant.partition(".")
@@ -253,12 +257,9 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
             value = float(exact)
         except OverflowError:
             raise _ParseError("invalid floating point literal") from None
-        if exact and abs(exact) < _DBL_MIN and Fraction(value) != exact:
+        if exact and abs(exact) < Fraction(sys.float_info.min) and Fraction(value) != exact:
             raise _ParseError("invalid floating point literal")
     return (-value if neg else value), m.end()
-
-
-_DBL_MIN = Fraction(sys.float_info.min)
 
 
 def _compile_strtod():
@@ -270,7 +271,7 @@ def _compile_strtod():
     return re.compile(r"[+-]?(?:%s|%s|%s)" % (hexa, dec, special))
 
 
-_STRTOD_RE = _compile_strtod()
+_STRTOD_RE: Any = None      # compiled when a units string is first parsed
 
 
 def _parse_part(text: str, start: int, end: int) -> Tuple[_UnitsPart, float]:
@@ -417,4 +418,15 @@ def pmParseUnitsStr(string: Union[str, bytes]) -> Tuple[pmUnits, float]:
     nul = string.find("\0")
     if nul >= 0:
         string = string[:nul]       # C string semantics
-    return parse_units_str(string)
+    known = _PARSED.get(string)
+    if known is not None:
+        return units_from_int(known[0]), known[1]
+    units, mult = parse_units_str(string)
+    if len(_PARSED) < 256:
+        _PARSED[string] = ((units_to_int(units) & ~0xFF) | (units.pad & 0xFF), mult)
+    return units, mult
+
+
+# strings pmParseUnitsStr has parsed: (packed units, multiplier); a tool parses the same
+# few scales for every metric it reports
+_PARSED: Dict[str, Tuple[int, float]] = {}

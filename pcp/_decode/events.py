@@ -159,6 +159,7 @@ def _records_as_results(u: Unpacked, highres: bool) -> List[Any]:
         f._ival = ival[a:b]
         f._dval = dval[a:b]
         f._blocks = None
+        f.edits = 0
         out.append(handle_type(result_type(f, numpmid[r])))
     return out
 

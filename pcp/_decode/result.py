@@ -9,7 +9,8 @@ import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from pcp._core.cint import wrap_int32
-from pcp._core.constants import PM_VAL_INSITU
+from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64,
+                                 PM_VAL_INSITU)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 
@@ -107,8 +108,32 @@ def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
     return c, mem
 
 
-def _decode_record(record: bytes, version: int,
-                   sizes: Optional[Tuple[int, int]]) -> Tuple[Any, Any]:
+class ScratchColumns:
+    """Result columns used again for each transient decode: a whole archive record that
+    pmFetch only selects a few sets from. Fresh memory for each record was a page fault
+    per 4 kB page (malloc gives such blocks back to the system and takes them again)."""
+
+    __slots__ = ("_mem", "_words")
+
+    def __init__(self) -> None:
+        self._mem: Any = None
+        self._words = 0
+
+    def columns(self, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+        """Columns for this many sets and values, valid until the next call."""
+        words = (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8
+        if words > self._words:
+            self._words = max(words, 2 * self._words)
+            self._mem = _raw_alloc("int64_t[]", self._words)
+        c = ffi.new("pcp_result *")
+        lib.pcp_result_bind(c, self._mem, numpmid, nvalues)
+        c.numpmid = numpmid
+        c.nvalues = nvalues
+        return c, self._mem
+
+
+def _decode_record(record: bytes, version: int, sizes: Optional[Tuple[int, int]],
+                   scratch: Optional[ScratchColumns] = None) -> Tuple[Any, Any]:
     """An archive data record decoded into result columns: (pcp_result *, memory)."""
     if sizes is None:
         counts = ffi.new("int32_t[2]")
@@ -116,7 +141,10 @@ def _decode_record(record: bytes, version: int,
         if sts < 0:
             raise pmErr(sts)
         sizes = (counts[0], counts[1])
-    c, mem = _allocate(sizes[0], sizes[1])
+    if scratch is not None:
+        c, mem = scratch.columns(sizes[0], sizes[1])
+    else:
+        c, mem = _allocate(sizes[0], sizes[1])
     sts = lib.pcp_archive_record_decode(record, len(record), version, c)
     if sts < 0:
         raise pmErr(sts)
@@ -131,8 +159,8 @@ class FlatResult:
     and the bulk API can copy the C arrays straight into numpy."""
 
     __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
-                 "pmid", "numval", "valfmt", "first", "_inst", "_vtype", "_ival", "_dval",
-                 "_blocks")
+                 "_pmid", "_numval", "_valfmt", "_first", "_inst", "_vtype", "_ival", "_dval",
+                 "_blocks", "edits")
 
     def __init__(self, pdu: bytes, highres: bool) -> None:
         counts = ffi.new("int32_t[2]")
@@ -147,11 +175,13 @@ class FlatResult:
 
     @classmethod
     def from_log_record(cls, record: bytes, version: int,
-                        sizes: Optional[Tuple[int, int]] = None) -> "FlatResult":
+                        sizes: Optional[Tuple[int, int]] = None,
+                        scratch: Optional[ScratchColumns] = None) -> "FlatResult":
         """An archive data record (length words included), decoded by the same value
         decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
-        (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
-        c, mem = _decode_record(record, version, sizes)
+        (numpmid, nvalues) skips the sizing pass when the reader has just made it. With
+        `scratch`, the result lives in its columns: valid until its next use."""
+        c, mem = _decode_record(record, version, sizes, scratch)
         self = object.__new__(cls)
         self._setup(record, c, mem)
         return self
@@ -165,15 +195,18 @@ class FlatResult:
         numpmid, nvalues = c.numpmid, c.nvalues
         self.numpmid = numpmid
         self.nvalues = nvalues
-        self.pmid = ffi.unpack(c.pmid, numpmid)
-        self.numval = ffi.unpack(c.numval, numpmid)
-        self.valfmt = ffi.unpack(c.valfmt, numpmid)
-        self.first = ffi.unpack(c.first, numpmid)
+        self._pmid = None
+        self._numval = None
+        self._valfmt = None
+        self._first = None
         self._inst = None
         self._vtype = None
         self._ival = None
         self._dval = None
         self._blocks: Optional[Dict[int, Any]] = None
+        # changes a caller made through the drop-in objects (values, instances, blocks
+        # handed out to edit): what was computed from the result before is stale
+        self.edits = 0
 
     def select(self, request: "SelectRequest", profile: "ProfileFilter",
                even_if_absent: bool = False) -> Optional["FlatResult"]:
@@ -274,6 +307,48 @@ class FlatResult:
             boff=col(nv * 24, np.uint32, n), blen=col(nv * 28, np.uint32, n),
             data=self.pdu)
 
+    # Per-set columns as Python lists, unpacked once on first use (a whole archive record
+    # that pmFetch only selects from in C never needs them).
+    @property
+    def pmid(self) -> List[int]:
+        if self._pmid is None:
+            self._pmid = ffi.unpack(self.c.pmid, self.numpmid)
+        return self._pmid
+
+    @pmid.setter
+    def pmid(self, column: List[int]) -> None:
+        self._pmid = column
+
+    @property
+    def numval(self) -> List[int]:
+        if self._numval is None:
+            self._numval = ffi.unpack(self.c.numval, self.numpmid)
+        return self._numval
+
+    @numval.setter
+    def numval(self, column: List[int]) -> None:
+        self._numval = column
+
+    @property
+    def valfmt(self) -> List[int]:
+        if self._valfmt is None:
+            self._valfmt = ffi.unpack(self.c.valfmt, self.numpmid)
+        return self._valfmt
+
+    @valfmt.setter
+    def valfmt(self, column: List[int]) -> None:
+        self._valfmt = column
+
+    @property
+    def first(self) -> List[int]:
+        if self._first is None:
+            self._first = ffi.unpack(self.c.first, self.numpmid)
+        return self._first
+
+    @first.setter
+    def first(self, column: List[int]) -> None:
+        self._first = column
+
     # Per-value columns as Python lists, unpacked once on first use.
     @property
     def inst(self) -> List[int]:
@@ -317,6 +392,7 @@ class FlatResult:
         if ptr is None:
             ptr = _native_block(self.vtype[k], self.payload(k))
             self._blocks[k] = ptr
+            self.edits += 1         # the caller may now edit the value in place
         return ptr
 
     def set_block_pointer(self, k: int, ptr: Any) -> None:
@@ -324,6 +400,7 @@ class FlatResult:
         if self._blocks is None:
             self._blocks = {}
         self._blocks[k] = ptr
+        self.edits += 1
 
     def block_contents(self, k: int) -> Tuple[int, bytes]:
         """(vtype, payload with numbers in host order) of a materialised block."""
@@ -430,6 +507,7 @@ class valueDref:
     @lval.setter
     def lval(self, value: int) -> None:
         self._r.ival[self._k] = wrap_int32(int(value))
+        self._r.edits += 1
 
     @property
     def pval(self) -> Any:
@@ -456,6 +534,7 @@ class pmValue:
     @inst.setter
     def inst(self, value: int) -> None:
         self._r.inst[self._k] = wrap_int32(int(value))
+        self._r.edits += 1
 
     @property
     def value(self) -> valueDref:
@@ -473,6 +552,11 @@ def _make_value(r: FlatResult, k: int) -> pmValue:
     v._r = r
     v._k = k
     return v
+
+
+# the numbers an atom of each integer type holds unchanged
+_OWN_RANGE = {PM_TYPE_32: (-(1 << 31), (1 << 31) - 1), PM_TYPE_U32: (0, (1 << 32) - 1),
+              PM_TYPE_64: (-(1 << 63), (1 << 63) - 1), PM_TYPE_U64: (0, (1 << 64) - 1)}
 
 
 class _ValueList:
@@ -517,6 +601,13 @@ class pmValueSet:
     @pmid.setter
     def pmid(self, value: int) -> None:
         self._r.pmid[self._i] = int(value) & 0xFFFFFFFF
+        self._r.edits += 1
+
+    @property
+    def edits(self) -> int:
+        """Beyond the official binding: how many changes callers have made to the result
+        of this set (what was computed from it before any of them is stale)."""
+        return self._r.edits
 
     @property
     def numval(self) -> int:
@@ -529,6 +620,39 @@ class pmValueSet:
     @property
     def vlist(self) -> _ValueList:
         return _ValueList(self._r, self._i)
+
+    def own_type_values(self, pmtype: int) -> Optional[Tuple[List[pmValue], List[int], List[Any]]]:
+        """Beyond the official binding: (the pmValues, their instances, their values as
+        pmExtractValue(valfmt, v, pmtype, pmtype).dref(pmtype) gives them) for every value
+        of the set, in one go from the decoded columns: pcp.pmcc computes every value of
+        every sample this way. None when some value needs the general conversion (a block
+        of another type, one the caller made editable, a number out of the type's range,
+        or a FLOAT, which the atom rounds)."""
+        r = self._r
+        n = r.numval[self._i]
+        if n <= 0:
+            return [], [], []
+        first = r.first[self._i]
+        end = first + n
+        if r._blocks and any(first <= k < end for k in r._blocks):
+            return None
+        vtypes = r.vtype[first:end]
+        if pmtype in (PM_TYPE_32, PM_TYPE_U32):
+            if max(vtypes) >= 0:                # some value is not in the pmValue itself
+                return None
+        elif pmtype in (PM_TYPE_64, PM_TYPE_U64, PM_TYPE_DOUBLE):
+            if vtypes.count(pmtype) != n:
+                return None
+        else:
+            return None
+        if pmtype == PM_TYPE_DOUBLE:
+            values = r.dval[first:end]
+        else:
+            values = r.ival[first:end]
+            low, high = _OWN_RANGE[pmtype]
+            if min(values) < low or max(values) > high:
+                return None
+        return [_make_value(r, k) for k in range(first, end)], r.inst[first:end], values
 
     def __str__(self) -> str:
         if self.valfmt != 0:
@@ -559,13 +683,23 @@ class _VsetArray:
 class _ResultBase:
     """Shared accessors of pmResult and pmHighResResult (same names as the official)."""
 
-    __slots__ = ("_r", "numpmid", "changes", "__weakref__")
+    __slots__ = ("_r", "numpmid", "changes", "_stamp", "__weakref__")
     _fields_ = (("timestamp", None), ("numpmid", None), ("vset", None))
 
     def __init__(self, r: FlatResult, numpmid: Optional[int] = None, changes: int = 0) -> None:
         self._r = r
         self.numpmid = r.numpmid if numpmid is None else numpmid
         self.changes = changes
+        # (sec, nsec, the timestamp struct made of them): tools read a result's
+        # timestamp several times
+        self._stamp: Optional[Tuple[int, int, Any]] = None
+
+    def _timestamp(self, make: Any) -> Any:
+        r = self._r
+        stamp = self._stamp
+        if stamp is None or stamp[0] != r.sec or stamp[1] != r.nsec:
+            stamp = self._stamp = (r.sec, r.nsec, make(r.sec, r.nsec))
+        return stamp[2]
 
     @property
     def contents(self):
@@ -579,6 +713,12 @@ class _ResultBase:
         """Beyond the official binding: every value of this result as numpy arrays,
         viewing the decoded columns without a copy or a Python object per value."""
         return self._r.arrays()
+
+    def value_sets(self) -> List[Tuple[int, "pmValueSet"]]:
+        """Beyond the official binding: (pmid, value set) of every set, in one call
+        (pcp.pmcc files each fetch's sets under their metrics this way)."""
+        r = self._r
+        return list(zip(r.pmid[:self.numpmid], map(pmValueSet, itertools.repeat(r), range(self.numpmid))))
 
     def get_pmid(self, vset_idx: int) -> int:
         return self._r.pmid[vset_idx]
@@ -623,7 +763,7 @@ class pmResult(_ResultBase):
     def timestamp(self):
         from pcp._core.structs import timeval
 
-        return timeval(self._r.sec, usec_of(self._r.nsec))
+        return self._timestamp(lambda sec, nsec: timeval(sec, usec_of(nsec)))
 
 
 class pmHighResResult(_ResultBase):
@@ -635,7 +775,7 @@ class pmHighResResult(_ResultBase):
     def timestamp(self):
         from pcp._core.structs import timespec
 
-        return timespec(self._r.sec, self._r.nsec)
+        return self._timestamp(timespec)
 
 
 class LP_pmResult:

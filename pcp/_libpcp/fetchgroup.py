@@ -16,21 +16,24 @@ import math
 import os
 import struct
 import threading
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
-                                 PM_ERR_VALUE, PM_INDOM_NULL, PM_MODE_BACK, PM_SEM_COUNTER,
-                                 PM_SEM_DISCRETE, PM_TIME_HOUR, PM_TIME_MIN, PM_TIME_MSEC,
-                                 PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_32, PM_TYPE_64,
-                                 PM_TYPE_DOUBLE, PM_TYPE_EVENT, PM_TYPE_FLOAT,
-                                 PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
-                                 PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
+                                 PM_ERR_VALUE, PM_IN_NULL, PM_INDOM_NULL, PM_MODE_BACK,
+                                 PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_TIME_HOUR, PM_TIME_MIN,
+                                 PM_TIME_MSEC, PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC,
+                                 PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_EVENT,
+                                 PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING,
+                                 PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU,
+                                 PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.units import pmParseUnitsStr, unit_fields
-from pcp._decode.events import Unpacked
 from pcp._decode.result import FlatResult
 from pcp._libpcp.values import scale_factors
+
+if TYPE_CHECKING:
+    from pcp._decode.events import Unpacked
 
 Stamp = Tuple[int, int]
 
@@ -171,11 +174,12 @@ class FetchGroup:
     def _reset(self) -> None:
         self.items: List[_Item] = []
         self.values: List[Any] = []         # the ItemValue / IndomValues handed out
-        self.indom_values: List["IndomValues"] = []
+        self.filled: List["_Cells"] = []     # the IndomValues cells filled since the last fetch
         self.events: List["EventValues"] = []
         self.stamps: List["TimeValue"] = []
         self.order: List[Any] = []          # every item, in the order extended
         self._named: Optional[List[_Item]] = None   # indom items named at each fetch
+        self._texts: Optional[List[_Item]] = None   # items with string outputs
         self.pmids: List[int] = []
         self.indoms: Dict[int, "_InDomNames"] = {}
         self.prev: Optional[FlatResult] = None
@@ -183,31 +187,39 @@ class FetchGroup:
         self.cur: Optional[FlatResult] = None
         self.epoch = 0
         self.nslots = 0
-        self._citems = ffi.new("pcp_fg_item[]", 0)
-        self._alloc(0, 0)
+        self._citems = ffi.new("pcp_fg_item[]", 1)
+        self.out = None
+        self._alloc(1, 1)
 
     # ---- outputs ---------------------------------------------------------------------
 
     def _alloc(self, nitems: int, nslots: int) -> None:
-        """(Re)allocate the output arrays for this many items and slots, keeping what the
-        existing items hold (a DISCRETE value survives an extend)."""
-        old = getattr(self, "out", None)
-        sts = ffi.new("int32_t[]", max(nitems, 1))
-        num = ffi.new("int32_t[]", max(nitems, 1))
-        nfailed = ffi.new("int32_t[]", max(nitems, 1))
-        insts_gen = ffi.new("uint32_t[]", max(nitems, 1))
-        stss = ffi.new("int32_t[]", max(nslots, 1))
-        inst = ffi.new("int32_t[]", max(nslots, 1))
-        src = ffi.new("int32_t[]", max(nslots, 1))
-        val = ffi.new("uint8_t[]", max(nslots, 1) * 8)
+        """Make the output arrays room for this many items and slots, keeping what the
+        existing items hold (a DISCRETE value survives an extend). They grow to twice
+        what is needed, so a group of n items costs O(n) to build, not O(n^2)."""
+        if self.out is not None and nitems <= len(self._sts) and nslots <= len(self._stss):
+            return
+        old = self.out
+        nitems = max(nitems, 2 * len(self._sts)) if old is not None else nitems
+        nslots = max(nslots, 2 * len(self._stss)) if old is not None else nslots
+        sts = ffi.new("int32_t[]", nitems)
+        num = ffi.new("int32_t[]", nitems)
+        nfailed = ffi.new("int32_t[]", nitems)
+        insts_gen = ffi.new("uint32_t[]", nitems)
+        stss = ffi.new("int32_t[]", nslots)
+        inst = ffi.new("int32_t[]", nslots)
+        src = ffi.new("int32_t[]", nslots)
+        val = ffi.new("uint8_t[]", nslots * 8)
+        citems = ffi.new("pcp_fg_item[]", nitems)
         if old is not None:
             for new_arr, old_arr in ((sts, self._sts), (num, self._num),
                                      (nfailed, self._nfailed), (insts_gen, self._insts_gen),
                                      (stss, self._stss), (inst, self._inst), (src, self._src),
-                                     (val, self._val)):
+                                     (val, self._val), (citems, self._citems)):
                 ffi.memmove(new_arr, old_arr, min(ffi.sizeof(new_arr), ffi.sizeof(old_arr)))
         self._sts, self._num, self._nfailed, self._insts_gen = sts, num, nfailed, insts_gen
         self._stss, self._inst, self._src, self._val = stss, inst, src, val
+        self._citems = citems
         out = ffi.new("pcp_fg_out *")
         out.sts, out.num, out.nfailed, out.insts_gen = sts, num, nfailed, insts_gen
         out.stss, out.inst, out.src, out.val = stss, inst, src, val
@@ -220,7 +232,7 @@ class FetchGroup:
         item.index = item.slot * 8 // _size(item.otype)
         self.items.append(item)
         self.order.append(item)
-        self._named = None
+        self._named = self._texts = None
         self.nslots += item.maxnum
         if item.pmid not in self.pmids:
             self.pmids.append(item.pmid)
@@ -228,27 +240,26 @@ class FetchGroup:
         self._sts[item.n] = initial_sts
         self._num[item.n] = 0
         self._nfailed[item.n] = 0
-        citems = ffi.new("pcp_fg_item[]", len(self.items))
-        for k, it in enumerate(self.items):
-            c = citems[k]
-            c.pmid = it.pmid
-            c.vset = self.pmids.index(it.pmid)
-            c.inst = it.inst
-            c.all = 1 if it.all else 0
-            c.singular = 1 if it.indom == PM_INDOM_NULL else 0
-            c.itype = it.itype
-            c.otype = it.otype
-            c.discrete = 1 if it.discrete else 0
-            conv = it.conv
-            c.rate = 1 if conv.rate else 0
-            c.unit = 1 if conv.unit else 0
-            c.unit_sts = conv.unit_sts
-            c.mult = conv.mult
-            c.div = conv.div
-            c.multiplier = conv.multiplier
-            c.maxnum = it.maxnum
-            c.slot = it.slot
-        self._citems = citems
+        # the C form of the new item (those of the items before it do not change: pmids
+        # are only ever appended)
+        c = self._citems[item.n]
+        c.pmid = item.pmid
+        c.vset = self.pmids.index(item.pmid)
+        c.inst = item.inst
+        c.all = 1 if item.all else 0
+        c.singular = 1 if item.indom == PM_INDOM_NULL else 0
+        c.itype = item.itype
+        c.otype = item.otype
+        c.discrete = 1 if item.discrete else 0
+        conv = item.conv
+        c.rate = 1 if conv.rate else 0
+        c.unit = 1 if conv.unit else 0
+        c.unit_sts = conv.unit_sts
+        c.mult = conv.mult
+        c.div = conv.div
+        c.multiplier = conv.multiplier
+        c.maxnum = item.maxnum
+        c.slot = item.slot
 
     # ---- extending ---------------------------------------------------------------------
 
@@ -319,7 +330,6 @@ class FetchGroup:
         self._add(item, 0)
         values = IndomValues(item)
         self.values.append(values)
-        self.indom_values.append(values)
         return values
 
     @_serialized
@@ -378,20 +388,28 @@ class FetchGroup:
         if lib.pcp_fetchgroup_fill(self._citems, len(self.items), csrc[0], psrc,
                                    1 if self.wrap else 0, self.out) < 0:
             raise MemoryError("fetchgroup outputs")
-        for item in self.items:
-            if item.otype == PM_TYPE_STRING and self._touched(item, cur):
+        if self._texts is None:
+            self._texts = [item for item in self.items if item.otype == PM_TYPE_STRING]
+        for item in self._texts:
+            if self._touched(item, cur):
                 item.strings = _strings(item, cur)
-        for values in self.indom_values:
-            cells = values._cells
-            if cells.fresh:         # read since the last fetch (else already empty)
-                cells.stale()
+        # the cells read since the last fetch (the others are already empty)
+        filled, self.filled = self.filled, []
+        for cells in filled:
+            cells.stale()
         # libpcp's item list is newest first: the instance-name caches are refreshed in
         # that order
         if self._named is None:
             self._named = [item for item in reversed(self.items)
                            if item.all and item.indom in self.indoms]
+        insts_gen, indoms = self._insts_gen, self.indoms
         for item in self._named:
-            self._names(item, cur)
+            cache = indoms[item.indom]
+            if insts_gen[item.n] == item.names_gen and cache.refreshed \
+                    and cache.generation == item.checked:
+                item.names = cache.names    # the same instances as last time (most fetches)
+            else:
+                self._names(item, cur)
         for ev in self.events:
             ev.fill(cur)
         stamp = (cur.sec, cur.nsec)
@@ -431,12 +449,10 @@ class FetchGroup:
 
     def _names(self, item: _Item, cur: FlatResult) -> None:
         """pmfg_fetch_indom's instance names: refresh the domain's cache when it has not
-        been read yet or the result holds an instance it lacks, then name the values."""
+        been read yet or the result holds an instance it lacks, then name the values (fetch
+        has found that the fill changed the instances or the cache changed)."""
         cache = self.indoms[item.indom]
         gen = self._insts_gen[item.n]
-        if gen == item.names_gen and cache.refreshed and cache.generation == item.checked:
-            item.names = cache.names
-            return                  # the fill left the same instances as last time
         item.names_gen = gen
         v = _vset_of(cur, item.pmid)
         if v < 0 or cur.numval[v] < 0:
@@ -614,37 +630,40 @@ def _size(otype: int) -> int:
     return 4 if otype in (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_FLOAT) else 8
 
 
+# IndomValues._failed when no value failed (shared: never changed)
+_NONE_FAILED: Dict[int, int] = {}
+
+
 class _Cells(dict):
     """The values of an indom item as the latest fetch left them, value j under key j.
 
     The callables IndomValues hands out are this dict's bound ``__getitem__`` with j
     (functools.partial: a C-level call, no Python frame per value read). Like the
     official binding's lambdas they read the latest fetch when called: a fetch empties
-    the dict, and the first read after it lands in ``__missing__``, which decodes the
-    whole item into it. A failed value (or one past the item's end) is never stored, so
-    reading it always reaches ``__missing__``, which raises its status.
+    the dict (when it was filled), and the first read after it lands in ``__missing__``,
+    which fills it with the whole item. A failed value (or one past the item's end) is
+    never stored, so reading it always reaches ``__missing__``, which raises its status.
     """
 
-    __slots__ = ("_owner", "failed", "fresh")
+    __slots__ = ("_owner", "fresh")
 
     def __init__(self, owner: "IndomValues") -> None:
         super().__init__()
         self._owner = owner
-        self.failed: Dict[int, int] = {}    # j -> the status of a failed value
-        self.fresh = False                  # decoded since the last fetch
+        self.fresh = False                  # filled since the last fetch
 
     def __missing__(self, j: int) -> Any:
+        owner = self._owner
         if not self.fresh:
-            self._owner._decode()
+            owner._fill()
             if j in self:
                 return dict.__getitem__(self, j)
         # libpcp's emptied slot past the end reads as PM_ERR_VALUE
-        raise pmErr(self.failed.get(j, PM_ERR_VALUE))
+        raise pmErr(owner._failed.get(j, PM_ERR_VALUE))
 
     def stale(self) -> None:
         """A fetch happened: forget the values until someone reads one."""
         self.clear()
-        self.failed.clear()
         self.fresh = False
 
 
@@ -653,7 +672,8 @@ class IndomValues:
     instance name, value callable), in instance order."""
 
     __slots__ = ("_item", "pmtype", "_cells", "_insts", "_insts_gen", "_names", "_names_from",
-                 "_slots", "_listing", "_detached")
+                 "_slots", "_listing", "_detached", "_values", "_failed", "_epoch", "_all_named",
+                 "_at")
 
     def __init__(self, item: _Item) -> None:
         self._item = item
@@ -666,30 +686,40 @@ class IndomValues:
         self._listing: List[Tuple[int, Optional[str], Callable[[], Any]]] = []  # the last answer
         self._slots: List[Callable[[], Any]] = []
         self._detached: Optional[int] = None
+        self._values: List[Any] = []            # every value of the fetch, failed ones too
+        self._failed: Dict[int, int] = {}       # j -> the status of a failed value
+        self._epoch = -1                        # the group's fetch those are of
+        self._all_named = True                  # every instance has a name (or is PM_IN_NULL)
+        self._at: Tuple[Any, Any] = (None, None)    # (the group's views, the item's values in them)
 
     def _decode(self) -> None:
-        """Fill the cells, instances and names from what the last fetch left: one
+        """Read values, statuses, instances and names from what the last fetch left: one
         C-level unpack of the values; statuses and instances only when the fill says some
         value failed or the instance list changed (most fetches: neither)."""
-        cells = self._cells
-        cells.fresh = True
-        if self._detached is not None:
-            self._insts, self._names, self._listing = [], [], []
-            return
         item = self._item
         g = item.group
+        self._epoch = g.epoch
+        if self._detached is not None:
+            self._insts, self._names, self._listing, self._values = [], [], [], []
+            self._failed = {}
+            return
         k = item.n
         n = g._num[k]
         if item.otype == PM_TYPE_STRING:
-            values = item.strings[:n]
+            self._values = item.strings[:n]
         else:
-            values = ffi.unpack(g.views[item.otype] + item.index, n)
-        cells.update(zip(range(n), values))
+            at = self._at
+            if at[0] is not g.views:        # the group's outputs were reallocated
+                at = self._at = (g.views, g.views[item.otype] + item.index)
+            self._values = ffi.unpack(at[1], n)
         if g._nfailed[k]:
+            failed: Dict[int, int] = {}
             for j, sts in enumerate(ffi.unpack(g._stss + item.slot, n)):
                 if sts < 0:
-                    del cells[j]
-                    cells.failed[j] = sts
+                    failed[j] = sts
+            self._failed = failed
+        else:
+            self._failed = _NONE_FAILED
         gen = g._insts_gen[k]
         if gen != self._insts_gen or item.names is not self._names_from:
             self._insts_gen = gen
@@ -697,31 +727,64 @@ class IndomValues:
             # unsigned, as the official binding hands them out (PM_IN_NULL is 4294967295)
             self._insts = ffi.unpack(ffi.cast("uint32_t *", g._inst + item.slot), n)
             self._names = list(map(item.names.get, self._insts))
+            self._all_named = all(self._names) or all(
+                name or inst == PM_IN_NULL for inst, name in zip(self._insts, self._names))
             self._listing = []
 
-    def stale(self) -> None:
-        """A fetch happened."""
-        self._cells.stale()
+    def _fill(self) -> None:
+        """The cells from the last fetch (for the callables handed out)."""
+        if self._epoch != self._item.group.epoch:
+            self._decode()
+        cells = self._cells
+        cells.update(zip(range(len(self._values)), self._values))
+        for j in self._failed:
+            del cells[j]
+        cells.fresh = True
+        if self._detached is None:
+            self._item.group.filled.append(cells)   # emptied by the next fetch
 
     def detach(self) -> None:
         """The group was cleared: keep the last status, no values any more."""
         self._detached = self._item.group._sts[self._item.n]
         self._cells.stale()
         self._cells.fresh = True
-        self._insts, self._names, self._listing = [], [], []
+        self._insts, self._names, self._listing, self._values = [], [], [], []
+        self._failed = {}
         self._insts_gen = -1
+        self._epoch = self._item.group.epoch
 
-    def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
+    def _check(self) -> bool:
+        """Raise the item's status when it failed; False when it was cleared (no values);
+        else the values of the last fetch are decoded."""
         if self._detached is not None:
             if self._detached < 0:
                 raise pmErr(self._detached)
-            return []
+            return False
         item = self._item
-        sts = item.group._sts[item.n]
+        g = item.group
+        sts = g._sts[item.n]
         if sts < 0:
             raise pmErr(sts)
-        if not self._cells.fresh:
+        if self._epoch != g.epoch:
             self._decode()
+        return True
+
+    def triples(self, named: bool = False) -> List[Tuple[int, Optional[str], Any]]:
+        """Beyond the official binding: what calling each callable of the listing gives,
+        as (instance id, instance name, value), the values that failed left out, built in
+        one go (pcp.pmconfig reads every value of every sample this way). `named`: only
+        the instances with a name (and PM_IN_NULL), as pmconfig reports them."""
+        if not self._check():
+            return []
+        failed = self._failed
+        if not failed and (not named or self._all_named):
+            return list(zip(self._insts, self._names, self._values))
+        return [triple for j, triple in enumerate(zip(self._insts, self._names, self._values))
+                if j not in failed and (not named or triple[1] or triple[0] == PM_IN_NULL)]
+
+    def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
+        if not self._check():
+            return []
         listing = self._listing
         if len(listing) != len(self._insts):
             n = len(self._insts)
@@ -790,6 +853,9 @@ class EventValues:
         # the value block as on the wire, header included (an interpolated result keeps
         # payloads only)
         block = _BLOCK_HEADER.pack((kind << 24) | (blen + 4)) + bytes(r.pdu[boff:boff + blen])
+        # the event decoder is loaded with the first event metric fetched
+        from pcp._decode.events import Unpacked  # pylint: disable=import-outside-toplevel
+
         try:
             u = Unpacked(block, (0,), (len(block),), (kind,))
         except pmErr as e:

@@ -13,8 +13,7 @@ a list this module permutes in place, as libpcp permutes its copy of argv.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from pcp._core.constants import PM_OPTFLAG_LONG_ONLY, PM_OPTFLAG_POSIX, PM_OPTFLAG_QUIET
 from pcp._core.errors import pmGetProgname, pmprintf, pmSetProgname
@@ -24,36 +23,66 @@ EOF = -1
 REQUIRE_ORDER, PERMUTE, RETURN_IN_ORDER = 0, 1, 2
 
 
-@dataclass
 class LongOption:
     """One pmLongOptions entry: a long name ("" for a usage header or text line), whether it
     takes an argument (0 no, 1 yes, 2 optional), its short form ("" for none; "-" marks a
     usage section header and "|" a line of usage text), the argument's name in the usage
     message and the message (None: an option the usage message does not show)."""
-    long_opt: str
-    has_arg: int
-    short_opt: str
-    argname: Optional[str]
-    message: Optional[str]
+
+    __slots__ = ("long_opt", "has_arg", "short_opt", "argname", "message")
+
+    def __init__(self, long_opt: str, has_arg: int, short_opt: str, argname: Optional[str],
+                 message: Optional[str]) -> None:
+        self.long_opt = long_opt
+        self.has_arg = has_arg
+        self.short_opt = short_opt
+        self.argname = argname
+        self.message = message
+
+    def _fields(self) -> tuple:
+        return (self.long_opt, self.has_arg, self.short_opt, self.argname, self.message)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LongOption):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, compared by value)
+
+    def __repr__(self) -> str:
+        return "LongOption(long_opt=%r, has_arg=%r, short_opt=%r, argname=%r, message=%r)" \
+            % self._fields()
 
 
-@dataclass
+def set_fields(state: Any, fields: Dict[str, Any]) -> None:
+    """Keyword arguments of a state's constructor: only names it has."""
+    for name, value in fields.items():
+        if not hasattr(state, name):
+            raise TypeError("%s() got an unexpected keyword argument %r"
+                            % (type(state).__name__, name))
+        setattr(state, name, value)
+
+
 class GetoptState:
-    """The getopt fields of libpcp's pmOptions (in and out) and its private scan state."""
-    short_options: Optional[str] = None
-    long_options: List[LongOption] = field(default_factory=list)
-    flags: int = 0
-    index: int = 0          # the long option found (its position in long_options)
-    optind: int = 0
-    opterr: int = 0
-    optopt: int = 0         # the option character at fault, as a number (0: a long option)
-    optarg: Optional[str] = None
-    initialized: int = 0    # 0 never started, 1 started by pmGetOptions, 2 scanning
-    nextchar: Optional[str] = None      # the rest of the word being scanned
-    ordering: int = PERMUTE
-    posixly_correct: int = 0
-    first_nonopt: int = 0
-    last_nonopt: int = 0
+    """The getopt fields of libpcp's pmOptions (in and out) and its private scan state.
+    Any field may be given by keyword."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.short_options: Optional[str] = None
+        self.long_options: List[LongOption] = []
+        self.flags = 0
+        self.index = 0          # the long option found (its position in long_options)
+        self.optind = 0
+        self.opterr = 0
+        self.optopt = 0         # the option character at fault, as a number (0: a long option)
+        self.optarg: Optional[str] = None
+        self.initialized = 0    # 0 never started, 1 started by pmGetOptions, 2 scanning
+        self.nextchar: Optional[str] = None     # the rest of the word being scanned
+        self.ordering = PERMUTE
+        self.posixly_correct = 0
+        self.first_nonopt = 0
+        self.last_nonopt = 0
+        set_fields(self, fields)
 
 
 def _code(option: str) -> int:

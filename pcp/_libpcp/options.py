@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
-from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Tuple
 
 from pcp._core.cint import wrap_int32
@@ -26,8 +24,8 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PMAPI_VERSION_3)
 from pcp._core.errors import pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
 from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtol_prefix
-from pcp._libpcp import getopt as _getopt, pmns, timewindow
-from pcp._libpcp.getopt import EOF, GetoptState, LongOption
+from pcp._libpcp import getopt as _getopt, timewindow
+from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
 # the PCP release whose behaviour (and "-V" text) this package reproduces
 PCP_VERSION = "6.0.3"
@@ -81,33 +79,38 @@ DEBUG_NAMES = frozenset((
     "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls"))
 
 
-@dataclass
 class Options(GetoptState):
-    """libpcp's pmOptions: what the caller declares, getopt's state, and the results."""
-    version: int = PMAPI_VERSION_3
-    short_usage: Optional[str] = None
-    override: Optional[Callable[[int], int]] = None
-    errors: int = 0
-    context: int = 0
-    hosts: List[str] = field(default_factory=list)
-    archives: List[str] = field(default_factory=list)
-    start: Stamp = (0, 0)
-    finish: Stamp = (0, 0)
-    origin: Stamp = (0, 0)
-    interval: Stamp = (0, 0)
-    align_optarg: Optional[str] = None
-    start_optarg: Optional[str] = None
-    finish_optarg: Optional[str] = None
-    origin_optarg: Optional[str] = None
-    guiport_optarg: Optional[str] = None
-    timezone: Optional[str] = None
-    samples: int = 0
-    guiport: int = 0
-    guiflag: int = 0
-    tzflag: int = 0
-    Lflag: int = 0
-    nsflag: int = 0
-    argv: List[str] = field(default_factory=list)
+    """libpcp's pmOptions: what the caller declares, getopt's state, and the results.
+    Any field may be given by keyword (a plain class: dataclasses costs milliseconds of
+    start-up in every tool)."""
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__()
+        self.version = PMAPI_VERSION_3
+        self.short_usage: Optional[str] = None
+        self.override: Optional[Callable[[int], int]] = None
+        self.errors = 0
+        self.context = 0
+        self.hosts: List[str] = []
+        self.archives: List[str] = []
+        self.start: Stamp = (0, 0)
+        self.finish: Stamp = (0, 0)
+        self.origin: Stamp = (0, 0)
+        self.interval: Stamp = (0, 0)
+        self.align_optarg: Optional[str] = None
+        self.start_optarg: Optional[str] = None
+        self.finish_optarg: Optional[str] = None
+        self.origin_optarg: Optional[str] = None
+        self.guiport_optarg: Optional[str] = None
+        self.timezone: Optional[str] = None
+        self.samples = 0
+        self.guiport = 0
+        self.guiflag = 0
+        self.tzflag = 0
+        self.Lflag = 0
+        self.nsflag = 0
+        self.argv: List[str] = []
+        set_fields(self, fields)
 
 
 def strtol_int(text: str) -> Tuple[int, bool]:
@@ -439,6 +442,8 @@ def _set_namespace(opts: Options, arg: str, dupok: int) -> None:
     """-n / -N / PCP_NAMESPACE / PCP_UNIQNAMES: load a PMNS file (through pmcpp) for
     every name operation of the process; -N refuses a pmid with two names."""
     try:
+        from pcp._libpcp import pmns  # pylint: disable=import-outside-toplevel
+
         pmns.load(arg, bool(dupok), True)
     except pmErr as err:
         pmprintf('%s: Cannot load namespace from "%s": %s\n'
@@ -773,6 +778,13 @@ def reset() -> None:
     OPTIONS = Options()
 
 
+def _print_exception() -> None:
+    """A callback's exception printed as the official module lets Python print it."""
+    import traceback  # pylint: disable=import-outside-toplevel
+
+    traceback.print_exc()
+
+
 def _call_override(c: int) -> int:
     """The override callback for option c: its int, or -EAGAIN after printing the
     exception it raised (the official module's way)."""
@@ -781,7 +793,7 @@ def _call_override(c: int) -> int:
     try:
         return int(CALLBACKS.override(chr(c)))
     except Exception:       # pylint: disable=broad-except
-        traceback.print_exc()
+        _print_exception()
         return -11
 
 
@@ -796,7 +808,7 @@ def _call_option(c: int) -> None:
     try:
         CALLBACKS.option(name, opts.optarg, opts.index)
     except Exception:       # pylint: disable=broad-except
-        traceback.print_exc()
+        _print_exception()
 
 
 def options_from_list(argv: List[str]) -> int:

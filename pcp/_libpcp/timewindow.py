@@ -20,7 +20,7 @@ from typing import List, Optional, Tuple
 from pcp._core.intervals import (PM_MAX_TIME_T, IntervalError, interval_timespec, strtod_prefix,
                                  strtol_prefix)
 from pcp._core.longdouble import ld_nanoseconds
-from pcp._libpcp import getdate, zones
+from pcp._libpcp import zones
 
 Stamp = Tuple[int, int]
 NSEC = 1000000000
@@ -233,6 +233,9 @@ def parse_time(spec: str, start: Stamp, end: Stamp) -> Stamp:
         except IntervalError as err:
             message = err.message
     scan.char("@")
+    # the free-form date grammar is loaded only for a time that needs it
+    from pcp._libpcp import getdate  # pylint: disable=import-outside-toplevel
+
     found = getdate.relative_date(spec[scan.pos:], start, end)
     if found is None:
         raise TimeError(message)

@@ -117,6 +117,7 @@ def _flat_from_record(rec, version):
     f.valfmt = ffi.unpack(c.valfmt, numpmid)
     f.first = ffi.unpack(c.first, numpmid)
     f._inst = f._vtype = f._ival = f._dval = f._blocks = None
+    f.edits = 0
     return f
 
 

@@ -177,3 +177,77 @@ def test_connect_timeout_comes_from_the_environment(monkeypatch):
 def test_bad_host_spec_is_a_per_host_error():
     res = fetch_many(["pcp://[bad", "127.0.0.1:1"], ["x.y"])
     assert [r.stage for r in res] == ["connect", "connect"]
+
+
+FLEET_DERIVED = r'''
+import json, os, sys, time
+os.environ["PCP_DERIVED_CONFIG"] = ""
+import numpy as np
+import cpmapi as c_api
+from pcp import pmapi
+from pcp.fleet import Fleet
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, "local:")
+exprs = {"dfleet.lin": "sample.long.ten * 2 + sample.long.one",
+         "dfleet.bin": "matchinst(/bin-[1-4]00/, sample.bin) * 3",
+         "dfleet.sum": "sum(sample.bin)",
+         "dfleet.rate": "rate(sample.milliseconds)",
+         "dfleet.pick": "sample.long.one > 0 ? sample.bin : sample.bin + sample.bin"}
+for name, expr in exprs.items():
+    ctx.pmRegisterDerived(name, expr)
+names = list(exprs) + ["sample.long.one"]
+pmids = ctx.pmLookupName(names)
+descs = ctx.pmLookupDescs(pmids)
+def dropin():
+    res = ctx.pmFetch(pmids)
+    out = {}
+    for i, name in enumerate(names):
+        vals = []
+        for j in range(max(res.contents.get_numval(i), 0)):
+            t = descs[i].type
+            v = ctx.pmExtractValue(res.contents.get_valfmt(i), res.contents.get_vlist(i, j),
+                                   t, t).dref(t)
+            vals.append([res.contents.get_inst(i, j), v])
+        out[name] = sorted(vals)
+    return out
+want = dropin()
+with Fleet(["local:", "local:"], names) as fleet:
+    first = fleet.fetch()
+    time.sleep(1.1)
+    second = fleet.fetch()
+def image(r):
+    out = {}
+    for name in names:
+        if r.numval(name) <= 0:
+            out[name] = r.numval(name)
+            continue
+        ids, vals = r.values(name)
+        out[name] = sorted([int(i), v.item()] for i, v in zip(ids, vals))
+    return out
+print(json.dumps({"want": want, "first": [image(r) for r in first],
+                  "second": [image(r) for r in second]}))
+'''
+
+
+@pytest.mark.pmcd
+def test_derived_metrics_are_fetched_and_evaluated():
+    """Derived metrics in a fleet: their operands fetched with them, each poll's result
+    evaluated as the drop-in pmFetch evaluates it (rate() against the host's previous
+    poll, none at the first)."""
+    import json
+    import sys
+    proc = subprocess.run([sys.executable, "-c", FLEET_DERIVED], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    want = got["want"]
+    assert want["dfleet.lin"] == [[-1, 21]]
+    assert [i for i, _ in want["dfleet.bin"]] == [100, 200, 300, 400]
+    for poll in got["first"] + got["second"]:
+        for name in ("dfleet.lin", "dfleet.bin", "dfleet.sum", "dfleet.pick",
+                     "sample.long.one"):
+            assert poll[name] == want[name], (name, poll[name], want[name])
+    for poll in got["first"]:
+        assert poll["dfleet.rate"] == 0           # no previous poll: no value
+    for poll in got["second"]:
+        [[inst, rate]] = poll["dfleet.rate"]
+        assert inst == -1 and 0.5 < rate < 1.5      # milliseconds per millisecond
