@@ -124,6 +124,21 @@ def _apply_markers(request):
         request.getfixturevalue("pmcd")
 
 
+@pytest.fixture(autouse=True)
+def _global_derived_metrics_restored():
+    """Global derived metrics are process-wide, as in libpcp: a test that registers
+    some (pmRegisterDerived) must not change what later tests see (pminfo's listing of
+    an archive, say), so the registry is put back as it was after every test."""
+    from pcp._libpcp.derived.registry import REGISTRY
+    with REGISTRY.lock:
+        saved = (list(REGISTRY.metrics), dict(REGISTRY.by_name), dict(REGISTRY.by_pmid),
+                 REGISTRY.cluster, REGISTRY.item, REGISTRY.need_init)
+    yield
+    with REGISTRY.lock:
+        (REGISTRY.metrics, REGISTRY.by_name, REGISTRY.by_pmid,
+         REGISTRY.cluster, REGISTRY.item, REGISTRY.need_init) = saved
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Say why tests were skipped, grouped by reason, so that the skips made by design
     (most of them: damaged archives the reference refuses to open, whose other sections
