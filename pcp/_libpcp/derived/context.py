@@ -11,6 +11,7 @@ from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_
 from pcp._core.errors import pmErr
 from pcp._core.wire import DYNAMIC_DOMAIN, FEATURE_DESCS
 from pcp._decode.result import FlatResult
+from pcp._libpcp import pmns as _pmns
 from pcp._libpcp.anon import is_derived, stitch_children
 from pcp._libpcp.derived import bind as _bind, kernels as _kernels
 from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
@@ -73,6 +74,15 @@ class DerivedContext:
             self.by_name[metric.name] = entry
             self.by_pmid[metric.pmid] = entry
 
+    def _names(self) -> Any:
+        """What answers the PMNS part of a name operation: the PMNS loaded with
+        pmLoadNameSpace when there is one (libpcp's PMNS_LOCAL, for every context), else
+        the wrapped context. The derived metrics are added to either, as libpcp's
+        pmns.c adds them whatever the PMNS location."""
+        if _pmns.ATTEMPTED:
+            return _pmns.LocalNames(_pmns.LOADED)
+        return self.inner
+
     # ---- binding
     def _bind(self, entry: _Entry) -> Optional[Node]:
         if entry.bound:
@@ -80,7 +90,7 @@ class DerivedContext:
         entry.bound = True          # set first: a definition that names itself fails
         metric = entry.metric
         try:
-            _, ids = self.inner.lookup_names([metric.name])
+            _, ids = self._names().lookup_names([metric.name])
             if ids and ids[0] != PM_ID_NULL and not is_derived(ids[0]):
                 return None         # a real metric of that name wins
         except pmErr:
@@ -121,7 +131,7 @@ class DerivedContext:
         with self._lock:
             failure: Optional[pmErr] = None
             try:
-                resolved, pmids = self.inner.lookup_names(names)
+                resolved, pmids = self._names().lookup_names(names)
                 pmids = list(pmids)
             except pmErr as e:
                 filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else None
@@ -148,13 +158,13 @@ class DerivedContext:
             entry = self._entry(pmid)
             if entry is not None:
                 return [entry.metric.name]
-            return self.inner.name_all(pmid)
+            return self._names().name_all(pmid)
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         with self._lock:
             failure: Optional[pmErr] = None
             try:
-                names, status = self.inner.children(name, with_status)
+                names, status = self._names().children(name, with_status)
                 names = list(names)
                 status = list(status) if status is not None else None
             except pmErr as e:
@@ -194,9 +204,10 @@ class DerivedContext:
         return out or None
 
     def traverse(self, name: bytes) -> List[bytes]:
-        if self.inner.pmns_location != PMNS_REMOTE:
-            # libpcp walks a local (archive) PMNS node by node through pmGetChildren,
-            # derived children included, unbound ones too
+        source = self._names()
+        if source is not self.inner or self.inner.pmns_location != PMNS_REMOTE:
+            # libpcp walks a local (loaded or archive) PMNS node by node through
+            # pmGetChildren, derived children included, unbound ones too
             with self._lock:
                 out: List[bytes] = []
                 self._walk(name, out)
@@ -204,7 +215,7 @@ class DerivedContext:
         with self._lock:
             failure: Optional[pmErr] = None
             try:
-                names = list(self.inner.traverse(name))
+                names = list(source.traverse(name))
             except pmErr as e:
                 if e.code != PM_ERR_NAME:
                     raise
