@@ -344,6 +344,39 @@ pcp_derived_plan_eval(const pcp_result *r, int32_t nsets, pcp_dprogram **progs,
 }
 
 int
+pcp_derived_plan_start(pcp_dplan *plan, const pcp_result *r, const uint8_t *data,
+                       uint32_t len, int32_t resume)
+{
+    int sts;
+
+    if (!resume)
+        plan->at[0] = plan->at[1] = 0;
+    sts = pcp_derived_plan_eval(r, plan->nsets, plan->progs, plan->numvals, plan->vecs,
+                                plan->at);
+    if (sts != 0)
+        return sts;
+    sts = pcp_derived_assemble(r, data, len, plan->nsets, plan->pmids, plan->src_set,
+                               plan->numvals, plan->vecs, plan->types, NULL, NULL,
+                               &plan->nvalues, &plan->nbytes);
+    plan->memsize = pcp_result_mem_size(plan->nsets, plan->nvalues);
+    return sts;
+}
+
+int
+pcp_derived_plan_fill(pcp_dplan *plan, const pcp_result *r, const uint8_t *data,
+                      uint32_t len, pcp_result *out, void *mem, uint8_t *buf)
+{
+    int32_t nvalues;
+    uint32_t nbytes;
+
+    /* the inputs are the sizing call's, so the values and bytes are those it counted */
+    pcp_result_bind(out, mem, plan->nsets, plan->nvalues);
+    return pcp_derived_assemble(r, data, len, plan->nsets, plan->pmids, plan->src_set,
+                                plan->numvals, plan->vecs, plan->types, out, buf, &nvalues,
+                                &nbytes);
+}
+
+int
 pcp_derived_table_add(pcp_dnode *np, int32_t inst, int32_t match)
 {
     int32_t lo = 0, hi = np->ntable;

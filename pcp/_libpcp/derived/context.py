@@ -318,14 +318,9 @@ class DerivedContext:
             if plan is _NO_DERIVED:
                 return self.inner.fetch(pmids, highres)
             flat, changes = self.inner.fetch(plan.request, highres)
-            stamp = (flat.sec, flat.nsec)
-
-            def name_instance(indom: int, inst: int) -> Optional[bytes]:
-                return self._name_instance(indom, inst, stamp)
-
-            if isinstance(plan, Plan):
-                return plan.result(flat, name_instance, self._lookup_instance), changes
-            return self._rewrite_python(flat, key, plan, name_instance), changes
+            if type(plan) is Plan:
+                return plan.result(flat, self), changes
+            return self._rewrite_python(flat, key, plan), changes
 
     def _plan(self, pmids: Tuple[int, ...]) -> Any:
         """How a request is fetched (made on its first fetch, kept until the registry or
@@ -360,7 +355,9 @@ class DerivedContext:
         self._plans[pmids] = plan
         return plan
 
-    def _name_instance(self, indom: int, inst: int, stamp: Tuple[int, int]) -> Optional[bytes]:
+    def derived_instance_name(self, indom: int, inst: int,
+                              stamp: Tuple[int, int]) -> Optional[bytes]:
+        """The name of an instance at the time of a fetch (matchinst())."""
         inner = self.inner
         saved = getattr(inner, "origin", None)
         if saved is not None:
@@ -374,18 +371,21 @@ class DerivedContext:
             if saved is not None:
                 inner.origin = saved
 
-    def _lookup_instance(self, indom: int, name: bytes) -> Optional[int]:
+    def derived_instance_id(self, indom: int, name: bytes) -> Optional[int]:
+        """The one instance of that name (metric[name])."""
         try:
             insts, _ = self.inner.instances(indom, -1, name)
         except pmErr:
             return None
         return insts[0] if len(insts) == 1 else None
 
-    def _rewrite_python(self, flat: FlatResult, pmids: Sequence[int], plan: "_PythonPlan",
-                        name_instance: Any) -> FlatResult:
+    def _rewrite_python(self, flat: FlatResult, pmids: Sequence[int],
+                        plan: "_PythonPlan") -> FlatResult:
         """__dmpostfetch assembled value by value (a derived string or aggregate is asked
         for, or a derived metric twice: each is evaluated where it is asked for)."""
-        ops = Operands(flat, name_instance, self._lookup_instance)
+        stamp = (flat.sec, flat.nsec)
+        ops = Operands(flat, lambda indom, inst: self.derived_instance_name(indom, inst, stamp),
+                       self.derived_instance_id)
         sets: List[Tuple[int, int, int]] = []
         values: List[tuple] = []
         for j, pmid in enumerate(pmids):
@@ -395,8 +395,7 @@ class DerivedContext:
                     sets.append((pmid, PM_ERR_PMID, 0))
                     continue
                 if entry.numeric:
-                    numval, insts, vals = entry.program.evaluate(flat, name_instance,
-                                                                 self._lookup_instance)
+                    numval, insts, vals = entry.program.evaluate(flat, self)
                 else:
                     numval = evaluate(tree, ops)
                     insts, vals = (tree.state.insts[:numval], tree.state.vals[:numval]) \

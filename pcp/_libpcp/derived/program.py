@@ -7,7 +7,7 @@ metric[name] and the names of instances matchinst() has not seen (the evaluation
 at that node and resumes there once answered)."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import PM_ERR_PMID, PM_INDOM_NULL
 from pcp._core.errors import pmErr
@@ -23,8 +23,17 @@ from pcp._libpcp.values import scale_factors
 # pcp_atom's member for each numeric PM_TYPE_*
 _MEMBER = ("l", "ul", "ll", "ull", "f", "d")
 
-NameInstance = Callable[[int, int], Optional[bytes]]
-LookupInstance = Callable[[int, bytes], Optional[int]]
+
+
+class Instances(Protocol):
+    """What the evaluation asks of the context (pcp._libpcp.derived.context)."""
+
+    def derived_instance_name(self, indom: int, inst: int,
+                              stamp: Tuple[int, int]) -> Optional[bytes]:
+        """The name of instance `inst` of `indom` at time `stamp` (None: unknown)."""
+
+    def derived_instance_id(self, indom: int, name: bytes) -> Optional[int]:
+        """The instance of `indom` named `name` (None: none, or several)."""
 
 
 def _post_order(np: Node, out: List[Node]) -> None:
@@ -96,10 +105,10 @@ class Program:
         else:
             d.otype = np.desc[1]
 
-    def answer(self, k: int, name_instance: NameInstance,
-               lookup_instance: LookupInstance) -> None:
-        """What node `k` stopped for: the instance of metric[name], the names of the
-        instances matchinst() has not seen, or the error of a rescale()."""
+    def answer(self, k: int, instances: Instances, flat: FlatResult) -> None:
+        """What node `k` stopped for in the fetch of `flat`: the instance of
+        metric[name], the names of the instances matchinst() has not seen, or the error
+        of a rescale()."""
         d = self._keep[k]
         np = self.nodes[k]
         if d.need == lib.PCP_DNODE_RAISE:
@@ -107,15 +116,16 @@ class Program:
         indom = np.right.desc[2]
         pattern = np.left
         if d.need == lib.PCP_DNODE_NEED_INSTANCE:
-            found = lookup_instance(indom, pattern.value)
+            found = instances.derived_instance_id(indom, pattern.value)
             if found is None:
                 d.exact_state = lib.PCP_DEXACT_MISSING
             else:
                 d.exact_inst = found
                 d.exact_state = lib.PCP_DEXACT_KNOWN
             return
+        stamp = (flat.sec, flat.nsec)
         for inst in ffi.unpack(d.unknown, d.nunknown):
-            name = name_instance(indom, inst)
+            name = instances.derived_instance_name(indom, inst, stamp)
             match = False
             if name is not None and pattern.compiled is not None:
                 match = matches(pattern.compiled, name.split(b" ", 1)[0])
@@ -124,14 +134,22 @@ class Program:
             if sts < 0:
                 raise pmErr(sts)
 
-    def evaluate(self, flat: FlatResult, name_instance: NameInstance,
-                 lookup_instance: LookupInstance) -> Tuple[int, List[int], List[Any]]:
+    def evaluate(self, flat: FlatResult,
+                 instances: Instances) -> Tuple[int, List[int], List[Any]]:
         """This program alone over one fetch: (numval, instances, values)."""
         if self._one is None:
             self._one = _Arrays(1)
             self._one.progs[0] = self.c
         one = self._one
-        run(one, flat, [self], name_instance, lookup_instance)
+        at = one.at
+        at[0] = at[1] = 0
+        while True:
+            sts = lib.pcp_derived_plan_eval(flat.c, 1, one.progs, one.numvals, one.vecs, at)
+            if sts == 0:
+                break
+            if sts < 0:
+                raise pmErr(sts)
+            self.answer(at[1], instances, flat)
         numval = one.numvals[0]
         if numval <= 0:
             return numval, [], []
@@ -154,28 +172,17 @@ class _Arrays:
         self.at = ffi.new("int32_t[2]")
 
 
-def run(arrays: _Arrays, flat: FlatResult, programs: Sequence[Optional[Program]],
-        name_instance: NameInstance, lookup_instance: LookupInstance) -> None:
-    """Every program of `arrays` over one fetch, Python answering where C stops."""
-    at = arrays.at
-    at[0] = at[1] = 0
-    while True:
-        sts = lib.pcp_derived_plan_eval(flat.c, arrays.n, arrays.progs, arrays.numvals,
-                                        arrays.vecs, at)
-        if sts == 0:
-            return
-        if sts < 0:
-            raise pmErr(sts)
-        programs[at[0]].answer(at[1], name_instance, lookup_instance)
+# Result columns are written in full by the assembly before anything reads them.
+_raw_alloc = ffi.new_allocator(should_clear_after_alloc=False)
 
 
 class Plan:
     """A pmFetch request whose derived metrics are all numeric, each asked for once:
     the request sent to the context (the pmids, then the operands not among them) and
-    the C arrays that evaluate the derived metrics and assemble the result."""
+    the C plan (pcp_dplan) that evaluates the derived metrics and assembles the result
+    in two C calls per fetch."""
 
-    __slots__ = ("request", "arrays", "programs", "pmids", "src", "types", "sizes",
-                 "nbytes")
+    __slots__ = ("request", "programs", "c", "_keep", "buf", "buflen")
 
     def __init__(self, pmids: Sequence[int], request: Sequence[int],
                  programs: Sequence[Optional[Program]], unbound: Sequence[bool],
@@ -183,36 +190,46 @@ class Plan:
         n = len(pmids)
         self.request = tuple(request)
         self.programs = list(programs)
-        self.arrays = _Arrays(n)
-        self.pmids = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in pmids] or [0])
-        self.src = ffi.new("int32_t[]", max(n, 1))
-        self.types = ffi.new("int32_t[]", list(types) or [0])
+        arrays = _Arrays(n)
+        c_pmids = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in pmids] or [0])
+        c_src = ffi.new("int32_t[]", max(n, 1))
+        c_types = ffi.new("int32_t[]", list(types) or [0])
         for j, prog in enumerate(programs):
-            self.src[j] = -1 if prog is not None or unbound[j] else j
+            c_src[j] = -1 if prog is not None or unbound[j] else j
             if prog is not None:
-                self.arrays.progs[j] = prog.c
+                arrays.progs[j] = prog.c
             elif unbound[j]:
-                self.arrays.numvals[j] = PM_ERR_PMID
-        self.sizes = ffi.new("int32_t *")
-        self.nbytes = ffi.new("uint32_t *")
+                arrays.numvals[j] = PM_ERR_PMID
+        plan = ffi.new("pcp_dplan *")
+        plan.nsets = n
+        plan.pmids = c_pmids
+        plan.src_set = c_src
+        plan.types = c_types
+        plan.progs = arrays.progs
+        plan.numvals = arrays.numvals
+        plan.vecs = arrays.vecs
+        self.c = plan
+        self._keep = (arrays, c_pmids, c_src, c_types)
+        self.buflen = 256                 # the payloads of a fetch, copied out each time
+        self.buf = ffi.new("uint8_t[]", self.buflen)
 
-    def result(self, flat: FlatResult, name_instance: NameInstance,
-               lookup_instance: LookupInstance) -> FlatResult:
+    def result(self, flat: FlatResult, instances: Instances) -> FlatResult:
         """The result for the pmids asked for, from the result of the request."""
-        a = self.arrays
-        run(a, flat, self.programs, name_instance, lookup_instance)
+        plan = self.c
         data = flat.pdu
-        sts = lib.pcp_derived_assemble(flat.c, data, len(data), a.n, self.pmids, self.src,
-                                       a.numvals, a.vecs, self.types, ffi.NULL, ffi.NULL,
-                                       self.sizes, self.nbytes)
+        sts = lib.pcp_derived_plan_start(plan, flat.c, data, len(data), 0)
+        while sts == 1:
+            self.programs[plan.at[0]].answer(plan.at[1], instances, flat)
+            sts = lib.pcp_derived_plan_start(plan, flat.c, data, len(data), 1)
         if sts < 0:
             raise pmErr(sts)
-        c, mem = FlatResult.columns(a.n, self.sizes[0])
-        nbytes = self.nbytes[0]
-        buf = ffi.new("uint8_t[]", max(nbytes, 1))
-        sts = lib.pcp_derived_assemble(flat.c, data, len(data), a.n, self.pmids, self.src,
-                                       a.numvals, a.vecs, self.types, c, buf, self.sizes,
-                                       self.nbytes)
+        nbytes = plan.nbytes
+        if nbytes > self.buflen:
+            self.buflen = 2 * nbytes
+            self.buf = ffi.new("uint8_t[]", self.buflen)
+        mem = _raw_alloc("int64_t[]", (plan.memsize + 7) // 8)
+        c = ffi.new("pcp_result *")
+        sts = lib.pcp_derived_plan_fill(plan, flat.c, data, len(data), c, mem, self.buf)
         if sts < 0:
             raise pmErr(sts)
-        return FlatResult.wrap(c, mem, ffi.buffer(buf, nbytes)[:])
+        return FlatResult.wrap(c, mem, ffi.buffer(self.buf, nbytes)[:])
