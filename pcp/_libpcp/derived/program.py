@@ -16,12 +16,11 @@ from pcp._core.units import unit_fields
 from pcp._decode.result import FlatResult
 from pcp._libpcp.derived.bind import PROMOTE
 from pcp._libpcp.derived.evaluate import _constant, _time_scale
+from pcp._libpcp.derived.kernels import _MEMBER
 from pcp._libpcp.derived.nodes import BOOLEAN, RELATIONAL, N, Node
 from pcp._libpcp.derived.regex import matches
 from pcp._libpcp.values import scale_factors
 
-# pcp_atom's member for each numeric PM_TYPE_*
-_MEMBER = ("l", "ul", "ll", "ull", "f", "d")
 
 
 
