@@ -123,9 +123,6 @@ def _decode_record(record: bytes, version: int,
     return c, mem
 
 
-_SET_COLUMNS = frozenset(("pmid", "numval", "valfmt", "first"))
-
-
 class FlatResult:
     """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
 
@@ -168,6 +165,10 @@ class FlatResult:
         numpmid, nvalues = c.numpmid, c.nvalues
         self.numpmid = numpmid
         self.nvalues = nvalues
+        self.pmid = ffi.unpack(c.pmid, numpmid)
+        self.numval = ffi.unpack(c.numval, numpmid)
+        self.valfmt = ffi.unpack(c.valfmt, numpmid)
+        self.first = ffi.unpack(c.first, numpmid)
         self._inst = None
         self._vtype = None
         self._ival = None
@@ -272,16 +273,6 @@ class FlatResult:
             ival=col(0, np.int64, n), dval=col(nv * 8, np.float64, n),
             boff=col(nv * 24, np.uint32, n), blen=col(nv * 28, np.uint32, n),
             data=self.pdu)
-
-    # Per-set columns as Python lists, unpacked on first use (a result that only goes
-    # from C function to C function, as a derived fetch's, never is); later reads are
-    # plain slot reads.
-    def __getattr__(self, name: str) -> Any:
-        if name in _SET_COLUMNS:
-            value = ffi.unpack(getattr(self.c, name), self.numpmid)
-            setattr(self, name, value)
-            return value
-        raise AttributeError(name)
 
     # Per-value columns as Python lists, unpacked once on first use.
     @property
