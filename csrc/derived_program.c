@@ -414,6 +414,70 @@ pcp_derived_table_add(pcp_dnode *np, int32_t inst, int32_t match)
     return 0;
 }
 
+/* which operands an op reads: 1 left, 2 right */
+static int
+operands_of(int32_t op)
+{
+    switch (op) {
+    case N_INTEGER: case N_NAME: case N_DOUBLE: case N_DEFINED: case N_ANON: case N_SCALE:
+    case N_PATTERN: case N_COLON:
+        return 0;
+    case N_DELTA: case N_RATE: case N_NOT: case N_NEG: case N_RESCALE: case N_INSTANT:
+    case N_AVG: case N_COUNT: case N_SUM: case N_MAX: case N_MIN: case N_SCALAR:
+        return 1;
+    case N_FILTERINST:
+        return 2;
+    default:
+        return 3;       /* the binary operators, and ?: (its right a COLON) */
+    }
+}
+
+static int
+empty_state(const pcp_dnode *np)
+{
+    return np->cur.cap == 0 && np->cur.inst == NULL && np->cur.val == NULL &&
+           np->cur.numval == 0 && np->last.cap == 0 && np->last.inst == NULL &&
+           np->last.val == NULL && np->last.numval == 0 && np->table_inst == NULL &&
+           np->table_match == NULL && np->table_used == NULL && np->ntable == 0 &&
+           np->table_cap == 0 && np->unknown == NULL && np->nunknown == 0 &&
+           np->unknown_cap == 0 && np->exact_state == PCP_DEXACT_UNKNOWN;
+}
+
+int
+pcp_derived_program_check(const pcp_dprogram *prog)
+{
+    int32_t i, n = prog->nnodes;
+
+    if (n <= 0 || prog->nodes == NULL)
+        return PM_ERR_CONV;
+    for (i = 0; i < n; i++) {
+        const pcp_dnode *np = &prog->nodes[i];
+        int uses = operands_of(np->op);
+        if (np->op < N_INTEGER || np->op > N_SCALAR || np->type < 0 || np->type > 5 /* PM_TYPE_DOUBLE */ ||
+            np->otype < 0 || np->otype > 5 || !empty_state(np))
+            return PM_ERR_CONV;
+        if (np->left < -1 || np->left >= i || np->right < -1 || np->right >= i)
+            return PM_ERR_CONV;
+        if (((uses & 1) && np->left < 0) || ((uses & 2) && np->right < 0))
+            return PM_ERR_CONV;
+        if (np->left >= 0 && prog->nodes[np->left].parent != i)
+            return PM_ERR_CONV;
+        if (np->right >= 0 && prog->nodes[np->right].parent != i)
+            return PM_ERR_CONV;
+        if (i == n - 1 ? np->parent != -1 : (np->parent <= i || np->parent >= n))
+            return PM_ERR_CONV;
+        if (np->op == N_QUEST) {
+            const pcp_dnode *colon = &prog->nodes[np->right];
+            if (colon->op != N_COLON || colon->left < 0 || colon->right < 0)
+                return PM_ERR_CONV;
+        }
+        if (np->op == N_FILTERINST && np->filter != PCP_DFILTER_EXACT &&
+            np->filter != PCP_DFILTER_REGEX)
+            return PM_ERR_CONV;
+    }
+    return 0;
+}
+
 void
 pcp_derived_program_free(pcp_dprogram *prog)
 {

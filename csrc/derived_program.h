@@ -103,6 +103,13 @@ int pcp_derived_plan_fill(pcp_dplan *plan, const pcp_result *r, const uint8_t *d
  * changes when it is known already). Returns 0 or an error code (no memory). */
 int pcp_derived_table_add(pcp_dnode *node, int32_t inst, int32_t match);
 
+/* Whether a program can be run: every node's type numeric (PM_TYPE_32 .. DOUBLE) and
+ * its op known, operands before the nodes that use them (post-order) and present where
+ * the op reads them, each node's parent the node that names it, the root last, the
+ * evaluation state empty. The compiler's programs pass; run nothing that does not.
+ * Returns 0 or PM_ERR_CONV. */
+int pcp_derived_program_check(const pcp_dprogram *prog);
+
 /* Release the buffers of a program's nodes (not the nodes themselves). */
 void pcp_derived_program_free(pcp_dprogram *prog);
 

@@ -64,6 +64,9 @@ class Program:
         prog = ffi.new("pcp_dprogram *")
         prog.nnodes = len(nodes)
         prog.nodes = c_nodes
+        sts = lib.pcp_derived_program_check(prog)
+        if sts < 0:
+            raise pmErr(sts)            # not a tree this compiler makes
         # the buffers C allocated go with the program (c_nodes kept alive until then)
         self.c = ffi.gc(prog, lambda p, keep=c_nodes: lib.pcp_derived_program_free(p))
         self._keep = c_nodes
