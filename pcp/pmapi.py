@@ -294,12 +294,10 @@ class pmContext(object):
         return host.pmns_location
 
     def _names(self) -> Any:
-        """What answers this context's name operations: the loaded PMNS if there is one
-        (every context's, as in libpcp), else the context's source."""
-        host = self._use()
-        if not _pmns.ATTEMPTED:
-            return host
-        return _pmns.LocalNames(_pmns.LOADED)
+        """What answers this context's name operations: the context, whose PMNS is the
+        loaded one when there is one (every context's, as in libpcp), with the derived
+        metrics added."""
+        return self._use()
 
     def pmLoadNameSpace(self, filename: Any) -> int:
         """Load a PMNS file (PMNS(5), read as it is, a pmid may have several names) for

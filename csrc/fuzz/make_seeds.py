@@ -367,6 +367,53 @@ def derived_chunk_seeds() -> dict:
     }
 
 
+def derived_program_seeds() -> dict:
+    """fuzz_derived_program: programs the compiler makes (post-order, parents linked)
+    over pmids 1 and 2, each run over three fetches of two 32-bit sets of 3 values."""
+    nodes_of = {
+        # x + 1
+        "plus": [(2, 0, -1, -1, 2), (1, 0, -1, -1, 2), (3, 0, 0, 1, -1)],
+        # x > 0 ? x : -x
+        "quest": [(2, 0, -1, -1, 2), (1, 0, -1, -1, 2), (21, 1, 0, 1, 7),
+                  (2, 0, -1, -1, 6), (2, 0, -1, -1, 5), (26, 0, 4, -1, 6),
+                  (28, 0, 3, 5, 7), (27, 0, 2, 6, -1)],
+        # matchinst(/x/, x) * 2
+        "matchinst": [(33, 0, -1, -1, 2), (2, 0, -1, -1, 2), (32, 0, 0, 1, 4),
+                      (1, 0, -1, -1, 4), (5, 0, 2, 3, -1)],
+        # rate(x), delta(y)
+        "rate": [(2, 0, -1, -1, 1), (14, 5, 0, -1, -1)],
+        "delta": [(2, 0, -1, -1, 1), (9, 0, 0, -1, -1)],
+        # count(x[i])
+        "count_exact": [(33, 0, -1, -1, 2), (2, 0, -1, -1, 2), (32, 0, 0, 1, 3),
+                        (8, 1, 2, -1, -1)],
+    }
+    filters = {"matchinst": 2, "count_exact": 1}
+
+    def node(op, type_, left, right, parent, name):
+        pmid = 2 if name == "delta" else 1
+        save = 1 if name in ("rate", "delta") and op == 2 else 0
+        constant = struct.pack(">II", 0, 1)
+        return bytes([op - 1, type_ + 1, left & 0xFF, right & 0xFF, parent & 0xFF, 1, 1, 1, pmid,
+                      save, type_ + 1, 1 if op == 21 else 0, 1, 1, 0, 7]) + constant + \
+            bytes([filters.get(name, 0) if op == 32 else 0])
+
+    def result(sec):
+        out = bytes([1, 6, sec]) + be(0) + bytes([0])
+        for pmid in (1, 2):
+            out += bytes([pmid, 3 + 2, 0, 0])
+        for k in range(6):
+            out += bytes([k % 3 + 1, 0]) + struct.pack(">Q", 10 * sec + k) + be(k) + \
+                bytes([0, 0])
+        return out
+
+    seeds = {}
+    for name, nodes in nodes_of.items():
+        body = bytes([len(nodes) - 1]) + b"".join(node(*n, name) for n in nodes) + bytes([1])
+        body += b"".join(result(sec) + bytes([1, 1, 1, 0, 1, 1]) for sec in (1, 2, 3))
+        seeds[name] = body
+    return seeds
+
+
 def main() -> None:
     import sys
     if len(sys.argv) == 4 and sys.argv[1] == "--from-archive":
@@ -406,6 +453,7 @@ def main() -> None:
         "fuzz_convert": convert_seeds(),
         "fuzz_write": write_seeds(),
         "fuzz_derived_chunk": derived_chunk_seeds(),
+        "fuzz_derived_program": derived_program_seeds(),
     }
     for harness, files in corpora.items():
         d = SEEDS / harness

@@ -76,6 +76,9 @@ def fix_client_side_sets(flat) -> None:
     """libpcp's post-fetch rewrite: pmcd answers PM_ERR_NOAGENT for the anonymous
     metrics, which libpcp reports as having no values (numval 0). libpcp 6.0.3 leaves
     PM_ERR_NOAGENT alone for PM_ID_NULL (protocol.md 9.3 step 7 describes 7.x)."""
+    numval = flat.numval
+    if PM_ERR_NOAGENT not in numval:
+        return
     for i, pmid in enumerate(flat.pmid):
-        if flat.numval[i] == PM_ERR_NOAGENT and pmid in BY_PMID:
-            flat.numval[i] = flat.c.numval[i] = 0
+        if numval[i] == PM_ERR_NOAGENT and pmid in BY_PMID:
+            numval[i] = flat.c.numval[i] = 0

@@ -161,10 +161,9 @@ def test_dump_raw_hex_as_pmdumplog(suffix):
 
 
 def test_an_alternative_namespace_as_pmdumplog_and_pminfo_read_it(tmp_path, monkeypatch):
-    """-n FILE (libpcp's standard option): names from that PMNS, the archive's culled.
-    (Known difference: libpcp adds PCP_DERIVED_CONFIG's derived metrics to a PMNS
-    loaded by -n, pcp-native does not yet; the reference runs without them here.)"""
-    monkeypatch.setenv("PCP_DERIVED_CONFIG", "")
+    """-n FILE (libpcp's standard option): names from that PMNS, the archive's culled,
+    with the default configuration's derived metrics added to it as libpcp adds them."""
+    monkeypatch.delenv("PCP_DERIVED_CONFIG", raising=False)
     pmns = tmp_path / "pmns"
     pmns.write_text("root {\n    foo\n}\nfoo {\n    load\t60:2:0\n    one\t29:0:1\n}\n")
     for flags in (["-d"], ["-m"], ["-dm", "foo"]):

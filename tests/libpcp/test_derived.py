@@ -312,6 +312,75 @@ def test_archive_instance_changes(corpus):
         _compare(_program(2, corpus["v2"], exprs, mode, fetches=40))
 
 
+PLANS = r"""
+import os
+os.environ["PCP_DERIVED_CONFIG"] = ""
+ARCHIVE, MODE, FETCHES = %(args)r
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
+other = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
+exprs = [["dplan.a", "delta(sample.seconds)"], ["dplan.b", "rate(sample.milliseconds) + 1"],
+         ["dplan.c", "matchinst(/bin-[1-5]/, sample.bin) * 2"],
+         ["dplan.d", "sample.bin[bin-300] + count(sample.bad.novalues)"],
+         ["dplan.e", "sample.string.hullo"]]
+for name, expr in exprs:
+    ctx.pmRegisterDerived(name, expr)
+a, b, c, d, e = [int(ctx.pmLookupName(name)[0]) for name, _ in exprs]
+late = max(a, b, c, d, e) + 1           # the pmid the next derived metric will have
+types = {}
+def image(res):
+    out = []
+    for i in range(res.contents.numpmid):
+        pmid = res.contents.get_pmid(i)
+        numval = res.contents.get_numval(i)
+        vs = [pmid, numval]
+        if numval > 0:
+            if pmid not in types:
+                types[pmid] = ctx.pmLookupDesc(pmid).contents.type
+            t = types[pmid]
+            for j in range(numval):
+                vl = res.contents.get_vlist(i, j)
+                vs.append([res.contents.get_inst(i, j),
+                           catch(lambda: ctx.pmExtractValue(res.contents.get_valfmt(i), vl, t,
+                                                            t).dref(t))])
+        out.append(vs)
+    return out
+label = ctx.pmGetArchiveLabel()
+if MODE == "forw":
+    ctx.pmSetMode(c_api.PM_MODE_FORW, label.start, 0)
+else:
+    ctx.pmSetMode(c_api.PM_MODE_INTERP, label.start, 20)     # 130 fetches in 3 seconds
+# requests sharing metrics (their delta() and rate() state is the metric's), a metric
+# asked for twice, with a string, a pmid before and after another context registers it
+requests = [[a, c], [c], [a, c, d], [b, b, c], [d, a, late, c], [e, c, a], [a, c, d], [late]]
+R = []
+for k in range(FETCHES):
+    if k == FETCHES // 3:
+        other.pmRegisterDerived("dplan.late", "sample.long.one * 3 + sample.bin")
+    if k == FETCHES // 2:
+        ctx.pmLookupName("dplan.late")      # libpcp's fetch sees it from here on
+    req = requests[k %% len(requests)]
+    try:
+        res = ctx.pmFetch((ctypes.c_uint * len(req))(*req))
+    except pmapi.pmErr as err:
+        R.append(err_info(err))
+        continue
+    R.append(image(res))
+RESULT = R
+"""
+
+
+@pytest.mark.parametrize("mode", ["forw", "interp"])
+def test_requests_share_metric_state(corpus, mode):
+    """Each request is evaluated by a plan made on its first fetch: metrics asked for in
+    several requests keep one state, a metric asked for twice is evaluated twice (as
+    libpcp does), a derived metric registered later (in another context) is fetched
+    by requests made before it once a name operation has taken it into this context;
+    matchinst() past its table's compaction (100 uses)."""
+    ref = _compare(PLANS % {"args": (corpus["v2"], mode, 130 if mode == "interp" else 36)})
+    values = [vs for f in ref if isinstance(f, list) for vs in f if vs[1] > 0]
+    assert any(vs[0] == (511 << 22) | 8 for vs in values)      # dplan.late had values
+
+
 # ---- syntax errors -------------------------------------------------------------------
 
 MALFORMED = [

@@ -14,7 +14,7 @@ import pytest
 from support import difftest
 
 PROGRAM = r'''
-import json, os, sys
+import ctypes, json, os, sys
 from pcp import pmapi
 import cpmapi as c_api
 errfile = os.environ["PCP_STDERR"]
@@ -35,8 +35,10 @@ def messages():
     return text
 
 mode, path = sys.argv[1], sys.argv[2]
+DERIVED = json.loads(sys.argv[3]) if len(sys.argv) > 3 else []
 R = {}
 ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, "local:")
+R["register"] = [catch(ctx.pmRegisterDerived, name, expr) for name, expr in DERIVED]
 if mode == "api":
     R["load"] = catch(ctx.pmLoadNameSpace, path)
 else:
@@ -63,6 +65,27 @@ pmids = [(1 << 22) | (2 << 10) | 3, (1 << 22) | (2 << 10) | 4, (29 << 22) | 10,
          (5 << 22) | 5, (511 << 22) | (30 << 10), 0xfffffffe, (511 << 22) | (3 << 10) | 7]
 R["name_all"] = [catch(ctx.pmNameAll, p) for p in pmids]
 R["name_id"] = [catch(ctx.pmNameID, p) for p in pmids]
+if DERIVED:
+    dnames = [name for name, _ in DERIVED]
+    R["derived_lookup"] = {n: catch(lambda n=n: list(ctx.pmLookupName(n))) for n in dnames}
+    R["derived_children"] = {n: catch(ctx.pmGetChildren, n) for n in dnames + ["a.dnew", "dtop"]}
+    R["derived_desc"] = {}
+    R["derived_values"] = {}
+    for n, p in zip(dnames, ctx.pmLookupName(dnames, relaxed=1)):
+        if p == c_api.PM_ID_NULL:
+            continue
+        R["derived_names"] = R.get("derived_names", []) + [catch(ctx.pmNameAll, p), catch(ctx.pmNameID, p)]
+        try:
+            d = ctx.pmLookupDesc(p).contents
+            R["derived_desc"][n] = [d.pmid, d.type, d.indom, d.sem]
+            res = ctx.pmFetch((ctypes.c_uint * 1)(p))
+            vs = res.contents.get_vset(0).contents
+            R["derived_values"][n] = [vs.numval] + [
+                ctx.pmExtractValue(vs.valfmt, vs.vlist[i], d.type, c_api.PM_TYPE_DOUBLE).d
+                for i in range(max(vs.numval, 0))]
+            ctx.pmFreeResult(res)
+        except pmapi.pmErr as e:
+            R["derived_values"][n] = ["pmErr", e.args[0]]
 R["again"] = catch(ctx.pmLoadNameSpace, path)
 R["unload"] = catch(ctx.pmUnLoadNameSpace)
 R["after_unload"] = [catch(ctx.pmGetPMNSLocation), catch(lambda: list(ctx.pmLookupName("sample.long.one")))]
@@ -140,6 +163,11 @@ def files(tmp_path_factory):
 
 # PMNS files whose failed load leaves libpcp 6.0.3 with a half-built PMNS that crashes it
 REFERENCE_CRASHES = {"no_root", "empty", "two_roots", "missing_block", "disconnected"}
+# derived metrics over the loaded PMNS: a sum of a metric it names, a new subtree, a
+# name it already has (the real metric wins), operands it does not name, one pmcd has
+DERIVED = [["a.b.dsum", "sample.long.one * 2 + 1"], ["a.dnew.leaf", "sample.long.one"],
+           ["x.y", "sample.long.one"], ["dtop.bad", "no.such.metric + 1"],
+           ["dtop.remote", "sample.long.ten"], ["top.under", "sample.long.one"]]
 CASES = [(mode, name) for name in list(FILES) + ["missing"] for mode in ("api", "n", "N")]
 
 
@@ -149,9 +177,8 @@ def test_pmns_file_as_the_official_binding(reference_binding, pmcd, files, mode,
     for ours in (False, True):
         errfile = os.path.join(difftest._cwd(), "pmns-stderr-%s" % ours)
         open(errfile, "w").close()
-        # libpcp's default derived metrics would add their names to the PMNS: they are
-        # not implemented by pcp-native yet (issue 15), so both sides go without them
-        env = {"PCP_STDERR": errfile, "PCP_DERIVED_CONFIG": ""}
+        # libpcp's default derived metrics add their names to the PMNS, on both sides
+        env = {"PCP_STDERR": errfile}
         runs.append(difftest.run_script(PROGRAM, [mode, files[name]], ours, env))
     ref_run, our_run = runs
     assert our_run["status"] == 0, our_run["stderr"]
@@ -168,3 +195,30 @@ def test_pmns_file_as_the_official_binding(reference_binding, pmcd, files, mode,
     ref = json.loads(ref_run["stdout"].strip().splitlines()[-1])
     for key in ref:
         difftest.assert_equal(got.get(key), ref[key], "%s %s: %s" % (mode, name, key))
+
+
+@pytest.mark.parametrize("mode", ["api", "n", "N"])
+@pytest.mark.parametrize("config", ["default", "none"])
+def test_derived_names_in_a_loaded_pmns(reference_binding, pmcd, files, mode, config):
+    """libpcp adds the derived metrics to a loaded PMNS as to any other: pmLookupName,
+    pmGetChildren(Status), pmTraversePMNS, pmNameID/pmNameAll (registered ones and, with
+    the default configuration, the shipped ones), bound over the loaded names."""
+    runs = []
+    for ours in (False, True):
+        errfile = os.path.join(difftest._cwd(), "pmns-derived-stderr-%s" % ours)
+        open(errfile, "w").close()
+        env = {"PCP_STDERR": errfile}
+        if config == "none":
+            env["PCP_DERIVED_CONFIG"] = ""
+        runs.append(difftest.run_script(PROGRAM, [mode, files["good"], json.dumps(DERIVED)],
+                                        ours, env))
+    ref_run, our_run = runs
+    assert ref_run["status"] == 0, ref_run["stderr"]
+    assert our_run["status"] == 0, our_run["stderr"]
+    ref = json.loads(ref_run["stdout"].strip().splitlines()[-1])
+    got = json.loads(our_run["stdout"].strip().splitlines()[-1])
+    # the test must see derived names: a.b's children and the whole traversal have them
+    assert "dsum" in ref["children"]["a.b"], ref["children"]["a.b"]
+    assert "a.b.dsum" in ref["traverse"][""], ref["traverse"][""]
+    for key in ref:
+        difftest.assert_equal(got.get(key), ref[key], "%s %s: %s" % (mode, config, key))

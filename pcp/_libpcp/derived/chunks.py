@@ -6,8 +6,8 @@ kept in the nodes from one chunk to the next. Where the matrices come from does 
 matter: an archive scan (pcp._bulk.derived_columns) or a time grid give them alike.
 
 Only trees whose every node holds numbers are evaluated here (evaluable_in_c); the
-values are those kernels.evaluate gives for the same fetch, row by row, no value ever
-becoming a Python object."""
+values are those pmFetch gives for the same fetch (pcp._libpcp.derived.program), row
+by row, no value ever becoming a Python object."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple

@@ -4,24 +4,26 @@ libpcp 6.0.3 does in every context it makes (derive.c's __dm* hooks). It asks no
 the context it wraps beyond the Protocol, so both kinds get the same behaviour."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
                                  PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
 from pcp._core.errors import pmErr
-from pcp._core.wire import DYNAMIC_DOMAIN, FEATURE_DESCS
+from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
+from pcp._libpcp import pmns as _pmns
 from pcp._libpcp.anon import is_derived, stitch_children
 from pcp._libpcp.derived import bind as _bind, kernels as _kernels
 from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
 from pcp._libpcp.derived.nodes import N, Node
+from pcp._libpcp.derived.program import Plan, Program
 from pcp._libpcp.derived.registry import REGISTRY, Metric
 
 
 class _Entry:
     """One global derived metric as this context sees it: bound on first use."""
 
-    __slots__ = ("metric", "bound", "tree", "operands", "numeric")
+    __slots__ = ("metric", "bound", "tree", "operands", "numeric", "program")
 
     def __init__(self, metric: Metric) -> None:
         self.metric = metric
@@ -29,6 +31,7 @@ class _Entry:
         self.tree: Optional[Node] = None
         self.operands: List[int] = []      # the pmids a fetch of it needs
         self.numeric = False                # every node numeric: evaluated in C
+        self.program: Optional[Program] = None
 
 
 def _operand_pmids(np: Optional[Node], out: List[int]) -> None:
@@ -58,6 +61,7 @@ class DerivedContext:
         self.entries: List[_Entry] = []
         self.by_name: Dict[bytes, _Entry] = {}
         self.by_pmid: Dict[int, _Entry] = {}
+        self._plans: Dict[Tuple[int, ...], Any] = {}
         self._refresh()
 
     def _refresh(self) -> None:
@@ -65,6 +69,7 @@ class DerivedContext:
         metrics = REGISTRY.metrics
         if len(self.entries) == len(metrics):
             return
+        self._plans.clear()             # a pmid asked for may be a new derived metric
         for metric in REGISTRY.snapshot()[len(self.entries):]:
             entry = _Entry(metric)
             self.entries.append(entry)
@@ -73,6 +78,15 @@ class DerivedContext:
             self.by_name[metric.name] = entry
             self.by_pmid[metric.pmid] = entry
 
+    def _names(self) -> Any:
+        """What answers the PMNS part of a name operation: the PMNS loaded with
+        pmLoadNameSpace when there is one (libpcp's PMNS_LOCAL, for every context), else
+        the wrapped context. The derived metrics are added to either, as libpcp's
+        pmns.c adds them whatever the PMNS location."""
+        if _pmns.ATTEMPTED:
+            return _pmns.LocalNames(_pmns.LOADED)
+        return self.inner
+
     # ---- binding
     def _bind(self, entry: _Entry) -> Optional[Node]:
         if entry.bound:
@@ -80,7 +94,7 @@ class DerivedContext:
         entry.bound = True          # set first: a definition that names itself fails
         metric = entry.metric
         try:
-            _, ids = self.inner.lookup_names([metric.name])
+            _, ids = self._names().lookup_names([metric.name])
             if ids and ids[0] != PM_ID_NULL and not is_derived(ids[0]):
                 return None         # a real metric of that name wins
         except pmErr:
@@ -89,6 +103,8 @@ class DerivedContext:
                                 self.desc)
         _operand_pmids(entry.tree, entry.operands)
         entry.numeric = entry.tree is not None and _kernels.all_numeric(entry.tree)
+        if entry.numeric:
+            entry.program = Program(entry.tree)
         return entry.tree
 
     def _lookup_one(self, name: bytes) -> int:
@@ -121,7 +137,7 @@ class DerivedContext:
         with self._lock:
             failure: Optional[pmErr] = None
             try:
-                resolved, pmids = self.inner.lookup_names(names)
+                resolved, pmids = self._names().lookup_names(names)
                 pmids = list(pmids)
             except pmErr as e:
                 filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else None
@@ -148,13 +164,13 @@ class DerivedContext:
             entry = self._entry(pmid)
             if entry is not None:
                 return [entry.metric.name]
-            return self.inner.name_all(pmid)
+            return self._names().name_all(pmid)
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         with self._lock:
             failure: Optional[pmErr] = None
             try:
-                names, status = self.inner.children(name, with_status)
+                names, status = self._names().children(name, with_status)
                 names = list(names)
                 status = list(status) if status is not None else None
             except pmErr as e:
@@ -194,9 +210,10 @@ class DerivedContext:
         return out or None
 
     def traverse(self, name: bytes) -> List[bytes]:
-        if self.inner.pmns_location != PMNS_REMOTE:
-            # libpcp walks a local (archive) PMNS node by node through pmGetChildren,
-            # derived children included, unbound ones too
+        source = self._names()
+        if source is not self.inner or self.inner.pmns_location != PMNS_REMOTE:
+            # libpcp walks a local (loaded or archive) PMNS node by node through
+            # pmGetChildren, derived children included, unbound ones too
             with self._lock:
                 out: List[bytes] = []
                 self._walk(name, out)
@@ -204,7 +221,7 @@ class DerivedContext:
         with self._lock:
             failure: Optional[pmErr] = None
             try:
-                names = list(self.inner.traverse(name))
+                names = list(source.traverse(name))
             except pmErr as e:
                 if e.code != PM_ERR_NAME:
                     raise
@@ -291,30 +308,56 @@ class DerivedContext:
 
     # ---- values
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[Any, int]:
-        if not any(((p >> 22) & 0x1FF) == DYNAMIC_DOMAIN for p in pmids):
-            return self.inner.fetch(pmids, highres)         # the common case: no derived
+        key = pmids if type(pmids) is tuple else tuple(pmids)
         with self._lock:
-            self._refresh()
-            wanted = [self.by_pmid.get(p) if is_derived(p) else None for p in pmids]
-            if all(e is None for e in wanted):
+            # no refresh here: libpcp's __dmprefetch sees the global metrics registered
+            # since this context last took them in (a name operation does) as unknown
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plan(key)
+            if plan is _NO_DERIVED:
                 return self.inner.fetch(pmids, highres)
-            trees: List[Optional[Node]] = []
-            extra: List[int] = []
-            for entry in wanted:
-                tree = self._bind(entry) if entry is not None else None
-                trees.append(tree)
-                if tree is not None:
-                    extra.extend(entry.operands)
-            listed = set(pmids)
-            request = list(pmids)
-            for pmid in extra:
+            flat, changes = self.inner.fetch(plan.request, highres)
+            if type(plan) is Plan:
+                return plan.result(flat, self), changes
+            return self._rewrite_python(flat, key, plan), changes
+
+    def _plan(self, pmids: Tuple[int, ...]) -> Any:
+        """How a request is fetched (made on its first fetch, kept until the registry or
+        the connection changes): _NO_DERIVED, a Plan (numeric derived metrics, in C), or
+        a _PythonPlan."""
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        wanted = [self.by_pmid.get(p) if is_derived(p) else None for p in pmids]
+        if all(e is None for e in wanted):
+            self._plans[pmids] = _NO_DERIVED
+            return _NO_DERIVED
+        trees = [self._bind(entry) if entry is not None else None for entry in wanted]
+        listed = set(pmids)
+        request = list(pmids)
+        for entry, tree in zip(wanted, trees):
+            if tree is None:
+                continue
+            for pmid in entry.operands:
                 if pmid not in listed:
                     listed.add(pmid)
                     request.append(pmid)
-            flat, changes = self.inner.fetch(request, highres)
-            return self._rewrite(flat, pmids, wanted, trees), changes
+        derived = [p for p, e in zip(pmids, wanted) if e is not None]
+        if (all(e is None or e.tree is None or e.numeric for e in wanted)
+                and len(set(derived)) == len(derived)):
+            plan: Any = Plan(pmids, request,
+                             [e.program if e is not None and e.tree is not None else None
+                              for e in wanted],
+                             [e is not None and e.tree is None for e in wanted],
+                             [t.desc[1] if t is not None else 0 for t in trees])
+        else:
+            plan = _PythonPlan(tuple(request), wanted, trees)
+        self._plans[pmids] = plan
+        return plan
 
-    def _name_instance(self, indom: int, inst: int, stamp: Tuple[int, int]) -> Optional[bytes]:
+    def derived_instance_name(self, indom: int, inst: int,
+                              stamp: Tuple[int, int]) -> Optional[bytes]:
+        """The name of an instance at the time of a fetch (matchinst())."""
         inner = self.inner
         saved = getattr(inner, "origin", None)
         if saved is not None:
@@ -328,53 +371,31 @@ class DerivedContext:
             if saved is not None:
                 inner.origin = saved
 
-    def _lookup_instance(self, indom: int, name: bytes) -> Optional[int]:
+    def derived_instance_id(self, indom: int, name: bytes) -> Optional[int]:
+        """The one instance of that name (metric[name])."""
         try:
             insts, _ = self.inner.instances(indom, -1, name)
         except pmErr:
             return None
         return insts[0] if len(insts) == 1 else None
 
-    def _rewrite(self, flat: FlatResult, pmids: Sequence[int], wanted: List[Optional[_Entry]],
-                 trees: List[Optional[Node]]) -> FlatResult:
-        """__dmpostfetch: the result for the pmids asked for, derived ones computed (in
-        C, and assembled in C, when every derived metric asked for is numeric)."""
-        stamp = (flat.sec, flat.nsec)
-        ops = Operands(flat, lambda indom, inst: self._name_instance(indom, inst, stamp),
-                       self._lookup_instance)
-        derived = [p for p, e in zip(pmids, wanted) if e is not None]
-        if (all(e is None or e.tree is None or e.numeric for e in wanted)
-                and len(set(derived)) == len(derived)):
-            src_set, numvals, roots = [], [], []
-            for j, (entry, tree) in enumerate(zip(wanted, trees)):
-                if entry is None:
-                    src_set.append(j)
-                    numvals.append(0)
-                    roots.append(None)
-                    continue
-                numval = PM_ERR_PMID if tree is None else _kernels.evaluate(tree, ops)
-                src_set.append(-1)
-                numvals.append(numval)
-                roots.append(tree if numval > 0 else None)
-            return _kernels.assemble(flat, pmids, src_set, numvals, roots)
-        return self._rewrite_python(flat, pmids, wanted, trees, ops, stamp)
-
     def _rewrite_python(self, flat: FlatResult, pmids: Sequence[int],
-                        wanted: List[Optional[_Entry]], trees: List[Optional[Node]],
-                        ops: Operands, stamp: Tuple[int, int]) -> FlatResult:
-        """The same, assembled value by value (a derived string or aggregate is asked
-        for, or a derived metric twice)."""
+                        plan: "_PythonPlan") -> FlatResult:
+        """__dmpostfetch assembled value by value (a derived string or aggregate is asked
+        for, or a derived metric twice: each is evaluated where it is asked for)."""
+        stamp = (flat.sec, flat.nsec)
+        ops = Operands(flat, lambda indom, inst: self.derived_instance_name(indom, inst, stamp),
+                       self.derived_instance_id)
         sets: List[Tuple[int, int, int]] = []
         values: List[tuple] = []
         for j, pmid in enumerate(pmids):
-            entry, tree = wanted[j], trees[j]
+            entry, tree = plan.wanted[j], plan.trees[j]
             if entry is not None:
                 if tree is None:
                     sets.append((pmid, PM_ERR_PMID, 0))
                     continue
                 if entry.numeric:
-                    numval = _kernels.evaluate(tree, ops)
-                    insts, vals = _kernels.values_of(tree, numval) if numval > 0 else ([], [])
+                    numval, insts, vals = entry.program.evaluate(flat, self)
                 else:
                     numval = evaluate(tree, ops)
                     insts, vals = (tree.state.insts[:numval], tree.state.vals[:numval]) \
@@ -393,4 +414,16 @@ class DerivedContext:
                 for k in range(first, first + numval):
                     values.append((flat.inst[k], flat.vtype[k], flat.ival[k], flat.dval[k],
                                    flat.payload(k)))
-        return FlatResult.assemble(stamp, sets, values)
+        return FlatResult.assemble((flat.sec, flat.nsec), sets, values)
+
+
+class _PythonPlan(NamedTuple):
+    """A request fetched through _rewrite_python: what is sent, and per pmid asked for
+    its derived metric (None for the others) and bound tree."""
+    request: Tuple[int, ...]
+    wanted: List[Optional[_Entry]]
+    trees: List[Optional[Node]]
+
+
+_NO_DERIVED = object()          # a request without derived metrics: the context's own
+_MAX_PLANS = 256                # requests remembered per context (a tool asks a few)
