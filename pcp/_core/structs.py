@@ -77,8 +77,12 @@ class timeval(Structure):
         return cls(*_parse(interval, interval_timeval))
 
     def sleep(self) -> None:
-        """Block for the interval this timeval describes."""
-        time.sleep(float(self))
+        """Block for the interval this timeval describes (none at all when it is zero or
+        negative, as nanosleep(2) returns at once for those: an archive replay's pause
+        is zero and should cost no system call)."""
+        seconds = float(self)
+        if seconds > 0:
+            time.sleep(seconds)
 
 
 class timespec(Structure):
@@ -114,8 +118,10 @@ class timespec(Structure):
         return cls(*_parse(interval, interval_timespec))
 
     def sleep(self) -> None:
-        """Block for the interval this timespec describes."""
-        time.sleep(float(self))
+        """Block for the interval this timespec describes (see timeval.sleep)."""
+        seconds = float(self)
+        if seconds > 0:
+            time.sleep(seconds)
 
 
 class tm(Structure):
