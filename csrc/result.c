@@ -68,6 +68,49 @@ static void store_insitu_value(pcp_result *out, int32_t k, int32_t inst, int32_t
     out->blen[k] = 0;
 }
 
+/* The next value of a set (its instance and word at the cursor): an INSITU word, or the
+ * block its DPTR word points at, checked; stored as value k of `out` when out is not
+ * NULL. A block's payload is left in *poff / *plen. Returns 0 or -1. */
+static int take_value(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                      size_t sets_end, pcp_cursor *c, int32_t valfmt, pcp_result *out,
+                      int32_t k, size_t *poff, uint32_t *plen)
+{
+    int32_t inst = pcp_read_i32(c);
+    int32_t word = pcp_read_i32(c);
+    if (c->bad)
+        return -1;
+    if (valfmt == PM_VAL_INSITU) {
+        if (out)
+            store_insitu_value(out, k, inst, word);
+        return 0;
+    }
+    uint32_t vtype;
+    if (locate_block(buf, len, layout, sets_end, word, &vtype, poff, plen) < 0)
+        return -1;
+    if (out)
+        store_block_value(buf, out, k, inst, vtype, *poff, *plen);
+    return 0;
+}
+
+/* One value set's header read and its values stepped over, checked: the pmid and numval
+ * (its values, when > 0, lie in the buffer with a valid valfmt). Returns 0 or -1. */
+static int skip_set(pcp_cursor *c, uint32_t *pmid, int32_t *numval)
+{
+    *pmid = pcp_read_u32(c);
+    *numval = pcp_read_i32(c);
+    if (c->bad)
+        return -1;
+    if (*numval <= 0)
+        return 0;
+    int32_t valfmt = pcp_read_i32(c);
+    if (c->bad || valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
+        return -1;
+    if ((size_t)*numval > pcp_cursor_left(c) / 8)
+        return -1;
+    pcp_skip(c, (size_t)*numval * 8);
+    return c->bad ? -1 : 0;
+}
+
 /* Walk the value sets once. With out == NULL only validate and count; otherwise fill. */
 static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
                           int bad, int32_t *nvalues_out, pcp_result *out)
@@ -82,19 +125,12 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
     int64_t total = 0;
     for (int32_t i = 0; i < layout->numpmid; i++) {
-        pcp_skip(&c, 4); /* pmid */
-        int32_t numval = pcp_read_i32(&c);
-        if (c.bad)
+        uint32_t pmid;
+        int32_t numval;
+        if (skip_set(&c, &pmid, &numval) < 0)
             return bad;
-        if (numval <= 0)
-            continue;
-        int32_t valfmt = pcp_read_i32(&c);
-        if (c.bad || valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
-            return bad;
-        if ((size_t)numval > pcp_cursor_left(&c) / 8)
-            return bad;
-        pcp_skip(&c, (size_t)numval * 8);
-        total += numval;
+        if (numval > 0)
+            total += numval;
     }
     if (c.bad || total > INT32_MAX)
         return bad;
@@ -118,27 +154,15 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             out->first[i] = k;
         }
         for (int32_t j = 0; j < numval; j++, k++) {
-            int32_t inst = pcp_read_i32(&c);
-            int32_t word = pcp_read_i32(&c);
-            if (c.bad)
-                return bad;
-            if (valfmt == PM_VAL_INSITU) {
-                if (out)
-                    store_insitu_value(out, k, inst, word);
-                continue;
-            }
-            uint32_t vtype, plen;
+            uint32_t plen;
             size_t poff;
-            if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
+            if (take_value(buf, len, layout, sets_end, &c, valfmt, out, k, &poff, &plen) < 0)
                 return bad;
-            if (layout->strict) {
+            if (valfmt != PM_VAL_INSITU && layout->strict) {
                 blocks_bytes += pcp_pad4((size_t)plen + 4);
                 if (poff - 4 < lowest_block)
                     lowest_block = poff - 4;
             }
-            if (!out)
-                continue;
-            store_block_value(buf, out, k, inst, vtype, poff, plen);
         }
     }
     if (c.bad)
@@ -210,21 +234,13 @@ int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_lay
     pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
     int64_t kept_sets = 0, kept_values = 0;
     for (int32_t i = 0; i < layout->numpmid; i++) {
-        uint32_t pmid = pcp_read_u32(&c);
-        int32_t numval = pcp_read_i32(&c);
-        if (c.bad)
+        uint32_t pmid;
+        int32_t numval;
+        if (skip_set(&c, &pmid, &numval) < 0)
             return bad;
-        int take = keep(keep_ctx, pmid);
+        int take = keep(keep_ctx, pmid) != 0;
         kept_sets += take;
-        if (numval <= 0)
-            continue;
-        int32_t valfmt = pcp_read_i32(&c);
-        if (c.bad || valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
-            return bad;
-        if ((size_t)numval > pcp_cursor_left(&c) / 8)
-            return bad;
-        pcp_skip(&c, (size_t)numval * 8);
-        if (take)
+        if (take && numval > 0)
             kept_values += numval;
     }
     if (c.bad || kept_values > INT32_MAX)
@@ -256,19 +272,10 @@ int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_lay
         out->first[s] = k;
         s++;
         for (int32_t j = 0; j < numval; j++, k++) {
-            int32_t inst = pcp_read_i32(&c);
-            int32_t word = pcp_read_i32(&c);
-            if (c.bad)
-                return bad;
-            if (valfmt == PM_VAL_INSITU) {
-                store_insitu_value(out, k, inst, word);
-                continue;
-            }
-            uint32_t vtype, plen;
+            uint32_t plen;
             size_t poff;
-            if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
+            if (take_value(buf, len, layout, sets_end, &c, valfmt, out, k, &poff, &plen) < 0)
                 return bad;
-            store_block_value(buf, out, k, inst, vtype, poff, plen);
         }
     }
     if (c.bad)
