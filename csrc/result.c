@@ -68,27 +68,26 @@ static void store_insitu_value(pcp_result *out, int32_t k, int32_t inst, int32_t
     out->blen[k] = 0;
 }
 
-/* The next value of a set (its instance and word at the cursor): an INSITU word, or the
- * block its DPTR word points at, checked; stored as value k of `out` when out is not
- * NULL. A block's payload is left in *poff / *plen. Returns 0 or -1. */
+/* The next value of a set (its instance and word at the cursor), stored as value k of
+ * `out`: an INSITU word, or the block its DPTR word points at, checked. Returns 0 or
+ * -1. */
 static int take_value(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
                       size_t sets_end, pcp_cursor *c, int32_t valfmt, pcp_result *out,
-                      int32_t k, size_t *poff, uint32_t *plen)
+                      int32_t k)
 {
     int32_t inst = pcp_read_i32(c);
     int32_t word = pcp_read_i32(c);
     if (c->bad)
         return -1;
     if (valfmt == PM_VAL_INSITU) {
-        if (out)
-            store_insitu_value(out, k, inst, word);
+        store_insitu_value(out, k, inst, word);
         return 0;
     }
-    uint32_t vtype;
-    if (locate_block(buf, len, layout, sets_end, word, &vtype, poff, plen) < 0)
+    uint32_t vtype, plen;
+    size_t poff;
+    if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
         return -1;
-    if (out)
-        store_block_value(buf, out, k, inst, vtype, *poff, *plen);
+    store_block_value(buf, out, k, inst, vtype, poff, plen);
     return 0;
 }
 
@@ -154,15 +153,27 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             out->first[i] = k;
         }
         for (int32_t j = 0; j < numval; j++, k++) {
-            uint32_t plen;
-            size_t poff;
-            if (take_value(buf, len, layout, sets_end, &c, valfmt, out, k, &poff, &plen) < 0)
+            int32_t inst = pcp_read_i32(&c);
+            int32_t word = pcp_read_i32(&c);
+            if (c.bad)
                 return bad;
-            if (valfmt != PM_VAL_INSITU && layout->strict) {
+            if (valfmt == PM_VAL_INSITU) {
+                if (out)
+                    store_insitu_value(out, k, inst, word);
+                continue;
+            }
+            uint32_t vtype, plen;
+            size_t poff;
+            if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
+                return bad;
+            if (layout->strict) {
                 blocks_bytes += pcp_pad4((size_t)plen + 4);
                 if (poff - 4 < lowest_block)
                     lowest_block = poff - 4;
             }
+            if (!out)
+                continue;
+            store_block_value(buf, out, k, inst, vtype, poff, plen);
         }
     }
     if (c.bad)
@@ -272,9 +283,7 @@ int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_lay
         out->first[s] = k;
         s++;
         for (int32_t j = 0; j < numval; j++, k++) {
-            uint32_t plen;
-            size_t poff;
-            if (take_value(buf, len, layout, sets_end, &c, valfmt, out, k, &poff, &plen) < 0)
+            if (take_value(buf, len, layout, sets_end, &c, valfmt, out, k) < 0)
                 return bad;
         }
     }
