@@ -61,6 +61,13 @@ int pcp_archive_record_scan(const uint8_t *rec, size_t len, int version, int32_t
                             int32_t *nvalues);
 int pcp_archive_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out);
 
+/* The value sets of a record (read, and so checked, before) that `keep` accepts, as
+ * pcp_result_valuesets_keep takes them: count with out NULL, then fill. Returns 0 or
+ * PM_ERR_LOGREC. */
+int pcp_archive_record_keep(const uint8_t *rec, size_t len, int version,
+                            pcp_pmid_filter keep, const void *keep_ctx, int32_t *nsets,
+                            int32_t *nvalues, pcp_result *out);
+
 /* Many records at once, for bulk readers: columns the caller allocates, appended to. */
 typedef struct {
     int32_t rec_cap, set_cap, val_cap;  /* room in the arrays */

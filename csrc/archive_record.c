@@ -70,6 +70,22 @@ int pcp_archive_record_decode(const uint8_t *rec, size_t len, int version, pcp_r
     return pcp_result_valuesets_decode(rec, len - 4, &layout, PM_ERR_LOGREC, out);
 }
 
+int pcp_archive_record_keep(const uint8_t *rec, size_t len, int version,
+                            pcp_pmid_filter keep, const void *keep_ctx, int32_t *nsets,
+                            int32_t *nvalues, pcp_result *out)
+{
+    pcp_sets_layout layout;
+    int sts = record_layout(rec, len, version, &layout);
+    if (sts < 0)
+        return sts;
+    if (out != NULL) {
+        int32_t numpmid;
+        record_head(rec, version, &out->sec, &out->nsec, &numpmid);
+    }
+    return pcp_result_valuesets_keep(rec, len - 4, &layout, PM_ERR_LOGREC, keep, keep_ctx,
+                                     nsets, nvalues, out);
+}
+
 /* pmGetArchiveEnd's extra check: a mark must be exactly the fixed part and trailer. */
 static int paranoid_ok(const uint8_t *rec, size_t len, int version)
 {

@@ -72,6 +72,8 @@ typedef struct {
     uint64_t key;
     uint64_t used;          /* 0: the slot is empty */
     size_t len;
+    int32_t nmetrics;       /* the metrics declared when it was decoded: only their sets
+                               are kept, so a later declaration makes it stale */
     pcp_result res;
     void *mem;
     size_t cap;
@@ -646,15 +648,22 @@ int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_resul
     return ip->found;
 }
 
-/* The decoded form of record `key`: the slot that holds it, or the least recently used
- * slot refilled. NULL with *sts set when the record does not decode. */
+static int is_declared(const void *ctx, uint32_t pmid)
+{
+    return find_metric((const pcp_interp *)ctx, pmid) >= 0;
+}
+
+/* The decoded form of record `key`, only the value sets of declared metrics (the rest is
+ * skipped unread: folding ignores it, and the reader checked the whole record): the slot
+ * that holds it, or the least recently used slot refilled. NULL with *sts set when the
+ * record does not decode. */
 static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint8_t *rec,
                                         size_t len, int version, int *sts)
 {
     decoded_t *slot = &ip->decoded[0];
     for (int i = 0; i < DECODED_SLOTS; i++) {
         decoded_t *d = &ip->decoded[i];
-        if (d->used && d->key == key && d->len == len) {
+        if (d->used && d->key == key && d->len == len && d->nmetrics == ip->nmetrics) {
             d->used = ++ip->decode_clock;
             return &d->res;
         }
@@ -662,10 +671,11 @@ static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint
             slot = d;
     }
     slot->used = 0;
-    int32_t numpmid, nvalues;
-    if ((*sts = pcp_archive_record_scan(rec, len, version, &numpmid, &nvalues)) < 0)
+    int32_t nsets, nvalues;
+    if ((*sts = pcp_archive_record_keep(rec, len, version, is_declared, ip, &nsets, &nvalues,
+                                        NULL)) < 0)
         return NULL;
-    size_t need = pcp_result_mem_size(numpmid, nvalues);
+    size_t need = pcp_result_mem_size(nsets, nvalues);
     if (need > slot->cap) {
         /* malloc's alignment suits the 8-byte columns pcp_result_bind puts first */
         void *mem = malloc(need);
@@ -677,11 +687,13 @@ static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint
         slot->mem = mem;
         slot->cap = need;
     }
-    pcp_result_bind(&slot->res, slot->mem, numpmid, nvalues);
-    if ((*sts = pcp_archive_record_decode(rec, len, version, &slot->res)) < 0)
+    pcp_result_bind(&slot->res, slot->mem, nsets, nvalues);
+    if ((*sts = pcp_archive_record_keep(rec, len, version, is_declared, ip, &nsets, &nvalues,
+                                        &slot->res)) < 0)
         return NULL;
     slot->key = key;
     slot->len = len;
+    slot->nmetrics = ip->nmetrics;
     slot->used = ++ip->decode_clock;
     return &slot->res;
 }

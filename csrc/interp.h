@@ -56,9 +56,10 @@ void pcp_interp_forget_last_numval(pcp_interp *ip);
 int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_result *rec,
                     const uint8_t *data, size_t data_len, int do_mark, int counting, int walk);
 
-/* The same for an archive data record as it lies in the file (length words included):
- * checked and decoded by the archive record decoder, then folded. The state keeps the
- * last few records it decoded, under the caller's `key` for each (a name that stays
+/* The same for an archive data record as it lies in the file (length words included),
+ * read (and so wholly checked) by pcp_archive_record_read: only the value sets of
+ * declared metrics are decoded (pcp_archive_record_keep: the others are skipped by their
+ * length, unchecked), then folded. The state keeps the last few records it decoded, under the caller's `key` for each (a name that stays
  * the same record's for the life of the state, e.g. file and offset), so a record
  * folded again is not decoded again. Returns as pcp_interp_fold, or PM_ERR_LOGREC /
  * -ENOMEM. */

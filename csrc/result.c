@@ -23,6 +23,93 @@ static int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *l
     return 0;
 }
 
+/* Value k of `out`: a value in a block (type vtype, payload at poff, plen bytes long,
+ * checked by locate_block), its number decoded from the payload. Offsets are stored as
+ * 32 bits: buffers beyond 4 GiB are refused by the callers. */
+static void store_block_value(const uint8_t *buf, pcp_result *out, int32_t k, int32_t inst,
+                              uint32_t vtype, size_t poff, uint32_t plen)
+{
+    out->inst[k] = inst;
+    out->vtype[k] = (int32_t)vtype;
+    out->boff[k] = (uint32_t)poff;
+    out->blen[k] = plen;
+    out->ival[k] = 0;
+    out->dval[k] = 0.0;
+    const uint8_t *p = buf + poff;
+    switch (vtype) {
+    case PM_TYPE_32:
+        out->ival[k] = (int32_t)pcp_load_be32(p);
+        break;
+    case PM_TYPE_U32:
+        out->ival[k] = (int64_t)pcp_load_be32(p);
+        break;
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+        out->ival[k] = (int64_t)pcp_load_be64(p);
+        break;
+    case PM_TYPE_FLOAT:
+        out->dval[k] = (double)pcp_float_from_bits(pcp_load_be32(p));
+        break;
+    case PM_TYPE_DOUBLE:
+        out->dval[k] = pcp_double_from_bits(pcp_load_be64(p));
+        break;
+    default:
+        break;
+    }
+}
+
+static void store_insitu_value(pcp_result *out, int32_t k, int32_t inst, int32_t word)
+{
+    out->inst[k] = inst;
+    out->vtype[k] = -1;
+    out->ival[k] = word;
+    out->dval[k] = 0.0;
+    out->boff[k] = 0;
+    out->blen[k] = 0;
+}
+
+/* The next value of a set (its instance and word at the cursor), stored as value k of
+ * `out`: an INSITU word, or the block its DPTR word points at, checked. Returns 0 or
+ * -1. */
+static int take_value(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                      size_t sets_end, pcp_cursor *c, int32_t valfmt, pcp_result *out,
+                      int32_t k)
+{
+    int32_t inst = pcp_read_i32(c);
+    int32_t word = pcp_read_i32(c);
+    if (c->bad)
+        return -1;
+    if (valfmt == PM_VAL_INSITU) {
+        store_insitu_value(out, k, inst, word);
+        return 0;
+    }
+    uint32_t vtype, plen;
+    size_t poff;
+    if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
+        return -1;
+    store_block_value(buf, out, k, inst, vtype, poff, plen);
+    return 0;
+}
+
+/* One value set's header read and its values stepped over, checked: the pmid and numval
+ * (its values, when > 0, lie in the buffer with a valid valfmt). Returns 0 or -1. */
+static int skip_set(pcp_cursor *c, uint32_t *pmid, int32_t *numval)
+{
+    *pmid = pcp_read_u32(c);
+    *numval = pcp_read_i32(c);
+    if (c->bad)
+        return -1;
+    if (*numval <= 0)
+        return 0;
+    int32_t valfmt = pcp_read_i32(c);
+    if (c->bad || valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
+        return -1;
+    if ((size_t)*numval > pcp_cursor_left(c) / 8)
+        return -1;
+    pcp_skip(c, (size_t)*numval * 8);
+    return c->bad ? -1 : 0;
+}
+
 /* Walk the value sets once. With out == NULL only validate and count; otherwise fill. */
 static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
                           int bad, int32_t *nvalues_out, pcp_result *out)
@@ -37,19 +124,12 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
     int64_t total = 0;
     for (int32_t i = 0; i < layout->numpmid; i++) {
-        pcp_skip(&c, 4); /* pmid */
-        int32_t numval = pcp_read_i32(&c);
-        if (c.bad)
+        uint32_t pmid;
+        int32_t numval;
+        if (skip_set(&c, &pmid, &numval) < 0)
             return bad;
-        if (numval <= 0)
-            continue;
-        int32_t valfmt = pcp_read_i32(&c);
-        if (c.bad || valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
-            return bad;
-        if ((size_t)numval > pcp_cursor_left(&c) / 8)
-            return bad;
-        pcp_skip(&c, (size_t)numval * 8);
-        total += numval;
+        if (numval > 0)
+            total += numval;
     }
     if (c.bad || total > INT32_MAX)
         return bad;
@@ -78,14 +158,8 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             if (c.bad)
                 return bad;
             if (valfmt == PM_VAL_INSITU) {
-                if (out) {
-                    out->inst[k] = inst;
-                    out->vtype[k] = -1;
-                    out->ival[k] = word;
-                    out->dval[k] = 0.0;
-                    out->boff[k] = 0;
-                    out->blen[k] = 0;
-                }
+                if (out)
+                    store_insitu_value(out, k, inst, word);
                 continue;
             }
             uint32_t vtype, plen;
@@ -99,34 +173,7 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             }
             if (!out)
                 continue;
-            /* Offsets are stored as 32 bits; buffers beyond 4 GiB are refused below. */
-            out->inst[k] = inst;
-            out->vtype[k] = (int32_t)vtype;
-            out->boff[k] = (uint32_t)poff;
-            out->blen[k] = plen;
-            out->ival[k] = 0;
-            out->dval[k] = 0.0;
-            const uint8_t *p = buf + poff;
-            switch (vtype) {
-            case PM_TYPE_32:
-                out->ival[k] = (int32_t)pcp_load_be32(p);
-                break;
-            case PM_TYPE_U32:
-                out->ival[k] = (int64_t)pcp_load_be32(p);
-                break;
-            case PM_TYPE_64:
-            case PM_TYPE_U64:
-                out->ival[k] = (int64_t)pcp_load_be64(p);
-                break;
-            case PM_TYPE_FLOAT:
-                out->dval[k] = (double)pcp_float_from_bits(pcp_load_be32(p));
-                break;
-            case PM_TYPE_DOUBLE:
-                out->dval[k] = pcp_double_from_bits(pcp_load_be64(p));
-                break;
-            default:
-                break;
-            }
+            store_block_value(buf, out, k, inst, vtype, poff, plen);
         }
     }
     if (c.bad)
@@ -184,6 +231,67 @@ int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_l
     if (len > UINT32_MAX || out == NULL)
         return bad;
     return walk_valuesets(buf, len, layout, bad, NULL, out);
+}
+
+int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                              int bad, pcp_pmid_filter keep, const void *keep_ctx,
+                              int32_t *nsets, int32_t *nvalues, pcp_result *out)
+{
+    if (len > UINT32_MAX || layout->numpmid < 0 || layout->sets_off > len)
+        return bad;
+    if ((size_t)layout->numpmid > (len - layout->sets_off) / 8)
+        return bad;
+    /* The set headers first: where the sets end (blocks lie beyond), what is kept. */
+    pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
+    int64_t kept_sets = 0, kept_values = 0;
+    for (int32_t i = 0; i < layout->numpmid; i++) {
+        uint32_t pmid;
+        int32_t numval;
+        if (skip_set(&c, &pmid, &numval) < 0)
+            return bad;
+        int take = keep(keep_ctx, pmid) != 0;
+        kept_sets += take;
+        if (take && numval > 0)
+            kept_values += numval;
+    }
+    if (c.bad || kept_values > INT32_MAX)
+        return bad;
+    if (out == NULL) {
+        *nsets = (int32_t)kept_sets;
+        *nvalues = (int32_t)kept_values;
+        return 0;
+    }
+    if (kept_sets > *nsets || kept_values > *nvalues)
+        return bad;     /* not the bytes (or the filter) that were counted */
+    size_t sets_end = c.pos;
+    c = pcp_cursor_at(buf, len, layout->sets_off);
+    int32_t s = 0, k = 0;
+    for (int32_t i = 0; i < layout->numpmid; i++) {
+        uint32_t pmid = pcp_read_u32(&c);
+        int32_t numval = pcp_read_i32(&c);
+        int32_t valfmt = numval > 0 ? pcp_read_i32(&c) : PM_VAL_INSITU;
+        if (c.bad)
+            return bad;
+        if (!keep(keep_ctx, pmid)) {
+            if (numval > 0)
+                pcp_skip(&c, (size_t)numval * 8);
+            continue;
+        }
+        out->pmid[s] = pmid;
+        out->numval[s] = numval;
+        out->valfmt[s] = valfmt;
+        out->first[s] = k;
+        s++;
+        for (int32_t j = 0; j < numval; j++, k++) {
+            if (take_value(buf, len, layout, sets_end, &c, valfmt, out, k) < 0)
+                return bad;
+        }
+    }
+    if (c.bad)
+        return bad;
+    out->numpmid = s;
+    out->nvalues = k;
+    return 0;
 }
 
 /* Fixed part of RESULT / HIGHRES_RESULT: header already checked by the caller's framing,

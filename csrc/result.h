@@ -49,6 +49,19 @@ int pcp_result_valuesets_scan(const uint8_t *buf, size_t len, const pcp_sets_lay
 int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
                                 int bad, pcp_result *out);
 
+/* Which value sets a reader wants, by pmid (nonzero: keep). */
+typedef int (*pcp_pmid_filter)(const void *ctx, uint32_t pmid);
+
+/* Only the value sets `keep` accepts, in their order, packed. For bytes whose whole
+ * check (pcp_result_valuesets_scan) has been made before: the other sets are skipped by
+ * their length, so errors inside them go unseen here; what is taken is bounds-checked
+ * as the decoder checks it (never a read outside buf). With out NULL it counts: *nsets
+ * and *nvalues get the sizes `out` needs. With out (bound for at least *nsets sets and
+ * *nvalues values, as counted) it fills it. Returns 0 or `bad`. */
+int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                              int bad, pcp_pmid_filter keep, const void *keep_ctx,
+                              int32_t *nsets, int32_t *nvalues, pcp_result *out);
+
 /* RESULT (classic) and HIGHRES_RESULT PDUs: parse the fixed part, then scan/decode.
  * `highres` selects the layout. Scan reports numpmid and nvalues. */
 int pcp_result_pdu_scan(const uint8_t *buf, size_t len, int highres,

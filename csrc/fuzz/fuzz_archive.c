@@ -17,6 +17,64 @@
 
 #define MAX_STEPS 256
 
+/* The filter of check_kept: pmids with an odd hash are kept. */
+static int odd_pmid(const void *ctx, uint32_t pmid)
+{
+    (void)ctx;
+    return ((pmid * 2654435761u) >> 31) & 1;
+}
+
+/* pcp_archive_record_keep on a good record must count and fill the same sets, and give
+ * each kept set exactly the values the full decode (`all`) gave it. */
+static void check_kept(const uint8_t *r, uint32_t len, int version, const pcp_result *all)
+{
+    int32_t nsets = -1, nvalues = -1;
+    CHECK(pcp_archive_record_keep(r, len, version, odd_pmid, NULL, &nsets, &nvalues, NULL) == 0);
+    CHECK(nsets >= 0 && nsets <= all->numpmid && nvalues >= 0 && nvalues <= all->nvalues);
+    pcp_result kept;
+    void *mem = fz_alloc(pcp_result_mem_size(nsets, nvalues), 1);
+    pcp_result_bind(&kept, mem, nsets, nvalues);
+    CHECK(pcp_archive_record_keep(r, len, version, odd_pmid, NULL, &nsets, &nvalues,
+                                  &kept) == 0);
+    CHECK(kept.numpmid == nsets && kept.nvalues == nvalues);
+    int32_t s = 0;
+    for (int32_t i = 0; i < all->numpmid; i++) {
+        if (!odd_pmid(NULL, all->pmid[i]))
+            continue;
+        CHECK(s < nsets && kept.pmid[s] == all->pmid[i] && kept.numval[s] == all->numval[i]);
+        int32_t n = all->numval[i] > 0 ? all->numval[i] : 0;
+        if (n)
+            CHECK(kept.valfmt[s] == all->valfmt[i]);
+        for (int32_t j = 0; j < n; j++) {
+            int32_t a = all->first[i] + j, b = kept.first[s] + j;
+            CHECK(kept.inst[b] == all->inst[a] && kept.vtype[b] == all->vtype[a] &&
+                  kept.ival[b] == all->ival[a] && kept.boff[b] == all->boff[a] &&
+                  kept.blen[b] == all->blen[a] &&
+                  memcmp(&kept.dval[b], &all->dval[a], sizeof(double)) == 0);
+        }
+        s++;
+    }
+    CHECK(s == nsets);
+    free(mem);
+}
+
+/* Any bytes: the kept sets' values must address bytes inside the record. */
+static void check_kept_unchecked(const uint8_t *r, size_t len, int version)
+{
+    int32_t nsets, nvalues;
+    if (pcp_archive_record_keep(r, len, version, odd_pmid, NULL, &nsets, &nvalues, NULL) != 0)
+        return;
+    pcp_result kept;
+    void *mem = fz_alloc(pcp_result_mem_size(nsets, nvalues), 1);
+    pcp_result_bind(&kept, mem, nsets, nvalues);
+    if (pcp_archive_record_keep(r, len, version, odd_pmid, NULL, &nsets, &nvalues, &kept) == 0) {
+        for (int32_t k = 0; k < kept.nvalues; k++)
+            if (kept.vtype[k] >= 0)
+                CHECK(kept.boff[k] <= len && kept.blen[k] <= len - kept.boff[k]);
+    }
+    free(mem);
+}
+
 static void check_record(const uint8_t *vol, size_t len, int version, const pcp_log_record *rec)
 {
     CHECK(rec->off < len && rec->len <= len - rec->off);
@@ -36,6 +94,7 @@ static void check_record(const uint8_t *vol, size_t len, int version, const pcp_
     }
     for (int32_t i = 0; i < numpmid; i++)
         CHECK(out.first[i] >= 0 && out.first[i] <= nvalues);
+    check_kept(r, rec->len, version, &out);
     free(mem);
 }
 
@@ -294,6 +353,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     walk_volume(buf, len, version, label_len, 0);
     walk_volume(buf, len, version, label_len, 1);
+    check_kept_unchecked(buf, len, version);
+    if (label_len < len)
+        check_kept_unchecked(buf + label_len, len - label_len, version);
     scan_volume(buf, len, version, label_len);
     meta_walk w;
     walk_meta(buf, len, label_len, &w);

@@ -42,6 +42,7 @@ WALK_NONE, WALK_BACK, WALK_FORW = 0, 1, 2
 # instance domains this large get instance lifetimes (libpcp's HASH_THRESHOLD)
 LIFETIME_THRESHOLD = 16
 _IN_NULL = -1                   # PM_IN_NULL as the signed instance ids of results
+TIMES_MEMO = 4096               # record times remembered (then forgotten all at once)
 
 
 def hash_order(insts: List[int]) -> List[int]:
@@ -89,11 +90,21 @@ class Interpolator:
         self._files: Dict[object, int] = {}
         self._ignore_gap = _ignore_marks()
         self._request: Optional[Tuple[Tuple[int, ...], object]] = None
+        # the times of the records around the request time, asked again at every fetch
+        # (libpcp's long double arithmetic is slow in Python): a bounded memo
+        self._times: Dict[Tuple[int, int], float] = {}
+        self._count = ffi.new("int32_t *")
 
     # ---- reading ---------------------------------------------------------------------
 
     def _t(self, stamp: Stamp) -> float:
-        return ld_timestamp_sub(stamp, self.ctx.archives[0].label.stamp)
+        key = (stamp[0], stamp[1])
+        t = self._times.get(key)
+        if t is None:
+            if len(self._times) >= TIMES_MEMO:
+                self._times.clear()
+            t = self._times[key] = ld_timestamp_sub(key, self.ctx.archives[0].label.stamp)
+        return t
 
     def _read(self, mode: int) -> Tuple[int, Optional[Record]]:
         """libpcp's cache_read: the next record in a direction (a <mark> between archives
@@ -279,7 +290,7 @@ class Interpolator:
         settle what is still unbound."""
         ctx = self.ctx
         run_pass = lib.pcp_interp_prior_pass if backward else lib.pcp_interp_next_pass
-        count = ffi.new("int32_t *")
+        count = self._count
         resume = 0
         while run_pass(self.c, t_req, ctx.direction, resume, count) == 1:
             self._roll(t_req)

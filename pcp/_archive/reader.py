@@ -292,13 +292,22 @@ class Archive:
                                           rec)
         if sts == 0:
             mapped.release_behind(newpos[0], backward)
-            good = (0, newpos[0], Record((rec.sec, rec.nsec), rec.numpmid, mapped,
-                                        self.version, rec.off, rec.len, rec.nvalues))
-            self._recent_reads[key] = good
-            if len(self._recent_reads) > RECENT_READS:
-                self._recent_reads.popitem(last=False)
+            record = Record((rec.sec, rec.nsec), rec.numpmid, mapped, self.version,
+                            rec.off, rec.len, rec.nvalues)
+            good = (0, newpos[0], record)
+            self._remember_read(key, good)
+            if not paranoid:
+                # the same record read the other way (the search passes turn round at
+                # it): the same bytes, the same checks, so the same answer
+                self._remember_read((mapped, mapped.size, newpos[0], not backward, False),
+                                    (0, pos, record))
             return good
         return sts, newpos[0], None
+
+    def _remember_read(self, key: tuple, answer: Tuple[int, int, Record]) -> None:
+        self._recent_reads[key] = answer
+        if len(self._recent_reads) > RECENT_READS:
+            self._recent_reads.popitem(last=False)
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
         """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the
