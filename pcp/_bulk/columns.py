@@ -135,10 +135,8 @@ class ArchiveReader:
                 self.start_ns, self.end_ns = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
             self._metadata(ctx, metrics)
             if self.interval_ns is not None:
-                if self._derived:
-                    raise ValueError("derived metrics (%s) are not read on a grid yet"
-                                     % ", ".join(d.names[0] for d in self._derived))
-                grid.grid_columns(ctx, self._metrics, self.start_ns, self.end_ns)
+                grid.grid_columns(ctx, self._metrics + list(self._derived), self.start_ns,
+                                  self.end_ns)
         finally:
             ctx.close()
 
@@ -206,7 +204,7 @@ class ArchiveReader:
         """The scan as chunks. drop_unknown: values of instances that are not among the
         metadata's instances of the window are left out instead of adding columns (the
         column set then never changes between chunks)."""
-        scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self)
+        scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self, drop_unknown)
         for chunk in scan.run():
             chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
             yield chunk

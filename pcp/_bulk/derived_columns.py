@@ -260,11 +260,13 @@ class DerivedChunks:
 
     def evaluate(self, time_ns: np.ndarray, seg: np.ndarray,
                  raw: List[Tuple[np.ndarray, np.ndarray]],
-                 staged: Optional[np.ndarray] = None) -> Dict[int, MetricArray]:
+                 staged: Optional[np.ndarray] = None, rates: bool = True
+                 ) -> Dict[int, MetricArray]:
         """The chunk's MetricArray of every derived metric, by id() of the reader's
         DerivedSelected. raw: each scanned metric's (values, present) before rates (the
         references into `staged`, the chunk's string bytes, for strings and
-        aggregates)."""
+        aggregates). rates=False leaves counters as they are (a grid rates them its own
+        way, pcp._bulk.grid)."""
         jobs = []
         for col in self.columns:
             ops = []
@@ -277,7 +279,7 @@ class DerivedChunks:
         out = {}
         for col, job in zip(self.columns, jobs):
             got = next(results) if col.in_c else self._rows(col, job, time_ns, staged)
-            out[id(col.m)] = self._one(col, job.out_instances, got, time_ns, seg)
+            out[id(col.m)] = self._one(col, job.out_instances, got, time_ns, seg, rates)
         return out
 
     def _rows(self, col: _Column, job: Job, time_ns: np.ndarray,
@@ -327,7 +329,7 @@ class DerivedChunks:
 
     def _one(self, col: _Column, cand: np.ndarray,
              got: Tuple[np.ndarray, np.ndarray, int], time_ns: np.ndarray,
-             seg: np.ndarray) -> MetricArray:
+             seg: np.ndarray, rates: bool) -> MetricArray:
         """The MetricArray of one derived metric from its evaluation over the candidate
         columns: the columns that got values beyond the known ones are added."""
         m = col.m
@@ -349,7 +351,7 @@ class DerivedChunks:
             values, present = values[:, keep], present[:, keep]
         else:
             values, present = values[:, :ncols], present[:, :ncols]
-        rate = m.rate
+        rate = m.rate and rates
         if rate:
             values, present = counter_rate(values, present, time_ns, seg, col.carry)
         name, pmid, type_, sem, units, indom = col.static
