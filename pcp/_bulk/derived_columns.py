@@ -251,6 +251,10 @@ class DerivedChunks:
         by_pmid = {m.pmid: i for i, m in enumerate(scan.metrics)}
         self.columns = [_Column(m, [by_pmid[p] for p in m.operands]) for m in derived]
         self.dropped = 0
+        # where the fetch's context stands when libpcp evaluates a row, past the row's
+        # time: in PM_MODE_INTERP one step on (pmLookupInDom of an instance filter
+        # answers for that time); 0 in PM_MODE_FORW (the record's time)
+        self.lookup_after_ns = 0
 
     def row_bytes(self) -> int:
         """About the bytes a row of every derived metric's matrices takes (the chunk's
@@ -373,6 +377,7 @@ class DerivedChunks:
         return None
 
     def _lookup(self, indom: int, name: bytes, t_ns: int) -> Optional[int]:
+        t_ns += self.lookup_after_ns
         snap = self._snapshot(indom, t_ns)
         if snap is None:
             return None

@@ -200,6 +200,8 @@ class GridScan:
         self.has_blobs = any(gm.sel.type in BLOBS for gm in self.metrics)
         self.ctx, self.meta = ctx, ctx.meta
         self.derived = DerivedChunks(self, self.r._derived) if self.r._derived else None
+        if self.derived is not None:
+            self.derived.lookup_after_ns = self.step_ns    # the context moved on a step
         # derived counters' rates (rate=True): each one's last row, by id() of its Selected
         self.derived_last: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
 

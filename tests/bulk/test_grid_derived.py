@@ -1,0 +1,269 @@
+"""Derived metrics as columns of regular-grid reads (ArchiveReader(..., interval=...)),
+compared value by value with pmFetch in PM_MODE_INTERP of the same derived metrics at
+every grid time: the drop-in's (for the iostat set, the sample expressions of
+test_derived_columns.py on corpus archives, steps shorter and longer than the logging
+interval, every chunk size) and the official binding's (libpcp 6.0.3) on some of them.
+rate()/delta() state carries from one grid step to the next across chunks; a fetch that
+fails (PM_ERR_EOL, before or after the archives) evaluates nothing."""
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+from support import archives, difftest, tool_archive
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_derived_columns import SAMPLE_EXPRS, _iostat_names, _var_dir  # noqa: E402
+
+pytestmark = pytest.mark.pmcd         # the archives are recorded from the local pmcd
+
+# pmFetchHighRes in PM_MODE_INTERP at every grid time, under the official binding and
+# under this package's drop-in: a row is None (the fetch failed) or each metric's sorted
+# [instance, value] pairs (floats as hex)
+FETCH = r'''
+import os
+CONFIG, DEFS, ARCHIVE, NAMES, START, STEP, NROWS = %(args)r
+os.environ["PCP_DERIVED_CONFIG"] = CONFIG
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
+for name, expr in DEFS:
+    ctx.pmRegisterDerived(name, expr)
+pmids = ctx.pmLookupName(NAMES)
+descs = ctx.pmLookupDescs(pmids)
+ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*divmod(START, 10**9)),
+                     pmapi.timespec(*divmod(STEP, 10**9)))
+P = pmapi.pmContext
+rows = []
+for _ in range(NROWS):
+    try:
+        res = ctx.pmFetchHighRes(pmids)
+    except pmapi.pmErr as e:
+        if e.code != c_api.PM_ERR_EOL:
+            raise
+        rows.append(None)
+        continue
+    r = res.contents
+    row = []
+    for i in range(r.numpmid):
+        t = descs[i].type
+        vals = []
+        for j in range(max(r.get_numval(i), 0)):
+            v = P.pmExtractValue(r.get_valfmt(i), r.get_vlist(i, j), t, t).dref(t)
+            vals.append([r.get_inst(i, j), v.hex() if isinstance(v, float) else
+                         v if isinstance(v, str) else int(v)])
+        row.append(sorted(vals))
+    rows.append(row)
+    ctx.pmFreeHighResResult(res)
+RESULT = rows
+'''
+
+# the grid read of the same names, for several chunk sizes: (start, rows) of the grid
+# and each chunk size's rows in FETCH's form (a row with no value at all: [[], [], ...])
+BULK = r'''
+import os
+CONFIG, DEFS, ARCHIVE, NAMES, STEP, START, END, CHUNKS, RATE = %(args)r
+os.environ["PCP_DERIVED_CONFIG"] = CONFIG
+import numpy as np
+from pcp import bulk
+START, END = [None if t is None else np.datetime64(t, "ns") for t in (START, END)]
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
+for name, expr in DEFS:
+    ctx.pmRegisterDerived(name, expr)
+def cell(v):
+    if isinstance(v, str):
+        return v
+    return float(v).hex() if isinstance(v, (float, np.floating)) else int(v)
+out = {}
+for rows_per_chunk in CHUNKS:
+    reader = bulk.ArchiveReader(ARCHIVE, NAMES, start=START, end=END, interval=STEP,
+                                chunk_rows=rows_per_chunk, rate=RATE)
+    rows = []
+    times = []
+    for chunk in reader:
+        times.extend((chunk.time.astype("int64")).tolist())
+        for r in range(len(chunk)):
+            row = []
+            for n in NAMES:
+                m = chunk[n]
+                pres = m.present[r]
+                vals = m.values[r]
+                row.append(sorted([int(i), cell(vals[k])] for k, i in enumerate(m.instances)
+                                  if pres[k]))
+            rows.append(row)
+    out[str(rows_per_chunk)] = {"rows": rows, "times": times, "dropped": reader.stats["dropped"]}
+RESULT = out
+'''
+
+
+def corpus(variant):
+    try:
+        return archives.get_corpus()[variant]
+    except archives.CorpusError as err:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(err))
+
+
+def grid_read(config, defs, archive, names, step_ns, chunks, start=None, end=None,
+              rate=False):
+    got = difftest.run_ours(BULK % {"args": (config, defs, archive, names, step_ns / 1e9,
+                                             start, end, list(chunks), rate)})
+    assert "error" not in got and "__crash__" not in got, got
+    return got
+
+
+def compare(image, expect, names):
+    """Row by row: where the fetch failed the grid row has no value; elsewhere the same
+    (instance, value) pairs for every name."""
+    rows = image["rows"]
+    assert len(rows) == len(expect)
+    for k, (row, want) in enumerate(zip(rows, expect)):
+        if want is None:
+            assert row == [[] for _ in names], k
+        else:
+            assert row == want, (k, [(n, a, b) for n, a, b in zip(names, row, want)
+                                     if a != b][:3])
+
+
+def check(config, defs, archive, names, step, chunks=(None, 1, 4), reference=False,
+          start=None, end=None):
+    """The grid's derived columns == the drop-in's INTERP fetches (== the official
+    binding's with reference=True), for every chunk size; returns the fetched rows."""
+    step_ns = int(round(step * 1e9))
+    got = grid_read(config, defs, archive, names, step_ns, chunks, start, end)
+    first = got[str(chunks[0])]
+    times = first["times"]
+    assert len(times) >= 2 and all(b - a == step_ns for a, b in zip(times, times[1:]))
+    args = {"args": (config, defs, archive, names, times[0], step_ns, len(times))}
+    if reference:
+        difftest.require_reference()
+        ours, ref = difftest.run_both(FETCH % args)
+        assert not isinstance(ref, dict), ref
+        difftest.assert_equal(ours, ref)
+    else:
+        ours = difftest.run_ours(FETCH % args)
+        assert not isinstance(ours, dict), ours
+    for size, image in got.items():
+        assert image["times"] == times, size
+        assert image["dropped"] == 0, size
+        compare(image, ours, names)
+    return ours
+
+
+def _iostat():
+    conf = os.path.join(_var_dir(), "config", "derived", "iostat.conf")
+    if not os.path.exists(conf):
+        pytest.skip("no iostat.conf")
+    names = _iostat_names(conf)
+    assert len(names) > 10
+    return conf, names
+
+
+@pytest.mark.parametrize("step,reference", [(0.1, False), (0.25, True), (0.7, False)])
+def test_iostat_definitions_on_a_grid(step, reference):
+    """Every disk.dev metric of the machine's iostat.conf on the pmlogger tool archive
+    (logged every 250 ms): steps shorter, equal and longer."""
+    conf, names = _iostat()
+    rows = check(conf, [], tool_archive.linux_archive(), names, step, chunks=(None, 1, 3),
+                 reference=reference)
+    fetched = [row for row in rows if row is not None]
+    assert sum(len(v) for row in fetched for v in row) > 5 * len(fetched)
+
+
+SAMPLE_DEFS = [("gridd.e%d" % k, e) for k, e in enumerate(SAMPLE_EXPRS)]
+
+
+@pytest.mark.parametrize("which,step", [("v2", 0.037), ("v3", 0.25), ("marks", 0.1),
+                                        ("marks3", 0.5), ("list_pair", 1.3),
+                                        ("mv_gap", 0.3)])
+def test_sample_expressions_on_a_grid(which, step):
+    """The expression language over the sample PMDA (logged every 100 ms) on corpus
+    archives with marks, gaps, several archives."""
+    names = [n for n, _ in SAMPLE_DEFS]
+    rows = check("", SAMPLE_DEFS, corpus(which), names, step, chunks=(None, 1, 4))
+    fetched = [row for row in rows if row is not None]
+    assert sum(1 for row in fetched for vals in row if vals) > len(fetched) * len(names) // 3
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("which,step", [("v3", 0.15), ("marks", 1.1)])
+def test_sample_expressions_match_the_official_binding(which, step):
+    """All but scalar() of an instance filter, which libpcp 6.0.3 crashes on (SIGSEGV)
+    in an INTERP fetch, and sum() / avg() / max() / min(), which it gives uninitialised
+    memory for where their operand has no value yet (the first grid time); the drop-in's
+    fetch gives them (test_sample_expressions_on_a_grid)."""
+    defs = [(n, e) for n, e in SAMPLE_DEFS
+            if not re.match(r"(scalar|sum|avg|max|min)\(", e)]
+    check("", defs, corpus(which), [n for n, _ in defs], step, chunks=(None, 3),
+          reference=True)
+
+
+def test_grid_before_and_after_the_archive():
+    """A grid that starts before the archive and runs past its end: the failed fetches
+    (PM_ERR_EOL) are absent rows and move no rate() / delta() state."""
+    spec = corpus("v3")
+    from pcp import bulk
+    first = int(bulk.ArchiveReader(spec, ["sample.seconds"], interval=1).start_ns)
+    defs = [("gridd.r", "rate(sample.milliseconds)"), ("gridd.d", "delta(sample.long.bin_ctr)"),
+            ("gridd.s", "sample.seconds * 2"), ("gridd.c", "1.5 + 2")]
+    names = [n for n, _ in defs]
+    rows = check("", defs, spec, names, 0.2, chunks=(None, 1, 3), start=first - 1500 * 10**6,
+                 end=first + 60 * 10**9)
+    assert rows[0] is None and rows[-1] is None
+    assert any(row is not None and row[0] for row in rows)
+
+
+def test_derived_counter_rates_on_a_grid():
+    """rate=True: a derived counter is rated as any counter of the grid (pmval's
+    (v[k] - v[k-1]) / interval), from its own grid values."""
+    spec = corpus("marks")
+    defs = [("gridd.sum", "sample.long.bin_ctr + sample.long.bin_ctr"),
+            ("gridd.copy", "sample.ulonglong.bin_ctr")]
+    names = [n for n, _ in defs] + ["sample.ulonglong.bin_ctr"]
+    step_ns = 2 * 10**8
+    raw = grid_read("", defs, spec, names, step_ns, [None])["None"]["rows"]
+    for size in (None, 1, 3):
+        rated = grid_read("", defs, spec, names, step_ns, [size], rate=True)[str(size)]["rows"]
+        assert len(rated) == len(raw)
+        for k in range(len(raw)):
+            for j in range(len(names)):
+                before = dict(raw[k - 1][j]) if k else {}
+                want = []
+                for inst, v in raw[k][j]:
+                    if inst in before and int(v) >= int(before[inst]):
+                        want.append([inst, ((int(v) - int(before[inst])) / 0.2).hex()])
+                assert rated[k][j] == want, (size, k, names[j])
+        copies = [row[1] for row in rated]
+        assert copies == [row[2] for row in rated]
+        assert sum(1 for c in copies if c) > 5
+
+
+def test_dask_grid_partitions_with_derived_metrics():
+    """pcp.dask's grid partitions (a volume's grid times, one step read before them)
+    give the derived columns a read of the whole grid gives."""
+    pytest.importorskip("dask")
+    spec = corpus("mv_gap")
+    code = r'''
+import os, json
+ARCHIVE = %r
+os.environ["PCP_DERIVED_CONFIG"] = ""
+import numpy as np
+from pcp import bulk, pmapi, dask as pdask
+import cpmapi as c_api
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
+ctx.pmRegisterDerived("gridd.r", "rate(sample.milliseconds)")
+ctx.pmRegisterDerived("gridd.d", "delta(sample.bin)")
+names = ["gridd.r", "gridd.d"]
+frame = pdask.read_archives(ARCHIVE, names, interval=0.3, form="wide", split="volume").compute()
+whole = bulk.ArchiveReader(ARCHIVE, names, interval=0.3).to_pandas()
+frame = frame.drop(columns=["host"])
+parts = pdask.read_archives(ARCHIVE, names, interval=0.3, form="wide", split="volume").npartitions
+RESULT = {"parts": parts, "same": bool(frame.reset_index(drop=True).equals(
+    whole[frame.columns].reset_index(drop=True).astype(frame.dtypes.to_dict()))),
+    "rows": len(frame), "values": int(frame.notna().sum().sum())}
+''' % spec
+    got = difftest.run_ours(code)
+    assert "error" not in got and "__crash__" not in got, got
+    assert got["parts"] > 1 and got["rows"] >= 8 and got["values"] > 10
+    assert got["same"], got
