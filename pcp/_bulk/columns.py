@@ -73,7 +73,9 @@ class ArchiveReader:
               and pmrep's rates: (v[k] - v[k-1]) / interval over consecutive rows,
               absent at the first row, where either value is absent, and where the
               counter went down ($PCP_COUNTER_WRAP: wrapped as pmval wraps it).
-              volumes and errors do not apply.
+              Derived metrics are evaluated over the interpolated operands of each
+              step, as the INTERP pmFetch evaluates them. volumes and errors do not
+              apply.
     align     with interval: move start up to the next multiple of this (seconds or an
               interval string) since the epoch, as pmrep -A does, when that stays inside
               the archives

@@ -10,7 +10,9 @@ as the drop-in pmFetch in PM_MODE_FORW gives the derived metric at that record w
 reader's selection is fetched: rate(), delta() and instant() carry their state from row
 to row and chunk to chunk, missing operands and changing instance domains give what
 libpcp gives. A reader of some volumes only (volumes=, pcp.dask's partitions) starts
-that state afresh, as it starts rates afresh.
+that state afresh, as it starts rates afresh. On a time grid (pcp._bulk.grid) the rows
+are the grid's successful PM_MODE_INTERP fetches and the operands their interpolated
+values; the same evaluation gives what the drop-in's INTERP pmFetch gives.
 
 Known differences from a fetch: within a row the instances come in column order (the
 metadata's instance order, instances met later after them) where a fetch has the

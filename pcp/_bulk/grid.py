@@ -19,6 +19,13 @@ Rates (rate=True, counters with a numeric type): as pmval and pmrep print them, 
 difference of a cell's values at consecutive grid times, taken as doubles, over the
 interval; absent at the first row, where either value is absent, and where the counter
 went down (unless $PCP_COUNTER_WRAP is set: then 2**32 or 2**64 is added, as pmval does).
+
+Derived metrics: their operands are grid columns (hidden ones if not selected) and each
+chunk's rows whose fetch succeeded are evaluated by pcp._bulk.derived_columns, as the
+drop-in's INTERP pmFetch evaluates the derived metric over the interpolated operands at
+that time (rate() / delta() state carried from step to step; instance filters looked up
+where the fetch leaves the context, one step on); derived counters with rate=True are
+then rated as above.
 """
 from __future__ import annotations
 
@@ -278,8 +285,8 @@ class GridScan:
         grid = self.grid
         row_fn = lib.pcp_interp_grid_row
         for row in range(rows):
-            if not pmids:
-                continue
+            if not pmids and self.derived is None:     # (constant derived metrics
+                continue                               # only: a fetch of nothing)
             if ended:
                 self.stats["eol_steps"] += 1
                 continue

@@ -267,3 +267,12 @@ RESULT = {"parts": parts, "same": bool(frame.reset_index(drop=True).equals(
     assert "error" not in got and "__crash__" not in got, got
     assert got["parts"] > 1 and got["rows"] >= 8 and got["values"] > 10
     assert got["same"], got
+
+
+def test_constants_only():
+    """A selection of derived metrics without operands: each grid time is still a
+    fetch (values inside the archives, PM_ERR_EOL past their end)."""
+    defs = [("gridd.k", "1.5 + 2"), ("gridd.m", "mkconst(7, type=u64, units=kbyte)")]
+    rows = check("", defs, corpus("v3"), [n for n, _ in defs], 1.0, chunks=(None, 1),
+                 reference=True)
+    assert rows[0] == [[[-1, "0x1.c000000000000p+1"]], [[-1, 7]]]
