@@ -276,3 +276,34 @@ def test_constants_only():
     rows = check("", defs, corpus("v3"), [n for n, _ in defs], 1.0, chunks=(None, 1),
                  reference=True)
     assert rows[0] == [[[-1, "0x1.c000000000000p+1"]], [[-1, 7]]]
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+RANDOM_EXPRS = ["rate(sample.milliseconds)", "delta(sample.long.bin_ctr)",
+                "delta(sample.many.int)", "rate(sample.bin)", "sample.bin[bin-300]",
+                "matchinst(/bin-[1-3]/, sample.bin)", "sum(sample.many.int)",
+                "delta(sample.dynamic.counter)", "sample.seconds / sample.bin",
+                "instant(sample.seconds)", "count(sample.proc.exec)",
+                "delta(sample.seconds) / delta(sample.milliseconds)"]
+
+
+@settings(max_examples=int(os.environ.get("PCP_GRID_DERIVED_EXAMPLES", "10")), deadline=None,
+          derandomize=True, suppress_health_check=list(HealthCheck))
+@given(variant=st.sampled_from(["v2", "v3", "marks", "mv_gap", "list_pair", "mv3"]),
+       offset_ms=st.integers(-1500, 5000), step_ms=st.integers(7, 2000),
+       rows=st.integers(2, 40), chunk_rows=st.integers(1, 9),
+       exprs=st.lists(st.sampled_from(RANDOM_EXPRS), min_size=1, max_size=5, unique=True))
+def test_random_grids_of_derived_metrics(variant, offset_ms, step_ms, rows, chunk_rows,
+                                         exprs):
+    """Random grids (before, inside, after the archives; steps of 7 ms to 2 s; any
+    chunking): every derived cell as the drop-in's INTERP pmFetch gives it."""
+    from pcp import bulk
+    spec = corpus(variant)
+    first = int(bulk.ArchiveReader(spec, ["sample.seconds"], interval=1).start_ns)
+    start = first + offset_ms * 10**6
+    step = step_ms * 10**6
+    defs = [("gridd.h%d" % k, e) for k, e in enumerate(exprs)]
+    check("", defs, spec, [n for n, _ in defs], step / 1e9, chunks=(chunk_rows, None),
+          start=start, end=start + (rows - 1) * step)
