@@ -206,7 +206,8 @@ def test_grid_before_and_after_the_archive():
     from pcp import bulk
     first = int(bulk.ArchiveReader(spec, ["sample.seconds"], interval=1).start_ns)
     defs = [("gridd.r", "rate(sample.milliseconds)"), ("gridd.d", "delta(sample.long.bin_ctr)"),
-            ("gridd.s", "sample.seconds * 2"), ("gridd.c", "1.5 + 2")]
+            ("gridd.s", "sample.seconds * 2"), ("gridd.c", "1.5 + 2"),
+            ("gridd.m", "matchinst(/bin-[1-3]/, sample.bin)")]
     names = [n for n, _ in defs]
     rows = check("", defs, spec, names, 0.2, chunks=(None, 1, 3), start=first - 1500 * 10**6,
                  end=first + 60 * 10**9)
