@@ -12,10 +12,12 @@ import sys
 import numpy as np
 import pytest
 
-from support import archives, difftest, tool_archive
+from support import difftest, tool_archive
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_derived_columns import SAMPLE_EXPRS, _iostat_names, _var_dir  # noqa: E402
+from test_derived_columns import (OPEN_CONTEXT, ROW_VALUES, SAMPLE_EXPRS,  # noqa: E402
+                                  _bulk, _iostat_names, _var_dir)
+from test_grid_diff import corpus  # noqa: E402
 
 pytestmark = pytest.mark.pmcd         # the archives are recorded from the local pmcd
 
@@ -25,12 +27,7 @@ pytestmark = pytest.mark.pmcd         # the archives are recorded from the local
 FETCH = r'''
 import os
 CONFIG, DEFS, ARCHIVE, NAMES, START, STEP, NROWS = %(args)r
-os.environ["PCP_DERIVED_CONFIG"] = CONFIG
-ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
-for name, expr in DEFS:
-    ctx.pmRegisterDerived(name, expr)
-pmids = ctx.pmLookupName(NAMES)
-descs = ctx.pmLookupDescs(pmids)
+''' + OPEN_CONTEXT + r'''
 ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*divmod(START, 10**9)),
                      pmapi.timespec(*divmod(STEP, 10**9)))
 P = pmapi.pmContext
@@ -45,71 +42,22 @@ for _ in range(NROWS):
         continue
     r = res.contents
     row = []
-    for i in range(r.numpmid):
-        t = descs[i].type
-        vals = []
-        for j in range(max(r.get_numval(i), 0)):
-            v = P.pmExtractValue(r.get_valfmt(i), r.get_vlist(i, j), t, t).dref(t)
-            vals.append([r.get_inst(i, j), v.hex() if isinstance(v, float) else
-                         v if isinstance(v, str) else int(v)])
-        row.append(sorted(vals))
+''' + ROW_VALUES + r'''
     rows.append(row)
     ctx.pmFreeHighResResult(res)
 RESULT = rows
 '''
 
-# the grid read of the same names, for several chunk sizes: (start, rows) of the grid
-# and each chunk size's rows in FETCH's form (a row with no value at all: [[], [], ...])
-BULK = r'''
-import os
-CONFIG, DEFS, ARCHIVE, NAMES, STEP, START, END, CHUNKS, RATE = %(args)r
-os.environ["PCP_DERIVED_CONFIG"] = CONFIG
-import numpy as np
-from pcp import bulk
-START, END = [None if t is None else np.datetime64(t, "ns") for t in (START, END)]
-ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
-for name, expr in DEFS:
-    ctx.pmRegisterDerived(name, expr)
-def cell(v):
-    if isinstance(v, str):
-        return v
-    return float(v).hex() if isinstance(v, (float, np.floating)) else int(v)
-out = {}
-for rows_per_chunk in CHUNKS:
-    reader = bulk.ArchiveReader(ARCHIVE, NAMES, start=START, end=END, interval=STEP,
-                                chunk_rows=rows_per_chunk, rate=RATE)
-    rows = []
-    times = []
-    for chunk in reader:
-        times.extend((chunk.time.astype("int64")).tolist())
-        for r in range(len(chunk)):
-            row = []
-            for n in NAMES:
-                m = chunk[n]
-                pres = m.present[r]
-                vals = m.values[r]
-                row.append(sorted([int(i), cell(vals[k])] for k, i in enumerate(m.instances)
-                                  if pres[k]))
-            rows.append(row)
-    out[str(rows_per_chunk)] = {"rows": rows, "times": times, "dropped": reader.stats["dropped"]}
-RESULT = out
-'''
-
-
-def corpus(variant):
-    try:
-        return archives.get_corpus()[variant]
-    except archives.CorpusError as err:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(err))
-
 
 def grid_read(config, defs, archive, names, step_ns, chunks, start=None, end=None,
               rate=False):
-    got = difftest.run_ours(BULK % {"args": (config, defs, archive, names, step_ns / 1e9,
-                                             start, end, list(chunks), rate)})
+    """The grid read of `names` for each chunk size: {size: {"rows" (FETCH's form, a row
+    with no value at all [[], [], ...]), "times" (ns), "dropped"}}."""
+    got = _bulk(config, defs, archive, names, chunks,
+                {"interval": step_ns / 1e9, "start": start, "end": end, "rate": rate})
     assert "error" not in got and "__crash__" not in got, got
+    for image in got.values():
+        image["rows"] = [row[1:] for row in image["rows"]]      # the time left out
     return got
 
 
