@@ -73,7 +73,9 @@ class ArchiveReader:
               and pmrep's rates: (v[k] - v[k-1]) / interval over consecutive rows,
               absent at the first row, where either value is absent, and where the
               counter went down ($PCP_COUNTER_WRAP: wrapped as pmval wraps it).
-              volumes and errors do not apply.
+              Derived metrics are evaluated over the interpolated operands of each
+              step, as the INTERP pmFetch evaluates them. volumes and errors do not
+              apply.
     align     with interval: move start up to the next multiple of this (seconds or an
               interval string) since the epoch, as pmrep -A does, when that stays inside
               the archives
@@ -135,10 +137,8 @@ class ArchiveReader:
                 self.start_ns, self.end_ns = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
             self._metadata(ctx, metrics)
             if self.interval_ns is not None:
-                if self._derived:
-                    raise ValueError("derived metrics (%s) are not read on a grid yet"
-                                     % ", ".join(d.names[0] for d in self._derived))
-                grid.grid_columns(ctx, self._metrics, self.start_ns, self.end_ns)
+                grid.grid_columns(ctx, self._metrics + list(self._derived), self.start_ns,
+                                  self.end_ns)
         finally:
             ctx.close()
 
@@ -206,7 +206,7 @@ class ArchiveReader:
         """The scan as chunks. drop_unknown: values of instances that are not among the
         metadata's instances of the window are left out instead of adding columns (the
         column set then never changes between chunks)."""
-        scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self)
+        scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self, drop_unknown)
         for chunk in scan.run():
             chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
             yield chunk

@@ -10,7 +10,9 @@ as the drop-in pmFetch in PM_MODE_FORW gives the derived metric at that record w
 reader's selection is fetched: rate(), delta() and instant() carry their state from row
 to row and chunk to chunk, missing operands and changing instance domains give what
 libpcp gives. A reader of some volumes only (volumes=, pcp.dask's partitions) starts
-that state afresh, as it starts rates afresh.
+that state afresh, as it starts rates afresh. On a time grid (pcp._bulk.grid) the rows
+are the grid's successful PM_MODE_INTERP fetches and the operands their interpolated
+values; the same evaluation gives what the drop-in's INTERP pmFetch gives.
 
 Known differences from a fetch: within a row the instances come in column order (the
 metadata's instance order, instances met later after them) where a fetch has the
@@ -251,6 +253,10 @@ class DerivedChunks:
         by_pmid = {m.pmid: i for i, m in enumerate(scan.metrics)}
         self.columns = [_Column(m, [by_pmid[p] for p in m.operands]) for m in derived]
         self.dropped = 0
+        # where the fetch's context stands when libpcp evaluates a row, past the row's
+        # time: in PM_MODE_INTERP one step on (pmLookupInDom of an instance filter
+        # answers for that time); 0 in PM_MODE_FORW (the record's time)
+        self.lookup_after_ns = 0
 
     def row_bytes(self) -> int:
         """About the bytes a row of every derived metric's matrices takes (the chunk's
@@ -260,11 +266,13 @@ class DerivedChunks:
 
     def evaluate(self, time_ns: np.ndarray, seg: np.ndarray,
                  raw: List[Tuple[np.ndarray, np.ndarray]],
-                 staged: Optional[np.ndarray] = None) -> Dict[int, MetricArray]:
+                 staged: Optional[np.ndarray] = None, rates: bool = True
+                 ) -> Dict[int, MetricArray]:
         """The chunk's MetricArray of every derived metric, by id() of the reader's
         DerivedSelected. raw: each scanned metric's (values, present) before rates (the
         references into `staged`, the chunk's string bytes, for strings and
-        aggregates)."""
+        aggregates). rates=False leaves counters as they are (a grid rates them its own
+        way, pcp._bulk.grid)."""
         jobs = []
         for col in self.columns:
             ops = []
@@ -277,7 +285,7 @@ class DerivedChunks:
         out = {}
         for col, job in zip(self.columns, jobs):
             got = next(results) if col.in_c else self._rows(col, job, time_ns, staged)
-            out[id(col.m)] = self._one(col, job.out_instances, got, time_ns, seg)
+            out[id(col.m)] = self._one(col, job.out_instances, got, time_ns, seg, rates)
         return out
 
     def _rows(self, col: _Column, job: Job, time_ns: np.ndarray,
@@ -327,7 +335,7 @@ class DerivedChunks:
 
     def _one(self, col: _Column, cand: np.ndarray,
              got: Tuple[np.ndarray, np.ndarray, int], time_ns: np.ndarray,
-             seg: np.ndarray) -> MetricArray:
+             seg: np.ndarray, rates: bool) -> MetricArray:
         """The MetricArray of one derived metric from its evaluation over the candidate
         columns: the columns that got values beyond the known ones are added."""
         m = col.m
@@ -349,7 +357,7 @@ class DerivedChunks:
             values, present = values[:, keep], present[:, keep]
         else:
             values, present = values[:, :ncols], present[:, :ncols]
-        rate = m.rate
+        rate = m.rate and rates
         if rate:
             values, present = counter_rate(values, present, time_ns, seg, col.carry)
         name, pmid, type_, sem, units, indom = col.static
@@ -371,6 +379,7 @@ class DerivedChunks:
         return None
 
     def _lookup(self, indom: int, name: bytes, t_ns: int) -> Optional[int]:
+        t_ns += self.lookup_after_ns
         snap = self._snapshot(indom, t_ns)
         if snap is None:
             return None

@@ -19,6 +19,13 @@ Rates (rate=True, counters with a numeric type): as pmval and pmrep print them, 
 difference of a cell's values at consecutive grid times, taken as doubles, over the
 interval; absent at the first row, where either value is absent, and where the counter
 went down (unless $PCP_COUNTER_WRAP is set: then 2**32 or 2**64 is added, as pmval does).
+
+Derived metrics: their operands are grid columns (hidden ones if not selected) and each
+chunk's rows whose fetch succeeded are evaluated by pcp._bulk.derived_columns, as the
+drop-in's INTERP pmFetch evaluates the derived metric over the interpolated operands at
+that time (rate() / delta() state carried from step to step; instance filters looked up
+where the fetch leaves the context, one step on); derived counters with rate=True are
+then rated as above.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ import numpy as np
 from pcp._archive.context import ArchiveContext
 from pcp._archive.interp import Interpolator
 from pcp._bulk.arrays import ArchiveColumns, Blobs, MetricArray
+from pcp._bulk.derived_columns import DerivedChunks
 from pcp._bulk.selection import TimeLike, Selected, decode_name, stamp_ns, window_ns
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
 from pcp._core.constants import (PM_ERR_EOL, PM_INDOM_NULL, PM_MODE_INTERP, PM_TYPE_32,
@@ -69,14 +77,47 @@ class _Metric:
 
     def __init__(self, m: Selected, candidates: List[int]) -> None:
         self.sel = m
+        self.pmid, self.type = m.pmid, m.type
         col = {inst: k for k, inst in enumerate(m.insts)}
         self.insts = np.array(m.insts, np.int32)
         self.inames = list(m.inames)
         self.column = np.array([col.get(i, -1) for i in candidates] or [-1], np.int32)
         self.dtype = _cell_dtype(m)
         self.rate = m.rate
-        self.wrap = 1 << (32 if m.type in (PM_TYPE_32, PM_TYPE_U32) else 64)
+        self.wrap = _wrap(m.type)
         self.last: Optional[Tuple[np.ndarray, np.ndarray]] = None    # rates: the row before
+
+    def columns(self) -> Tuple[np.ndarray, List[str]]:
+        """The instance ids and names of the columns (as DerivedChunks asks a scan)."""
+        return self.insts, self.inames
+
+
+def _wrap(type_: int) -> int:
+    """What pmval adds to a counter of this type that went down ($PCP_COUNTER_WRAP)."""
+    return 1 << (32 if type_ in (PM_TYPE_32, PM_TYPE_U32) else 64)
+
+
+def _spread(values: np.ndarray, present: np.ndarray, rows: np.ndarray
+            ) -> Tuple[np.ndarray, np.ndarray]:
+    """Matrices of the rows picked by the bool mask `rows`, put back in those rows of
+    matrices as long as the mask (the other rows absent)."""
+    shape = (len(rows),) + values.shape[1:]
+    full = np.full(shape, None, object) if values.dtype == object else np.zeros(shape,
+                                                                                values.dtype)
+    full[rows] = values
+    had = np.zeros(shape, bool)
+    had[rows] = present
+    return full, had
+
+
+def _widen(last: Optional[Tuple[np.ndarray, np.ndarray]], ncols: int
+           ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """A rate's row before, with absent cells for columns added since."""
+    if last is None or len(last[0]) >= ncols:
+        return last
+    extra = ncols - len(last[0])
+    return (np.concatenate([last[0], np.zeros(extra, last[0].dtype)]),
+            np.concatenate([last[1], np.zeros(extra, bool)]))
 
 
 def _candidates(interp, m: Selected) -> List[int]:
@@ -139,8 +180,9 @@ def grid_rate(values: np.ndarray, present: np.ndarray, interval_s: float,
 class GridScan:
     """One pass over the grid of a reader, chunk by chunk."""
 
-    def __init__(self, reader: "ArchiveReader") -> None:
+    def __init__(self, reader: "ArchiveReader", drop_unknown: bool = False) -> None:
         self.r = reader
+        self.drop_unknown = drop_unknown        # derived columns: no columns added
         self.step_ns = reader.interval_ns
         self.nrows = grid_times(reader.start_ns, reader.end_ns, self.step_ns)
         self.wrap = "PCP_COUNTER_WRAP" in os.environ
@@ -163,16 +205,25 @@ class GridScan:
         self.grid.metrics = self.cmetrics
         self.grid.nmetrics = nmet
         self.has_blobs = any(gm.sel.type in BLOBS for gm in self.metrics)
+        self.ctx, self.meta = ctx, ctx.meta
+        self.derived = DerivedChunks(self, self.r._derived) if self.r._derived else None
+        if self.derived is not None:
+            self.derived.lookup_after_ns = self.step_ns    # the context moved on a step
+        # derived counters' rates (rate=True): each one's last row, by id() of its Selected
+        self.derived_last: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
 
     def _chunk_rows(self) -> int:
         if self.r.chunk_rows:
             return max(int(self.r.chunk_rows), 1)
         per_row = 16 + sum(len(gm.insts) * (gm.dtype.itemsize + 1) for gm in self.metrics)
+        if self.derived is not None:
+            per_row += self.derived.row_bytes()
         return int(min(max(self.r.chunk_bytes // per_row, 16), 1 << 24))
 
     def _new_chunk(self, rows: int) -> None:
         self.values = []
         self.present = []
+        self.fetched = np.zeros(rows, bool)     # rows whose pmFetch succeeded
         for k, gm in enumerate(self.metrics):
             v = np.zeros((rows, len(gm.insts)), gm.dtype)
             p = np.zeros((rows, len(gm.insts)), bool)
@@ -234,8 +285,8 @@ class GridScan:
         grid = self.grid
         row_fn = lib.pcp_interp_grid_row
         for row in range(rows):
-            if not pmids:
-                continue
+            if not pmids and self.derived is None:     # (constant derived metrics
+                continue                               # only: a fetch of nothing)
             if ended:
                 self.stats["eol_steps"] += 1
                 continue
@@ -256,6 +307,7 @@ class GridScan:
             if sts < 0:
                 raise pmErr(sts)
             interp.advance()
+            self.fetched[row] = True
             self.stats["steps"] += 1
         return ended
 
@@ -293,6 +345,9 @@ class GridScan:
             if lead:
                 ma = _tail(ma, lead)
             made[id(m)] = ma
+        if self.derived is not None:
+            for key, ma in self._derived_arrays(time_ns, rows, staged).items():
+                made[key] = _tail(ma, lead) if lead else ma
         if lead >= rows:
             return None
         out = {}
@@ -303,11 +358,48 @@ class GridScan:
         return ArchiveColumns(time_ns.view("datetime64[ns]"), np.zeros(len(time_ns), bool),
                               out, r.timezone, r.zoneinfo)
 
+    def _derived_arrays(self, time_ns: np.ndarray, rows: int,
+                        staged: Optional[np.ndarray]) -> Dict[int, MetricArray]:
+        """The chunk's derived columns, by id() of their Selected: evaluated (by
+        DerivedChunks, its state carried from chunk to chunk) over the rows whose fetch
+        succeeded, as the drop-in's INTERP pmFetch evaluates derived metrics over the
+        interpolated operands (a failed fetch, PM_ERR_EOL, evaluates nothing and moves
+        no rate() or delta() state); then counters rated as the grid rates any counter."""
+        fetched = self.fetched
+        every = bool(fetched.all())
+        raws = list(zip(self.values, self.present))
+        t = time_ns
+        if not every:
+            raws = [(v[fetched], p[fetched]) for v, p in raws]
+            t = time_ns[fetched]
+        got = self.derived.evaluate(t, np.zeros(len(t), np.int64), raws, staged,
+                                    rates=False)
+        out: Dict[int, MetricArray] = {}
+        for m in self.r._derived:
+            ma = got[id(m)]
+            values, present = ma._values, ma.present
+            if not every:
+                values, present = _spread(values, present, fetched)
+            count = ma._count
+            if m.rate:
+                last = _widen(self.derived_last.get(id(m)), values.shape[1])
+                if rows:
+                    self.derived_last[id(m)] = (values[-1].copy(), present[-1].copy())
+                values, present = grid_rate(values, present, self.step_ns / 1e9, last,
+                                            _wrap(m.type) if self.wrap else None)
+                count = None
+            out[id(m)] = MetricArray(ma.name, ma.pmid, ma.type, ma.sem, ma.units, ma.indom,
+                                     values, present, ma.instances, ma.instance_names,
+                                     m.rate, None, count)
+        return out
+
     def _report(self) -> None:
         cm = [self.cmetrics[k] for k in range(len(getattr(self, "metrics", [])))]
         self.stats["values"] = sum(int(c.nvalues) for c in cm)
         self.stats["conversion_errors"] = sum(int(c.nerr) for c in cm)
         self.stats["dropped"] = sum(int(c.dropped) for c in cm)
+        if getattr(self, "derived", None) is not None:
+            self.stats["dropped"] += self.derived.dropped
         self.r.stats = dict(self.stats)
 
 

@@ -16,17 +16,36 @@ from support import archives, difftest, tool_archive
 
 pytestmark = pytest.mark.pmcd         # the archives are recorded from the local pmcd
 
-# the fetch loop, run under the official binding and under this package's drop-in: one
-# row per result, its time in microseconds and each metric's (instance, value) pairs
-FETCH = r'''
-import os
-CONFIG, DEFS, ARCHIVE, NAMES = %(args)r
+# one fetched result `r` into `row`: each metric's sorted [instance, value] pairs (floats
+# as hex), for descriptors `descs` (tests/bulk/test_grid_derived.py fetches in INTERP)
+ROW_VALUES = r'''
+    for i in range(r.numpmid):
+        t = descs[i].type
+        vals = []
+        for j in range(max(r.get_numval(i), 0)):
+            v = P.pmExtractValue(r.get_valfmt(i), r.get_vlist(i, j), t, t).dref(t)
+            vals.append([r.get_inst(i, j), v.hex() if isinstance(v, float) else
+                         v if isinstance(v, str) else int(v)])
+        row.append(sorted(vals))
+'''
+
+# the archive context of a fetch loop, CONFIG as $PCP_DERIVED_CONFIG, DEFS registered,
+# NAMES looked up (pmids, descs)
+OPEN_CONTEXT = r'''
 os.environ["PCP_DERIVED_CONFIG"] = CONFIG
 ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
 for name, expr in DEFS:
     ctx.pmRegisterDerived(name, expr)
 pmids = ctx.pmLookupName(NAMES)
 descs = ctx.pmLookupDescs(pmids)
+'''
+
+# the fetch loop, run under the official binding and under this package's drop-in: one
+# row per result, its time in microseconds and each metric's (instance, value) pairs
+FETCH = r'''
+import os
+CONFIG, DEFS, ARCHIVE, NAMES = %(args)r
+''' + OPEN_CONTEXT + r'''
 ctx.pmSetMode(c_api.PM_MODE_FORW, ctx.pmGetArchiveLabel().start, 0)
 rows = []
 while True:
@@ -38,23 +57,17 @@ while True:
         raise
     r = res.contents
     row = [r.timestamp.tv_sec * 1000000 + r.timestamp.tv_usec]
-    for i in range(r.numpmid):
-        t = descs[i].type
-        vals = []
-        for j in range(max(r.get_numval(i), 0)):
-            v = P.pmExtractValue(r.get_valfmt(i), r.get_vlist(i, j), t, t).dref(t)
-            vals.append([r.get_inst(i, j), v.hex() if isinstance(v, float) else
-                         v if isinstance(v, str) else int(v)])
-        row.append(sorted(vals))
+''' + ROW_VALUES + r'''
     rows.append(row)
     ctx.pmFreeResult(res)
 RESULT = {"desc": [[d.type, d.sem, d.indom, int(d.units.dimTime)] for d in descs], "rows": rows}
 '''
 
-# the same rows from the bulk reader, for several chunk sizes
+# the same rows from the bulk reader, for several chunk sizes (OPTIONS: more arguments of
+# ArchiveReader, start and end in ns; "times" the rows' times in ns)
 BULK = r'''
 import os
-CONFIG, DEFS, ARCHIVE, NAMES, CHUNKS = %(args)r
+CONFIG, DEFS, ARCHIVE, NAMES, CHUNKS, OPTIONS = %(args)r
 os.environ["PCP_DERIVED_CONFIG"] = CONFIG
 from pcp import bulk
 ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, ARCHIVE)
@@ -68,11 +81,16 @@ import numpy as np
 def dim_time(units):
     field = (units >> 24) & 0xF
     return field - 16 if field & 0x8 else field
+for key in ("start", "end"):
+    if OPTIONS.get(key) is not None:
+        OPTIONS[key] = np.datetime64(OPTIONS[key], "ns")
 out = {}
 for rows_per_chunk in CHUNKS:
-    reader = bulk.ArchiveReader(ARCHIVE, NAMES, chunk_rows=rows_per_chunk)
+    reader = bulk.ArchiveReader(ARCHIVE, NAMES, chunk_rows=rows_per_chunk, **OPTIONS)
     rows = []
+    times_ns = []
     for chunk in reader:
+        times_ns.extend(chunk.time.astype("int64").tolist())
         times = chunk.time.astype("int64") // 1000
         for r in range(len(chunk)):
             row = [int(times[r])]
@@ -84,7 +102,8 @@ for rows_per_chunk in CHUNKS:
                                   if pres[k]))
             rows.append(row)
     desc = reader.describe()
-    out[str(rows_per_chunk)] = {"rows": rows,
+    out[str(rows_per_chunk)] = {"rows": rows, "times": times_ns,
+                                "dropped": reader.stats.get("dropped", 0),
                                 "desc": [[desc[n]["type"], desc[n]["sem"], desc[n]["indom"],
                                           dim_time(desc[n]["units"])] for n in NAMES]}
 RESULT = out
@@ -97,8 +116,9 @@ def _fetch(config, defs, archive, names):
     return difftest.run_both(FETCH % {"args": (config, defs, archive, names)})
 
 
-def _bulk(config, defs, archive, names, chunks=(None, 1, 2, 3, 7)):
-    return difftest.run_ours(BULK % {"args": (config, defs, archive, names, list(chunks))})
+def _bulk(config, defs, archive, names, chunks=(None, 1, 2, 3, 7), options=None):
+    return difftest.run_ours(BULK % {"args": (config, defs, archive, names, list(chunks),
+                                              dict(options or {}))})
 
 
 def _check(config, defs, archive, names, chunks=(None, 1, 2, 3, 7)):

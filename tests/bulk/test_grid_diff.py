@@ -297,13 +297,3 @@ def test_grid_strings_grow_their_staging(monkeypatch):
         assert tight[name].values.tolist() == roomy[name].values.tolist()
     assert tight["sample.string.hullo"].present.sum() > 5
 
-
-def test_derived_metrics_are_refused_on_a_grid():
-    """Derived columns are evaluated on records (pcp._bulk.derived_columns), not yet on
-    grids: asking for one with an interval is a clear error, not missing columns."""
-    spec = corpus("v3")
-    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, spec)
-    ctx.pmRegisterDerived("grid.test.twice", "sample.seconds * 2")
-    assert len(bulk.read_archive(spec, ["grid.test.twice"])) > 3
-    with pytest.raises(ValueError, match="grid.test.twice"):
-        bulk.ArchiveReader(spec, ["grid.test.twice", "sample.seconds"], interval=1)

@@ -213,6 +213,8 @@ class ChunkProgram:
                 continue
             fresh = False
             for other in operands if op is None else [op]:
+                if not len(other.present):      # no rows (a grid chunk past the end)
+                    continue
                 insts = other.instances.tolist()
                 seen = other.present.any(axis=0)
                 first = other.present.argmax(axis=0)
