@@ -7,7 +7,6 @@ every chunk size gives the same values."""
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
@@ -284,10 +283,10 @@ MID_EXPRS = [
 def mid_archive(tmp_path_factory):
     difftest.require_reference()
     base = str(tmp_path_factory.mktemp("mid") / "mid")
-    proc = subprocess.run([difftest.REF_PYTHON, "-c", WRITE, base], capture_output=True,
-                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=difftest.REF_DIST),
-                          check=False)
-    assert proc.returncode == 0, proc.stderr
+    # run_script, not "python -c": with -c the working directory comes first on sys.path,
+    # and under .ci/sanitize.sh that is the sanitized copy of this package
+    proc = difftest.run_script(WRITE, [base], False)
+    assert proc["status"] == 0, proc["stderr"]
     return base
 
 
@@ -322,10 +321,9 @@ print(json.dumps({"names": names, "sem": d["a.sum"]["sem"],
                   "present": int(rated["a.copy"].present.sum()),
                   "rated": [rated["a.copy"].rate, rated["a.deep.r"].rate]}))
 '''
-    proc = subprocess.run([sys.executable, "-c", code, mid_archive], capture_output=True,
-                          text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = difftest.run_script(code, [mid_archive], True, timeout=120)
+    assert proc["status"] == 0, proc["stderr"]
+    got = json.loads(proc["stdout"].strip().splitlines()[-1])
     assert got["names"] == ["a.x", "a.y", "a.z", "a.copy", "a.deep.r", "a.sum"]
     assert got["sem"] == 1              # PM_SEM_COUNTER
     assert got["same"] and got["present"] > 40
@@ -348,10 +346,9 @@ for names in (["b.bad"], ["no.such"], ["b"]):
         out.append(e.args[0])
 print(json.dumps(out))
 '''
-    proc = subprocess.run([sys.executable, "-c", code, mid_archive], capture_output=True,
-                          text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = difftest.run_script(code, [mid_archive], True, timeout=120)
+    assert proc["status"] == 0, proc["stderr"]
+    got = json.loads(proc["stdout"].strip().splitlines()[-1])
     from pcp._core.constants import PM_ERR_BADDERIVE, PM_ERR_NAME
     assert got == [PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_NAME]
 

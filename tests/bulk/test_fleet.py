@@ -14,6 +14,7 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 from pcp.fleet import Fleet, fetch_many
+from support import difftest
 
 from support import fakepmcd
 
@@ -234,11 +235,9 @@ def test_derived_metrics_are_fetched_and_evaluated():
     evaluated as the drop-in pmFetch evaluates it (rate() against the host's previous
     poll, none at the first)."""
     import json
-    import sys
-    proc = subprocess.run([sys.executable, "-c", FLEET_DERIVED], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = difftest.run_script(FLEET_DERIVED, [], True, timeout=120)
+    assert proc["status"] == 0, proc["stderr"]
+    got = json.loads(proc["stdout"].strip().splitlines()[-1])
     want = got["want"]
     assert want["dfleet.lin"] == [[-1, 21]]
     assert [i for i, _ in want["dfleet.bin"]] == [100, 200, 300, 400]
