@@ -108,6 +108,9 @@ class pmConfig:
         self._tmp: Any = []                         # passed along pmTraversePMNS walks
         self._conf_metrics: Dict[str, Any] = OrderedDict()
         self._prev_insts: List[Any] = []
+        # each configuration file parsed once: path -> (its own parser, the parse error)
+        self._parsed: Dict[str, Tuple[configparser.ConfigParser,
+                                      Optional[configparser.Error]]] = {}
 
     # ---- configuration files and options ----------------------------------------------
 
@@ -180,6 +183,41 @@ class pmConfig:
         parser.optionxform = str        # type: ignore[assignment,method-assign]
         return parser
 
+    def _read_into(self, config: configparser.ConfigParser, conf: str) -> None:
+        """``config.read(conf)``, the file parsed only once per pmConfig.
+
+        read_options and prepare_metrics both read every file of the configuration into
+        their parsers (the shipped pmrep configuration is some twenty files): each file
+        is parsed by itself the first time and its sections are merged into `config` as
+        configparser's own read merges them (a section already there gets the file's
+        options added or replaced in place; a new one goes at the end). Whether a file
+        parses and the error it raises depend on the file alone (configparser checks
+        duplicates within one read), so the parse error is raised again, after the part
+        read before it is merged, as a read would raise it.
+        """
+        parsed = self._parsed.get(conf)
+        if parsed is None:
+            single = self._parser()
+            error: Optional[configparser.Error] = None
+            try:
+                single.read(conf)
+            except configparser.Error as caught:
+                error = caught
+            parsed = self._parsed[conf] = (single, error)
+        single, error = parsed
+        # configparser's own section tables: its public setters would check and convert
+        # the raw values, which a read stores as they are
+        config._defaults.update(single._defaults)           # type: ignore[attr-defined]
+        sections = config._sections                          # type: ignore[attr-defined]
+        for name, options in single._sections.items():      # type: ignore[attr-defined]
+            if name in sections:
+                sections[name].update(options)
+            else:
+                config.add_section(name)
+                sections[name].update(options)
+        if error is not None:
+            raise error
+
     def set_attr(self, name: str, value: Any) -> None:
         """Set one option read from a configuration file on the tool."""
         util = self.util
@@ -231,7 +269,7 @@ class pmConfig:
         config = self._parser()
         for conf in self._get_conf_files():
             try:
-                config.read(conf)
+                self._read_into(config, conf)
                 self.read_section_options(config, "options")
                 for arg in sys.argv[1:]:
                     if arg.startswith(":") and arg[1:] in config.sections():
@@ -353,10 +391,12 @@ class pmConfig:
         from_sets: Dict[str, Any] = OrderedDict()
         sources: Dict[str, str] = OrderedDict()     # the file each section came from
         config = self._parser()
-        all_sets = self._parser()
+        # every section of every file, the last file's wins: name -> {key: value as
+        # config.get gives it}
+        all_sets: Dict[str, Dict[str, str]] = {}
         for conf in self._get_conf_files():
             try:
-                config.read(conf)
+                self._read_into(config, conf)
             except configparser.Error as error:
                 sys.stderr.write("Failed to read configuration file '%s', line %s:\n%s\n"
                                  % (conf, _parse_error_line(error), str(error.message)))
@@ -380,28 +420,25 @@ class pmConfig:
                     globals_[entry[0]] = entry[1:]
             # a later file's section replaces an earlier one's
             for section in config.sections():
-                if all_sets.has_section(section):
-                    all_sets.remove_section(section)
-                all_sets.add_section(section)
+                all_sets.pop(section, None)
+                all_sets[section] = self._section_values(config, section)
                 sources[section] = conf
-                for key, value in config.items(section):
-                    all_sets.set(section, key, value.replace("%", "%%"))
                 if section not in ("options", "global"):
                     config.remove_section(section)
 
         ignored = getattr(self.util, "keys_ignore", ())
         for name in cmdline:
-            if cmdline[name] is not None or not all_sets.has_section(name):
+            if cmdline[name] is not None or name not in all_sets:
                 continue
             parsed = OrderedDict()
-            for key in all_sets.options(name):
-                if not all_sets.get(name, key):
+            for key, value in all_sets[name].items():
+                if not value:
                     self._config_error(sources[name], "No value set for %s in [%s].\n"
                                        % (key, name))
                 if key in self.util.keys or key in ignored:
                     continue
                 try:
-                    self.parse_metric_info(parsed, key, all_sets.get(name, key))
+                    self.parse_metric_info(parsed, key, value)
                 except ValueError as error:
                     self._config_error(sources[name], str(error) + ".\n")
             for entry in parsed.values():
@@ -426,6 +463,17 @@ class pmConfig:
             sys.stderr.write("No metrics specified.\n")
             sys.exit(1)
         self._conf_metrics = deepcopy(self.util.metrics)
+
+    @staticmethod
+    def _section_values(config: configparser.ConfigParser, section: str) -> Dict[str, str]:
+        """``dict(config.items(section))``: the [DEFAULT] options, then the section's,
+        interpolated. Only a value with a "%" in it can interpolate to something else
+        (or fail to), so only those go through configparser, in items' order (the
+        first bad one raises what items would)."""
+        raw = dict(config._defaults)                        # type: ignore[attr-defined]
+        raw.update(config._sections[section])               # type: ignore[attr-defined]
+        return {key: config.get(section, key) if "%" in value else value
+                for key, value in raw.items()}
 
     # ---- texts and labels ------------------------------------------------------------
 
