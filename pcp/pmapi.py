@@ -14,7 +14,6 @@ import os
 import threading
 import time
 from ctypes import c_char_p, c_int, c_uint
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
@@ -35,8 +34,11 @@ from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.options import pmUsageErr
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
     from pcp._decode import events as _events
+
 # Imported where first needed rather than here, so that a tool's start-up does not pay
 # for what it may never use: pcp._live (sockets) for host contexts, pcp._decode.events
 # for event records, json for labels.

@@ -24,16 +24,19 @@ from __future__ import annotations
 import sys
 from ctypes import c_char_p, c_uint
 from itertools import repeat
-from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
                     PM_IN_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_TYPE_DOUBLE)
 from pcp.pmapi import pmContext, pmErr, timeval
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
+    Triple = Tuple[Any, Any, Any]       # (pmValue, instance name, value)
+
 __all__ = ["MetricCore", "Metric", "MetricCache", "MetricGroup", "MetricGroupPrinter",
            "MetricGroupManager"]
 
-Triple = Tuple[Any, Any, Any]       # (pmValue, instance name, value)
 
 
 def _as_bytes(name: Any) -> bytes:

@@ -32,9 +32,12 @@ import sys
 import time
 from collections import OrderedDict
 from copy import deepcopy
-from typing import Any, Dict, List, Optional, Tuple
 
 from pcp import pmapi
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["pmConfig", "TRUNC", "VERSION", "CURR_INSTS"]
 

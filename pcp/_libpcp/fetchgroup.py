@@ -16,7 +16,6 @@ import math
 import os
 import struct
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
                                  PM_ERR_VALUE, PM_IN_NULL, PM_INDOM_NULL, PM_MODE_BACK,
@@ -32,10 +31,13 @@ from pcp._core.units import pmParseUnitsStr, unit_fields
 from pcp._decode.result import FlatResult
 from pcp._libpcp.values import scale_factors
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+    Stamp = Tuple[int, int]
     from pcp._decode.events import Unpacked
-
-Stamp = Tuple[int, int]
+else:
+    Protocol = object   # the classes below are interfaces for type checkers only
 
 _NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
 _CONVERTIBLE = _NUMERIC + (PM_TYPE_STRING,)

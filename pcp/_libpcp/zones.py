@@ -8,15 +8,18 @@ import contextlib
 import os
 import threading
 import time
-from typing import Callable, Iterator, List, Optional, Tuple, TypeVar
 
 from pcp._core.structs import tm
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, List, Optional, Tuple, TypeVar
+    T = TypeVar("T")
 
 _lock = threading.RLock()     # re-entered by _broken_down around _in_zone
 _zones: List[str] = []
 _current = -1
 
-T = TypeVar("T")
 
 
 def new_zone(tz: str) -> int:
