@@ -111,6 +111,8 @@ class pmConfig:
         self._tmp: Any = []                         # passed along pmTraversePMNS walks
         self._conf_metrics: Dict[str, Any] = OrderedDict()
         self._prev_insts: List[Any] = []
+        # (key, metrics, items) of _bulk_plan; validate_metrics drops it
+        self._plan: Optional[Tuple[Any, List[str], List[Any]]] = None
         # each configuration file parsed once: path -> (its own parser, the parse error)
         self._parsed: Dict[str, Tuple[configparser.ConfigParser,
                                       Optional[configparser.Error]]] = {}
@@ -817,6 +819,7 @@ class pmConfig:
         """Check util.metrics against the context and make each one fetchable: derived
         metrics registered, non-leaves expanded, instances picked, specs completed and
         fetchgroup items made. Whatever cannot be fixed ends the program."""
+        self._plan = None
         util = self.util
         if not hasattr(util, "leaf_only"):
             util.metrics = deepcopy(self._conf_metrics)
@@ -1200,6 +1203,41 @@ class pmConfig:
                 current = self.get_inst_labels(self.descs[i].contents.indom)
             self.res_labels[metric] = [metric_labels, current]
 
+    def _bulk_plan(self, predicates: Any) -> Tuple[List[str], List[Any]]:
+        """The metrics whose fetchgroup items are this package's instance items, and
+        those items, that no limit reads one by one: made once per validated metric set
+        (util.metrics, its items and limits do not change between validations)."""
+        util = self.util
+        key = (util.metrics, len(util.metrics), tuple(predicates))
+        plan = self._plan
+        if plan is not None and plan[0][0] is key[0] and plan[0][1:] == key[1:]:
+            return plan[1], plan[2]
+        indom_items = pmapi.fetchgroup.fetchgroup_indom
+        metrics, items = [], []
+        if getattr(indom_items, "named_triples", None) is not None:
+            for metric, spec in util.metrics.items():
+                if type(spec[ITEM]) is indom_items and \
+                        (not spec[LIMIT] or metric in predicates):
+                    metrics.append(metric)
+                    items.append(spec[ITEM])
+        self._plan = (key, metrics, items)
+        return metrics, items
+
+    def _bulk_values(self, early_filter: bool, predicates: Any) -> Dict[str, Any]:
+        """The values of the metrics of the plan above (when no live filter reads them
+        one by one), each as a list of (instance, name, value) of the named instances,
+        the failed values left out: all of them in one call, no Python call per metric
+        or value. A failed item gives [], as its callable's error does in _values_of."""
+        if early_filter:
+            return {}
+        metrics, items = self._bulk_plan(predicates)
+        if not items:
+            return {}
+        values = pmapi.fetchgroup.fetchgroup_indom.named_triples(items)
+        if None in values:
+            values = [[] if v is None else v for v in values]
+        return dict(zip(metrics, values))
+
     def get_ranked_results(self, valid_only: bool = False) -> Dict[str, Any]:
         """The last fetch's values by metric, as lists of (instance, name, value):
         filtered, limited, ranked, and restricted to the instances the predicate metrics
@@ -1209,17 +1247,10 @@ class pmConfig:
         predicates = predicate.split(",") if predicate else ()
         early_filter = self.do_live_filtering() and not self.do_invert_filtering()
         results: Dict[str, Any] = OrderedDict()
+        bulk = self._bulk_values(early_filter, predicates)
         for metric, spec in util.metrics.items():
-            triples = None if early_filter else getattr(spec[ITEM], "triples", None)
-            if triples is not None and (not spec[LIMIT] or metric in predicates):
-                # this package's fetchgroup items hand over (instance, name, value) of the
-                # named instances, the failed values left out, in one call: no Python
-                # call per value
-                try:
-                    values = triples(True)
-                except Exception:
-                    values = []
-            else:
+            values = bulk.get(metric)
+            if values is None:
                 values = self._values_of(metric, predicates, early_filter)
             results[metric] = values
             if valid_only and not values:

@@ -784,6 +784,42 @@ class IndomValues:
         return [triple for j, triple in enumerate(zip(self._insts, self._names, self._values))
                 if j not in failed and (not named or triple[1] or triple[0] == PM_IN_NULL)]
 
+    @staticmethod
+    def named_triples(values: Sequence["IndomValues"]
+                      ) -> List[Optional[List[Tuple[int, Optional[str], Any]]]]:
+        """Beyond the official binding: ``v.triples(named=True)`` of each of `values`, None
+        for one whose call would raise (its item failed), in one call: pcp.pmconfig reads
+        every metric of every sample this way. The group's statuses, counts and instance
+        generations are read once for all its items; an item whose instances and names are
+        those of its last decode, with no failed value, has only its values unpacked (most
+        items of most samples); the others go through triples()."""
+        out: List[Optional[List[Tuple[int, Optional[str], Any]]]] = []
+        group = None
+        for v in values:
+            item = v._item
+            g = item.group
+            if g is not group:
+                group = g
+                nitems = len(g.items)
+                sts, num = ffi.unpack(g._sts, nitems), ffi.unpack(g._num, nitems)
+                nfailed, gens = ffi.unpack(g._nfailed, nitems), ffi.unpack(g._insts_gen, nitems)
+                views, epoch = g.views, g.epoch
+            k = item.n
+            if v._detached is None and sts[k] >= 0 and not nfailed[k] and v._all_named \
+                    and gens[k] == v._insts_gen and item.names is v._names_from \
+                    and v._at[0] is views and item.otype != PM_TYPE_STRING:
+                if v._epoch != epoch:
+                    v._values = ffi.unpack(v._at[1], num[k])
+                    v._failed = _NONE_FAILED
+                    v._epoch = epoch
+                out.append(list(zip(v._insts, v._names, v._values)))
+                continue
+            try:
+                out.append(v.triples(True))
+            except pmErr:
+                out.append(None)
+        return out
+
     def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
         if not self._check():
             return []
