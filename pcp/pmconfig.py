@@ -1206,9 +1206,10 @@ class pmConfig:
     def _bulk_plan(self, predicates: Any) -> Tuple[List[str], List[Any]]:
         """The metrics whose fetchgroup items are this package's instance items, and
         those items, that no limit reads one by one: made once per validated metric set
-        (util.metrics, its items and limits do not change between validations)."""
+        (util.metrics' items and limits do not change between validations; the plan is
+        made again when util.metrics is another dict or has other metrics)."""
         util = self.util
-        key = (util.metrics, len(util.metrics), tuple(predicates))
+        key = (util.metrics, tuple(util.metrics), tuple(predicates))
         plan = self._plan
         if plan is not None and plan[0][0] is key[0] and plan[0][1:] == key[1:]:
             return plan[1], plan[2]
@@ -1223,20 +1224,20 @@ class pmConfig:
         self._plan = (key, metrics, items)
         return metrics, items
 
-    def _bulk_values(self, early_filter: bool, predicates: Any) -> Dict[str, Any]:
-        """The values of the metrics of the plan above (when no live filter reads them
+    def _bulk_values(self, early_filter: bool, predicates: Any) -> Tuple[List[str], List[Any]]:
+        """The metrics of the plan above and their values (when no live filter reads them
         one by one), each as a list of (instance, name, value) of the named instances,
         the failed values left out: all of them in one call, no Python call per metric
         or value. A failed item gives [], as its callable's error does in _values_of."""
         if early_filter:
-            return {}
+            return [], []
         metrics, items = self._bulk_plan(predicates)
         if not items:
-            return {}
+            return [], []
         values = pmapi.fetchgroup.fetchgroup_indom.named_triples(items)
         if None in values:
             values = [[] if v is None else v for v in values]
-        return dict(zip(metrics, values))
+        return metrics, values
 
     def get_ranked_results(self, valid_only: bool = False) -> Dict[str, Any]:
         """The last fetch's values by metric, as lists of (instance, name, value):
@@ -1246,15 +1247,23 @@ class pmConfig:
         predicate = getattr(util, "predicate", None)
         predicates = predicate.split(",") if predicate else ()
         early_filter = self.do_live_filtering() and not self.do_invert_filtering()
-        results: Dict[str, Any] = OrderedDict()
-        bulk = self._bulk_values(early_filter, predicates)
-        for metric, spec in util.metrics.items():
-            values = bulk.get(metric)
-            if values is None:
-                values = self._values_of(metric, predicates, early_filter)
-            results[metric] = values
-            if valid_only and not values:
-                del results[metric]
+        metrics, bulk = self._bulk_values(early_filter, predicates)
+        if len(metrics) == len(util.metrics):
+            # every metric's values in one go, in util.metrics' order (most tools)
+            results: Dict[str, Any] = OrderedDict(zip(metrics, bulk))
+            if valid_only:
+                for metric in [metric for metric, values in zip(metrics, bulk) if not values]:
+                    del results[metric]
+        else:
+            known = dict(zip(metrics, bulk))
+            results = OrderedDict()
+            for metric in util.metrics:
+                values = known.get(metric)
+                if values is None:
+                    values = self._values_of(metric, predicates, early_filter)
+                results[metric] = values
+                if valid_only and not values:
+                    del results[metric]
 
         if self.provide_labels():
             self._refresh_result_labels(results)
