@@ -812,7 +812,11 @@ class IndomValues:
                     v._values = ffi.unpack(v._at[1], num[k])
                     v._failed = _NONE_FAILED
                     v._epoch = epoch
-                out.append(list(zip(v._insts, v._names, v._values)))
+                values = v._values
+                if len(values) == 1:        # most metrics: no zip object for one value
+                    out.append([(v._insts[0], v._names[0], values[0])])
+                else:
+                    out.append(list(zip(v._insts, v._names, values)))
                 continue
             try:
                 out.append(v.triples(True))
