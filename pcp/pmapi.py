@@ -618,6 +618,12 @@ class pmContext(object):
         self._use()
         return _zones.localtime(int(seconds))
 
+    def _struct_time(self, seconds: int) -> Any:
+        """pmLocaltime's fields as a time.struct_time (full year, months from 1): the
+        fetchgroup's timestamps, made without a tm."""
+        self._use()
+        return _zones.broken_down(int(seconds))
+
     def pmCtime(self, seconds: int) -> str:
         """ctime's text of an instant in the current reporting zone (newline included)."""
         self._use()
@@ -1679,7 +1685,7 @@ class fetchgroup(object):
     def extend_timespec(self) -> Any:
         """Add the fetch's timestamp; calling the result gives a datetime (local time of
         the context's zone)."""
-        stamp = self._group.extend_time(self.ctx.pmLocaltime)
+        stamp = self._group.extend_time(self.ctx._struct_time)
         self.items.append(stamp)
         return stamp
 
@@ -1703,7 +1709,7 @@ class fetchgroup(object):
         self.ctx._use()
         try:
             values = self._group.extend_event(metric, field, ftype, scale, instance,
-                                              c_uint(maxnum).value, self.ctx.pmLocaltime)
+                                              c_uint(maxnum).value, self.ctx._struct_time)
         except pmErr as e:
             raise pmErr(e.code)
         self.items.append(values)

@@ -969,16 +969,18 @@ class _Fixed:
 
 
 def _datetime(localtime: Callable[[int], Any], stamp: Stamp) -> datetime.datetime:
-    """A timestamp as the official binding shows it: the context's local time (pmLocaltime),
+    """A timestamp as the official binding shows it: the context's local time (what
+    pmLocaltime gives, here as a time.struct_time: no tm made and read field by field),
     microseconds truncated, no tzinfo."""
-    tm = localtime(stamp[0])
-    return datetime.datetime(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                             tm.tm_min, tm.tm_sec, int(stamp[1]) // 1000, None)
+    t = localtime(stamp[0])
+    return datetime.datetime(t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                             int(stamp[1]) // 1000, None)
 
 
 class TimeValue:
     """The timestamp of the last fetch (extend_timespec / extend_timeval): call it for a
-    datetime in the context's time zone."""
+    datetime in the context's time zone (`localtime`: seconds -> that zone's
+    time.struct_time, the fields pmLocaltime gives)."""
 
     __slots__ = ("_localtime", "stamp")
 
