@@ -9,7 +9,7 @@
  * calls is used too. Every array is allocated with exactly its size so ASan reports any
  * access past it; each call must return 0 or an error code, and never count more
  * values than the output holds. */
-#include "fuzz_common.h"
+#include "fuzz_dnode.h"
 #include "derived_chunk.h"
 
 #define MAXNODES 10
@@ -37,24 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (k = 0; k < nnodes; k++) {
         pcp_dnode *np = &nodes[k];
         int32_t ntable, i;
-        np->op = 1 + fz_u8(&rd) % 34;
-        np->type = (int32_t)(fz_u8(&rd) % 8) - 1;
-        np->left = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->right = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->parent = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->indom_null = fz_u8(&rd) & 1;
-        np->mul = (int64_t)(int8_t)fz_u8(&rd);
-        np->div = (int64_t)(int8_t)fz_u8(&rd);
-        np->pmid = fz_u8(&rd) % 4;
-        np->save_last = fz_u8(&rd) & 1;
-        np->otype = (int32_t)(fz_u8(&rd) % 8) - 1;
-        np->relational = fz_u8(&rd) & 1;
-        np->scale_mult = (int64_t)(int8_t)fz_u8(&rd);
-        np->scale_div = (int64_t)(int8_t)fz_u8(&rd);
-        np->error = (fz_u8(&rd) & 7) == 7 ? PM_ERR_CONV : 0;
-        np->time_scale = (double)fz_u8(&rd) / 7.0;
-        np->constant.ull = (uint64_t)fz_u32(&rd) << 32 | fz_u32(&rd);
-        np->filter = fz_u8(&rd) % 4;
+        fz_dnode(&rd, np, MAXNODES);
         /* what chunks.py puts in the filters beforehand */
         np->exact_state = fz_u8(&rd) % 3;
         np->exact_inst = (int32_t)(fz_u8(&rd) % 8) - 1;
