@@ -18,14 +18,12 @@ enum { N_INTEGER = 1, N_NAME = 2, N_AVG = 7, N_COUNT = 8, N_DELTA = 9, N_MAX = 1
 enum { REGEX_INST_COMPACT = 100 };
 
 int
-pcp_dvec_room(pcp_dvec *v, int32_t need)
+pcp_dvec_grow(pcp_dvec *v, int32_t need)
 {
     int32_t cap;
     int32_t *inst;
     pcp_atom *val;
 
-    if (need <= v->cap && v->inst != NULL)
-        return 0;
     cap = need > 2 * v->cap ? need : 2 * v->cap;
     if (cap < 1)
         cap = 1;
@@ -69,16 +67,6 @@ seconds(int64_t sec, int64_t nsec)
     if (nsec == 0)
         return (double)sec;
     return (double)((long double)sec + (long double)nsec / 1000000000.0L);
-}
-
-void
-pcp_dnode_keep_last(pcp_dnode *np)
-{
-    if (np->save_last) {
-        pcp_dvec swap = np->cur;
-        np->cur = np->last;
-        np->last = swap;
-    }
 }
 
 static int

@@ -24,13 +24,31 @@ struct pcp_dinput {
                              * has no values, and matchinst()'s table stays whole */
 };
 
-/* Room for `need` values in `v` (what it holds is kept; new room reads as zeros).
+/* Room for more than `v` has (what it holds is kept; new room reads as zeros).
  * Returns 0 or PCP_DWALK_NOMEM. */
-int pcp_dvec_room(pcp_dvec *v, int32_t need);
+int pcp_dvec_grow(pcp_dvec *v, int32_t need);
+
+/* Room for `need` values in `v`: inline, as it is asked of every node of every fetch
+ * and is nearly always there. */
+static inline int
+pcp_dvec_room(pcp_dvec *v, int32_t need)
+{
+    if (need <= v->cap && v->inst != NULL)
+        return 0;
+    return pcp_dvec_grow(v, need);
+}
 
 /* N_NAME with save_last: keep this fetch's values as the last ones, before the next
  * are loaded (delta() and rate() read both). */
-void pcp_dnode_keep_last(pcp_dnode *np);
+static inline void
+pcp_dnode_keep_last(pcp_dnode *np)
+{
+    if (np->save_last) {
+        pcp_dvec swap = np->cur;
+        np->cur = np->last;
+        np->last = swap;
+    }
+}
 
 /* Run a program over one fetch from node `start` (0 for a new fetch): the root's numval
  * (< 0 an error; its values at the root's `out`) with *stop -1, or PCP_DWALK_STOP with
