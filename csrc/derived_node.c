@@ -293,6 +293,7 @@ int
 pcp_derived_table_add(pcp_dnode *np, int32_t inst, int32_t match)
 {
     int32_t lo = 0, hi = np->ntable;
+    size_t tail;
 
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
@@ -317,9 +318,10 @@ pcp_derived_table_add(pcp_dnode *np, int32_t inst, int32_t match)
         np->table_used = c;
         np->table_cap = cap;
     }
-    memmove(np->table_inst + lo + 1, np->table_inst + lo, (size_t)(np->ntable - lo) * sizeof(int32_t));
-    memmove(np->table_match + lo + 1, np->table_match + lo, (size_t)(np->ntable - lo) * sizeof(int32_t));
-    memmove(np->table_used + lo + 1, np->table_used + lo, (size_t)(np->ntable - lo) * sizeof(int32_t));
+    tail = (size_t)(np->ntable - lo) * sizeof(int32_t);
+    memmove(np->table_inst + lo + 1, np->table_inst + lo, tail);
+    memmove(np->table_match + lo + 1, np->table_match + lo, tail);
+    memmove(np->table_used + lo + 1, np->table_used + lo, tail);
     np->table_inst[lo] = inst;
     np->table_match[lo] = match ? 1 : 0;
     np->table_used[lo] = 0;

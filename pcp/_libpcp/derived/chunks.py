@@ -1,11 +1,12 @@
 """Derived metrics over whole chunks of rows (csrc/derived_chunk.c): a bound tree made
-into the C program pmFetch runs (pcp._libpcp.derived.program.Program, csrc/derived_node.h)
-once, then evaluated over operand matrices (rows x instance columns and their presence),
-each row being one pmFetch in PM_MODE_FORW with libpcp's state between fetches (delta()
-and rate()'s previous values and times, matchinst()'s table) kept in the nodes from one
-chunk to the next. What the pmFetch path asks Python for mid-fetch (metric[name]'s
-instance, matchinst()'s verdicts) is put in the nodes before each chunk. Where the matrices come from does not
-matter: an archive scan (pcp._bulk.derived_columns) or a time grid give them alike.
+once into the C program pmFetch runs (pcp._libpcp.derived.program.Program, whose nodes
+are csrc/derived_node.h's), then evaluated over operand matrices (rows x instance
+columns and their presence), each row being one pmFetch in PM_MODE_FORW with libpcp's
+state between fetches (delta() and rate()'s previous values and times, matchinst()'s
+table) kept in the nodes from one chunk to the next. What the pmFetch path asks Python
+for mid-fetch (metric[name]'s instance, matchinst()'s verdicts) is put in the nodes
+before each chunk. Where the matrices come from does not matter: an archive scan
+(pcp._bulk.derived_columns) or a time grid give them alike.
 
 Only trees whose every node holds numbers are evaluated here (evaluable_in_c); the
 values are those pmFetch gives for the same fetch (pcp._libpcp.derived.program), row
