@@ -16,7 +16,7 @@ SOURCES = sorted(path.name for path in HERE.glob("*.c"))
 # types (comments and preprocessor lines removed, which cdef cannot take).
 HEADERS = ["result.h", "pdu.h", "store.h", "archive.h", "events.h", "archive_columns.h",
            "convert.h", "fetchgroup.h", "interp.h", "archive_write.h", "derived.h",
-           "derived_program.h"]
+           "derived_node.h", "derived_program.h", "derived_chunk.h"]
 
 
 def _cdef_from_headers() -> str:

@@ -192,6 +192,71 @@ as_word(int type, pcp_atom v)
     return d >= 0 && d < 4294967296.0 ? (uint32_t)d : 0;
 }
 
+/* a value of a numeric type as a double, as bin_op promotes it to T_DOUBLE */
+static inline double
+as_double(int32_t type, pcp_atom a)
+{
+    switch (type) {
+    case T_32: return a.l;
+    case T_U32: return a.ul;
+    case T_64: return (double)a.ll;
+    case T_U64: return (double)a.ull;
+    case T_FLOAT: return a.f;
+    default: return a.d;
+    }
+}
+
+/* pcp_derived_binary for an operation done in T_DOUBLE when the operands pair off by
+ * position (the same instances in the same order, or one operand singular), as they
+ * mostly do: the same values, without the general instance search and per-value
+ * dispatch. -1 when the operands are not of that shape (the general loop does it). */
+static int
+binary_double_paired(int32_t op, int32_t relational, int32_t ltype, int64_t lmul,
+                     int64_t ldiv, int32_t lnull, const pcp_dvec *l, int32_t rtype,
+                     int64_t rmul, int64_t rdiv, int32_t rnull, const pcp_dvec *r,
+                     pcp_dvec *out)
+{
+    int32_t n, k, lstep = 1, rstep = 1;
+    double lm = (double)lmul, ld = (double)ldiv, rm = (double)rmul, rd = (double)rdiv;
+
+    if (lnull && rnull)
+        return -1;
+    if (lnull) {
+        n = r->numval;
+        lstep = 0;
+    } else if (rnull) {
+        n = l->numval;
+        rstep = 0;
+    } else {
+        n = l->numval;
+        if (r->numval != n || memcmp(l->inst, r->inst, (size_t)n * sizeof(int32_t)) != 0)
+            return -1;
+    }
+    if (n > out->cap)
+        return PM_ERR_TOOBIG;
+    for (k = 0; k < n; k++) {
+        double a = (as_double(ltype, l->val[k * lstep]) / ld) * lm;
+        double b = (as_double(rtype, r->val[k * rstep]) / rd) * rm;
+        double res;
+        int cmp;
+        switch (op) {
+        case N_PLUS: res = a + b; break;
+        case N_MINUS: res = a - b; break;
+        case N_STAR: res = a * b; break;
+        case N_SLASH: res = a == 0 ? 0 : a / b; break;
+        default: COMPARE(cmp, op, a, b) res = cmp; break;
+        }
+        if (relational) {
+            out->val[k].ull = 0;
+            out->val[k].ul = res != 0;      /* a 0/1 word, as as_word() makes it */
+        } else {
+            out->val[k].d = res;
+        }
+        out->inst[k] = lnull ? r->inst[k] : l->inst[k];
+    }
+    return out->numval = n;
+}
+
 int
 pcp_derived_binary(int32_t op, int32_t otype, int32_t relational,
                    int32_t ltype, int64_t lmul, int64_t ldiv, int32_t lnull,
@@ -204,6 +269,12 @@ pcp_derived_binary(int32_t op, int32_t otype, int32_t relational,
         return PM_ERR_CONV;
     if (l->numval <= 0 || r->numval <= 0)
         return out->numval = 0;
+    if (otype == T_DOUBLE) {
+        int sts = binary_double_paired(op, relational, ltype, lmul, ldiv, lnull, l, rtype,
+                                       rmul, rdiv, rnull, r, out);
+        if (sts != -1)
+            return sts;
+    }
     if (lnull)
         numval = r->numval;
     else if (rnull)

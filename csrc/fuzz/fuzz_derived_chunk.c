@@ -1,41 +1,30 @@
 /* libFuzzer harness for derived metrics over chunks of rows (derived_chunk.c).
  *
- * The input is read as a program: a tree of up to 10 nodes with arbitrary node types,
+ * The input is read as a program: up to 10 nodes (derived_node.h) of arbitrary ops,
  * value types, links (cycles, missing operands and out-of-range indexes included),
- * constants, filters and vector capacities; one or two operand matrices of arbitrary
- * cell types, presence and instances; output columns (a dense table or a sorted list,
- * either of them naming columns that do not exist); and the rows' times. Every array
- * is allocated with exactly its size so ASan reports any access past it; the call must
- * return 0 or an error code, and never count more values than the output holds. */
-#include "fuzz_common.h"
-#include "derived.h"
+ * constants, filters, metric[name] instances and matchinst() tables; one or two operand
+ * matrices of arbitrary pmids, cell types, presence and instances; output columns (a
+ * dense table or a sorted list, either of them naming columns that do not exist); and
+ * the rows' times. The rows are evaluated in two chunks, so the state carried between
+ * calls is used too. Every array is allocated with exactly its size so ASan reports any
+ * access past it; each call must return 0 or an error code, and never count more
+ * values than the output holds. */
+#include "fuzz_dnode.h"
+#include "derived_chunk.h"
 
 #define MAXNODES 10
 #define MAXROWS 6
 #define MAXCOLS 5
 
-static void
-new_vec(pcp_dvec *v, int32_t cap)
-{
-    v->cap = cap;
-    v->numval = 0;
-    v->inst = fz_alloc((size_t)cap, sizeof *v->inst);
-    v->val = fz_alloc((size_t)cap, sizeof *v->val);
-    if (cap) {
-        memset(v->inst, 0, (size_t)cap * sizeof *v->inst);
-        memset(v->val, 0, (size_t)cap * sizeof *v->val);
-    }
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_reader rd = { data, size };
     int32_t nnodes = 1 + fz_u8(&rd) % MAXNODES, nops = 1 + fz_u8(&rd) % 2;
-    int64_t nrows = fz_u8(&rd) % (MAXROWS + 1);
+    int64_t nrows = fz_u8(&rd) % (MAXROWS + 1), split;
     int32_t ncand = fz_u8(&rd) % (MAXCOLS + 2), k, r;
-    pcp_dchunk_node *nodes = fz_alloc((size_t)nnodes, sizeof *nodes);
+    pcp_dnode *nodes = fz_alloc((size_t)nnodes, sizeof *nodes);
+    pcp_dprogram program;
     pcp_dchunk_operand *ops = fz_alloc((size_t)nops, sizeof *ops);
-    int32_t *table_inst[MAXNODES], *table_match[MAXNODES], *table_used[MAXNODES];
     uint8_t *op_values[2], *op_present[2];
     int32_t *op_inst[2];
     int64_t *times = fz_alloc((size_t)nrows, sizeof *times);
@@ -46,45 +35,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memset(nodes, 0, (size_t)nnodes * sizeof *nodes);
     for (k = 0; k < nnodes; k++) {
-        pcp_dchunk_node *np = &nodes[k];
-        int32_t cap = fz_u8(&rd) % 8, ntable = fz_u8(&rd) % 4, i;
-        np->type = 1 + fz_u8(&rd) % 34;
-        np->vtype = fz_u8(&rd) % 7;
-        np->left = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->right = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->null_indom = fz_u8(&rd) & 1;
-        np->mul = (int64_t)(int8_t)fz_u8(&rd);
-        np->div = (int64_t)(int8_t)fz_u8(&rd);
-        np->operand = (int32_t)(int8_t)fz_u8(&rd) % 4;
-        np->save_last = fz_u8(&rd) & 1;
-        np->otype = fz_u8(&rd) % 7;
-        np->relational = fz_u8(&rd) & 1;
-        np->inst_from_no = fz_u8(&rd) & 1;
-        np->scale_mult = (int64_t)(int8_t)fz_u8(&rd);
-        np->scale_div = (int64_t)(int8_t)fz_u8(&rd);
-        np->time_scale = (double)fz_u8(&rd) / 7.0;
-        np->constant.ull = (uint64_t)fz_u32(&rd) << 32 | fz_u32(&rd);
+        pcp_dnode *np = &nodes[k];
+        int32_t ntable, i;
+        fz_dnode(&rd, np, MAXNODES);
+        /* what chunks.py puts in the filters beforehand */
+        np->exact_state = fz_u8(&rd) % 3;
         np->exact_inst = (int32_t)(fz_u8(&rd) % 8) - 1;
         np->exact_from = (int64_t)(fz_u8(&rd) % 8);
-        np->regex = fz_u8(&rd) & 1;
-        table_inst[k] = fz_alloc((size_t)ntable, sizeof(int32_t));
-        table_match[k] = fz_alloc((size_t)ntable, sizeof(int32_t));
-        table_used[k] = fz_alloc((size_t)ntable, sizeof(int32_t));
+        ntable = fz_u8(&rd) % 4;
         for (i = 0; i < ntable; i++) {
-            table_inst[k][i] = i - 1 + (int32_t)(fz_u8(&rd) % 2);   /* sorted */
-            table_match[k][i] = fz_u8(&rd) & 1;
-            table_used[k][i] = 0;
+            int32_t inst = (int32_t)(fz_u8(&rd) % 8) - 1;
+            CHECK(pcp_derived_table_add(np, inst, fz_u8(&rd) & 1) == 0);
         }
-        np->table_inst = table_inst[k];
-        np->table_match = table_match[k];
-        np->table_used = table_used[k];
-        np->ntable = ntable;
-        new_vec(&np->cur, cap);
-        new_vec(&np->last, cap + (int32_t)(fz_u8(&rd) % 2));
     }
+    program.nnodes = nnodes;
+    program.nodes = nodes;
     for (k = 0; k < nops; k++) {
         int32_t ncols = fz_u8(&rd) % (MAXCOLS + 1), c;
         size_t cells = (size_t)nrows * (size_t)ncols;
+        ops[k].pmid = fz_u8(&rd) % 4;
         ops[k].type = fz_u8(&rd) % 7;
         ops[k].ncols = ncols;
         op_inst[k] = fz_alloc((size_t)ncols, sizeof(int32_t));
@@ -121,13 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cols.inst = sorted;
         cols.col = sorted_col;
     }
+    split = nrows ? fz_u8(&rd) % (nrows + 1) : 0;
     out_values = fz_alloc((size_t)nrows * (size_t)ncand * 8, 1);
     out_present = fz_alloc((size_t)nrows * (size_t)ncand, 1);
     if (nrows * ncand)
         memset(out_present, 0, (size_t)(nrows * ncand));
     memset(&prog, 0, sizeof prog);
-    prog.nodes = nodes;
-    prog.nnodes = nnodes;
+    prog.prog = &program;
     prog.ops = ops;
     prog.nops = nops;
     prog.columns = &cols;
@@ -137,20 +106,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     prog.out_present = out_present;
     prog.out_present_stride = ncand;
     {
-        int sts = pcp_derived_chunk_eval(&prog, 1, times, nrows);
+        /* rows [0, split) then [split, nrows): two chunks, the state carried over */
+        int sts = pcp_derived_chunk_eval(&prog, 1, times, split);
         CHECK(sts <= 0);
-        CHECK(prog.nvalues >= 0 && prog.nvalues <= nrows * 8);
+        prog.out_values = out_values + split * prog.out_stride;
+        prog.out_present = out_present + split * prog.out_present_stride;
+        for (k = 0; k < nops; k++) {
+            ops[k].values += split * ops[k].values_stride;
+            ops[k].present += split * ops[k].present_stride;
+        }
+        sts = pcp_derived_chunk_eval(&prog, 1, times + split, nrows - split);
+        CHECK(sts <= 0);
+        CHECK(prog.nvalues >= 0 && prog.nvalues <= nrows * MAXCOLS);
     }
 
-    for (k = 0; k < nnodes; k++) {
-        free(nodes[k].cur.inst);
-        free(nodes[k].cur.val);
-        free(nodes[k].last.inst);
-        free(nodes[k].last.val);
-        free(table_inst[k]);
-        free(table_match[k]);
-        free(table_used[k]);
-    }
+    pcp_derived_program_free(&program);
     for (k = 0; k < nops; k++) {
         free(op_inst[k]);
         free(op_values[k]);

@@ -8,7 +8,7 @@
  * stops answered as Python would (an instance found or not, matchinst() table entries),
  * then assembled into exact-size output. Every array is allocated with exactly its
  * size, so ASan reports any access past it. */
-#include "fuzz_common.h"
+#include "fuzz_dnode.h"
 #include "derived_program.h"
 
 #define MAXNODES 10
@@ -93,24 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(nodes, 0, (size_t)nnodes * sizeof *nodes);
     for (k = 0; k < nnodes; k++) {
         pcp_dnode *np = &nodes[k];
-        np->op = 1 + fz_u8(&rd) % 36;
-        np->type = (int32_t)(fz_u8(&rd) % 8) - 1;
-        np->left = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->right = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->parent = (int32_t)(int8_t)fz_u8(&rd) % (MAXNODES + 2);
-        np->indom_null = fz_u8(&rd) & 1;
-        np->mul = (int64_t)(int8_t)fz_u8(&rd);
-        np->div = (int64_t)(int8_t)fz_u8(&rd);
-        np->pmid = fz_u8(&rd) % 4;
-        np->save_last = fz_u8(&rd) & 1;
-        np->otype = (int32_t)(fz_u8(&rd) % 8) - 1;
-        np->relational = fz_u8(&rd) & 1;
-        np->scale_mult = (int64_t)(int8_t)fz_u8(&rd);
-        np->scale_div = (int64_t)(int8_t)fz_u8(&rd);
-        np->error = (fz_u8(&rd) & 7) == 7 ? PM_ERR_CONV : 0;
-        np->time_scale = (double)fz_u8(&rd) / 7.0;
-        np->constant.ull = (uint64_t)fz_u32(&rd) << 32 | fz_u32(&rd);
-        np->filter = fz_u8(&rd) % 4;
+        fz_dnode(&rd, np, MAXNODES);
     }
     prog.nnodes = nnodes;
     prog.nodes = nodes;

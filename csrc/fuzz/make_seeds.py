@@ -342,28 +342,41 @@ def convert_seeds() -> dict:
 
 
 def derived_chunk_seeds() -> dict:
-    """fuzz_derived_chunk: valid programs over one int32 operand of 3 columns and 4 rows
-    (the harness's reading order: header, nodes, operand, times, columns)."""
-    def node(t: int, vtype: int, left: int, right: int, operand: int = -1, cap: int = 4,
-             save_last: int = 0, otype: int = 0, const: int = 0) -> bytes:
-        return bytes([cap, 0, t - 1, vtype, left & 0xFF, right & 0xFF, 0, 1, 1,
-                      operand & 0xFF, save_last, otype, 0, 0, 1, 1, 7]) + \
-            struct.pack(">II", 0, const) + bytes([0, 7, 0, 0])
+    """fuzz_derived_chunk: valid programs (post-order, parents linked) over one int32
+    operand, pmid 1, of 3 columns and 4 rows, taken as two chunks of 2 rows (the
+    harness's reading order: header, nodes, operand, times, columns, split)."""
+    def node(op: int, type_: int, left: int, right: int, parent: int, pmid: int = 0,
+             save_last: int = 0, const: int = 0, filter_: int = 0,
+             table: tuple = ()) -> bytes:
+        constant = op in (1, 16)            # singular: no instance domain
+        return bytes([op - 1, type_ + 1, left & 0xFF, right & 0xFF, parent & 0xFF,
+                      int(constant), 1, 1, pmid, save_last, type_ + 1, 0, 1, 1, 0, 7]) + \
+            struct.pack(">II", 0, const) + bytes([filter_, 0, 0, 0, len(table)]) + \
+            b"".join(bytes([inst + 1, match]) for inst, match in table)
 
     def program(nodes: list) -> bytes:
         head = bytes([len(nodes) - 1, 0, 4, 3])
-        operand = bytes([3, 0, 1, 2, 3]) + b"".join(struct.pack("<q", v) for v in
-                                                     range(10, 130, 10)) + bytes([1] * 12)
+        operand = bytes([3, 1, 0, 1, 2, 3]) + b"".join(struct.pack("<q", v) for v in
+                                                        range(10, 130, 10)) + bytes([1] * 12)
         times = b"".join(struct.pack(">I", 1000 * k) for k in range(4))
-        columns = bytes([1, 4, 2]) + bytes([0, 1, 2, 3])
-        return head + b"".join(nodes) + operand + times + columns
+        columns = bytes([1, 4, 2]) + bytes([1, 2, 3, 0, 0])
+        return head + b"".join(nodes) + operand + times + columns + bytes([2])
     return {
-        "plus": program([node(3, 0, 1, 2), node(2, 0, -1, -1, operand=0),
-                         node(1, 0, -1, -1, const=5)]),
-        "delta": program([node(9, 0, 1, -1), node(2, 0, -1, -1, operand=0, save_last=1)]),
-        "rate_quest": program([node(27, 5, 1, 2), node(2, 0, -1, -1, operand=0),
-                               node(28, 5, 3, 4), node(14, 5, 5, -1), node(16, 5, -1, -1),
-                               node(2, 0, -1, -1, operand=0, save_last=1)]),
+        # x + 5
+        "plus": program([node(2, 0, -1, -1, 2, pmid=1), node(1, 0, -1, -1, 2, const=5),
+                         node(3, 0, 0, 1, -1)]),
+        # delta(x)
+        "delta": program([node(2, 0, -1, -1, 1, pmid=1, save_last=1),
+                          node(9, 0, 0, -1, -1)]),
+        # x ? rate(x) : 1.5
+        "rate_quest": program([node(2, 0, -1, -1, 5, pmid=1),
+                               node(2, 0, -1, -1, 2, pmid=1, save_last=1),
+                               node(14, 5, 1, -1, 4), node(16, 5, -1, -1, 4),
+                               node(28, 5, 2, 3, 5), node(27, 5, 0, 4, -1)]),
+        # matchinst(/.../, x): instances 0 and 2 match
+        "matchinst": program([node(33, 0, -1, -1, 2), node(2, 0, -1, -1, 2, pmid=1),
+                              node(32, 0, 0, 1, -1, filter_=2,
+                                   table=((0, 1), (1, 0), (2, 1)))]),
     }
 
 

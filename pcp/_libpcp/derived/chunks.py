@@ -1,9 +1,12 @@
 """Derived metrics over whole chunks of rows (csrc/derived_chunk.c): a bound tree made
-into a C node array once, then evaluated over operand matrices (rows x instance columns
-and their presence), each row being one pmFetch in PM_MODE_FORW with libpcp's state
-between fetches (delta() and rate()'s previous values and times, matchinst()'s table)
-kept in the nodes from one chunk to the next. Where the matrices come from does not
-matter: an archive scan (pcp._bulk.derived_columns) or a time grid give them alike.
+once into the C program pmFetch runs (pcp._libpcp.derived.program.Program, whose nodes
+are csrc/derived_node.h's), then evaluated over operand matrices (rows x instance
+columns and their presence), each row being one pmFetch in PM_MODE_FORW with libpcp's
+state between fetches (delta() and rate()'s previous values and times, matchinst()'s
+table) kept in the nodes from one chunk to the next. What the pmFetch path asks Python
+for mid-fetch (metric[name]'s instance, matchinst()'s verdicts) is put in the nodes
+before each chunk. Where the matrices come from does not matter: an archive scan
+(pcp._bulk.derived_columns) or a time grid give them alike.
 
 Only trees whose every node holds numbers are evaluated here (evaluable_in_c); the
 values are those pmFetch gives for the same fetch (pcp._libpcp.derived.program), row
@@ -14,19 +17,14 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 import numpy as np
 
-from pcp._core.constants import (PM_INDOM_NULL, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
+from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
                                  PM_TYPE_FLOAT, PM_TYPE_U32, PM_TYPE_U64)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.units import unit_fields
-from pcp._libpcp.derived.bind import PROMOTE
-from pcp._libpcp.derived.evaluate import _constant, _time_scale
-from pcp._libpcp.derived.kernels import _MEMBER
-from pcp._libpcp.derived.nodes import BOOLEAN, RELATIONAL, N, Node
+from pcp._libpcp.derived.nodes import N, Node
+from pcp._libpcp.derived.program import Program
 from pcp._libpcp.derived.regex import matches
-from pcp._libpcp.values import scale_factors
 
-_NEVER = (1 << 63) - 1                   # exact_from: the instance is not known yet
 # the cells of a numeric PM_TYPE_* in a matrix (the layout pcp_atom's members have)
 CELL = {PM_TYPE_32: np.dtype(np.int32), PM_TYPE_U32: np.dtype(np.uint32),
         PM_TYPE_64: np.dtype(np.int64), PM_TYPE_U64: np.dtype(np.uint64),
@@ -88,100 +86,24 @@ def evaluate_many(time_ns: np.ndarray, jobs: Sequence[Job], name: NameInstance,
             for k, (values, present) in enumerate(outs)]
 
 
-def _flatten(root: Node) -> List[Node]:
-    """The tree's nodes, a parent before its children (root first)."""
-    out: List[Node] = []
-    stack = [root]
-    while stack:
-        np_ = stack.pop()
-        out.append(np_)
-        if np_.right is not None:
-            stack.append(np_.right)
-        if np_.left is not None:
-            stack.append(np_.left)
-    return out
-
-
 class ChunkProgram:
-    """One derived metric's bound tree as pcp_dchunk_node structs, with the state of
-    its fetches. operand_pmids: the pmids whose matrices evaluate() is given, in that
-    order (every N_NAME's pmid among them)."""
+    """One derived metric's bound tree as the C program pmFetch runs
+    (pcp._libpcp.derived.program.Program), with the state of its fetches kept from one
+    chunk to the next. operand_pmids: the pmids whose matrices evaluate() is given, in
+    that order (every N_NAME's pmid among them)."""
 
     def __init__(self, tree: Node, operand_pmids: Sequence[int]) -> None:
         self.tree = tree
-        self.nodes = _flatten(tree)
+        self.program = Program(tree)
+        self.nodes = self.program.nodes
         self.type = tree.desc[1]
         self.dtype = CELL[self.type]
-        index = {id(n): k for k, n in enumerate(self.nodes)}
-        where = {p: k for k, p in enumerate(operand_pmids)}
-        self.c = ffi.new("pcp_dchunk_node[]", len(self.nodes))
-        self.cap = 0
-        self.keep: List[Any] = []          # the memory behind the nodes' vectors
-        self.tables: Dict[int, Any] = {}    # matchinst() tables' memory, by node
-        self.filters: List[Tuple[int, Node, Dict[int, int]]] = []
-        for k, np_ in enumerate(self.nodes):
-            self._fill(self.c[k], np_, index, where)
-            if np_.type == N.FILTERINST:
-                # instance -> 1 / 0 (matchinst), or the exact instance once looked up
-                self.filters.append((k, np_, {}))
-
-    def _fill(self, c: Any, np_: Node, index: Dict[int, int], where: Dict[int, int]) -> None:
-        t = np_.type
-        c.type = t
-        c.vtype = np_.desc[1]
-        c.left = index[id(np_.left)] if np_.left is not None else -1
-        c.right = index[id(np_.right)] if np_.right is not None else -1
-        c.null_indom = int(np_.desc[2] == PM_INDOM_NULL)
-        c.mul, c.div = np_.mul, np_.div
-        c.operand = where.get(np_.pmid, -1) if t == N.NAME else -1
-        c.save_last = int(bool(np_.save_last))
-        c.exact_from = _NEVER
-        c.time_scale = 1.0
-        c.scale_mult, c.scale_div = 1, 1
-        if t in (N.INTEGER, N.DOUBLE):
-            setattr(c.constant, _MEMBER.get(np_.desc[1], "l"), _constant(np_))
-        elif t == N.DEFINED:
-            c.constant.ul = np_.defined
-        elif t == N.QUEST:
-            yes, no = np_.right.left, np_.right.right
-            c.inst_from_no = int(yes.desc[2] == PM_INDOM_NULL and no.desc[2] != PM_INDOM_NULL)
-        elif t == N.RESCALE:
-            c.scale_mult, c.scale_div = scale_factors(np_.left.desc[4], np_.right.desc[4])
-        elif t == N.RATE:
-            fields = unit_fields(np_.left.desc[4])
-            if fields[1] == 1:
-                c.time_scale = _time_scale(fields[4])
-        elif t == N.FILTERINST:
-            c.regex = int(bool(np_.left.regex))
-        elif np_.left is not None and np_.right is not None and t not in (N.COLON,):
-            relational = t in RELATIONAL or t in BOOLEAN
-            c.relational = int(relational)
-            c.otype = (PROMOTE[np_.left.desc[1]][np_.right.desc[1]] if relational
-                       else np_.desc[1])
-
-    def _grow(self, cap: int) -> None:
-        """Room for `cap` values in every node's vectors (two blocks of memory for the
-        whole tree), what they hold kept."""
-        if cap <= self.cap:
-            return
-        nvec = 2 * len(self.nodes)
-        insts = np.zeros((nvec, cap), np.int32)
-        vals = np.zeros((nvec, cap), np.uint64)
-        for k in range(len(self.nodes)):
-            c = self.c[k]
-            for v, vec in enumerate((c.cur, c.last)):
-                row = 2 * k + v
-                n = max(min(int(vec.numval), int(vec.cap)), 0) if self.cap else 0
-                if n:
-                    insts[row, :n] = np.frombuffer(ffi.buffer(vec.inst, 4 * n), np.int32)
-                    vals[row, :n] = np.frombuffer(ffi.buffer(vec.val, 8 * n), np.uint64)
-                if not self.cap:
-                    vec.numval = 0
-                vec.cap = cap
-                vec.inst = ffi.cast("int32_t *", insts[row].ctypes.data)
-                vec.val = ffi.cast("pcp_atom *", vals[row].ctypes.data)
-        self.keep = [insts, vals]
-        self.cap = cap
+        for d in self.program.c_nodes:
+            if d.error < 0:
+                raise pmErr(d.error)        # rescale() without scale factors
+        # instance -> 1 / 0 (matchinst), by node index
+        self.filters: List[Tuple[int, Node, Dict[int, int]]] = [
+            (k, np_, {}) for k, np_ in enumerate(self.nodes) if np_.type == N.FILTERINST]
 
     # ---- instance filters ---------------------------------------------------------------
 
@@ -193,13 +115,13 @@ class ChunkProgram:
         found; matchinst()'s verdict for every instance the operands may give, its name
         taken at the first row it has a value."""
         for k, np_, table in self.filters:
-            c = self.c[k]
+            c = self.program.c_nodes[k]
             right = np_.right
             op = operands[pmids[right.pmid]] if right.type == N.NAME and \
                 right.pmid in pmids else None
             indom = right.desc[2]
             if not np_.left.regex:
-                if c.exact_from != _NEVER:
+                if c.exact_state == lib.PCP_DEXACT_KNOWN:
                     c.exact_from = 0        # known since an earlier chunk
                     continue
                 rows = np.flatnonzero(op.present.any(axis=1)) if op is not None else \
@@ -209,9 +131,9 @@ class ChunkProgram:
                     if found is not None:
                         c.exact_inst = found
                         c.exact_from = r
+                        c.exact_state = lib.PCP_DEXACT_KNOWN
                         break
                 continue
-            fresh = False
             for other in operands if op is None else [op]:
                 if not len(other.present):      # no rows (a grid chunk past the end)
                     continue
@@ -227,16 +149,9 @@ class ChunkProgram:
                         ok = matches(np_.left.compiled, got.split(b" ", 1)[0])
                         ok = (not ok) if np_.left.invert else ok
                     table[inst] = int(ok)
-                    fresh = True
-            if fresh or c.ntable == 0:
-                ids = np.array(sorted(table), np.int32) if table else np.zeros(1, np.int32)
-                match = np.array([table[i] for i in sorted(table)] or [0], np.int32)
-                used = np.zeros(len(ids), np.int32)
-                c.table_inst = ffi.cast("int32_t *", ids.ctypes.data)
-                c.table_match = ffi.cast("int32_t *", match.ctypes.data)
-                c.table_used = ffi.cast("int32_t *", used.ctypes.data)
-                c.ntable = len(table)
-                self.tables[k] = (ids, match, used)
+                    sts = lib.pcp_derived_table_add(self.program.c_nodes + k, inst, int(ok))
+                    if sts < 0:
+                        raise pmErr(sts)
 
     # ---- evaluation ---------------------------------------------------------------------
 
@@ -258,7 +173,6 @@ class ChunkProgram:
         out_instances = np.asarray(job.out_instances, np.int32)
         values = np.zeros((nrows, len(out_instances)), self.dtype)
         present = np.zeros((nrows, len(out_instances)), bool)
-        self._grow(max([len(o.instances) for o in operands] + [1]))
         pmids = {p: k for k, p in enumerate(operand_pmids)}
         if self.filters:
             self._prepare_filters(time_ns, operands, pmids, name, lookup)
@@ -273,6 +187,7 @@ class ChunkProgram:
             insts = np.ascontiguousarray(op.instances, np.int32)
             hold.extend((vals, pres, insts))
             o = cops[k]
+            o.pmid = pmid & 0xFFFFFFFF
             o.type = self._operand_type(pmid)
             o.ncols = vals.shape[1]
             o.col_inst = ffi.cast("int32_t *", insts.ctypes.data)
@@ -282,8 +197,7 @@ class ChunkProgram:
             o.present_stride = pres.strides[0]
         columns, keep = self._columns(out_instances)
         hold.extend((columns, keep))
-        c.nodes = self.c
-        c.nnodes = len(self.nodes)
+        c.prog = self.program.c
         c.ops = cops
         c.nops = len(operands)
         c.columns = columns

@@ -1,10 +1,11 @@
 """Derived metrics compiled for pmFetch (csrc/derived_program.c): a bound numeric
 expression becomes, once, a flat array of C nodes in post-order that keeps its values
-between fetches, and a request's derived metrics are evaluated by one C call per fetch
-over the fetched result (a Plan, made once per request), so a fetch costs no Python per
-node or per value. Python answers only what C cannot know: the instance of
-metric[name] and the names of instances matchinst() has not seen (the evaluation stops
-at that node and resumes there once answered)."""
+between fetches (csrc/derived_node.h; the bulk readers' chunks, pcp._libpcp.derived.chunks,
+run the same programs over rows), and a request's derived metrics are evaluated by one C
+call per fetch over the fetched result (a Plan, made once per request), so a fetch costs
+no Python per node or per value. Python answers only what C cannot know: the instance
+of metric[name] and the names of instances matchinst() has not seen (the evaluation
+stops at that node and resumes there once answered)."""
 from __future__ import annotations
 
 from pcp._core.constants import PM_ERR_PMID, PM_INDOM_NULL
@@ -47,9 +48,9 @@ def _post_order(np: Node, out: List[Node]) -> None:
 
 class Program:
     """One bound numeric expression as C nodes (pcp_dprogram), with its evaluation
-    state; `nodes[i]` is the tree node C node i was made from."""
+    state; `nodes[i]` is the tree node C node i (c_nodes[i]) was made from."""
 
-    __slots__ = ("c", "nodes", "_keep", "_one")
+    __slots__ = ("c", "nodes", "c_nodes", "_one")
 
     def __init__(self, tree: Node) -> None:
         nodes: List[Node] = []
@@ -71,7 +72,7 @@ class Program:
             raise pmErr(sts)            # not a tree this compiler makes
         # the buffers C allocated go with the program (c_nodes kept alive until then)
         self.c = ffi.gc(prog, lambda p, keep=c_nodes: lib.pcp_derived_program_free(p))
-        self._keep = c_nodes
+        self.c_nodes = c_nodes
         self._one: Any = None
 
     @staticmethod
@@ -113,7 +114,7 @@ class Program:
         """What node `k` stopped for in the fetch of `flat`: the instance of
         metric[name], the names of the instances matchinst() has not seen, or the error
         of a rescale()."""
-        d = self._keep[k]
+        d = self.c_nodes[k]
         np = self.nodes[k]
         if d.need == lib.PCP_DNODE_RAISE:
             raise pmErr(d.error)
@@ -134,7 +135,7 @@ class Program:
             if name is not None and pattern.compiled is not None:
                 match = matches(pattern.compiled, name.split(b" ", 1)[0])
                 match = (not match) if pattern.invert else match
-            sts = lib.pcp_derived_table_add(self._keep + k, inst, int(match))
+            sts = lib.pcp_derived_table_add(self.c_nodes + k, inst, int(match))
             if sts < 0:
                 raise pmErr(sts)
 
