@@ -19,7 +19,6 @@ import operator as _operator
 import os as _os
 import sys as _sys
 import time as _time
-import typing as _typing
 
 from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined once)
 # libpcp_import's numbers belong to ``cpmi``, not to the official ``cpmapi``
@@ -33,12 +32,14 @@ from pcp._core.intervals import IntervalError as _IntervalError
 from pcp._core.intervals import interval_timespec as _interval_timespec
 from pcp._libpcp import options as _options
 
-if _typing.TYPE_CHECKING:
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
     from fractions import Fraction as _Fraction
     from typing import Any, Callable, List, Optional, Tuple
 
-# the future import above binds a name; the official module has no such public name
-del annotations
+# the future import above and the type checkers' flag bind names the official module
+# does not have
+del annotations, TYPE_CHECKING
 
 # ---------------------------------------------------------------------------
 # Names of the official module that this module does not provide (yet).

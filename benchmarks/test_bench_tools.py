@@ -18,7 +18,13 @@ cost before any PCP code runs. This package's development install adds a setupto
 editable-install finder (pathlib, urllib, re: about 10 ms) to every start of the
 virtualenv's interpreter, which a wheel install does not have; so ours is also run by a
 "wheel-like" interpreter: a virtualenv of the same Python that finds the package and its
-dependencies through a static .pth file, as an installed wheel would be found.
+dependencies through a static .pth file, as an installed wheel would be found. And the
+interpreters differ: the official binding runs on the system's Python (built with PGO and
+LTO by the distribution), this package on whatever Python its virtualenv was made from
+(here a pyenv build without them, which runs the same Python code 10-20% slower: pmrep's
+and pmiostat's own code, configparser, csv). So ours is also run by a virtualenv of the
+official binding's own interpreter ("same interpreter"; when its version is this one's,
+so that the compiled modules load), which isolates what each binding costs.
 
 The archive is the benchmark archive (make_big_archive.py: pmlogger records replicated;
 PCP_BENCH_ARCHIVE_SIZE, default 16M; 200 ms logging interval). Both sides run with
@@ -69,6 +75,23 @@ def wheel_python(tmp_path_factory):
     return str(root / "bin" / "python")
 
 
+@pytest.fixture(scope="module")
+def same_python(tmp_path_factory):
+    """A virtualenv of the official binding's interpreter that finds this package (and
+    the development virtualenv's other packages) through a static .pth file; None when
+    that interpreter is another Python version than this one."""
+    version = subprocess.run([REF_PYTHON, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    if version != str(tuple(sys.version_info[:2])):
+        return None
+    root = tmp_path_factory.mktemp("same-interpreter")
+    subprocess.run([REF_PYTHON, "-m", "venv", "--without-pip", str(root)], check=True)
+    site = next(root.glob("lib/python*/site-packages"))
+    deps = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    (site / "pcp_native.pth").write_text("\n".join([str(REPO)] + deps) + "\n")
+    return str(root / "bin" / "python")
+
+
 def _tool(name):
     for folder in ("/usr/bin", "/usr/lib/pcp/bin"):
         if os.path.exists(os.path.join(folder, name)):
@@ -95,14 +118,16 @@ def _run(python, argv):
     return proc.stdout, cpu, wall
 
 
-def _side_by_side(benchmark, wheel_python, what, argv, rounds=3):
+def _compare(benchmark, wheel_python, same_python, what, argv, rounds=3):
     ref = [_run(REF_PYTHON, argv) for _ in range(rounds)]
     runs = []
     benchmark.pedantic(lambda: runs.append(_run(sys.executable, argv)), rounds=rounds,
                        iterations=1)
     wheel = [_run(wheel_python, argv) for _ in range(rounds)]
+    same = [_run(same_python, argv) for _ in range(rounds)] if same_python else []
     ref_out = ref[0][0]
-    assert all(r[0] == ref_out for r in ref + runs + wheel), "%s: the outputs differ" % what
+    assert all(r[0] == ref_out for r in ref + runs + wheel + same), \
+        "%s: the outputs differ" % what
     ref_cpu, ref_wall = min(r[1] for r in ref), min(r[2] for r in ref)
     ours_cpu, ours_wall = min(r[1] for r in runs), min(r[2] for r in runs)
     wheel_cpu, wheel_wall = min(r[1] for r in wheel), min(r[2] for r in wheel)
@@ -112,42 +137,58 @@ def _side_by_side(benchmark, wheel_python, what, argv, rounds=3):
                                 wheel_like_cpu_s=wheel_cpu, wheel_like_wall_s=wheel_wall,
                                 reference_over_wheel_like=ref_cpu / wheel_cpu,
                                 lines=ref_out.count("\n"))
-    print("\n%s: %d lines; CPU / wall: official %.3f / %.3f s; ours %.3f / %.3f s "
-          "(x%.2f less CPU); ours wheel-like %.3f / %.3f s (x%.2f less CPU)"
-          % (what, ref_out.count("\n"), ref_cpu, ref_wall, ours_cpu, ours_wall,
-             ref_cpu / ours_cpu, wheel_cpu, wheel_wall, ref_cpu / wheel_cpu))
+    line = ("\n%s: %d lines; CPU / wall: official %.3f / %.3f s; ours %.3f / %.3f s "
+            "(x%.2f less CPU); ours wheel-like %.3f / %.3f s (x%.2f less CPU)"
+            % (what, ref_out.count("\n"), ref_cpu, ref_wall, ours_cpu, ours_wall,
+               ref_cpu / ours_cpu, wheel_cpu, wheel_wall, ref_cpu / wheel_cpu))
+    if same:
+        same_cpu, same_wall = min(r[1] for r in same), min(r[2] for r in same)
+        benchmark.extra_info.update(same_interpreter_cpu_s=same_cpu,
+                                    same_interpreter_wall_s=same_wall,
+                                    reference_over_same_interpreter=ref_cpu / same_cpu)
+        line += ("; ours on the official's interpreter %.3f / %.3f s (x%.2f less CPU)"
+                 % (same_cpu, same_wall, ref_cpu / same_cpu))
+    print(line)
 
 
-def test_interpreters_alone(benchmark, wheel_python):
+def test_interpreters_alone(benchmark, wheel_python, same_python):
     """The baseline: each interpreter starting and running nothing."""
-    _side_by_side(benchmark, wheel_python, "python -c pass", ["-c", "pass"], rounds=5)
+    _compare(benchmark, wheel_python, same_python, "python -c pass", ["-c", "pass"], rounds=5)
 
 
-def test_pmrep_start(benchmark, archive, wheel_python):
+def test_pmrep_start(benchmark, archive, wheel_python, same_python):
     argv = [_tool("pmrep"), "-a", archive, "-t", "0.2", "-s", "1", "-o", "csv"] + METRICS
-    _side_by_side(benchmark, wheel_python, "pmrep -o csv -s 1 (start-up)", argv, rounds=5)
+    _compare(benchmark, wheel_python, same_python, "pmrep -o csv -s 1 (start-up)", argv, rounds=5)
 
 
-def test_pmrep_csv_interpolated(benchmark, archive, wheel_python):
+def test_pmiostat_start(benchmark, archive, wheel_python, same_python):
+    argv = [_tool("pmiostat"), "-a", archive, "-t", "0.2", "-x", "t", "-s", "1"]
+    _compare(benchmark, wheel_python, same_python, "pmiostat -x t -s 1 (start-up)", argv,
+             rounds=5)
+
+
+def test_pmrep_csv_interpolated(benchmark, archive, wheel_python, same_python):
     argv = [_tool("pmrep"), "-a", archive, "-t", "0.2", "-o", "csv"] + METRICS
-    _side_by_side(benchmark, wheel_python, "pmrep -o csv, INTERP at 200 ms", argv)
+    _compare(benchmark, wheel_python, same_python, "pmrep -o csv, INTERP at 200 ms", argv)
 
 
-def test_pmrep_csv_raw(benchmark, archive, wheel_python):
+def test_pmrep_csv_raw(benchmark, archive, wheel_python, same_python):
     argv = [_tool("pmrep"), "-a", archive, "-u", "-o", "csv"] + METRICS
-    _side_by_side(benchmark, wheel_python, "pmrep -o csv -u (records as logged)", argv)
+    _compare(benchmark, wheel_python, same_python, "pmrep -o csv -u (records as logged)", argv)
 
 
-def test_pmiostat_interpolated(benchmark, archive, wheel_python):
+def test_pmiostat_interpolated(benchmark, archive, wheel_python, same_python):
     argv = [_tool("pmiostat"), "-a", archive, "-t", "0.2", "-x", "t"]
-    _side_by_side(benchmark, wheel_python, "pmiostat -x t, INTERP at 200 ms", argv)
+    _compare(benchmark, wheel_python, same_python, "pmiostat -x t, INTERP at 200 ms", argv)
 
 
-def test_pmrep_csv_steady(benchmark, archive, wheel_python):
+def test_pmrep_csv_steady(benchmark, archive, wheel_python, same_python):
     argv = [_tool("pmrep"), "-a", archive, "-t", "0.02", "-o", "csv"] + METRICS
-    _side_by_side(benchmark, wheel_python, "pmrep -o csv, INTERP at 20 ms (steady state)", argv)
+    _compare(benchmark, wheel_python, same_python,
+             "pmrep -o csv, INTERP at 20 ms (steady state)", argv)
 
 
-def test_pmiostat_steady(benchmark, archive, wheel_python):
+def test_pmiostat_steady(benchmark, archive, wheel_python, same_python):
     argv = [_tool("pmiostat"), "-a", archive, "-t", "0.02", "-x", "t"]
-    _side_by_side(benchmark, wheel_python, "pmiostat -x t, INTERP at 20 ms (steady state)", argv)
+    _compare(benchmark, wheel_python, same_python,
+             "pmiostat -x t, INTERP at 20 ms (steady state)", argv)

@@ -14,7 +14,6 @@ import os
 import threading
 import time
 from ctypes import c_char_p, c_int, c_uint
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
@@ -35,8 +34,11 @@ from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.options import pmUsageErr
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
     from pcp._decode import events as _events
+
 # Imported where first needed rather than here, so that a tool's start-up does not pay
 # for what it may never use: pcp._live (sockets) for host contexts, pcp._decode.events
 # for event records, json for labels.
@@ -615,6 +617,12 @@ class pmContext(object):
         """The broken-down time (a tm) of an instant in the current reporting zone."""
         self._use()
         return _zones.localtime(int(seconds))
+
+    def _struct_time(self, seconds: int) -> Any:
+        """pmLocaltime's fields as a time.struct_time (full year, months from 1): the
+        fetchgroup's timestamps, made without a tm."""
+        self._use()
+        return _zones.broken_down(int(seconds))
 
     def pmCtime(self, seconds: int) -> str:
         """ctime's text of an instant in the current reporting zone (newline included)."""
@@ -1677,7 +1685,7 @@ class fetchgroup(object):
     def extend_timespec(self) -> Any:
         """Add the fetch's timestamp; calling the result gives a datetime (local time of
         the context's zone)."""
-        stamp = self._group.extend_time(self.ctx.pmLocaltime)
+        stamp = self._group.extend_time(self.ctx._struct_time)
         self.items.append(stamp)
         return stamp
 
@@ -1701,7 +1709,7 @@ class fetchgroup(object):
         self.ctx._use()
         try:
             values = self._group.extend_event(metric, field, ftype, scale, instance,
-                                              c_uint(maxnum).value, self.ctx.pmLocaltime)
+                                              c_uint(maxnum).value, self.ctx._struct_time)
         except pmErr as e:
             raise pmErr(e.code)
         self.items.append(values)

@@ -24,16 +24,19 @@ from __future__ import annotations
 import sys
 from ctypes import c_char_p, c_uint
 from itertools import repeat
-from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
                     PM_IN_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_TYPE_DOUBLE)
 from pcp.pmapi import pmContext, pmErr, timeval
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
+    Triple = Tuple[Any, Any, Any]       # (pmValue, instance name, value)
+
 __all__ = ["MetricCore", "Metric", "MetricCache", "MetricGroup", "MetricGroupPrinter",
            "MetricGroupManager"]
 
-Triple = Tuple[Any, Any, Any]       # (pmValue, instance name, value)
 
 
 def _as_bytes(name: Any) -> bytes:
@@ -63,6 +66,9 @@ class Metric:
 
     def __init__(self, core: MetricCore) -> None:
         self._core = core
+        self._desc: Any = None          # core.desc when _indom and _intype were read
+        self._indom = 0
+        self._intype = 0
         self._vset: Any = None          # the value set of the last fetch
         self._values: Any = None
         self._prevvset: Any = None      # and of the fetch before it
@@ -131,7 +137,13 @@ class Metric:
         convType (and convUnits); an instance the cache does not know is named ''."""
         vset = inValues
         core = self._core
-        names = core.ctx.mcGetInstD(core.desc.contents.indom)
+        desc = core.desc
+        if desc is not self._desc:
+            # the descriptor's fields read once: its pointer's contents cost a ctypes
+            # object per read, and a tool reads every metric's values twice a sample
+            self._desc = desc
+            self._indom, self._intype = desc.contents.indom, desc.contents.type
+        names = core.ctx.mcGetInstD(self._indom)
         outtype = self._convType
         units = self._convUnits
         edits = getattr(vset, "edits", None)   # this package's value sets count changes
@@ -139,7 +151,7 @@ class Metric:
             if done[0] is vset and done[1] == outtype and done[2] is units \
                     and done[3] is names and done[4] == edits:
                 return done[5][:]
-        intype = core.desc.contents.type
+        intype = self._intype
         if intype == outtype and not units and edits is not None:
             # this package's value sets give every value of their own type in one go
             found = vset.own_type_values(intype)

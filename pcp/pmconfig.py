@@ -32,9 +32,12 @@ import sys
 import time
 from collections import OrderedDict
 from copy import deepcopy
-from typing import Any, Dict, List, Optional, Tuple
 
 from pcp import pmapi
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["pmConfig", "TRUNC", "VERSION", "CURR_INSTS"]
 
@@ -108,6 +111,11 @@ class pmConfig:
         self._tmp: Any = []                         # passed along pmTraversePMNS walks
         self._conf_metrics: Dict[str, Any] = OrderedDict()
         self._prev_insts: List[Any] = []
+        # (key, metrics, items) of _bulk_plan; validate_metrics drops it
+        self._plan: Optional[Tuple[Any, List[str], List[Any]]] = None
+        # each configuration file parsed once: path -> (its own parser, the parse error)
+        self._parsed: Dict[str, Tuple[configparser.ConfigParser,
+                                      Optional[configparser.Error]]] = {}
 
     # ---- configuration files and options ----------------------------------------------
 
@@ -180,6 +188,41 @@ class pmConfig:
         parser.optionxform = str        # type: ignore[assignment,method-assign]
         return parser
 
+    def _read_into(self, config: configparser.ConfigParser, conf: str) -> None:
+        """``config.read(conf)``, the file parsed only once per pmConfig.
+
+        read_options and prepare_metrics both read every file of the configuration into
+        their parsers (the shipped pmrep configuration is some twenty files): each file
+        is parsed by itself the first time and its sections are merged into `config` as
+        configparser's own read merges them (a section already there gets the file's
+        options added or replaced in place; a new one goes at the end). Whether a file
+        parses and the error it raises depend on the file alone (configparser checks
+        duplicates within one read), so the parse error is raised again, after the part
+        read before it is merged, as a read would raise it.
+        """
+        parsed = self._parsed.get(conf)
+        if parsed is None:
+            single = self._parser()
+            error: Optional[configparser.Error] = None
+            try:
+                single.read(conf)
+            except configparser.Error as caught:
+                error = caught
+            parsed = self._parsed[conf] = (single, error)
+        single, error = parsed
+        # configparser's own section tables: its public setters would check and convert
+        # the raw values, which a read stores as they are
+        config._defaults.update(single._defaults)           # type: ignore[attr-defined]
+        sections = config._sections                          # type: ignore[attr-defined]
+        for name, options in single._sections.items():      # type: ignore[attr-defined]
+            if name in sections:
+                sections[name].update(options)
+            else:
+                config.add_section(name)
+                sections[name].update(options)
+        if error is not None:
+            raise error
+
     def set_attr(self, name: str, value: Any) -> None:
         """Set one option read from a configuration file on the tool."""
         util = self.util
@@ -231,7 +274,7 @@ class pmConfig:
         config = self._parser()
         for conf in self._get_conf_files():
             try:
-                config.read(conf)
+                self._read_into(config, conf)
                 self.read_section_options(config, "options")
                 for arg in sys.argv[1:]:
                     if arg.startswith(":") and arg[1:] in config.sections():
@@ -353,10 +396,12 @@ class pmConfig:
         from_sets: Dict[str, Any] = OrderedDict()
         sources: Dict[str, str] = OrderedDict()     # the file each section came from
         config = self._parser()
-        all_sets = self._parser()
+        # every section of every file, the last file's wins: name -> {key: value as
+        # config.get gives it}
+        all_sets: Dict[str, Dict[str, str]] = {}
         for conf in self._get_conf_files():
             try:
-                config.read(conf)
+                self._read_into(config, conf)
             except configparser.Error as error:
                 sys.stderr.write("Failed to read configuration file '%s', line %s:\n%s\n"
                                  % (conf, _parse_error_line(error), str(error.message)))
@@ -380,28 +425,25 @@ class pmConfig:
                     globals_[entry[0]] = entry[1:]
             # a later file's section replaces an earlier one's
             for section in config.sections():
-                if all_sets.has_section(section):
-                    all_sets.remove_section(section)
-                all_sets.add_section(section)
+                all_sets.pop(section, None)
+                all_sets[section] = self._section_values(config, section)
                 sources[section] = conf
-                for key, value in config.items(section):
-                    all_sets.set(section, key, value.replace("%", "%%"))
                 if section not in ("options", "global"):
                     config.remove_section(section)
 
         ignored = getattr(self.util, "keys_ignore", ())
         for name in cmdline:
-            if cmdline[name] is not None or not all_sets.has_section(name):
+            if cmdline[name] is not None or name not in all_sets:
                 continue
             parsed = OrderedDict()
-            for key in all_sets.options(name):
-                if not all_sets.get(name, key):
+            for key, value in all_sets[name].items():
+                if not value:
                     self._config_error(sources[name], "No value set for %s in [%s].\n"
                                        % (key, name))
                 if key in self.util.keys or key in ignored:
                     continue
                 try:
-                    self.parse_metric_info(parsed, key, all_sets.get(name, key))
+                    self.parse_metric_info(parsed, key, value)
                 except ValueError as error:
                     self._config_error(sources[name], str(error) + ".\n")
             for entry in parsed.values():
@@ -426,6 +468,17 @@ class pmConfig:
             sys.stderr.write("No metrics specified.\n")
             sys.exit(1)
         self._conf_metrics = deepcopy(self.util.metrics)
+
+    @staticmethod
+    def _section_values(config: configparser.ConfigParser, section: str) -> Dict[str, str]:
+        """``dict(config.items(section))``: the [DEFAULT] options, then the section's,
+        interpolated. Only a value with a "%" in it can interpolate to something else
+        (or fail to), so only those go through configparser, in items' order (the
+        first bad one raises what items would)."""
+        raw = dict(config._defaults)                        # type: ignore[attr-defined]
+        raw.update(config._sections[section])               # type: ignore[attr-defined]
+        return {key: config.get(section, key) if "%" in value else value
+                for key, value in raw.items()}
 
     # ---- texts and labels ------------------------------------------------------------
 
@@ -766,6 +819,7 @@ class pmConfig:
         """Check util.metrics against the context and make each one fetchable: derived
         metrics registered, non-leaves expanded, instances picked, specs completed and
         fetchgroup items made. Whatever cannot be fixed ends the program."""
+        self._plan = None
         util = self.util
         if not hasattr(util, "leaf_only"):
             util.metrics = deepcopy(self._conf_metrics)
@@ -1149,6 +1203,42 @@ class pmConfig:
                 current = self.get_inst_labels(self.descs[i].contents.indom)
             self.res_labels[metric] = [metric_labels, current]
 
+    def _bulk_plan(self, predicates: Any) -> Tuple[List[str], List[Any]]:
+        """The metrics whose fetchgroup items are this package's instance items, and
+        those items, that no limit reads one by one: made once per validated metric set
+        (util.metrics' items and limits do not change between validations; the plan is
+        made again when util.metrics is another dict or has other metrics)."""
+        util = self.util
+        key = (util.metrics, tuple(util.metrics), tuple(predicates))
+        plan = self._plan
+        if plan is not None and plan[0][0] is key[0] and plan[0][1:] == key[1:]:
+            return plan[1], plan[2]
+        indom_items = pmapi.fetchgroup.fetchgroup_indom
+        metrics, items = [], []
+        if getattr(indom_items, "named_triples", None) is not None:
+            for metric, spec in util.metrics.items():
+                if type(spec[ITEM]) is indom_items and \
+                        (not spec[LIMIT] or metric in predicates):
+                    metrics.append(metric)
+                    items.append(spec[ITEM])
+        self._plan = (key, metrics, items)
+        return metrics, items
+
+    def _bulk_values(self, early_filter: bool, predicates: Any) -> Tuple[List[str], List[Any]]:
+        """The metrics of the plan above and their values (when no live filter reads them
+        one by one), each as a list of (instance, name, value) of the named instances,
+        the failed values left out: all of them in one call, no Python call per metric
+        or value. A failed item gives [], as its callable's error does in _values_of."""
+        if early_filter:
+            return [], []
+        metrics, items = self._bulk_plan(predicates)
+        if not items:
+            return [], []
+        values = pmapi.fetchgroup.fetchgroup_indom.named_triples(items)
+        if None in values:
+            values = [[] if v is None else v for v in values]
+        return metrics, values
+
     def get_ranked_results(self, valid_only: bool = False) -> Dict[str, Any]:
         """The last fetch's values by metric, as lists of (instance, name, value):
         filtered, limited, ranked, and restricted to the instances the predicate metrics
@@ -1157,22 +1247,23 @@ class pmConfig:
         predicate = getattr(util, "predicate", None)
         predicates = predicate.split(",") if predicate else ()
         early_filter = self.do_live_filtering() and not self.do_invert_filtering()
-        results: Dict[str, Any] = OrderedDict()
-        for metric, spec in util.metrics.items():
-            triples = None if early_filter else getattr(spec[ITEM], "triples", None)
-            if triples is not None and (not spec[LIMIT] or metric in predicates):
-                # this package's fetchgroup items hand over (instance, name, value) of the
-                # named instances, the failed values left out, in one call: no Python
-                # call per value
-                try:
-                    values = triples(True)
-                except Exception:
-                    values = []
-            else:
-                values = self._values_of(metric, predicates, early_filter)
-            results[metric] = values
-            if valid_only and not values:
-                del results[metric]
+        metrics, bulk = self._bulk_values(early_filter, predicates)
+        if len(metrics) == len(util.metrics):
+            # every metric's values in one go, in util.metrics' order (most tools)
+            results: Dict[str, Any] = OrderedDict(zip(metrics, bulk))
+            if valid_only:
+                for metric in [metric for metric, values in zip(metrics, bulk) if not values]:
+                    del results[metric]
+        else:
+            known = dict(zip(metrics, bulk))
+            results = OrderedDict()
+            for metric in util.metrics:
+                values = known.get(metric)
+                if values is None:
+                    values = self._values_of(metric, predicates, early_filter)
+                results[metric] = values
+                if valid_only and not values:
+                    del results[metric]
 
         if self.provide_labels():
             self._refresh_result_labels(results)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import POINTER, c_char_p, c_int, c_longlong, c_uint, cast  # noqa: F401
-from typing import Any, Optional
 
 from cpmi import PMI_MAXERRMSGLEN, pmiErrSymDict  # noqa: F401  (as the official module)
 from pcp._core.units import units_to_int as _units_word
@@ -36,6 +35,9 @@ from pcp._decode.result import usec_of as _usec_of
 from pcp._libpcp.strings import pmID_build as _pmID_build, pmInDom_build as _pmInDom_build
 from pcp.pmapi import pmHighResResult, pmID, pmInDom, pmResult, pmUnits  # noqa: F401
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 _writer_module: Any = None
 

@@ -9,13 +9,12 @@ pmapi facade serves both kinds of context.
 from __future__ import annotations
 
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._archive.files import MappedFile, expand_names
 from pcp._archive.interp import Interpolator
 from pcp._archive.meta import Metadata
 from pcp._archive.reader import Archive, LogLabel, Record, tsub
-from pcp._core.abc import Stamp, serialized
+from pcp._core.abc import serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
                                  PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
@@ -28,6 +27,11 @@ from pcp._core.wire import PCP_LOG_END
 from pcp._decode.result import FlatResult, ProfileFilter, ScratchColumns, SelectRequest
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
+    from pcp._core.abc import Stamp
 
 
 @serialized

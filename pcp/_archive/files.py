@@ -11,11 +11,14 @@ from __future__ import annotations
 import errno as _errno
 import mmap
 import os
-from typing import BinaryIO, Callable, Dict, List, Optional
 
 from pcp._core.constants import PM_ERR_LOGFILE, PM_ERR_LOGREC
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import BinaryIO, Callable, Dict, List, Optional
 
 # libpcp 6.0.3's search order; ".zst" is known to libpcp only from 6.3.2 and is tried
 # last here (an extension over the reference, which cannot open such volumes).

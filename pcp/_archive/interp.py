@@ -22,10 +22,8 @@ The result is a flat result like every other fetch, assembled in C.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.reader import Record
-from pcp._core.abc import Stamp
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ID_NULL, PM_INDOM_NULL,
                                  PM_MODE_BACK, PM_MODE_FORW)
 from pcp._core.cint import wrap_int32
@@ -34,6 +32,11 @@ from pcp._core.intervals import IntervalError, parse_interval
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._core.native import ffi, lib
 from pcp._decode.result import FlatResult, ProfileFilter
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
+    from pcp._core.abc import Stamp
 
 # what folding a <mark> does to the bounds (PCP_INTERP_MARK_* in csrc/interp.h)
 MARK_NONE, MARK_FORW, MARK_BACK = 0, 1, 2

@@ -10,9 +10,7 @@ Metadata of the archives of a multi-archive context is merged into one Metadata 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Dict, List, Optional, Tuple, Union
 
-from pcp._core.abc import DescTuple, Stamp
 from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_ERR_LOGCHANGETYPE,
                                  PM_ERR_LOGCHANGEUNITS, PM_ERR_LOGREC, PM_ERR_NOTHOST,
                                  PM_ERR_TEXT, PM_ID_NULL, PM_LABEL_CONTEXT,
@@ -22,12 +20,17 @@ from pcp._core.native import ffi, lib
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._decode.pdu import LabelSetData
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple, Union
+    from pcp._core.abc import DescTuple, Stamp
+    # an instance-domain record as on disk: stamp, indom, delta?, instances, names
+    DiskInDom = Tuple[Stamp, int, bool, List[int], List[Optional[bytes]]]
+
 # .meta record types of instance domains (csrc/archive.h's PCP_META_INDOM_*): v2, v3 full, v3 delta
 INDOM_V2, INDOM, INDOM_DELTA = 2, 5, 6
 
 
-# an instance-domain record as on disk: stamp, indom, delta?, instances, names
-DiskInDom = Tuple[Stamp, int, bool, List[int], List[Optional[bytes]]]
 
 
 class InDomSnapshot:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import errno as _errno
 from collections import OrderedDict
-from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
-from pcp._archive.meta import DiskInDom, Metadata
-from pcp._core.abc import Stamp
+from pcp._archive.meta import Metadata
 from pcp._core.constants import (PM_ERR_FEATURE, PM_ERR_LABEL, PM_ERR_LOGFILE, PM_ERR_LOGREC,
                                  PM_ERR_NODATA)
 from pcp._core.errors import pmErr
@@ -24,6 +22,12 @@ from pcp._core.native import ffi, lib
 from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
                             VOL_META)
 from pcp._decode.result import FlatResult, ScratchColumns
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
+    from pcp._archive.meta import DiskInDom
+    from pcp._core.abc import Stamp
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
 # good record reads remembered (an interpolating scan reads the same stretch again)

@@ -7,12 +7,16 @@ PM_ERR_NOTHOST, PM_ERR_MODE)."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
-# (pmid, type, indom, sem, units word), as the PDU and archive decoders give them
-DescTuple = Tuple[int, int, int, int, int]
-# (seconds, nanoseconds)
-Stamp = Tuple[int, int]
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
+    # (pmid, type, indom, sem, units word), as the PDU and archive decoders give them
+    DescTuple = Tuple[int, int, int, int, int]
+    # (seconds, nanoseconds)
+    Stamp = Tuple[int, int]
+else:
+    Protocol = object   # the classes below are interfaces for type checkers only
 
 
 class Context(Protocol):

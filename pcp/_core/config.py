@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Dict, Optional, Tuple
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Tuple
 
 __all__ = ["pmGetConfig", "pcp_conf_path", "read_pcp_conf"]
 

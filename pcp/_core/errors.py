@@ -19,15 +19,19 @@ including the terminating NUL.
 The module also keeps the two bits of libpcp process state the exceptions
 need: the program name (``pmProgname``) and the ``pmprintf`` buffer.
 """
+from __future__ import annotations
 
 import operator
 import os
 import sys
-from typing import Any, List
 
 from pcp._core import constants
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_ERR_NYI, PM_MAXERRMSGLEN
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, List
 
 # Error code -> message, as printed by libpcp 6.0.3 (``pmerr -l``).
 _PCP_MESSAGES = {

@@ -6,9 +6,12 @@ the text, a caret under the first character not understood, and "unexpected valu
 from __future__ import annotations
 
 import re
-from typing import Tuple
 
 from pcp._core.longdouble import real_to_timespec, real_to_timeval
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Tuple
 
 PM_MAX_TIME_T = (1 << 63) - 1
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Tuple
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Tuple
 
 _LD_BITS = 64 if ctypes.sizeof(ctypes.c_longdouble) > 8 else 53
 

@@ -15,7 +15,6 @@ import ctypes
 import time
 from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p, c_double, c_float,
                     c_int, c_int32, c_int64, c_long, c_uint, c_uint32, c_uint64, c_void_p)
-from typing import Any, Union as _TUnion
 
 from pcp._core.constants import (PM_LOG_MAXHOSTLEN, PM_MAX_HOSTNAMELEN,  # noqa: E402
                                  PM_MAX_TIMEZONELEN, PM_MAX_ZONEINFOLEN, PM_TYPE_32, PM_TYPE_64,
@@ -29,6 +28,10 @@ from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, interval_timespec, interval_timeval
 from pcp._core.longdouble import timespec_to_real, timeval_to_real
 from pcp._core.units import BITFIELDS_LTOR, pmUnits, units_from_int, units_to_int  # noqa: F401
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Union as _TUnion
 
 # time_t and suseconds_t are both 64-bit on every LP64 Linux; on 32-bit
 # hosts they follow the size of a C long (old ABI) which is what we mirror.

@@ -7,10 +7,13 @@ import ctypes
 import math
 import sys
 from ctypes import ArgumentError, Structure, c_int
-from typing import Any, Dict, Tuple, Union
 
 from pcp._core.constants import PM_ERR_CONV, PM_SPACE_BYTE, PM_TIME_HOUR, PM_TIME_SEC
 from pcp._core.errors import pmErr
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Tuple, Union
 
 # The C bitfields are declared in opposite orders on the two byte orders so that the
 # 32-bit word looks the same; ctypes follows the host compiler's rules, so the structs

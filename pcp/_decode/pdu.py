@@ -2,11 +2,13 @@
 their flat outputs (offsets into the PDU) into the few Python objects a caller asked for."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
-
-from pcp._core.abc import DescTuple
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple
+    from pcp._core.abc import DescTuple
 
 
 def _encode(fn, *args) -> bytes:

@@ -6,7 +6,7 @@ import array
 import ctypes
 import itertools
 import sys
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from collections import namedtuple
 
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64,
@@ -14,25 +14,22 @@ from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
-class ResultArrays(NamedTuple):
+
+class ResultArrays(namedtuple("ResultArrays", ("pmid", "numval", "valfmt", "first", "inst",
+                                               "vtype", "ival", "dval", "boff", "blen",
+                                               "data"))):
     """A result's columns (pcp_result in csrc/result.h): per value set `pmid`, `numval`
     (< 0 an error code), `valfmt` and `first` (index of its first value); per value
     `inst`, `vtype` (-1 for a 32-bit INSITU value), `ival` (integers), `dval` (FLOAT and
-    DOUBLE), and `boff`/`blen` locating other payloads (strings...) in `data`. Arrays are
-    read-only views that keep the result's memory alive."""
+    DOUBLE), and `boff`/`blen` locating other payloads (strings...) in `data` (bytes).
+    Arrays are read-only views that keep the result's memory alive. (collections'
+    namedtuple: typing.NamedTuple would import typing at start-up.)"""
 
-    pmid: Any
-    numval: Any
-    valfmt: Any
-    first: Any
-    inst: Any
-    vtype: Any
-    ival: Any
-    dval: Any
-    boff: Any
-    blen: Any
-    data: bytes
+    __slots__ = ()
 
 
 class SelectRequest:

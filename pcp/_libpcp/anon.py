@@ -2,10 +2,12 @@
 they resolve, describe and fetch locally, exactly as libpcp answers for them."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
-
 from pcp._core.constants import PM_ERR_NOAGENT, PM_ID_NULL
 from pcp._core.wire import DYNAMIC_DOMAIN
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 # name -> (pmid, oneline, help); both are U32, singular, discrete, dimensionless.
 ANON: Dict[bytes, Tuple[int, bytes, bytes]] = {

@@ -16,7 +16,6 @@ import math
 import os
 import struct
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ERR_TYPE,
                                  PM_ERR_VALUE, PM_IN_NULL, PM_INDOM_NULL, PM_MODE_BACK,
@@ -32,10 +31,13 @@ from pcp._core.units import pmParseUnitsStr, unit_fields
 from pcp._decode.result import FlatResult
 from pcp._libpcp.values import scale_factors
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+    Stamp = Tuple[int, int]
     from pcp._decode.events import Unpacked
-
-Stamp = Tuple[int, int]
+else:
+    Protocol = object   # the classes below are interfaces for type checkers only
 
 _NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
 _CONVERTIBLE = _NUMERIC + (PM_TYPE_STRING,)
@@ -782,6 +784,46 @@ class IndomValues:
         return [triple for j, triple in enumerate(zip(self._insts, self._names, self._values))
                 if j not in failed and (not named or triple[1] or triple[0] == PM_IN_NULL)]
 
+    @staticmethod
+    def named_triples(values: Sequence["IndomValues"]
+                      ) -> List[Optional[List[Tuple[int, Optional[str], Any]]]]:
+        """Beyond the official binding: ``v.triples(named=True)`` of each of `values`, None
+        for one whose call would raise (its item failed), in one call: pcp.pmconfig reads
+        every metric of every sample this way. The group's statuses, counts and instance
+        generations are read once for all its items; an item whose instances and names are
+        those of its last decode, with no failed value, has only its values unpacked (most
+        items of most samples); the others go through triples()."""
+        out: List[Optional[List[Tuple[int, Optional[str], Any]]]] = []
+        group = None
+        for v in values:
+            item = v._item
+            g = item.group
+            if g is not group:
+                group = g
+                nitems = len(g.items)
+                sts, num = ffi.unpack(g._sts, nitems), ffi.unpack(g._num, nitems)
+                nfailed, gens = ffi.unpack(g._nfailed, nitems), ffi.unpack(g._insts_gen, nitems)
+                views, epoch = g.views, g.epoch
+            k = item.n
+            if v._detached is None and sts[k] >= 0 and not nfailed[k] and v._all_named \
+                    and gens[k] == v._insts_gen and item.names is v._names_from \
+                    and v._at[0] is views and item.otype != PM_TYPE_STRING:
+                if v._epoch != epoch:
+                    v._values = ffi.unpack(v._at[1], num[k])
+                    v._failed = _NONE_FAILED
+                    v._epoch = epoch
+                values = v._values
+                if len(values) == 1:        # most metrics: no zip object for one value
+                    out.append([(v._insts[0], v._names[0], values[0])])
+                else:
+                    out.append(list(zip(v._insts, v._names, values)))
+                continue
+            try:
+                out.append(v.triples(True))
+            except pmErr:
+                out.append(None)
+        return out
+
     def __call__(self) -> List[Tuple[int, Optional[str], Callable[[], Any]]]:
         if not self._check():
             return []
@@ -927,16 +969,18 @@ class _Fixed:
 
 
 def _datetime(localtime: Callable[[int], Any], stamp: Stamp) -> datetime.datetime:
-    """A timestamp as the official binding shows it: the context's local time (pmLocaltime),
+    """A timestamp as the official binding shows it: the context's local time (what
+    pmLocaltime gives, here as a time.struct_time: no tm made and read field by field),
     microseconds truncated, no tzinfo."""
-    tm = localtime(stamp[0])
-    return datetime.datetime(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                             tm.tm_min, tm.tm_sec, int(stamp[1]) // 1000, None)
+    t = localtime(stamp[0])
+    return datetime.datetime(t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                             int(stamp[1]) // 1000, None)
 
 
 class TimeValue:
     """The timestamp of the last fetch (extend_timespec / extend_timeval): call it for a
-    datetime in the context's time zone."""
+    datetime in the context's time zone (`localtime`: seconds -> that zone's
+    time.struct_time, the fields pmLocaltime gives)."""
 
     __slots__ = ("_localtime", "stamp")
 

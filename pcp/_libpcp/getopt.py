@@ -13,10 +13,13 @@ a list this module permutes in place, as libpcp permutes its copy of argv.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Sequence
 
 from pcp._core.constants import PM_OPTFLAG_LONG_ONLY, PM_OPTFLAG_POSIX, PM_OPTFLAG_QUIET
 from pcp._core.errors import pmGetProgname, pmprintf, pmSetProgname
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
 
 EOF = -1
 # the ordering of options and operands

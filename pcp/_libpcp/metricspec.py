@@ -10,7 +10,9 @@ and what was expected. Where libpcp reads past the end of its copy (a backslash 
 last character of an instance list) this reads up to the end of the list instead."""
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 _SPACE = b" \t\n\v\f\r"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, List, Optional, Tuple
 
 from pcp._core.cint import wrap_int32
 from pcp._core.config import pmGetConfig
@@ -27,10 +26,15 @@ from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec,
 from pcp._libpcp import getopt as _getopt, timewindow
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Tuple
+    Stamp = Tuple[int, int]
+    Bounds = Callable[[int], Tuple[Stamp, Stamp]]
+
 # the PCP release whose behaviour (and "-V" text) this package reproduces
 PCP_VERSION = "6.0.3"
 PMAPI_OPTIONS = "A:a:D:gh:n:O:p:S:s:T:t:VZ:z?"
-Stamp = Tuple[int, int]
 
 # libpcp's standard options (pmapi.h's PMOPT_*), by the name of their setter
 STANDARD = {
@@ -676,7 +680,6 @@ def usage_message(opts: Options) -> None:
 # ---------------------------------------------------------------------------
 # After the context is open: zone and time window (pmGetContextOptions)
 # ---------------------------------------------------------------------------
-Bounds = Callable[[int], Tuple[Stamp, Stamp]]
 
 
 def context_options(opts: Options, host_name: Callable[[], str], context_zone: Callable[[], int],

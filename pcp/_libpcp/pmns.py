@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_ERR_DUPPMNS, PM_ERR_GENERIC, PM_ERR_NAME, PM_ERR_NONLEAF,
@@ -22,6 +21,10 @@ from pcp._core.constants import (PM_ERR_DUPPMNS, PM_ERR_GENERIC, PM_ERR_NAME, PM
 from pcp._core.errors import pmErr, pmflush, pmprintf
 from pcp._core.wire import DYNAMIC_DOMAIN
 from pcp._libpcp import anon as _anon
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 NAME, PATH, PMID, LBRACE, RBRACE, BOGUS = 1, 2, 3, 4, 5, 10
 _C_SPACE = " \t\n\v\f\r"

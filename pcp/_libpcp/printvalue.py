@@ -11,7 +11,6 @@ import os
 import struct
 import sys
 import time
-from typing import Any, Callable
 
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
@@ -19,6 +18,10 @@ from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
                                  PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64, PM_TYPE_UNKNOWN,
                                  PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _U32 = struct.Struct("<I")
 _F32 = struct.Struct("<f")

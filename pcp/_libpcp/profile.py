@@ -3,12 +3,14 @@ per-indom entries, kept as libpcp keeps it. Host contexts send it to pmcd (proto
 9.2); archive contexts filter values with it locally."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
-
 from pcp._core.constants import PM_ERR_PROFILESPEC, PM_INDOM_NULL
 from pcp._core.errors import pmErr
 from pcp._core.wire import CTXID, PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
 from pcp._decode import pdu
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple
 
 
 class Profile:

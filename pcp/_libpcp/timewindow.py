@@ -15,14 +15,16 @@ first character not understood, and what was wrong.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
 from pcp._core.intervals import (PM_MAX_TIME_T, IntervalError, interval_timespec, strtod_prefix,
                                  strtol_prefix)
 from pcp._core.longdouble import ld_nanoseconds
 from pcp._libpcp import zones
 
-Stamp = Tuple[int, int]
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
+    Stamp = Tuple[int, int]
+
 NSEC = 1000000000
 NO_OFFSET, PLUS_OFFSET, NEG_OFFSET = 0, 1, 2
 

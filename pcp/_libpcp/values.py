@@ -17,7 +17,6 @@ import ctypes
 import struct
 import sys
 from ctypes import addressof, create_string_buffer
-from typing import Tuple, Union
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_UNIT, PM_SPACE_BYTE, PM_SPACE_EBYTE,
                                  PM_SPACE_GBYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_PBYTE,
@@ -29,6 +28,10 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.structs import pmAtomValue, pmUnits
 from pcp._core.units import unit_fields
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Tuple, Union
 
 _M32 = 0xFFFFFFFF
 _M64 = 0xFFFFFFFFFFFFFFFF

@@ -8,15 +8,18 @@ import contextlib
 import os
 import threading
 import time
-from typing import Callable, Iterator, List, Optional, Tuple, TypeVar
 
 from pcp._core.structs import tm
 
-_lock = threading.RLock()     # re-entered by _broken_down around _in_zone
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, List, Optional, Tuple, TypeVar
+    T = TypeVar("T")
+
+_lock = threading.RLock()     # re-entered by broken_down around _in_zone
 _zones: List[str] = []
 _current = -1
 
-T = TypeVar("T")
 
 
 def new_zone(tz: str) -> int:
@@ -102,12 +105,13 @@ def _in_zone(convert: Callable[[], T]) -> T:
             _applied = saved
 
 
-# the last instant converted by _broken_down: ((zone, TZ, seconds), struct_time)
+# the last instant converted by broken_down: ((zone, TZ, seconds), struct_time)
 _last: Optional[Tuple[Tuple[Optional[str], Optional[str], int], time.struct_time]] = None
 
 
-def _broken_down(seconds: int) -> time.struct_time:
-    """time.localtime in the current zone. The last answer is kept: a report asks for the
+def broken_down(seconds: int) -> time.struct_time:
+    """time.localtime in the current zone (what pmLocaltime fills a tm from; the
+    fetchgroup's timestamps are made from it without a tm). The last answer is kept: a report asks for the
     time of the same second several times (each sample's stamp is read more than once,
     and samples less than a second apart share it), and a conversion in a zone other
     than TZ costs two tzset() calls."""
@@ -124,7 +128,7 @@ def _broken_down(seconds: int) -> time.struct_time:
 
 def localtime(seconds: int) -> tm:
     """pmLocaltime: the broken-down time of an instant in the current zone."""
-    t = _broken_down(seconds)
+    t = broken_down(seconds)
     result = tm()
     result.tm_sec, result.tm_min, result.tm_hour = t.tm_sec, t.tm_min, t.tm_hour
     result.tm_mday, result.tm_mon, result.tm_year = t.tm_mday, t.tm_mon - 1, t.tm_year - 1900
@@ -143,7 +147,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 def ctime(seconds: int) -> str:
     """pmCtime: asctime's text of an instant in the current zone (the C locale's names),
     newline included."""
-    t = _broken_down(seconds)
+    t = broken_down(seconds)
     return "%s %s%3d %02d:%02d:%02d %d\n" % (_DAYS[t.tm_wday], _MONTHS[t.tm_mon - 1],
                                              t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
                                              t.tm_year)

@@ -7,10 +7,10 @@ import os
 import socket
 import threading
 import time
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
-from pcp._core.abc import DescTuple, locks_itself, serialized
+from pcp._core.abc import locks_itself, serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_MODE, PM_ERR_NAME,
                                  PM_ERR_NOLABELS, PM_ERR_NOTARCHIVE, PM_ERR_TIMEOUT,
@@ -23,6 +23,9 @@ from pcp._decode import pdu as codec
 from pcp._decode.result import FlatResult
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
+
+if TYPE_CHECKING:
+    from pcp._core.abc import DescTuple
 
 # libpcp cuts pmLookupName requests of 500+ names into PDUs of at most this size.
 _NAMES_BATCH_THRESHOLD = 500

@@ -427,3 +427,74 @@ def test_one_group_shared_by_threads():
     for t in threads:
         t.join()
     assert problems == []
+
+
+# ---- IndomValues.named_triples: many items' values in one call (pcp.pmconfig's) --------
+
+def _triples_by_callables(values):
+    """What named_triples must give for one item, read through the official-style
+    listing: the named instances' (and PM_IN_NULL's) values that do not fail; None when
+    the listing itself fails."""
+    import cpmapi as c_api
+    from pcp import pmapi
+    try:
+        listing = values()
+    except pmapi.pmErr:
+        return None
+    out = []
+    for inst, name, call in listing:
+        if not name and inst != c_api.PM_IN_NULL:
+            continue
+        try:
+            out.append((inst, name, call()))
+        except pmapi.pmErr:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("variant", ["v2", "v3"])
+@pytest.mark.parametrize("mode", ["forw", "interp"])
+def test_named_triples_is_each_items_named_values(variant, mode):
+    """named_triples over items whose rates fail at first, whose instances come and go,
+    strings, a metric with no values and a group cleared and extended again: what each
+    item's callables give, whichever of the two is read first after a fetch."""
+    import cpmapi as c_api
+    from pcp import pmapi
+
+    arch = archives.get_corpus()[variant]
+    fg = pmapi.fetchgroup(c_api.PM_CONTEXT_ARCHIVE, arch)
+    ctx = fg.get_context()
+    if mode == "interp":
+        ctx.pmSetMode(c_api.PM_MODE_INTERP, ctx.pmGetArchiveLabel().start, 370)
+    bulk = pmapi.fetchgroup.fetchgroup_indom.named_triples
+    names = ["sample.long.bin_ctr", "sample.dynamic.counter", "sample.proc.exec", "sample.bin",
+             "sample.string.hullo", "sample.milliseconds", "sample.dynamic.discrete"]
+    specs = [(name, c_api.PM_TYPE_DOUBLE if i < 2 else None) for i, name in enumerate(names)]
+    items = []
+    for name, mtype in specs:
+        try:
+            items.append(fg.extend_indom(name, mtype))
+        except pmapi.pmErr:
+            pass
+    assert len(items) >= 4
+    compared = 0
+    for n in range(16):
+        if n == 9:
+            fg.clear()              # the old items detached: their last status, no values
+            old = items
+            items = [fg.extend_indom(name, mtype) for name, mtype in specs[:len(old)]]
+            assert bulk(old) == [[] if _triples_by_callables(v) is not None else None
+                                 for v in old]
+        try:
+            fg.fetch()
+        except pmapi.pmErr:
+            break
+        if n % 2:
+            got = bulk(items)
+            want = [_triples_by_callables(v) for v in items]
+        else:
+            want = [_triples_by_callables(v) for v in items]
+            got = bulk(items)
+        assert got == want, n
+        compared += sum(len(v) for v in want if v)
+    assert compared > 20

@@ -118,3 +118,61 @@ def test_pmrep_writes_the_same_archive(reference_binding, tmp_path):
         dump = re.sub(r"PID for pmlogger: \d+", "PID for pmlogger: N", dump)
         dumps.append(dump.replace(out, "ARCHIVE"))
     assert dumps[1] == dumps[0]
+
+
+# configuration directories of several files (each file is parsed once and merged as
+# configparser's read merges it): {name: text}
+_CONF_A = """[options]
+timestamp = yes
+interval = 2
+width = 14
+
+[set1]
+free = mem.util.free
+free.width = 12
+used = mem.util.used
+used.label = %(free)s
+
+[shared]
+load = kernel.all.load
+"""
+_CONF_B = """[options]
+interval = 1
+precision = 1
+
+[set2]
+cpu = kernel.all.cpu.user
+cpu.label = us%%
+cpu.width = 9
+
+[shared]
+cached = mem.util.cached
+"""
+CONFIG_DIRS = {
+    "merged": ({"a.conf": _CONF_A, "b.conf": _CONF_B, "notes.txt": "[options]\nbogus = 1\n"},
+               [["-a", "{a}", "-s", "3", ":set1", ":set2"],
+                ["-a", "{a}", "-s", "2", "-o", "csv", ":shared", "kernel.all.load"],
+                ["-a", "{a}", "-s", "2", "-G", ":set1"]]),
+    "defaults": ({"a.conf": "[DEFAULT]\nbase = mem.util\n[set1]\nfree = %(base)s.free\n"},
+                 [["-a", "{a}", "-s", "2", ":set1"]]),
+    "bad interpolation": ({"a.conf": _CONF_A, "b.conf": "[set3]\nx = %(nothere)s\n"},
+                          [["-a", "{a}", "-s", "2", ":set1"]]),
+    "duplicate section": ({"a.conf": "[set1]\nfree = mem.util.free\n[set1]\nx = y\n"},
+                          [["-a", "{a}", "-s", "2", ":set1"]]),
+    "no section header": ({"a.conf": _CONF_A, "b.conf": "free = mem.util.free\n"},
+                          [["-a", "{a}", "-s", "2", ":set1"]]),
+    "empty value": ({"a.conf": "[set1]\nfree =\n"}, [["-a", "{a}", "-s", "2", ":set1"]]),
+    "unknown option": ({"a.conf": "[options]\nbogus = 1\n"},
+                       [["-a", "{a}", "-s", "2", "mem.util.free"]]),
+}
+
+
+@pytest.mark.parametrize("name", list(CONFIG_DIRS))
+def test_pmrep_configuration_directory(reference_binding, name, tmp_path):
+    files, runs = CONFIG_DIRS[name]
+    confdir = tmp_path / "pmrep"
+    confdir.mkdir()
+    for filename, text in files.items():
+        (confdir / filename).write_text(text)
+    for argv in runs:
+        _compare("pmrep", ["-c", str(confdir)] + _argv(argv, tmp_path))

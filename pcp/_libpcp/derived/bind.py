@@ -5,8 +5,6 @@ their scale conversions, instance domain), with libpcp's semantic errors, which 
 reports through pmprintf and which leave the metric unusable in that context."""
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple
-
 from pcp._core.constants import (PM_COUNT_ONE, PM_ID_NULL, PM_INDOM_NULL, PM_SEM_COUNTER,
                                  PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TIME_SEC, PM_TYPE_32,
                                  PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_U32,
@@ -16,6 +14,13 @@ from pcp._core.units import pmUnitsStr, unit_fields
 from pcp._libpcp.derived.nodes import (AGGREGATES, BOOLEAN, RELATIONAL, TYPE_NAMES, N, Node,
                                        OPERATOR_TEXT)
 from pcp._libpcp.values import scale_factors
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Tuple
+    # lookup(name) -> pmid or raise pmErr; describe(pmid) -> desc tuple or raise pmErr
+    Lookup = Callable[[bytes], int]
+    Describe = Callable[[int], Tuple[int, int, int, int, int]]
 
 NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
 
@@ -29,9 +34,6 @@ PROMOTE = [[PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_
 
 _TIME_FACTOR = (1000, 1000, 1000, 60, 60)     # nsec->usec ... min->hour
 
-# lookup(name) -> pmid or raise pmErr; describe(pmid) -> desc tuple or raise pmErr
-Lookup = Callable[[bytes], int]
-Describe = Callable[[int], Tuple[int, int, int, int, int]]
 
 
 class SemanticError(Exception):

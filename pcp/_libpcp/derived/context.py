@@ -4,7 +4,7 @@ libpcp 6.0.3 does in every context it makes (derive.c's __dm* hooks). It asks no
 the context it wraps beyond the Protocol, so both kinds get the same behaviour."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from collections import namedtuple
 
 from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
                                  PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
@@ -18,6 +18,10 @@ from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
 from pcp._libpcp.derived.nodes import N, Node
 from pcp._libpcp.derived.program import Plan, Program
 from pcp._libpcp.derived.registry import REGISTRY, Metric
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 class _Entry:
@@ -417,12 +421,11 @@ class DerivedContext:
         return FlatResult.assemble((flat.sec, flat.nsec), sets, values)
 
 
-class _PythonPlan(NamedTuple):
-    """A request fetched through _rewrite_python: what is sent, and per pmid asked for
-    its derived metric (None for the others) and bound tree."""
-    request: Tuple[int, ...]
-    wanted: List[Optional[_Entry]]
-    trees: List[Optional[Node]]
+class _PythonPlan(namedtuple("_PythonPlan", ("request", "wanted", "trees"))):
+    """A request fetched through _rewrite_python: what is sent (a tuple of pmids), and
+    per pmid asked for its derived metric (None for the others) and bound tree."""
+
+    __slots__ = ()
 
 
 _NO_DERIVED = object()          # a request without derived metrics: the context's own

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ctypes
 import math
 import struct
-from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_LOGREC, PM_ERR_PMID, PM_ERR_TYPE,
                                  PM_INDOM_NULL, PM_TIME_SEC, PM_TYPE_32, PM_TYPE_64,
@@ -22,6 +21,10 @@ from pcp._libpcp.derived.bind import NUMERIC, PROMOTE
 from pcp._libpcp.derived.nodes import BOOLEAN, RELATIONAL, N, Node
 from pcp._libpcp.derived.regex import matches
 from pcp._libpcp.values import conv_scale
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 PM_IN_NULL_INT = -1
 _REGEX_INST_COMPACT = 100

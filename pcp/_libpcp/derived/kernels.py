@@ -6,12 +6,14 @@ type. The other trees (strings, aggregates and events renamed or chosen by ?:, c
 of a string metric) take pcp._libpcp.derived.evaluate, which computes the same thing."""
 from __future__ import annotations
 
-from typing import Optional
-
 from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT,
                                  PM_TYPE_U32, PM_TYPE_U64)
 from pcp._libpcp.derived.bind import NUMERIC
 from pcp._libpcp.derived.nodes import N, Node
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Optional
 
 _MEMBER = {PM_TYPE_32: "l", PM_TYPE_U32: "ul", PM_TYPE_64: "ll", PM_TYPE_U64: "ull",
            PM_TYPE_FLOAT: "f", PM_TYPE_DOUBLE: "d"}

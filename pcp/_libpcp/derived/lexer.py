@@ -7,7 +7,9 @@ parser has reduced the matchinst() call (libpcp never resets that flag after a s
 error, so the next expression parsed sees it too; we keep that behaviour)."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 # token kinds (the parser compares these strings)
 EOS, ERROR = "EOS", "ERROR"

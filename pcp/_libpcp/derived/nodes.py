@@ -2,12 +2,14 @@
 types are (the names appear in libpcp's messages)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
-
 from pcp._core.constants import PM_ID_NULL, PM_INDOM_NULL, PM_SEM_DISCRETE, PM_TYPE_U32
 
-# (pmid, type, indom, sem, units word), as everywhere in this package
-Desc = Tuple[int, int, int, int, int]
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
+    # (pmid, type, indom, sem, units word), as everywhere in this package
+    Desc = Tuple[int, int, int, int, int]
+
 NO_DESC: Desc = (PM_ID_NULL, 0, 0, 0, 0)
 
 

@@ -13,7 +13,6 @@ enclosing construct, or no message at all."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, List, Optional, Tuple
 
 from pcp._core.constants import (PM_INDOM_NULL, PM_SEM_COUNTER, PM_SEM_DISCRETE,
                                  PM_SEM_INSTANT, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
@@ -22,6 +21,10 @@ from pcp._core.errors import pmErr
 from pcp._core.units import pmParseUnitsStr, unit_fields
 from pcp._libpcp.derived import lexer as L
 from pcp._libpcp.derived.nodes import Node, N, TYPE_NAMES
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Tuple
 
 # binary operators: precedence level (all left associative, as %left in libpcp)
 _BINARY = {L.QUEST: 1, L.AND: 2, L.OR: 2, L.LT: 4, L.LEQ: 4, L.EQ: 4, L.GEQ: 4, L.GT: 4,

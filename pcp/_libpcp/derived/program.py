@@ -8,8 +8,6 @@ of metric[name] and the names of instances matchinst() has not seen (the evaluat
 stops at that node and resumes there once answered)."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Protocol, Sequence, Tuple
-
 from pcp._core.constants import PM_ERR_PMID, PM_INDOM_NULL
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
@@ -21,6 +19,12 @@ from pcp._libpcp.derived.kernels import _MEMBER
 from pcp._libpcp.derived.nodes import BOOLEAN, RELATIONAL, N, Node
 from pcp._libpcp.derived.regex import matches
 from pcp._libpcp.values import scale_factors
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Protocol, Sequence, Tuple
+else:
+    Protocol = object   # the classes below are interfaces for type checkers only
 
 
 class Instances(Protocol):

@@ -3,9 +3,11 @@
 same ("Unmatched ( or \\(")."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
-
 from pcp._core.native import ffi, lib
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
 
 _ERRLEN = 128       # libpcp's buffer for regerror()
 

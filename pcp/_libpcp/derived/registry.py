@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from typing import List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
 from pcp._core.errors import pmflush, pmprintf
@@ -15,6 +14,10 @@ from pcp._core.wire import DYNAMIC_DOMAIN
 from pcp._libpcp.derived import parser
 from pcp._libpcp.derived.nodes import Node
 from pcp._libpcp.derived.regex import compile_pattern
+
+TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 _ANON = ((b"event.flags", b"Flags for event records",
           b"An anonymous derived metric that is used to encode the event flags\n"
