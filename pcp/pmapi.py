@@ -53,8 +53,6 @@ text_type = str
 
 _PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
 _PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
-_U32_MASK = 0xFFFFFFFF
-_U64_MASK = 0xFFFFFFFFFFFFFFFF
 
 
 def _not_supported(what: str) -> pmErr:
@@ -918,28 +916,28 @@ class pmContext(object):
             vt = (column if column is not None else r.vtype)[k]
             blocks = r._blocks
             if intype == outtype and (blocks is None or k not in blocks):
-                # Fast paths for the common "extract as its own type" calls.
+                # Fast paths for the common "extract as its own type" calls, reading
+                # the decoded columns. The atom is a union: an integer stored through
+                # its signed member of the same width reads back through the unsigned
+                # one as libpcp's (ctypes keeps the low bits, as the C cast does).
                 if vt < 0:
-                    if intype == _PM_TYPE_32:
+                    if intype == _PM_TYPE_32 or intype == _PM_TYPE_U32:
                         atom = pmAtomValue()
-                        atom.l = r.ival[k]
-                        return atom
-                    if intype == _PM_TYPE_U32:
-                        atom = pmAtomValue()
-                        atom.ul = r.ival[k] & _U32_MASK
+                        column = r._ival
+                        atom.l = (column if column is not None else r.ival)[k]
                         return atom
                 elif vt == intype:
-                    atom = pmAtomValue()
-                    if intype == _PM_TYPE_64:
-                        atom.ll = r.ival[k]
-                        return atom
-                    if intype == _PM_TYPE_U64:
-                        atom.ull = r.ival[k] & _U64_MASK
+                    if intype == _PM_TYPE_64 or intype == _PM_TYPE_U64:
+                        atom = pmAtomValue()
+                        column = r._ival
+                        atom.ll = (column if column is not None else r.ival)[k]
                         return atom
                     if intype == _PM_TYPE_DOUBLE:
+                        atom = pmAtomValue()
                         atom.d = r.dval[k]
                         return atom
                     if intype == _PM_TYPE_FLOAT:
+                        atom = pmAtomValue()
                         atom.f = r.dval[k]
                         return atom
             if vt < 0:

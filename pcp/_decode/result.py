@@ -723,11 +723,17 @@ class _ResultBase:
     def get_pmid(self, vset_idx: int) -> int:
         return self._r.pmid[vset_idx]
 
+    # The per-value accessors read the unpacked columns directly when they are there
+    # (client loops call them once per value; a property call each is measurable).
     def get_valfmt(self, vset_idx: int) -> int:
-        return self._r.valfmt[vset_idx]
+        r = self._r
+        column = r._valfmt
+        return (column if column is not None else r.valfmt)[vset_idx]
 
     def get_numval(self, vset_idx: int) -> int:
-        return self._r.numval[vset_idx]
+        r = self._r
+        column = r._numval
+        return (column if column is not None else r.numval)[vset_idx]
 
     def get_vset(self, vset_idx: int) -> pmValueSet:
         if not 0 <= vset_idx < self.numpmid:
@@ -736,11 +742,13 @@ class _ResultBase:
 
     def get_vlist(self, vset_idx: int, vlist_idx: int) -> pmValue:
         r = self._r
-        if not 0 <= vlist_idx < r.numval[vset_idx]:
+        column = r._numval
+        if not 0 <= vlist_idx < (column if column is not None else r.numval)[vset_idx]:
             raise IndexError("invalid index")
+        column = r._first
         v = _new(pmValue)
         v._r = r
-        v._k = r.first[vset_idx] + vlist_idx
+        v._k = (column if column is not None else r.first)[vset_idx] + vlist_idx
         return v
 
     def get_inst(self, vset_idx: int, vlist_idx: int) -> int:
