@@ -23,7 +23,7 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
                             VOL_META)
-from pcp._decode.result import FlatResult, ScratchColumns
+from pcp._decode.result import FlatResult
 
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
 # good record reads remembered (an interpolating scan reads the same stretch again)
@@ -108,15 +108,13 @@ class Record:
         self.off = off
         self.length = length
 
-    def decode(self, scratch: Optional[ScratchColumns] = None) -> FlatResult:
-        """The record as a result; in `scratch`'s columns (valid until their next use)
-        for a result that is only selected from."""
+    def decode(self) -> FlatResult:
+        """The record as a result."""
         if self.mapped is None:
             return FlatResult.empty(self.stamp[0], self.stamp[1])
         # a copy: results outlive the mapping, which may be closed or released
         raw = self.mapped.slice(self.off, self.off + self.length)
-        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues),
-                                          scratch)
+        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
 
 
 class Archive:
