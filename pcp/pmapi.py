@@ -7,6 +7,7 @@ program can tell which binding it runs on.
 """
 from __future__ import annotations
 
+import array
 import ctypes
 import datetime
 import errno
@@ -103,10 +104,35 @@ def _name_str(name: bytes) -> str:
     return name.decode("utf-8", "surrogateescape")
 
 
+# array typecodes of the ctypes integer types a pmID array may be made of (the official
+# binding's pmLookupName gives c_uint arrays), where the two have the same size
+_ARRAY_CODES = {ctype: code for ctype, code in (
+    (ctypes.c_uint, "I"), (ctypes.c_int, "i"), (ctypes.c_ulong, "L"), (ctypes.c_long, "l"),
+    (ctypes.c_ulonglong, "Q"), (ctypes.c_longlong, "q"))
+    if ctypes.sizeof(ctype) == array.array(code).itemsize}
+
+
 def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
     if isinstance(pmidA, int):
         return (pmidA,)
+    if isinstance(pmidA, ctypes.Array):
+        code = _ARRAY_CODES.get(pmidA._type_)
+        if code is not None:
+            # iterating a ctypes array makes an object per element: most of a pmFetch of
+            # hundreds of metrics. One copy of its memory instead, and the pmIDs of the
+            # last array seen again when the copy is the same (a fetch loop's request).
+            global _last_pmids  # pylint: disable=global-statement
+            key = (code, bytes(pmidA))
+            last = _last_pmids
+            if last[0] == key:
+                return last[1]
+            pmids = tuple(array.array(code, key[1]))
+            _last_pmids = (key, pmids)
+            return pmids
     return tuple(pmidA)
+
+
+_last_pmids: Tuple[Any, Tuple[int, ...]] = (None, ())
 
 
 def _json_loads(text: Any) -> Any:
