@@ -25,7 +25,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_
                                  PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
 from pcp._core.wire import PCP_LOG_END
-from pcp._decode.result import FlatResult, ProfileFilter, SelectRequest, SelectRoom
+from pcp._decode.result import FlatResult, ProfileFilter, ResultRoom, SelectRequest
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
@@ -44,7 +44,7 @@ class ArchiveContext:
         self.profile = Profile()
         self.meta = Metadata()
         self.archives: List[Archive] = []
-        self._select_room = SelectRoom()   # the sizes of pmFetch's last result
+        self._select_room = ResultRoom()   # the sizes of pmFetch's last result
         try:
             self._open_all(spec)
         except BaseException:

@@ -11,7 +11,6 @@ the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
 from __future__ import annotations
 
 import errno as _errno
-from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
@@ -133,7 +132,11 @@ class Archive:
         self.index = TemporalIndex(None, 0)
         self.endtime: Stamp = (0, 0)
         self.physend = -1
-        self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
+        # the last few good reads, oldest first
+        self._recent_reads: Dict[tuple, Tuple[int, int, Record]] = {}
+        # the reader's out-parameters, made once
+        self._newpos = ffi.new("uint64_t *")
+        self._rec = ffi.new("pcp_log_record *")
         self.label: LogLabel
         self.version = 0
 
@@ -280,32 +283,30 @@ class Archive:
         # an interpolating scan reads the records around the requested time again and
         # again (libpcp re-reads them): the last few good reads are remembered
         key = (mapped, mapped.size, pos, backward, paranoid)
-        hit = self._recent_reads.get(key)
+        recent = self._recent_reads
+        hit = recent.get(key)
         if hit is not None:
             return hit
-        newpos = ffi.new("uint64_t *")
-        rec = ffi.new("pcp_log_record *")
+        newpos = self._newpos
+        rec = self._rec
         sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, self.label.length, self.version,
                                           1 if backward else 0, 1 if paranoid else 0, pos, newpos,
                                           rec)
         if sts == 0:
-            mapped.release_behind(newpos[0], backward)
+            end = newpos[0]
+            mapped.release_behind(end, backward)
             record = Record((rec.sec, rec.nsec), rec.numpmid, mapped, self.version,
                             rec.off, rec.len, rec.nvalues)
-            good = (0, newpos[0], record)
-            self._remember_read(key, good)
+            good = (0, end, record)
+            recent[key] = good
             if not paranoid:
                 # the same record read the other way (the search passes turn round at
                 # it): the same bytes, the same checks, so the same answer
-                self._remember_read((mapped, mapped.size, newpos[0], not backward, False),
-                                    (0, pos, record))
+                recent[(mapped, key[1], end, not backward, False)] = (0, pos, record)
+            while len(recent) > RECENT_READS:
+                del recent[next(iter(recent))]      # the oldest first
             return good
         return sts, newpos[0], None
-
-    def _remember_read(self, key: tuple, answer: Tuple[int, int, Record]) -> None:
-        self._recent_reads[key] = answer
-        if len(self._recent_reads) > RECENT_READS:
-            self._recent_reads.popitem(last=False)
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
         """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the

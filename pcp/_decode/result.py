@@ -90,9 +90,11 @@ class ProfileFilter:
         self._keep = (indom_c, pass_c, first_c, count_c, inst_c)
 
 
-class SelectRoom:
-    """The sizes FlatResult.select_record fills (the number of values, exactly; the
-    staging area the selected payloads are copied through), those of the last result."""
+class ResultRoom:
+    """The sizes of the last result a C call made in one go (pmFetch's in FORW/BACK:
+    FlatResult.select_record; in INTERP: pcp_interp_result): its number of values, for
+    the exact columns of the next one, and a staging area its payloads are copied
+    through. A result of another size is made again in these."""
 
     __slots__ = ("nvalues", "nbytes", "data", "need")
 
@@ -201,7 +203,7 @@ class FlatResult:
 
     @classmethod
     def select_record(cls, record: Any, length: int, version: int, request: "SelectRequest",
-                      profile: "ProfileFilter", room: "SelectRoom",
+                      profile: "ProfileFilter", room: "ResultRoom",
                       even_if_absent: bool = False) -> Optional["FlatResult"]:
         """pmFetch's result from an archive data record: one set per requested pmid in
         request order, values filtered by the profile; None when the record has none of

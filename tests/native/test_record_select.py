@@ -10,7 +10,7 @@ import random
 import pytest
 
 from pcp._archive.reader import Archive
-from pcp._decode.result import FlatResult, ProfileFilter, SelectRequest, SelectRoom
+from pcp._decode.result import FlatResult, ProfileFilter, ResultRoom, SelectRequest
 from pcp._native import ffi, lib
 from support import archives
 
@@ -98,7 +98,7 @@ PROFILES = [(True, []), (False, []), (True, [(7, False, [0, 1, 5, -1])]),
 def test_fused_select_is_decode_then_select(variant):
     corpus = archives.get_corpus()
     rng = random.Random(variant)
-    room = SelectRoom()
+    room = ResultRoom()
     checked = 0
     for raw, version, pmids in records(corpus[variant]):
         for pmid_list, indoms in requests(pmids, rng):
