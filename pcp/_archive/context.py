@@ -476,7 +476,7 @@ class ArchiveContext:
         """The C form of a request, kept while the same pmids are asked for."""
         key = tuple(pmids)
         cached = self._select_cache
-        if cached is not None and cached[0] == key:
+        if cached is not None and (cached[0] is key or cached[0] == key):
             return cached[1], cached[2]
         descs = self.meta.descs
         indoms = [None if descs.get(p) is None else descs[p][2] for p in key]
@@ -501,7 +501,7 @@ class ArchiveContext:
         if self.mode & 0xFFFF == PM_MODE_INTERP:
             if self.interp is None:
                 self.interp = Interpolator(self)
-            return self.interp.fetch(list(pmids)), 0
+            return self.interp.fetch(pmids), 0
         return self.fetch_records(pmids), 0
 
     def fetch_archive(self) -> FlatResult:

@@ -22,7 +22,7 @@ The result is a flat result like every other fetch, assembled in C.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._archive.reader import Record
 from pcp._core.abc import Stamp
@@ -204,10 +204,12 @@ class Interpolator:
             raise pmErr(sts)
         self.declared.add(pmid)
 
-    def _begin(self, pmids: List[int]) -> None:
+    def _begin(self, pmids: Sequence[int]) -> None:
         """Declare what is new and start the fetch: the wanted instances, in C."""
         key = tuple(pmids)
-        if self._request is None or self._request[0] != key:
+        # a fetch loop asks with the same tuple again: no element-wise comparison then
+        last = self._request
+        if last is None or (last[0] is not key and last[0] != key):
             for pmid in key:
                 if pmid != PM_ID_NULL and pmid not in self.declared:
                     self._declare(pmid)
@@ -326,7 +328,7 @@ class Interpolator:
 
     # ---- the fetch -------------------------------------------------------------------
 
-    def fetch(self, pmids: List[int]) -> FlatResult:
+    def fetch(self, pmids: Sequence[int]) -> FlatResult:
         """__pmLogFetchInterp: the values at the context's current time; the time then
         advances by the delta (also when the fetch fails)."""
         try:
@@ -347,7 +349,7 @@ class Interpolator:
             nsec += 1000000000
         ctx.origin = (sec, nsec)
 
-    def prepare(self, pmids: List[int]) -> float:
+    def prepare(self, pmids: Sequence[int]) -> float:
         """Everything of a fetch at the context's current time but the result: the range
         checks (PM_ERR_EOL), the request, the passes that bound every wanted instance.
         Returns the request time (seconds from the first archive's start); the C state
