@@ -11,6 +11,7 @@ the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
 from __future__ import annotations
 
 import errno as _errno
+from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
@@ -133,7 +134,7 @@ class Archive:
         self.endtime: Stamp = (0, 0)
         self.physend = -1
         # the last few good reads, oldest first
-        self._recent_reads: Dict[tuple, Tuple[int, int, Record]] = {}
+        self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
         # the reader's out-parameters, made once
         self._newpos = ffi.new("uint64_t *")
         self._rec = ffi.new("pcp_log_record *")
@@ -304,7 +305,9 @@ class Archive:
                 # it): the same bytes, the same checks, so the same answer
                 recent[(mapped, key[1], end, not backward, False)] = (0, pos, record)
             while len(recent) > RECENT_READS:
-                del recent[next(iter(recent))]      # the oldest first
+                # the oldest first (an OrderedDict: a plain dict's first key is found past
+                # every slot deleted before it, ever slower as a scan goes on)
+                recent.popitem(last=False)
             return good
         return sts, newpos[0], None
 
