@@ -68,6 +68,24 @@ int pcp_archive_record_keep(const uint8_t *rec, size_t len, int version,
                             pcp_pmid_filter keep, const void *keep_ctx, int32_t *nsets,
                             int32_t *nvalues, pcp_result *out);
 
+#define PCP_SELECT_NEED_ROOM 2  /* pcp_archive_record_select: `out` or `data` is not the
+                                   size *nvalues and *nbytes say, nothing was filled */
+
+/* pmFetch's result (pcp_result_select's; defined in result_select.c) made straight from
+ * one whole archive data record (rec[0..len), length words included, read, and so
+ * checked, by pcp_archive_record_read): only the requested pmids' value sets are decoded, then selected as pcp_result_select does, and the
+ * payloads of the selected value blocks copied into `data` (boff then relative to it).
+ * *nvalues gets the number of values of the result, *nbytes an upper bound of the
+ * payload bytes (then, once filled, the bytes used). `out` must be bound for exactly
+ * *nvalues values (out->nvalues on entry) and request->npmids sets, `data` hold
+ * data_room bytes; otherwise nothing is filled and PCP_SELECT_NEED_ROOM is returned
+ * (call again with those sizes). Returns 1 or 0 as pcp_result_select, or its errors;
+ * PM_ERR_LOGREC for a malformed record. */
+int pcp_archive_record_select(const uint8_t *rec, size_t len, int version,
+                              const pcp_select_request *request, const pcp_profile *profile,
+                              pcp_result *out, uint8_t *data, int64_t data_room,
+                              int32_t *nvalues, int64_t *nbytes);
+
 /* Many records at once, for bulk readers: columns the caller allocates, appended to. */
 typedef struct {
     int32_t rec_cap, set_cap, val_cap;  /* room in the arrays */

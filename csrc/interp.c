@@ -1128,9 +1128,9 @@ static int value_at(const pcp_interp *ip, const metric_t *m, const icp_t *icp, d
     return 1;
 }
 
-int pcp_interp_result_size(pcp_interp *ip, double t_req, int32_t *nvalues, int64_t *nbytes)
+/* The size of the result decided: its value count and the bytes its blocks need. */
+static int result_size(const pcp_interp *ip, double t_req, int32_t *nvalues, int64_t *nbytes)
 {
-    decide(ip, t_req);
     int64_t n = 0, bytes = 0;
     for (int32_t r = 0; r < ip->nrequest; r++) {
         if (ip->request[r] < 0)
@@ -1154,8 +1154,10 @@ int pcp_interp_result_size(pcp_interp *ip, double t_req, int32_t *nvalues, int64
     return 0;
 }
 
-int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_t *data,
-                           int64_t nbytes)
+/* Fill `out` (bound for the request's number of sets and the size's values) and `data`
+ * (nbytes long). Every requested metric remembers how many values it had. */
+static int result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_t *data,
+                       int64_t nbytes)
 {
     if (out->numpmid < ip->nrequest)
         return PM_ERR_TOOBIG;
@@ -1207,6 +1209,20 @@ int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_
     out->numpmid = ip->nrequest;
     out->nvalues = k;
     return 0;
+}
+
+int pcp_interp_result(pcp_interp *ip, double t_req, int decided, pcp_result *out,
+                      uint8_t *data, int64_t data_room, int32_t *nvalues, int64_t *nbytes)
+{
+    if (!decided)
+        decide(ip, t_req);
+    int sts = result_size(ip, t_req, nvalues, nbytes);
+    if (sts < 0)
+        return sts;
+    if (out == NULL || out->nvalues != *nvalues || out->numpmid < ip->nrequest ||
+        data_room < *nbytes)
+        return PCP_INTERP_NEED_ROOM;
+    return result_fill(ip, t_req, out, data, *nbytes);
 }
 
 /* ---- regular-grid reads ------------------------------------------------------------ */

@@ -79,15 +79,16 @@ int pcp_interp_next_pass(pcp_interp *ip, double t_req, int direction, int resume
                          int32_t *count);
 void pcp_interp_next_finish(pcp_interp *ip, double t_req);
 
-/* Which instances get a value at t_req, then the size of the result: its value count
- * and the bytes its value blocks need. */
-int pcp_interp_result_size(pcp_interp *ip, double t_req, int32_t *nvalues, int64_t *nbytes);
-
-/* Fill `out` (bound for the request's number of sets and *nvalues values) and `data`
- * (nbytes long; the blocks' payloads, addressed by out->boff/blen). Every requested
- * metric remembers how many values it had. Returns 0 or PM_ERR_TOOBIG (too little room). */
-int pcp_interp_result_fill(pcp_interp *ip, double t_req, pcp_result *out, uint8_t *data,
-                           int64_t nbytes);
+/* The fetch's result: which instances get a value at t_req (not again when `decided`:
+ * calling again after PCP_INTERP_NEED_ROOM), then `out` and `data` filled with the values
+ * and the blocks' payloads (addressed by out->boff/blen), every requested metric
+ * remembering how many values it had. *nvalues and *nbytes get the result's value count
+ * and payload bytes; unless `out` is bound for exactly *nvalues values (out->nvalues on
+ * entry) and the request's sets, and `data` holds *nbytes, nothing is filled and
+ * PCP_INTERP_NEED_ROOM is returned (call again with those sizes, `decided` 1). Returns
+ * 0, that, or PM_ERR_TOOBIG. */
+int pcp_interp_result(pcp_interp *ip, double t_req, int decided, pcp_result *out,
+                      uint8_t *data, int64_t data_room, int32_t *nvalues, int64_t *nbytes);
 
 /* ---- regular-grid reads: a step's values straight into a chunk's matrices ---------- */
 

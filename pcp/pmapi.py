@@ -7,6 +7,7 @@ program can tell which binding it runs on.
 """
 from __future__ import annotations
 
+import array
 import ctypes
 import datetime
 import errno
@@ -55,8 +56,6 @@ text_type = str
 
 _PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
 _PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
-_U32_MASK = 0xFFFFFFFF
-_U64_MASK = 0xFFFFFFFFFFFFFFFF
 
 
 def _not_supported(what: str) -> pmErr:
@@ -107,10 +106,35 @@ def _name_str(name: bytes) -> str:
     return name.decode("utf-8", "surrogateescape")
 
 
+# array typecodes of the ctypes integer types a pmID array may be made of (the official
+# binding's pmLookupName gives c_uint arrays), where the two have the same size
+_ARRAY_CODES = {ctype: code for ctype, code in (
+    (ctypes.c_uint, "I"), (ctypes.c_int, "i"), (ctypes.c_ulong, "L"), (ctypes.c_long, "l"),
+    (ctypes.c_ulonglong, "Q"), (ctypes.c_longlong, "q"))
+    if ctypes.sizeof(ctype) == array.array(code).itemsize}
+
+
 def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
     if isinstance(pmidA, int):
         return (pmidA,)
+    if isinstance(pmidA, ctypes.Array):
+        code = _ARRAY_CODES.get(pmidA._type_)
+        if code is not None:
+            # iterating a ctypes array makes an object per element: most of a pmFetch of
+            # hundreds of metrics. One copy of its memory instead, and the pmIDs of the
+            # last array seen again when the copy is the same (a fetch loop's request).
+            global _last_pmids  # pylint: disable=global-statement
+            key = (code, bytes(pmidA))
+            last = _last_pmids
+            if last[0] == key:
+                return last[1]
+            pmids = tuple(array.array(code, key[1]))
+            _last_pmids = (key, pmids)
+            return pmids
     return tuple(pmidA)
+
+
+_last_pmids: Tuple[Any, Tuple[int, ...]] = (None, ())
 
 
 def _json_loads(text: Any) -> Any:
@@ -926,28 +950,28 @@ class pmContext(object):
             vt = (column if column is not None else r.vtype)[k]
             blocks = r._blocks
             if intype == outtype and (blocks is None or k not in blocks):
-                # Fast paths for the common "extract as its own type" calls.
+                # Fast paths for the common "extract as its own type" calls, reading
+                # the decoded columns. The atom is a union: an integer stored through
+                # its signed member of the same width reads back through the unsigned
+                # one as libpcp's (ctypes keeps the low bits, as the C cast does).
                 if vt < 0:
-                    if intype == _PM_TYPE_32:
+                    if intype == _PM_TYPE_32 or intype == _PM_TYPE_U32:
                         atom = pmAtomValue()
-                        atom.l = r.ival[k]
-                        return atom
-                    if intype == _PM_TYPE_U32:
-                        atom = pmAtomValue()
-                        atom.ul = r.ival[k] & _U32_MASK
+                        column = r._ival
+                        atom.l = (column if column is not None else r.ival)[k]
                         return atom
                 elif vt == intype:
-                    atom = pmAtomValue()
-                    if intype == _PM_TYPE_64:
-                        atom.ll = r.ival[k]
-                        return atom
-                    if intype == _PM_TYPE_U64:
-                        atom.ull = r.ival[k] & _U64_MASK
+                    if intype == _PM_TYPE_64 or intype == _PM_TYPE_U64:
+                        atom = pmAtomValue()
+                        column = r._ival
+                        atom.ll = (column if column is not None else r.ival)[k]
                         return atom
                     if intype == _PM_TYPE_DOUBLE:
+                        atom = pmAtomValue()
                         atom.d = r.dval[k]
                         return atom
                     if intype == _PM_TYPE_FLOAT:
+                        atom = pmAtomValue()
                         atom.f = r.dval[k]
                         return atom
             if vt < 0:

@@ -5,7 +5,9 @@
  *   - a label (pcp_archive_label_decode): string ranges must lie inside the label;
  *   - a data volume: pcp_archive_record_read forwards and backwards from every position it
  *     reaches (bounded steps), each good record re-decoded by pcp_archive_record_decode with
- *     exact-size arrays, and pcp_archive_records_scan with small columns;
+ *     exact-size arrays (and pmFetch's selection from it, pcp_archive_record_select, must
+ *     equal decode then pcp_result_select, payloads included), and
+ *     pcp_archive_records_scan with small columns;
  *   - a .meta file: every record header, decoded by the decoder for its type, then the
  *     whole file in one pass (pcp_archive_meta_scan), which must agree with that walk
  *     record for record, with every array entry addressing bytes inside the input, and
@@ -75,6 +77,78 @@ static void check_kept_unchecked(const uint8_t *r, size_t len, int version)
     free(mem);
 }
 
+/* pmFetch's result straight from the record: a request of the odd pmids of `all` in
+ * reverse, one of them twice, and a pmid no record has; every instance passes. Sized,
+ * then filled: the same sets and values as pcp_result_select over the whole decode, the
+ * payloads copied into `data`. With `all` NULL (unchecked bytes: the request is words
+ * where v2 and v3 records have their first pmids) only bounds. */
+static void check_selected(const uint8_t *r, size_t len, int version, const pcp_result *all)
+{
+    uint32_t pmids[18];
+    uint32_t indoms[18];
+    uint8_t known[18];
+    int32_t n = 0;
+    int32_t have = all ? all->numpmid : 0;
+    for (int32_t i = have - 1; i >= 0 && n < 16; i--)
+        if (odd_pmid(NULL, all->pmid[i]))
+            pmids[n++] = all->pmid[i];
+    for (size_t at = 12; all == NULL && at + 4 <= len && n < 8; at += 4)
+        pmids[n++] = fz_be32(r + at);
+    if (n > 0)
+        pmids[n++] = pmids[0];
+    pmids[n++] = 0x7ffffffeu;
+    for (int32_t i = 0; i < n; i++) {
+        indoms[i] = PM_INDOM_NULL;
+        known[i] = 1;
+    }
+    pcp_select_request request = {n, pmids, indoms, known};
+    pcp_profile profile = {1, 0, NULL, NULL, NULL, NULL, NULL, 0};
+    int32_t nvalues = -1;
+    int64_t nbytes = -1;
+    int sts = pcp_archive_record_select(r, len, version, &request, &profile, NULL, NULL, 0,
+                                        &nvalues, &nbytes);
+    if (all == NULL && sts != PCP_SELECT_NEED_ROOM)
+        return;
+    CHECK(sts == PCP_SELECT_NEED_ROOM && nvalues >= 0 && nbytes >= 0);
+    pcp_result out;
+    void *mem = fz_alloc(pcp_result_mem_size(n, nvalues), 1);
+    pcp_result_bind(&out, mem, n, nvalues);
+    out.numpmid = n;
+    out.nvalues = nvalues;
+    uint8_t *data = fz_alloc((size_t)nbytes + 1, 1);
+    int64_t room = nbytes;
+    sts = pcp_archive_record_select(r, len, version, &request, &profile, &out, data, room,
+                                    &nvalues, &nbytes);
+    CHECK(sts == 0 || sts == 1 || (all == NULL && sts == PM_ERR_LOGREC));
+    if (sts >= 0) {
+        CHECK(out.numpmid == n && out.nvalues == nvalues && nbytes <= room);
+        for (int32_t k = 0; k < out.nvalues; k++)
+            if (out.vtype[k] >= 0)
+                CHECK(out.boff[k] <= nbytes && out.blen[k] <= nbytes - out.boff[k]);
+    }
+    if (all != NULL) {
+        pcp_result ref;
+        void *ref_mem = fz_alloc(pcp_result_mem_size(n, nvalues), 1);
+        pcp_result_bind(&ref, ref_mem, n, nvalues);
+        ref.numpmid = n;
+        ref.nvalues = nvalues;
+        CHECK(pcp_result_select(all, &request, &profile, &ref) == sts);
+        for (int32_t i = 0; i < n; i++)
+            CHECK(ref.pmid[i] == out.pmid[i] && ref.numval[i] == out.numval[i] &&
+                  ref.valfmt[i] == out.valfmt[i] && ref.first[i] == out.first[i]);
+        for (int32_t k = 0; k < nvalues; k++) {
+            CHECK(ref.inst[k] == out.inst[k] && ref.vtype[k] == out.vtype[k] &&
+                  ref.ival[k] == out.ival[k] && ref.blen[k] == out.blen[k] &&
+                  memcmp(&ref.dval[k], &out.dval[k], sizeof(double)) == 0);
+            if (out.vtype[k] >= 0)
+                CHECK(memcmp(r + ref.boff[k], data + out.boff[k], out.blen[k]) == 0);
+        }
+        free(ref_mem);
+    }
+    free(data);
+    free(mem);
+}
+
 static void check_record(const uint8_t *vol, size_t len, int version, const pcp_log_record *rec)
 {
     CHECK(rec->off < len && rec->len <= len - rec->off);
@@ -95,6 +169,7 @@ static void check_record(const uint8_t *vol, size_t len, int version, const pcp_
     for (int32_t i = 0; i < numpmid; i++)
         CHECK(out.first[i] >= 0 && out.first[i] <= nvalues);
     check_kept(r, rec->len, version, &out);
+    check_selected(r, rec->len, version, &out);
     free(mem);
 }
 
@@ -354,8 +429,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk_volume(buf, len, version, label_len, 0);
     walk_volume(buf, len, version, label_len, 1);
     check_kept_unchecked(buf, len, version);
-    if (label_len < len)
+    check_selected(buf, len, version, NULL);
+    if (label_len < len) {
         check_kept_unchecked(buf + label_len, len - label_len, version);
+        check_selected(buf + label_len, len - label_len, version, NULL);
+    }
     scan_volume(buf, len, version, label_len);
     meta_walk w;
     walk_meta(buf, len, label_len, &w);

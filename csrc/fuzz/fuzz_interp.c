@@ -104,13 +104,14 @@ static void check_result(pcp_interp *ip, double t_req, int32_t nrequest)
 {
     int32_t nvalues;
     int64_t nbytes;
-    if (pcp_interp_result_size(ip, t_req, &nvalues, &nbytes) < 0)
+    if (pcp_interp_result(ip, t_req, 0, NULL, NULL, 0, &nvalues, &nbytes) !=
+        PCP_INTERP_NEED_ROOM)
         return;
     CHECK(nvalues >= 0 && nbytes >= 0);
     pcp_result out;
     fz_result_alloc(&out, nrequest, nvalues);
     uint8_t *data = fz_alloc((size_t)nbytes, 1);
-    CHECK(pcp_interp_result_fill(ip, t_req, &out, data, nbytes) == 0);
+    CHECK(pcp_interp_result(ip, t_req, 1, &out, data, nbytes, &nvalues, &nbytes) == 0);
     CHECK(out.numpmid == nrequest && out.nvalues == nvalues);
     int64_t total = 0;
     for (int32_t i = 0; i < nrequest; i++) {

@@ -24,7 +24,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_
                                  PMNS_ARCHIVE)
 from pcp._core.errors import pmErr
 from pcp._core.wire import PCP_LOG_END
-from pcp._decode.result import FlatResult, ProfileFilter, ScratchColumns, SelectRequest
+from pcp._decode.result import FlatResult, ProfileFilter, ResultRoom, SelectRequest
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
@@ -48,7 +48,7 @@ class ArchiveContext:
         self.profile = Profile()
         self.meta = Metadata()
         self.archives: List[Archive] = []
-        self._scratch = ScratchColumns()   # the columns of the records pmFetch selects from
+        self._select_room = ResultRoom()   # the sizes of pmFetch's last result
         try:
             self._open_all(spec)
         except BaseException:
@@ -460,24 +460,27 @@ class ArchiveContext:
                 continue                # pmFetch skips <mark> records
             if pmids is None:
                 return rec.decode()
-            # the whole record is only selected from (C copies the sets asked for)
-            flat = rec.decode(self._scratch)
-            selected = self._select(flat, pmids)
+            selected = self._select(rec, pmids)
             if selected is not None:
                 return selected
 
-    def _select(self, flat: FlatResult, pmids: Sequence[int]) -> Optional[FlatResult]:
-        """The requested sets of one record, in request order, through the profile (the
-        assembly is C: csrc/result_select.c); None when the record has none of them."""
+    def _select(self, rec: Record, pmids: Sequence[int]) -> Optional[FlatResult]:
+        """The requested sets of one record, in request order, through the profile, made
+        from the mapped record in one C call (csrc/result_select.c); None when the record
+        has none of them."""
         request, all_derived = self._select_request(pmids)
+        mapped = rec.mapped
+        assert mapped is not None
         # a request of derived metrics only is answered by every record
-        return flat.select(request, self._profile_filter(), even_if_absent=all_derived)
+        return FlatResult.select_record(mapped.ptr + rec.off, rec.length, rec.version, request,
+                                        self._profile_filter(), self._select_room,
+                                        even_if_absent=all_derived)
 
     def _select_request(self, pmids: Sequence[int]) -> Tuple[SelectRequest, bool]:
         """The C form of a request, kept while the same pmids are asked for."""
         key = tuple(pmids)
         cached = self._select_cache
-        if cached is not None and cached[0] == key:
+        if cached is not None and (cached[0] is key or cached[0] == key):
             return cached[1], cached[2]
         descs = self.meta.descs
         indoms = [None if descs.get(p) is None else descs[p][2] for p in key]
@@ -502,7 +505,7 @@ class ArchiveContext:
         if self.mode & 0xFFFF == PM_MODE_INTERP:
             if self.interp is None:
                 self.interp = Interpolator(self)
-            return self.interp.fetch(list(pmids)), 0
+            return self.interp.fetch(pmids), 0
         return self.fetch_records(pmids), 0
 
     def fetch_archive(self) -> FlatResult:

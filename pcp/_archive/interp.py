@@ -24,18 +24,19 @@ from __future__ import annotations
 import os
 
 from pcp._archive.reader import Record
-from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ID_NULL, PM_INDOM_NULL,
-                                 PM_MODE_BACK, PM_MODE_FORW)
+from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ERR_TOOBIG, PM_ID_NULL,
+                                 PM_INDOM_NULL, PM_MODE_BACK, PM_MODE_FORW)
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, parse_interval
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._core.native import ffi, lib
-from pcp._decode.result import FlatResult, ProfileFilter
+from pcp._core.wire import PCP_INTERP_NEED_ROOM
+from pcp._decode.result import FlatResult, ProfileFilter, ResultRoom
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Tuple
+    from typing import Dict, List, Optional, Sequence, Tuple
     from pcp._core.abc import Stamp
 
 # what folding a <mark> does to the bounds (PCP_INTERP_MARK_* in csrc/interp.h)
@@ -97,6 +98,7 @@ class Interpolator:
         # (libpcp's long double arithmetic is slow in Python): a bounded memo
         self._times: Dict[Tuple[int, int], float] = {}
         self._count = ffi.new("int32_t *")
+        self._room = ResultRoom()       # the sizes of the last result
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -205,10 +207,12 @@ class Interpolator:
             raise pmErr(sts)
         self.declared.add(pmid)
 
-    def _begin(self, pmids: List[int]) -> None:
+    def _begin(self, pmids: Sequence[int]) -> None:
         """Declare what is new and start the fetch: the wanted instances, in C."""
         key = tuple(pmids)
-        if self._request is None or self._request[0] != key:
+        # a fetch loop asks with the same tuple again: no element-wise comparison then
+        last = self._request
+        if last is None or (last[0] is not key and last[0] != key):
             for pmid in key:
                 if pmid != PM_ID_NULL and pmid not in self.declared:
                     self._declare(pmid)
@@ -327,7 +331,7 @@ class Interpolator:
 
     # ---- the fetch -------------------------------------------------------------------
 
-    def fetch(self, pmids: List[int]) -> FlatResult:
+    def fetch(self, pmids: Sequence[int]) -> FlatResult:
         """__pmLogFetchInterp: the values at the context's current time; the time then
         advances by the delta (also when the fetch fails)."""
         try:
@@ -348,11 +352,11 @@ class Interpolator:
             nsec += 1000000000
         ctx.origin = (sec, nsec)
 
-    def prepare(self, pmids: List[int]) -> float:
+    def prepare(self, pmids: Sequence[int]) -> float:
         """Everything of a fetch at the context's current time but the result: the range
         checks (PM_ERR_EOL), the request, the passes that bound every wanted instance.
         Returns the request time (seconds from the first archive's start); the C state
-        then holds what pcp_interp_result_size / pcp_interp_grid_row read."""
+        then holds what pcp_interp_result / pcp_interp_grid_row read."""
         ctx = self.ctx
         t_req = self._t(ctx.origin)
         if t_req < -0.001:
@@ -397,16 +401,19 @@ class Interpolator:
     # ---- the result ------------------------------------------------------------------
 
     def _result(self, npmids: int, t_req: float) -> FlatResult:
-        """Which instances get a value, then the values, assembled in C."""
-        nvalues = ffi.new("int32_t *")
-        nbytes = ffi.new("int64_t *")
-        sts = lib.pcp_interp_result_size(self.c, t_req, nvalues, nbytes)
-        if sts < 0:
-            raise pmErr(sts)
-        data = ffi.new("uint8_t[]", max(nbytes[0], 1))
-        c, mem = FlatResult.columns(npmids, nvalues[0])
-        sts = lib.pcp_interp_result_fill(self.c, t_req, c, data, nbytes[0])
-        if sts < 0:
-            raise pmErr(sts)
+        """Which instances get a value, then the values, assembled in C: one call when
+        the result has the size of the last one (a scan's usual case), else two."""
+        room = self._room
+        need_values, need_bytes = room.need
+        c, mem = FlatResult.columns(npmids, room.nvalues)
+        sts = lib.pcp_interp_result(self.c, t_req, 0, c, room.data, room.nbytes, need_values,
+                                    need_bytes)
+        if sts == PCP_INTERP_NEED_ROOM:
+            room.resize(need_values[0], need_bytes[0])
+            c, mem = FlatResult.columns(npmids, room.nvalues)
+            sts = lib.pcp_interp_result(self.c, t_req, 1, c, room.data, room.nbytes,
+                                        need_values, need_bytes)
+        if sts != 0:
+            raise pmErr(sts if sts < 0 else PM_ERR_TOOBIG)
         c.sec, c.nsec = self.ctx.origin
-        return FlatResult.wrap(c, mem, ffi.buffer(data, nbytes[0])[:])
+        return FlatResult.wrap(c, mem, ffi.buffer(room.data, need_bytes[0])[:])

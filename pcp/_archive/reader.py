@@ -21,7 +21,7 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
                             VOL_META)
-from pcp._decode.result import FlatResult, ScratchColumns
+from pcp._decode.result import FlatResult
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -112,15 +112,13 @@ class Record:
         self.off = off
         self.length = length
 
-    def decode(self, scratch: Optional[ScratchColumns] = None) -> FlatResult:
-        """The record as a result; in `scratch`'s columns (valid until their next use)
-        for a result that is only selected from."""
+    def decode(self) -> FlatResult:
+        """The record as a result."""
         if self.mapped is None:
             return FlatResult.empty(self.stamp[0], self.stamp[1])
         # a copy: results outlive the mapping, which may be closed or released
         raw = self.mapped.slice(self.off, self.off + self.length)
-        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues),
-                                          scratch)
+        return FlatResult.from_log_record(raw, self.version, (self.numpmid, self.nvalues))
 
 
 class Archive:
@@ -139,7 +137,11 @@ class Archive:
         self.index = TemporalIndex(None, 0)
         self.endtime: Stamp = (0, 0)
         self.physend = -1
+        # the last few good reads, oldest first
         self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
+        # the reader's out-parameters, made once
+        self._newpos = ffi.new("uint64_t *")
+        self._rec = ffi.new("pcp_log_record *")
         self.label: LogLabel
         self.version = 0
 
@@ -286,32 +288,32 @@ class Archive:
         # an interpolating scan reads the records around the requested time again and
         # again (libpcp re-reads them): the last few good reads are remembered
         key = (mapped, mapped.size, pos, backward, paranoid)
-        hit = self._recent_reads.get(key)
+        recent = self._recent_reads
+        hit = recent.get(key)
         if hit is not None:
             return hit
-        newpos = ffi.new("uint64_t *")
-        rec = ffi.new("pcp_log_record *")
+        newpos = self._newpos
+        rec = self._rec
         sts = lib.pcp_archive_record_read(mapped.ptr, mapped.size, self.label.length, self.version,
                                           1 if backward else 0, 1 if paranoid else 0, pos, newpos,
                                           rec)
         if sts == 0:
-            mapped.release_behind(newpos[0], backward)
+            end = newpos[0]
+            mapped.release_behind(end, backward)
             record = Record((rec.sec, rec.nsec), rec.numpmid, mapped, self.version,
                             rec.off, rec.len, rec.nvalues)
-            good = (0, newpos[0], record)
-            self._remember_read(key, good)
+            good = (0, end, record)
+            recent[key] = good
             if not paranoid:
                 # the same record read the other way (the search passes turn round at
                 # it): the same bytes, the same checks, so the same answer
-                self._remember_read((mapped, mapped.size, newpos[0], not backward, False),
-                                    (0, pos, record))
+                recent[(mapped, key[1], end, not backward, False)] = (0, pos, record)
+            while len(recent) > RECENT_READS:
+                # the oldest first (an OrderedDict: a plain dict's first key is found past
+                # every slot deleted before it, ever slower as a scan goes on)
+                recent.popitem(last=False)
             return good
         return sts, newpos[0], None
-
-    def _remember_read(self, key: tuple, answer: Tuple[int, int, Record]) -> None:
-        self._recent_reads[key] = answer
-        if len(self._recent_reads) > RECENT_READS:
-            self._recent_reads.popitem(last=False)
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
         """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the

@@ -71,3 +71,4 @@ PCP_COLS_PAUSE = 5               # the scan reached the pause position
 PCP_ROW_AFTER_MARK = 1           # row flag: a <mark> came before the row
 PCP_COLS_REF_SHIFT = 40          # a staged string's reference: length << 40 | offset
 PCP_INTERP_NEED_ROOM = 4         # csrc/interp.h: a grid step's strings need more staging
+PCP_SELECT_NEED_ROOM = 2         # csrc/archive.h: pmFetch's result needs other room

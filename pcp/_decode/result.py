@@ -9,10 +9,11 @@ import sys
 from collections import namedtuple
 
 from pcp._core.cint import wrap_int32
-from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64,
-                                 PM_VAL_INSITU)
+from pcp._core.constants import (PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
+                                 PM_TYPE_U32, PM_TYPE_U64, PM_VAL_INSITU)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
+from pcp._core.wire import PCP_SELECT_NEED_ROOM
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -86,6 +87,27 @@ class ProfileFilter:
         self._keep = (indom_c, pass_c, first_c, count_c, inst_c)
 
 
+class ResultRoom:
+    """The sizes of the last result a C call made in one go (pmFetch's in FORW/BACK:
+    FlatResult.select_record; in INTERP: pcp_interp_result): its number of values, for
+    the exact columns of the next one, and a staging area its payloads are copied
+    through. A result of another size is made again in these."""
+
+    __slots__ = ("nvalues", "nbytes", "data", "need")
+
+    def __init__(self) -> None:
+        self.nvalues = 0
+        self.nbytes = 0
+        self.data: Any = ffi.NULL
+        self.need = (ffi.new("int32_t *"), ffi.new("int64_t *"))
+
+    def resize(self, nvalues: int, nbytes: int) -> None:
+        self.nvalues = nvalues
+        if nbytes > self.nbytes:
+            self.nbytes = max(nbytes, 2 * self.nbytes)
+            self.data = _raw_alloc("uint8_t[]", self.nbytes)
+
+
 def usec_of(nsec: int) -> int:
     """Nanoseconds to a timeval's microseconds as C's integer division does it."""
     return -((-nsec) // 1000) if nsec < 0 else nsec // 1000
@@ -105,32 +127,8 @@ def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
     return c, mem
 
 
-class ScratchColumns:
-    """Result columns used again for each transient decode: a whole archive record that
-    pmFetch only selects a few sets from. Fresh memory for each record was a page fault
-    per 4 kB page (malloc gives such blocks back to the system and takes them again)."""
-
-    __slots__ = ("_mem", "_words")
-
-    def __init__(self) -> None:
-        self._mem: Any = None
-        self._words = 0
-
-    def columns(self, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
-        """Columns for this many sets and values, valid until the next call."""
-        words = (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8
-        if words > self._words:
-            self._words = max(words, 2 * self._words)
-            self._mem = _raw_alloc("int64_t[]", self._words)
-        c = ffi.new("pcp_result *")
-        lib.pcp_result_bind(c, self._mem, numpmid, nvalues)
-        c.numpmid = numpmid
-        c.nvalues = nvalues
-        return c, self._mem
-
-
-def _decode_record(record: bytes, version: int, sizes: Optional[Tuple[int, int]],
-                   scratch: Optional[ScratchColumns] = None) -> Tuple[Any, Any]:
+def _decode_record(record: bytes, version: int,
+                   sizes: Optional[Tuple[int, int]]) -> Tuple[Any, Any]:
     """An archive data record decoded into result columns: (pcp_result *, memory)."""
     if sizes is None:
         counts = ffi.new("int32_t[2]")
@@ -138,10 +136,7 @@ def _decode_record(record: bytes, version: int, sizes: Optional[Tuple[int, int]]
         if sts < 0:
             raise pmErr(sts)
         sizes = (counts[0], counts[1])
-    if scratch is not None:
-        c, mem = scratch.columns(sizes[0], sizes[1])
-    else:
-        c, mem = _allocate(sizes[0], sizes[1])
+    c, mem = _allocate(sizes[0], sizes[1])
     sts = lib.pcp_archive_record_decode(record, len(record), version, c)
     if sts < 0:
         raise pmErr(sts)
@@ -172,13 +167,11 @@ class FlatResult:
 
     @classmethod
     def from_log_record(cls, record: bytes, version: int,
-                        sizes: Optional[Tuple[int, int]] = None,
-                        scratch: Optional[ScratchColumns] = None) -> "FlatResult":
+                        sizes: Optional[Tuple[int, int]] = None) -> "FlatResult":
         """An archive data record (length words included), decoded by the same value
         decoder as a RESULT PDU; its blocks are addressed within `record`. `sizes`
-        (numpmid, nvalues) skips the sizing pass when the reader has just made it. With
-        `scratch`, the result lives in its columns: valid until its next use."""
-        c, mem = _decode_record(record, version, sizes, scratch)
+        (numpmid, nvalues) skips the sizing pass when the reader has just made it."""
+        c, mem = _decode_record(record, version, sizes)
         self = object.__new__(cls)
         self._setup(record, c, mem)
         return self
@@ -205,23 +198,34 @@ class FlatResult:
         # handed out to edit): what was computed from the result before is stale
         self.edits = 0
 
-    def select(self, request: "SelectRequest", profile: "ProfileFilter",
-               even_if_absent: bool = False) -> Optional["FlatResult"]:
-        """pmFetch's result from this archive record (csrc/result_select.c): one set per
-        requested pmid in request order, values filtered by the profile; None when the
-        record has none of the pmids (unless `even_if_absent`). Blocks stay in this
-        result's bytes."""
-        need = lib.pcp_result_select(self.c, request.c, profile.c, ffi.NULL)
-        if need < 0:
-            raise pmErr(need)
-        c, mem = _allocate(request.npmids, need)
-        found = lib.pcp_result_select(self.c, request.c, profile.c, c)
-        if found < 0:
-            raise pmErr(found)
+    @classmethod
+    def select_record(cls, record: Any, length: int, version: int, request: "SelectRequest",
+                      profile: "ProfileFilter", room: "ResultRoom",
+                      even_if_absent: bool = False) -> Optional["FlatResult"]:
+        """pmFetch's result from an archive data record: one set per requested pmid in
+        request order, values filtered by the profile; None when the record has none of
+        the pmids (unless `even_if_absent`). Made straight from the record (a pointer
+        to its `length` bytes, read and checked by the reader) in one C call
+        (csrc/result_select.c): only the requested sets are decoded, and the selected
+        blocks' payloads copied out, so the result does not keep the record. `room` remembers the sizes of the last result,
+        which the next one usually has again (else a second call with the right ones)."""
+        need_values, need_bytes = room.need
+        c, mem = _allocate(request.npmids, room.nvalues)
+        found = lib.pcp_archive_record_select(record, length, version, request.c, profile.c,
+                                              c, room.data, room.nbytes, need_values,
+                                              need_bytes)
+        if found == PCP_SELECT_NEED_ROOM:
+            room.resize(need_values[0], need_bytes[0])
+            c, mem = _allocate(request.npmids, room.nvalues)
+            found = lib.pcp_archive_record_select(record, length, version, request.c,
+                                                  profile.c, c, room.data, room.nbytes,
+                                                  need_values, need_bytes)
+        if found < 0 or found == PCP_SELECT_NEED_ROOM:
+            raise pmErr(found if found < 0 else PM_ERR_LOGREC)
         if found == 0 and not even_if_absent:
             return None
         out = object.__new__(FlatResult)
-        out._setup(self.pdu, c, mem)
+        out._setup(ffi.buffer(room.data, need_bytes[0])[:], c, mem)
         return out
 
     @classmethod
@@ -720,11 +724,17 @@ class _ResultBase:
     def get_pmid(self, vset_idx: int) -> int:
         return self._r.pmid[vset_idx]
 
+    # The per-value accessors read the unpacked columns directly when they are there
+    # (client loops call them once per value; a property call each is measurable).
     def get_valfmt(self, vset_idx: int) -> int:
-        return self._r.valfmt[vset_idx]
+        r = self._r
+        column = r._valfmt
+        return (column if column is not None else r.valfmt)[vset_idx]
 
     def get_numval(self, vset_idx: int) -> int:
-        return self._r.numval[vset_idx]
+        r = self._r
+        column = r._numval
+        return (column if column is not None else r.numval)[vset_idx]
 
     def get_vset(self, vset_idx: int) -> pmValueSet:
         if not 0 <= vset_idx < self.numpmid:
@@ -733,11 +743,13 @@ class _ResultBase:
 
     def get_vlist(self, vset_idx: int, vlist_idx: int) -> pmValue:
         r = self._r
-        if not 0 <= vlist_idx < r.numval[vset_idx]:
+        column = r._numval
+        if not 0 <= vlist_idx < (column if column is not None else r.numval)[vset_idx]:
             raise IndexError("invalid index")
+        column = r._first
         v = _new(pmValue)
         v._r = r
-        v._k = r.first[vset_idx] + vlist_idx
+        v._k = (column if column is not None else r.first)[vset_idx] + vlist_idx
         return v
 
     def get_inst(self, vset_idx: int, vlist_idx: int) -> int:

@@ -13,6 +13,7 @@ from pcp._native import ffi, lib
 PM_ERR_PMID_LOG = -12378
 PM_ERR_TOOBIG = -12444
 PM_ERR_LOGREC = -12373
+PCP_INTERP_NEED_ROOM = 4   # csrc/interp.h
 PM_ID_NULL = 0xFFFFFFFF
 INDOM_NULL = 0xFFFFFFFF
 COUNTER, INSTANT, DISCRETE = 1, 3, 4
@@ -94,13 +95,15 @@ def fetch(ip, pmids, t_req, records, direction=1):
         (lib.pcp_interp_prior_finish if backward else lib.pcp_interp_next_finish)(ip, t_req)
     nvalues = ffi.new("int32_t *")
     nbytes = ffi.new("int64_t *")
-    assert lib.pcp_interp_result_size(ip, t_req, nvalues, nbytes) == 0
+    # sized first (decided once), then filled
+    assert lib.pcp_interp_result(ip, t_req, 0, ffi.NULL, ffi.NULL, 0, nvalues,
+                                 nbytes) == PCP_INTERP_NEED_ROOM
     mem = ffi.new("int64_t[]", (lib.pcp_result_mem_size(len(pmids), nvalues[0]) + 7) // 8)
     out = ffi.new("pcp_result *")
     lib.pcp_result_bind(out, mem, len(pmids), nvalues[0])
     out.numpmid, out.nvalues = len(pmids), nvalues[0]
     data = ffi.new("uint8_t[]", max(nbytes[0], 1))
-    assert lib.pcp_interp_result_fill(ip, t_req, out, data, nbytes[0]) == 0
+    assert lib.pcp_interp_result(ip, t_req, 1, out, data, nbytes[0], nvalues, nbytes) == 0
     sets = []
     for i in range(out.numpmid):
         values = []
@@ -186,21 +189,24 @@ def test_value_format_must_not_change():
                                WALK_NONE) == PM_ERR_LOGREC
 
 
-def test_fill_refuses_too_little_room():
+def test_result_refuses_other_room():
     ip = new_state()
     declare(ip, 7, TYPE_U32, INSTANT)
     fetch(ip, [7], 0.0, [(0.0, Record([u32(7, 1)]))])
     nvalues = ffi.new("int32_t *")
     nbytes = ffi.new("int64_t *")
-    assert lib.pcp_interp_result_size(ip, 0.0, nvalues, nbytes) == 0
-    assert nvalues[0] == 1
     mem = ffi.new("int64_t[]", 64)
     out = ffi.new("pcp_result *")
     lib.pcp_result_bind(out, mem, 1, 1)
-    out.numpmid, out.nvalues = 1, 0
-    assert lib.pcp_interp_result_fill(ip, 0.0, out, ffi.new("uint8_t[]", 1), 0) == PM_ERR_TOOBIG
-    out.numpmid, out.nvalues = 0, 1
-    assert lib.pcp_interp_result_fill(ip, 0.0, out, ffi.new("uint8_t[]", 1), 0) == PM_ERR_TOOBIG
+    data = ffi.new("uint8_t[]", 1)
+    for numpmid, nvalue in ((1, 0), (1, 2), (0, 1)):
+        out.numpmid, out.nvalues = numpmid, nvalue
+        assert lib.pcp_interp_result(ip, 0.0, 1, out, data, 0, nvalues,
+                                     nbytes) == PCP_INTERP_NEED_ROOM
+        assert (nvalues[0], nbytes[0]) == (1, 0)
+    out.numpmid, out.nvalues = 1, 1
+    assert lib.pcp_interp_result(ip, 0.0, 1, out, data, 0, nvalues, nbytes) == 0
+    assert (out.numval[0], out.ival[0]) == (1, 1)
 
 
 @pytest.mark.parametrize("bad", [b"", b"\0\0\0\4", b"\0\0\0\x10" + b"\0" * 12])

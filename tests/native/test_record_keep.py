@@ -6,8 +6,8 @@ import struct
 
 from pcp._native import ffi, lib
 
-from tests.native.test_interp_state import (INSTANT, MARK_FORW, TYPE_64, TYPE_U32,
-                                            WALK_NONE, declare, new_state)
+from tests.native.test_interp_state import (INSTANT, MARK_FORW, PCP_INTERP_NEED_ROOM, TYPE_64,
+                                            TYPE_U32, WALK_NONE, declare, new_state)
 
 PM_VAL_INSITU, PM_VAL_DPTR = 0, 1
 
@@ -92,7 +92,8 @@ def values_at(ip, pmids, raw):
     assert lib.pcp_interp_fold_record(ip, 0.0, 0.0, 1, buf, len(raw), 2, MARK_FORW, 0,
                                       WALK_NONE) >= 0
     nvalues, nbytes = ffi.new("int32_t *"), ffi.new("int64_t *")
-    assert lib.pcp_interp_result_size(ip, 0.0, nvalues, nbytes) == 0
+    assert lib.pcp_interp_result(ip, 0.0, 0, ffi.NULL, ffi.NULL, 0, nvalues,
+                                 nbytes) == PCP_INTERP_NEED_ROOM
     return nvalues[0]
 
 

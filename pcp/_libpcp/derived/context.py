@@ -66,6 +66,9 @@ class DerivedContext:
         self.by_name: Dict[bytes, _Entry] = {}
         self.by_pmid: Dict[int, _Entry] = {}
         self._plans: Dict[Tuple[int, ...], Any] = {}
+        # the last request and its plan: a fetch loop asks with the same tuple again,
+        # found without hashing its hundreds of pmids (forgotten with the plans)
+        self._last_plan: Tuple[Any, Any] = (None, None)
         self._refresh()
 
     def _refresh(self) -> None:
@@ -74,6 +77,7 @@ class DerivedContext:
         if len(self.entries) == len(metrics):
             return
         self._plans.clear()             # a pmid asked for may be a new derived metric
+        self._last_plan = (None, None)
         for metric in REGISTRY.snapshot()[len(self.entries):]:
             entry = _Entry(metric)
             self.entries.append(entry)
@@ -316,9 +320,14 @@ class DerivedContext:
         with self._lock:
             # no refresh here: libpcp's __dmprefetch sees the global metrics registered
             # since this context last took them in (a name operation does) as unknown
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._plan(key)
+            last = self._last_plan
+            if last[0] is key:
+                plan = last[1]
+            else:
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = self._plan(key)
+                self._last_plan = (key, plan)
             if plan is _NO_DERIVED:
                 return self.inner.fetch(pmids, highres)
             flat, changes = self.inner.fetch(plan.request, highres)
@@ -332,6 +341,7 @@ class DerivedContext:
         a _PythonPlan."""
         if len(self._plans) >= _MAX_PLANS:
             self._plans.clear()
+            self._last_plan = (None, None)
         wanted = [self.by_pmid.get(p) if is_derived(p) else None for p in pmids]
         if all(e is None for e in wanted):
             self._plans[pmids] = _NO_DERIVED
