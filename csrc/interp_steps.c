@@ -251,10 +251,69 @@ static int fold(pcp_interp *ip, pcp_interp_walk *w, double t_req, double t_this,
 
 /* ---- the moves of a fetch ----------------------------------------------------------- */
 
+/* A forward roll's records so far, folded at once (pcp_interp_fold_run); on a failure
+ * the stream is put where folding them one by one would have stopped: just after the
+ * record that failed, remembered. */
+#define RUN_MAX 64
+typedef struct {
+    pcp_interp_run_record recs[RUN_MAX];
+    int32_t vol[RUN_MAX];
+    uint64_t pos[RUN_MAX];
+    int32_t n;
+} run_t;
+
+static int run_flush(pcp_interp *ip, pcp_interp_walk *w, double t_req, run_t *run)
+{
+    int32_t failed = -1;
+    int sts = run->n ? pcp_interp_fold_run(ip, t_req, run->recs, run->n, w->version, &failed)
+                     : 0;
+    if (sts < 0 && failed >= 0) {
+        change_vol(w, run->vol[failed]);
+        w->pos = run->pos[failed];
+        remember_position(w);
+    }
+    run->n = 0;
+    return sts;
+}
+
+/* do_roll forwards, the records read folded a run at a time. */
+static int roll_forward(pcp_interp *ip, pcp_interp_walk *w, double t_req)
+{
+    run_t run;
+    run.n = 0;
+    for (;;) {
+        pcp_log_record rec;
+        int sts = walk_read(w, 0, &rec);
+        if (sts < 0) {
+            int folded = run_flush(ip, w, t_req, &run);
+            if (folded < 0)
+                return folded;
+            return sts == PM_ERR_LOGREC ? sts : 0;
+        }
+        double t_this = seconds_since_label(w, rec.sec, rec.nsec);
+        if (t_this > t_req)
+            return run_flush(ip, w, t_req, &run);
+        remember_position(w);
+        const pcp_interp_volume *v = &w->vols[w->vol];
+        pcp_interp_run_record *r = &run.recs[run.n];
+        r->key = v->serial << 44 | rec.off;
+        r->rec = v->buf + rec.off;
+        r->len = rec.len;
+        r->numpmid = rec.numpmid;
+        r->t_this = t_this;
+        run.vol[run.n] = w->vol;
+        run.pos[run.n] = w->pos;
+        if (++run.n == RUN_MAX && (sts = run_flush(ip, w, t_req, &run)) < 0)
+            return sts;
+    }
+}
+
 /* do_roll: read on in the direction of travel up to the request time. */
 static int roll(pcp_interp *ip, pcp_interp_walk *w, double t_req)
 {
     int forward = w->direction > 0;
+    if (forward)
+        return roll_forward(ip, w, t_req);
     for (;;) {
         pcp_log_record rec;
         int sts = walk_read(w, !forward, &rec);
