@@ -63,6 +63,7 @@ typedef struct {
     int32_t ninst;
     int64_t table_off;
     uint32_t table_mask;
+    int64_t seen_off;       /* icp_of_value's memo: ninst slots in seen_pool */
 } metric_t;
 
 /* A record decoded for folding, kept for the next fold of the same record (a scan
@@ -100,6 +101,9 @@ struct pcp_interp {
     int32_t nicps, icps_cap;
     int32_t *inst_pool;             /* every metric's instance table; -1 empty */
     int64_t pool_len, pool_cap;
+    int32_t *seen_pool;             /* per metric, the icp of the value at each position
+                                       of its last set (icp_of_value); -1 none */
+    int32_t seen_len, seen_cap;
     /* the fetch under way */
     int32_t *request;               /* metric of each requested pmid, -1 for PM_ID_NULL */
     uint32_t *request_pmid;
@@ -174,6 +178,7 @@ void pcp_interp_free(pcp_interp *ip)
     free(ip->pmid_slots);
     free(ip->icps);
     free(ip->inst_pool);
+    free(ip->seen_pool);
     free(ip->request);
     free(ip->request_pmid);
     free(ip->want);
@@ -233,6 +238,24 @@ static int32_t find_icp(const pcp_interp *ip, const metric_t *m, int32_t inst)
     return -1;
 }
 
+/* The icp a value of instance `inst` at position j of a set of metric m folds into: the
+ * instance's, else the metric's PM_IN_NULL one (-1: none). A logger writes a metric's
+ * instances in the same order record after record, so each position remembers its last
+ * answer, taken when it is for the same instance. */
+static int32_t icp_of_value(pcp_interp *ip, const metric_t *m, int32_t j, int32_t inst)
+{
+    int32_t *seen = j >= 0 && j < m->ninst ? &ip->seen_pool[m->seen_off + j] : NULL;
+    if (seen != NULL && *seen >= 0 && ip->icps[*seen].inst == inst)
+        return *seen;
+    int32_t ci = find_icp(ip, m, inst);
+    if (ci >= 0) {
+        if (seen != NULL)
+            *seen = ci;
+        return ci;
+    }
+    return find_icp(ip, m, PM_IN_NULL);
+}
+
 static void bound_forget(bound *b)
 {
     b->t = -1.0;
@@ -252,7 +275,9 @@ int pcp_interp_add_metric(pcp_interp *ip, uint32_t pmid, int32_t type, uint32_t 
     if ((sts = pmid_table_room(ip)) < 0 ||
         (sts = grow((void **)&ip->metrics, &ip->metrics_cap, ip->nmetrics + 1,
                     sizeof *ip->metrics)) < 0 ||
-        (sts = grow((void **)&ip->icps, &ip->icps_cap, ip->nicps + ninst, sizeof *ip->icps)) < 0)
+        (sts = grow((void **)&ip->icps, &ip->icps_cap, ip->nicps + ninst, sizeof *ip->icps)) < 0 ||
+        (sts = grow((void **)&ip->seen_pool, &ip->seen_cap, ip->seen_len + ninst + 1,
+                    sizeof *ip->seen_pool)) < 0)
         return sts;
     uint32_t size = 0;
     if (ninst > 0) {
@@ -283,6 +308,10 @@ int pcp_interp_add_metric(pcp_interp *ip, uint32_t pmid, int32_t type, uint32_t 
     m->first_icp = ip->nicps;
     m->ninst = ninst;
     m->table_off = ip->pool_len;
+    m->seen_off = ip->seen_len;
+    for (int32_t i = 0; i < ninst; i++)
+        ip->seen_pool[ip->seen_len + i] = -1;
+    ip->seen_len += ninst;
     m->table_mask = size ? size - 1 : 0;
     int32_t *table = ip->inst_pool ? ip->inst_pool + ip->pool_len : NULL;
     if (size)
@@ -568,9 +597,7 @@ static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_re
             return PM_ERR_LOGREC;
         int insitu = m->valfmt == PM_VAL_INSITU;
         for (int32_t j = base; j < base + numval; j++) {
-            int32_t ci = find_icp(ip, m, rec->inst[j]);
-            if (ci < 0)
-                ci = find_icp(ip, m, PM_IN_NULL);
+            int32_t ci = icp_of_value(ip, m, j - base, rec->inst[j]);
             if (ci < 0)
                 continue;
             icp_t *icp = &ip->icps[ci];
@@ -780,9 +807,7 @@ static int set_moves_bounds(pcp_interp *ip, metric_t *m, int32_t valfmt, pcp_cur
         pcp_read_i32(values);
         if (values->bad)
             return PM_ERR_LOGREC;
-        int32_t ci = find_icp(ip, m, inst);
-        if (ci < 0)
-            ci = find_icp(ip, m, PM_IN_NULL);
+        int32_t ci = icp_of_value(ip, m, j, inst);
         if (ci < 0)
             continue;
         const icp_t *icp = &ip->icps[ci];
@@ -873,9 +898,7 @@ static int run_has_untouched(pcp_interp *ip, metric_t *m, int32_t valfmt, pcp_cu
         pcp_read_i32(values);
         if (values->bad)
             return PM_ERR_LOGREC;
-        int32_t ci = find_icp(ip, m, inst);
-        if (ci < 0)
-            ci = find_icp(ip, m, PM_IN_NULL);
+        int32_t ci = icp_of_value(ip, m, j, inst);
         if (ci >= 0 && ip->icps[ci].touched != ip->run_serial)
             return 1;
     }
@@ -905,9 +928,7 @@ static int fold_latest_first(pcp_interp *ip, double t_req, double t_this, const 
             return PM_ERR_LOGREC;
         int insitu = m->valfmt == PM_VAL_INSITU;
         for (int32_t j = base + numval - 1; j >= base; j--) {
-            int32_t ci = find_icp(ip, m, rec->inst[j]);
-            if (ci < 0)
-                ci = find_icp(ip, m, PM_IN_NULL);
+            int32_t ci = icp_of_value(ip, m, j - base, rec->inst[j]);
             if (ci < 0)
                 continue;
             icp_t *icp = &ip->icps[ci];
