@@ -574,6 +574,23 @@ static int check_valfmt(metric_t *m, int32_t valfmt)
     return m->valfmt == valfmt ? 0 : PM_ERR_LOGREC;
 }
 
+/* Set k of a decoded record as folding takes it: the declared metric it is of and its
+ * values [*base, *base + *numval). Returns 1, 0 when it has nothing to fold, or
+ * PM_ERR_LOGREC. */
+static int record_set(pcp_interp *ip, const pcp_result *rec, int32_t k, metric_t **m,
+                      int32_t *base, int32_t *numval)
+{
+    int32_t mi = find_metric(ip, rec->pmid[k]);
+    if (mi < 0 || rec->numval[k] <= 0)
+        return 0;
+    *m = &ip->metrics[mi];
+    *numval = rec->numval[k];
+    *base = rec->first[k];
+    if (*base < 0 || *base > rec->nvalues || *numval > rec->nvalues - *base)
+        return PM_ERR_LOGREC;
+    return 1;
+}
+
 static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_result *rec,
                        const uint8_t *data, size_t data_len, int do_mark, int counting)
 {
@@ -582,19 +599,16 @@ static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_re
     int back = do_mark == PCP_INTERP_MARK_BACK && counting;
     int forw = do_mark == PCP_INTERP_MARK_FORW && counting;
     for (int32_t k = 0; k < rec->numpmid; k++) {
-        int32_t mi = find_metric(ip, rec->pmid[k]);
-        if (mi < 0)
+        metric_t *m;
+        int32_t base, numval;
+        int sts = record_set(ip, rec, k, &m, &base, &numval);
+        if (sts <= 0) {
+            if (sts < 0)
+                return sts;
             continue;
-        metric_t *m = &ip->metrics[mi];
-        int32_t numval = rec->numval[k];
-        if (numval <= 0)
-            continue;
-        int sts = check_valfmt(m, rec->valfmt[k]);
-        if (sts < 0)
+        }
+        if ((sts = check_valfmt(m, rec->valfmt[k])) < 0)
             return sts;
-        int32_t base = rec->first[k];
-        if (base < 0 || base > rec->nvalues || numval > rec->nvalues - base)
-            return PM_ERR_LOGREC;
         int insitu = m->valfmt == PM_VAL_INSITU;
         for (int32_t j = base; j < base + numval; j++) {
             int32_t ci = icp_of_value(ip, m, j - base, rec->inst[j]);
@@ -916,16 +930,14 @@ static int fold_latest_first(pcp_interp *ip, double t_req, double t_this, const 
                              const uint8_t *data, size_t data_len)
 {
     for (int32_t k = rec->numpmid - 1; k >= 0; k--) {
-        int32_t mi = find_metric(ip, rec->pmid[k]);
-        if (mi < 0)
+        metric_t *m;
+        int32_t base, numval;
+        int sts = record_set(ip, rec, k, &m, &base, &numval);
+        if (sts <= 0) {
+            if (sts < 0)
+                return sts;
             continue;
-        metric_t *m = &ip->metrics[mi];
-        int32_t numval = rec->numval[k];
-        if (numval <= 0)
-            continue;
-        int32_t base = rec->first[k];
-        if (base < 0 || base > rec->nvalues || numval > rec->nvalues - base)
-            return PM_ERR_LOGREC;
+        }
         int insitu = m->valfmt == PM_VAL_INSITU;
         for (int32_t j = base + numval - 1; j >= base; j--) {
             int32_t ci = icp_of_value(ip, m, j - base, rec->inst[j]);
@@ -942,7 +954,7 @@ static int fold_latest_first(pcp_interp *ip, double t_req, double t_this, const 
                 bound_swap(&icp->prior, &icp->next);
                 icp->next.s &= ~S_SCANNED;
             }
-            int sts = bound_set_value(&icp->prior, rec, data, data_len, j, insitu, m->type);
+            sts = bound_set_value(&icp->prior, rec, data, data_len, j, insitu, m->type);
             if (sts < 0)
                 return sts;
             icp->prior.t = t_this;
