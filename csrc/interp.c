@@ -1069,7 +1069,13 @@ static void order_unbound(pcp_interp *ip, int by_first)
         u[a] = u[b];
         u[b] = t;
     }
-    merge_sort(ip, u, ip->scratch, ip->nunbound, by_first);
+    /* most often already in order (equal keys): one look along the list then */
+    int32_t i = 1;
+    while (i < ip->nunbound &&
+           unbound_key(ip, u[i - 1], by_first) <= unbound_key(ip, u[i], by_first))
+        i++;
+    if (i < ip->nunbound)
+        merge_sort(ip, u, ip->scratch, ip->nunbound, by_first);
 }
 
 static int outside_lifetime(const icp_t *icp, double t_req)
