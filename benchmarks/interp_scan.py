@@ -12,6 +12,10 @@ from this package's bulk regular-grid read (pcp.bulk.ArchiveReader(...,
 interval=STEP_MS), chunk by chunk, not a pmFetch loop; its maxrss_kb is the read's peak
 when run alone).
 
+maxrss_kb is the process's own peak RSS (VmHWM of /proc/self/status where there is one):
+ru_maxrss is kept across execve, so a child started by a large parent (the benchmark's
+pytest process) would report the parent's RSS at the fork instead.
+
 Run under /usr/bin/python3 -I it measures the official binding; under the project's
 venv our drop-in pcp.pmapi running the same code. Prints one JSON object: fetches,
 values, cpu_s (the loop's CPU time), values_per_cpu_s, maxrss_kb, and a checksum
@@ -20,8 +24,24 @@ Nothing imports pcp at module level (see ref_live.py).
 """
 import argparse
 import json
+import os
 import resource
 import time
+
+# numpy's BLAS thread pool is never used here; its idle threads would only add CPU time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def peak_rss_kb():
+    """This process image's peak RSS in kB (VmHWM; ru_maxrss where /proc is missing)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
@@ -68,7 +88,7 @@ def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
     return {"metrics": len(names), "fetches": fetches, "values": values, "cpu_s": cpu,
             "values_per_cpu_s": values / cpu if cpu else 0.0, "int_sum": int_sum,
             "float_sum": float_sum,
-            "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+            "maxrss_kb": peak_rss_kb()}
 
 
 def grid_scan(archive, step_ms, prefixes, chunk_bytes=32 << 20):
@@ -99,7 +119,7 @@ def grid_scan(archive, step_ms, prefixes, chunk_bytes=32 << 20):
     return {"metrics": len(reader.metric_names), "rows": rows, "values": values,
             "cpu_s": cpu, "values_per_cpu_s": values / cpu if cpu else 0.0,
             "int_sum": int(int_sum), "float_sum": float_sum,
-            "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+            "maxrss_kb": peak_rss_kb()}
 
 
 def main():

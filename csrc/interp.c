@@ -43,6 +43,7 @@ typedef struct {
     uint8_t search;
     uint8_t inresult;
     uint32_t listed;        /* the fetch that last put it on the want list */
+    uint32_t touched;       /* the run (pcp_interp_fold_run) that last gave it a value */
     bound prior, next;
     double t_first, t_last, t_birth, t_death;
 } icp_t;
@@ -62,6 +63,7 @@ typedef struct {
     int32_t ninst;
     int64_t table_off;
     uint32_t table_mask;
+    int64_t seen_off;       /* icp_of_value's memo: ninst slots in seen_pool */
 } metric_t;
 
 /* A record decoded for folding, kept for the next fold of the same record (a scan
@@ -79,6 +81,16 @@ typedef struct {
     size_t cap;
 } decoded_t;
 
+/* metric_of_set's answers by set position (see there). */
+#define SET_MEMO_MAX (1 << 20)
+typedef struct {
+    uint32_t *pmid;
+    int32_t *metric;
+    int32_t len, cap;
+    int32_t at;                     /* is_declared: the set being asked about */
+    int32_t nmetrics;               /* the declared metrics the answers are for */
+} set_memo;
+
 struct pcp_interp {
     int counter_wrap;
     metric_t *metrics;
@@ -89,6 +101,9 @@ struct pcp_interp {
     int32_t nicps, icps_cap;
     int32_t *inst_pool;             /* every metric's instance table; -1 empty */
     int64_t pool_len, pool_cap;
+    int32_t *seen_pool;             /* per metric, the icp of the value at each position
+                                       of its last set (icp_of_value); -1 none */
+    int32_t seen_len, seen_cap;
     /* the fetch under way */
     int32_t *request;               /* metric of each requested pmid, -1 for PM_ID_NULL */
     uint32_t *request_pmid;
@@ -108,6 +123,9 @@ struct pcp_interp {
     /* recently folded records, decoded, in memory reused from record to record */
     decoded_t decoded[DECODED_SLOTS];
     uint64_t decode_clock;
+    set_memo sets;
+    uint32_t run_serial;            /* pcp_interp_fold_run's runs, for icp->touched */
+    double probe_t_req, probe_t_this;   /* set_moves_bounds's times */
 };
 
 static uint32_t hash32(uint32_t x)
@@ -160,6 +178,7 @@ void pcp_interp_free(pcp_interp *ip)
     free(ip->pmid_slots);
     free(ip->icps);
     free(ip->inst_pool);
+    free(ip->seen_pool);
     free(ip->request);
     free(ip->request_pmid);
     free(ip->want);
@@ -167,6 +186,8 @@ void pcp_interp_free(pcp_interp *ip)
     free(ip->scratch);
     for (int i = 0; i < DECODED_SLOTS; i++)
         free(ip->decoded[i].mem);
+    free(ip->sets.pmid);
+    free(ip->sets.metric);
     free(ip);
 }
 
@@ -217,6 +238,24 @@ static int32_t find_icp(const pcp_interp *ip, const metric_t *m, int32_t inst)
     return -1;
 }
 
+/* The icp a value of instance `inst` at position j of a set of metric m folds into: the
+ * instance's, else the metric's PM_IN_NULL one (-1: none). A logger writes a metric's
+ * instances in the same order record after record, so each position remembers its last
+ * answer, taken when it is for the same instance. */
+static int32_t icp_of_value(pcp_interp *ip, const metric_t *m, int32_t j, int32_t inst)
+{
+    int32_t *seen = j >= 0 && j < m->ninst ? &ip->seen_pool[m->seen_off + j] : NULL;
+    if (seen != NULL && *seen >= 0 && ip->icps[*seen].inst == inst)
+        return *seen;
+    int32_t ci = find_icp(ip, m, inst);
+    if (ci >= 0) {
+        if (seen != NULL)
+            *seen = ci;
+        return ci;
+    }
+    return find_icp(ip, m, PM_IN_NULL);
+}
+
 static void bound_forget(bound *b)
 {
     b->t = -1.0;
@@ -236,7 +275,9 @@ int pcp_interp_add_metric(pcp_interp *ip, uint32_t pmid, int32_t type, uint32_t 
     if ((sts = pmid_table_room(ip)) < 0 ||
         (sts = grow((void **)&ip->metrics, &ip->metrics_cap, ip->nmetrics + 1,
                     sizeof *ip->metrics)) < 0 ||
-        (sts = grow((void **)&ip->icps, &ip->icps_cap, ip->nicps + ninst, sizeof *ip->icps)) < 0)
+        (sts = grow((void **)&ip->icps, &ip->icps_cap, ip->nicps + ninst, sizeof *ip->icps)) < 0 ||
+        (sts = grow((void **)&ip->seen_pool, &ip->seen_cap, ip->seen_len + ninst + 1,
+                    sizeof *ip->seen_pool)) < 0)
         return sts;
     uint32_t size = 0;
     if (ninst > 0) {
@@ -267,6 +308,10 @@ int pcp_interp_add_metric(pcp_interp *ip, uint32_t pmid, int32_t type, uint32_t 
     m->first_icp = ip->nicps;
     m->ninst = ninst;
     m->table_off = ip->pool_len;
+    m->seen_off = ip->seen_len;
+    for (int32_t i = 0; i < ninst; i++)
+        ip->seen_pool[ip->seen_len + i] = -1;
+    ip->seen_len += ninst;
     m->table_mask = size ? size - 1 : 0;
     int32_t *table = ip->inst_pool ? ip->inst_pool + ip->pool_len : NULL;
     if (size)
@@ -529,6 +574,23 @@ static int check_valfmt(metric_t *m, int32_t valfmt)
     return m->valfmt == valfmt ? 0 : PM_ERR_LOGREC;
 }
 
+/* Set k of a decoded record as folding takes it: the declared metric it is of and its
+ * values [*base, *base + *numval). Returns 1, 0 when it has nothing to fold, or
+ * PM_ERR_LOGREC. */
+static int record_set(pcp_interp *ip, const pcp_result *rec, int32_t k, metric_t **m,
+                      int32_t *base, int32_t *numval)
+{
+    int32_t mi = find_metric(ip, rec->pmid[k]);
+    if (mi < 0 || rec->numval[k] <= 0)
+        return 0;
+    *m = &ip->metrics[mi];
+    *numval = rec->numval[k];
+    *base = rec->first[k];
+    if (*base < 0 || *base > rec->nvalues || *numval > rec->nvalues - *base)
+        return PM_ERR_LOGREC;
+    return 1;
+}
+
 static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_result *rec,
                        const uint8_t *data, size_t data_len, int do_mark, int counting)
 {
@@ -537,24 +599,19 @@ static int fold_record(pcp_interp *ip, double t_req, double t_this, const pcp_re
     int back = do_mark == PCP_INTERP_MARK_BACK && counting;
     int forw = do_mark == PCP_INTERP_MARK_FORW && counting;
     for (int32_t k = 0; k < rec->numpmid; k++) {
-        int32_t mi = find_metric(ip, rec->pmid[k]);
-        if (mi < 0)
+        metric_t *m;
+        int32_t base, numval;
+        int sts = record_set(ip, rec, k, &m, &base, &numval);
+        if (sts <= 0) {
+            if (sts < 0)
+                return sts;
             continue;
-        metric_t *m = &ip->metrics[mi];
-        int32_t numval = rec->numval[k];
-        if (numval <= 0)
-            continue;
-        int sts = check_valfmt(m, rec->valfmt[k]);
-        if (sts < 0)
+        }
+        if ((sts = check_valfmt(m, rec->valfmt[k])) < 0)
             return sts;
-        int32_t base = rec->first[k];
-        if (base < 0 || base > rec->nvalues || numval > rec->nvalues - base)
-            return PM_ERR_LOGREC;
         int insitu = m->valfmt == PM_VAL_INSITU;
         for (int32_t j = base; j < base + numval; j++) {
-            int32_t ci = find_icp(ip, m, rec->inst[j]);
-            if (ci < 0)
-                ci = find_icp(ip, m, PM_IN_NULL);
+            int32_t ci = icp_of_value(ip, m, j - base, rec->inst[j]);
             if (ci < 0)
                 continue;
             icp_t *icp = &ip->icps[ci];
@@ -648,9 +705,53 @@ int pcp_interp_fold(pcp_interp *ip, double t_req, double t_this, const pcp_resul
     return ip->found;
 }
 
+/* The metric of set i of a record (-1: not declared). A logger writes its records with
+ * the same pmids in the same order, so the answers are remembered by set position and a
+ * pmid that matches the one remembered there is answered without a hash lookup. */
+static int32_t metric_of_set(pcp_interp *ip, int32_t i, uint32_t pmid)
+{
+    set_memo *memo = &ip->sets;
+    if (memo->nmetrics != ip->nmetrics) {       /* declared since: forget */
+        memo->nmetrics = ip->nmetrics;
+        memo->len = 0;
+    }
+    if (i >= 0 && i < memo->len && memo->pmid[i] == pmid)
+        return memo->metric[i];
+    int32_t mi = find_metric(ip, pmid);
+    if (i >= memo->cap && i < SET_MEMO_MAX) {
+        int32_t cap = memo->cap ? memo->cap * 2 : 256;
+        while (cap <= i)
+            cap *= 2;
+        uint32_t *pmids = realloc(memo->pmid, (size_t)cap * sizeof *pmids);
+        if (pmids != NULL)
+            memo->pmid = pmids;
+        int32_t *metrics = pmids ? realloc(memo->metric, (size_t)cap * sizeof *metrics) : NULL;
+        if (metrics != NULL) {
+            memo->metric = metrics;
+            memo->cap = cap;
+        }
+    }
+    if (i >= 0 && i < memo->cap && i <= memo->len) {
+        memo->pmid[i] = pmid;
+        memo->metric[i] = mi;
+        if (i == memo->len)
+            memo->len = i + 1;
+    }
+    return mi;
+}
+
+/* Whether a record's set of `pmid` is kept: asked for each set in order, twice per
+ * record decoded (count, then fill), so the set's position is counted here. */
 static int is_declared(const void *ctx, uint32_t pmid)
 {
-    return find_metric((const pcp_interp *)ctx, pmid) >= 0;
+    pcp_interp *ip = (pcp_interp *)(uintptr_t)ctx;   /* the state passed by decoded_record */
+    return metric_of_set(ip, ip->sets.at++, pmid) >= 0;
+}
+
+/* Before asking is_declared about a record's sets: from the first set. */
+static void keep_memo_start(pcp_interp *ip)
+{
+    ip->sets.at = 0;
 }
 
 /* The decoded form of record `key`, only the value sets of declared metrics (the rest is
@@ -672,6 +773,7 @@ static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint
     }
     slot->used = 0;
     int32_t nsets, nvalues;
+    keep_memo_start(ip);
     if ((*sts = pcp_archive_record_keep(rec, len, version, is_declared, ip, &nsets, &nvalues,
                                         NULL)) < 0)
         return NULL;
@@ -688,6 +790,7 @@ static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint
         slot->cap = need;
     }
     pcp_result_bind(&slot->res, slot->mem, nsets, nvalues);
+    keep_memo_start(ip);
     if ((*sts = pcp_archive_record_keep(rec, len, version, is_declared, ip, &nsets, &nvalues,
                                         &slot->res)) < 0)
         return NULL;
@@ -698,15 +801,227 @@ static const pcp_result *decoded_record(pcp_interp *ip, uint64_t key, const uint
     return &slot->res;
 }
 
+typedef int (*set_fn)(pcp_interp *ip, metric_t *m, int32_t valfmt, pcp_cursor *values,
+                      int32_t numval);
+static int each_declared_set(pcp_interp *ip, const uint8_t *rec, size_t len, int version,
+                             set_fn each);
+
+/* 1 when folding one of the set's values at t_this would move a bound (fold_record's
+ * tests: at t_this > t_req only the next bound can move, at t_this < t_req only the
+ * prior one); also the value format check folding makes (an error ends the walk). */
+static int set_moves_bounds(pcp_interp *ip, metric_t *m, int32_t valfmt, pcp_cursor *values,
+                            int32_t numval)
+{
+    int sts = check_valfmt(m, valfmt);
+    if (sts < 0)
+        return sts;
+    double t_req = ip->probe_t_req, t_this = ip->probe_t_this;
+    for (int32_t j = 0; j < numval; j++) {
+        int32_t inst = pcp_read_i32(values);
+        pcp_read_i32(values);
+        if (values->bad)
+            return PM_ERR_LOGREC;
+        int32_t ci = icp_of_value(ip, m, j, inst);
+        if (ci < 0)
+            continue;
+        const icp_t *icp = &ip->icps[ci];
+        if (t_this > t_req ? icp->next.t < t_req || t_this <= icp->next.t
+                           : icp->prior.t > t_req || t_this >= icp->prior.t)
+            return 1;
+    }
+    return 0;
+}
+
 int pcp_interp_fold_record(pcp_interp *ip, double t_req, double t_this, uint64_t key,
                            const uint8_t *rec, size_t len, int version, int do_mark,
                            int counting, int walk)
 {
     int sts = 0;
+    if (t_this != t_req) {
+        /* a search reading on past records that only hold values its bounds already
+         * have nearer (a forward search after instances that never come again reads to
+         * the end of the archive): nothing to decode, the search's list still walked */
+        ip->probe_t_req = t_req;
+        ip->probe_t_this = t_this;
+        if (each_declared_set(ip, rec, len, version, set_moves_bounds) == 0) {
+            pcp_result none;
+            memset(&none, 0, sizeof none);
+            return pcp_interp_fold(ip, t_req, t_this, &none, rec, len, do_mark, counting, walk);
+        }
+    }
     const pcp_result *res = decoded_record(ip, key, rec, len, version, &sts);
     if (res == NULL)
         return sts;
     return pcp_interp_fold(ip, t_req, t_this, res, rec, len, do_mark, counting, walk);
+}
+
+/* ---- a roll's records at once ------------------------------------------------------- */
+
+/* The value sets of a record (read and checked before) as they lie: calls `each` with
+ * every set of a declared metric that has values, in order, until it returns non-zero.
+ * Returns that, 0, or PM_ERR_LOGREC when the sets do not fit the record. */
+static int each_declared_set(pcp_interp *ip, const uint8_t *rec, size_t len, int version,
+                             set_fn each)
+{
+    size_t fixed = version == 3 ? 20 : 16;
+    if (len < fixed + 4)
+        return PM_ERR_LOGREC;
+    int32_t numpmid = (int32_t)pcp_load_be32(rec + fixed - 4);
+    pcp_cursor c = pcp_cursor_at(rec, len - 4, fixed);
+    if (numpmid < 0 || (size_t)numpmid > pcp_cursor_left(&c) / 8)
+        return PM_ERR_LOGREC;
+    for (int32_t i = 0; i < numpmid; i++) {
+        uint32_t pmid = pcp_read_u32(&c);
+        int32_t numval = pcp_read_i32(&c);
+        if (c.bad)
+            return PM_ERR_LOGREC;
+        if (numval <= 0)
+            continue;
+        int32_t valfmt = pcp_read_i32(&c);
+        if (c.bad || (size_t)numval > pcp_cursor_left(&c) / 8)
+            return PM_ERR_LOGREC;
+        pcp_cursor values = c;
+        pcp_skip(&c, (size_t)numval * 8);
+        int32_t mi = metric_of_set(ip, i, pmid);
+        if (mi < 0)
+            continue;
+        int sts = each(ip, &ip->metrics[mi], valfmt, &values, numval);
+        if (sts != 0)
+            return sts;
+    }
+    return 0;
+}
+
+/* The value format checks folding makes (check_valfmt), in the same order. */
+static int run_check_valfmt(pcp_interp *ip, metric_t *m, int32_t valfmt, pcp_cursor *values,
+                            int32_t numval)
+{
+    (void)ip;
+    (void)values;
+    (void)numval;
+    return check_valfmt(m, valfmt);
+}
+
+/* 1 when a value of the set is of an instance no later record of the run gave one. */
+static int run_has_untouched(pcp_interp *ip, metric_t *m, int32_t valfmt, pcp_cursor *values,
+                             int32_t numval)
+{
+    (void)valfmt;
+    for (int32_t j = 0; j < numval; j++) {
+        int32_t inst = pcp_read_i32(values);
+        pcp_read_i32(values);
+        if (values->bad)
+            return PM_ERR_LOGREC;
+        int32_t ci = icp_of_value(ip, m, j, inst);
+        if (ci >= 0 && ip->icps[ci].touched != ip->run_serial)
+            return 1;
+    }
+    return 0;
+}
+
+/* A record before t_req folded after the later ones of its run: only the instances no
+ * later record gave a value take this record's (the last of a record's values first,
+ * as the one that would stay). For such a record every value folds into the prior bound
+ * (t_this < t_req), and only the last value of an instance in time order is left there
+ * in the end (with a swap of a prior beyond t_req into the next bound, which the first
+ * value folded would make and the last makes alike): so folding the last alone is the
+ * same. */
+static int fold_latest_first(pcp_interp *ip, double t_req, double t_this, const pcp_result *rec,
+                             const uint8_t *data, size_t data_len)
+{
+    for (int32_t k = rec->numpmid - 1; k >= 0; k--) {
+        metric_t *m;
+        int32_t base, numval;
+        int sts = record_set(ip, rec, k, &m, &base, &numval);
+        if (sts <= 0) {
+            if (sts < 0)
+                return sts;
+            continue;
+        }
+        int insitu = m->valfmt == PM_VAL_INSITU;
+        for (int32_t j = base + numval - 1; j >= base; j--) {
+            int32_t ci = icp_of_value(ip, m, j - base, rec->inst[j]);
+            if (ci < 0)
+                continue;
+            icp_t *icp = &ip->icps[ci];
+            if (icp->touched == ip->run_serial)
+                continue;
+            icp->touched = ip->run_serial;
+            double t_prior = icp->prior.t, t_next = icp->next.t;
+            if (!(t_prior > t_req || t_this >= t_prior))
+                continue;
+            if (t_prior < t_next && t_prior >= t_req) {
+                bound_swap(&icp->prior, &icp->next);
+                icp->next.s &= ~S_SCANNED;
+            }
+            sts = bound_set_value(&icp->prior, rec, data, data_len, j, insitu, m->type);
+            if (sts < 0)
+                return sts;
+            icp->prior.t = t_this;
+            icp->prior.s = S_VALUE;
+        }
+    }
+    return 0;
+}
+
+static int fold_one(pcp_interp *ip, double t_req, const pcp_interp_run_record *r, int version)
+{
+    if (r->numpmid == 0) {
+        fold_mark(ip, t_req, r->t_this, PCP_INTERP_MARK_FORW, 0);
+        return 0;
+    }
+    int sts = pcp_interp_fold_record(ip, t_req, r->t_this, r->key, r->rec, r->len, version,
+                                     PCP_INTERP_MARK_FORW, 0, PCP_INTERP_WALK_NONE);
+    return sts < 0 ? sts : 0;
+}
+
+int pcp_interp_fold_run(pcp_interp *ip, double t_req, const pcp_interp_run_record *recs,
+                        int32_t n, int version, int32_t *failed)
+{
+    *failed = -1;
+    /* the records before t_req, in time order, with no <mark> among them */
+    int32_t early = 0;
+    while (early < n && recs[early].numpmid != 0 && recs[early].t_this < t_req &&
+           (early == 0 || recs[early].t_this >= recs[early - 1].t_this))
+        early++;
+    int32_t from = 0;
+    if (early >= 2) {
+        /* the value format checks first, in folding order: a record that fails them is
+         * folded one by one up to it (the checks already made pass again alike) */
+        int ok = 1;
+        for (int32_t i = 0; i < early && ok; i++)
+            ok = each_declared_set(ip, recs[i].rec, recs[i].len, version,
+                                   run_check_valfmt) == 0;
+        if (ok) {
+            if (++ip->run_serial == 0) {        /* wrapped: no icp may look touched */
+                for (int32_t i = 0; i < ip->nicps; i++)
+                    ip->icps[i].touched = 0;
+                ip->run_serial = 1;
+            }
+            for (int32_t i = early - 1; i >= 0; i--) {
+                const pcp_interp_run_record *r = &recs[i];
+                int sts = each_declared_set(ip, r->rec, r->len, version, run_has_untouched);
+                if (sts == 0)
+                    continue;           /* every value is replaced by a later record's */
+                const pcp_result *res = sts < 0 ? NULL
+                                      : decoded_record(ip, r->key, r->rec, r->len, version, &sts);
+                if (res == NULL ||
+                    (sts = fold_latest_first(ip, t_req, r->t_this, res, r->rec, r->len)) < 0) {
+                    *failed = i;
+                    return sts;
+                }
+            }
+            from = early;
+        }
+    }
+    for (int32_t i = from; i < n; i++) {
+        int sts = fold_one(ip, t_req, &recs[i], version);
+        if (sts < 0) {
+            *failed = i;
+            return sts;
+        }
+    }
+    return 0;
 }
 
 /* ---- the search passes ------------------------------------------------------------ */
@@ -754,7 +1069,13 @@ static void order_unbound(pcp_interp *ip, int by_first)
         u[a] = u[b];
         u[b] = t;
     }
-    merge_sort(ip, u, ip->scratch, ip->nunbound, by_first);
+    /* most often already in order (equal keys): one look along the list then */
+    int32_t i = 1;
+    while (i < ip->nunbound &&
+           unbound_key(ip, u[i - 1], by_first) <= unbound_key(ip, u[i], by_first))
+        i++;
+    if (i < ip->nunbound)
+        merge_sort(ip, u, ip->scratch, ip->nunbound, by_first);
 }
 
 static int outside_lifetime(const icp_t *icp, double t_req)

@@ -67,6 +67,25 @@ int pcp_interp_fold_record(pcp_interp *ip, double t_req, double t_this, uint64_t
                            const uint8_t *rec, size_t len, int version, int do_mark,
                            int counting, int walk);
 
+/* One record read by a roll (csrc/interp_steps.c): where it lies as for
+ * pcp_interp_fold_record, or numpmid 0 for a <mark>, and its time. */
+typedef struct {
+    uint64_t key;
+    const uint8_t *rec;
+    size_t len;
+    int32_t numpmid;
+    double t_this;
+} pcp_interp_run_record;
+
+/* A roll's records folded (PCP_INTERP_MARK_FORW, not counting, no walk) with the
+ * outcome of folding them one by one in order, but without the work on values a later
+ * record of the run replaces: a record before t_req whose every value is of an instance
+ * a later record before t_req also has is left undecoded. (Runs with a <mark> or times
+ * going back are folded one by one.) Returns 0, or the first failure with *failed the
+ * index of the record that failed. */
+int pcp_interp_fold_run(pcp_interp *ip, double t_req, const pcp_interp_run_record *recs,
+                        int32_t n, int version, int32_t *failed);
+
 /* The searches of a fetch. A pass walks the wanted instances and lists those with no
  * bound on its side; it stops and returns 1 when libpcp would roll on at that point
  * (the caller rolls, folding records with PCP_INTERP_WALK_NONE, and calls again with

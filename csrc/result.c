@@ -137,26 +137,32 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     uint64_t blocks_bytes = 0;           /* strict layout: sum of pad4(vlen) */
     size_t lowest_block = len;           /* strict layout: the first block's offset */
 
-    /* Pass 2: every value, checking each block it points at. */
-    c = pcp_cursor_at(buf, len, layout->sets_off);
+    /* Pass 2: every value, checking each block it points at. Pass 1 has walked the same
+     * set headers and value words and found them all inside [sets_off, sets_end): they
+     * are loaded here without checking the room again. */
+    size_t pos = layout->sets_off;
     int32_t k = 0;
     for (int32_t i = 0; i < layout->numpmid; i++) {
-        uint32_t pmid = pcp_read_u32(&c);
-        int32_t numval = pcp_read_i32(&c);
+        uint32_t pmid = pcp_load_be32(buf + pos);
+        int32_t numval = (int32_t)pcp_load_be32(buf + pos + 4);
+        pos += 8;
         int32_t valfmt = PM_VAL_INSITU; /* libpcp leaves it unset when there are no values */
-        if (numval > 0)
-            valfmt = pcp_read_i32(&c);
+        if (numval > 0) {
+            valfmt = (int32_t)pcp_load_be32(buf + pos);
+            pos += 4;
+        }
         if (out) {
             out->pmid[i] = pmid;
             out->numval[i] = numval;
             out->valfmt[i] = valfmt;
             out->first[i] = k;
         }
+        if (numval > 0 && (size_t)numval > (sets_end - pos) / 8)
+            return bad;                 /* cannot be: pass 1 read these bytes */
         for (int32_t j = 0; j < numval; j++, k++) {
-            int32_t inst = pcp_read_i32(&c);
-            int32_t word = pcp_read_i32(&c);
-            if (c.bad)
-                return bad;
+            int32_t inst = (int32_t)pcp_load_be32(buf + pos);
+            int32_t word = (int32_t)pcp_load_be32(buf + pos + 4);
+            pos += 8;
             if (valfmt == PM_VAL_INSITU) {
                 if (out)
                     store_insitu_value(out, k, inst, word);
@@ -176,8 +182,8 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             store_block_value(buf, out, k, inst, vtype, poff, plen);
         }
     }
-    if (c.bad)
-        return bad;
+    if (pos != sets_end)
+        return bad;                     /* cannot be: the same walk as pass 1 */
     /* libpcp accepts a record only if its blocks start right after the value sets and
      * their padded sizes add up to the rest of the record: no gaps, no sharing. */
     if (layout->strict &&

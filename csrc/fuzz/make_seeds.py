@@ -293,6 +293,28 @@ def interp_seeds() -> dict:
     return seeds
 
 
+def interp_steps_seeds() -> dict:
+    """fuzz_interp_steps: the pmlogger fuzz_archive volumes (label and records) behind
+    control blocks: one volume or split in two or three, forwards and backwards, grids
+    of a few rows at several deltas."""
+    seeds = {}
+    for name in ("pmlogger2-volume", "pmlogger3-volume", "a1-volume", "a1v3-volume"):
+        vol = (SEEDS / "fuzz_archive" / name).read_bytes()
+        version, data = vol[0], vol[1:]
+        label_len = struct.unpack(">I", data[:4])[0]
+        for variant, (nvols, back, types, grid) in enumerate([
+                (1, 0, (0x00, 0x09, 0x12, 0x05), (1, 0x04, 5, 30)),
+                (2, 0, (0x83, 0x0a, 0x16, 0x07), (2, 0x11, 4, 12)),
+                (3, 1, (0x02, 0x0b, 0x0c, 0x0d), (6, 0x08, 3, 20))]):
+            flags = (1 if version == 3 else 0) | (nvols - 1) << 1 | back << 3
+            ctrl = bytes([flags, label_len >> 8, label_len & 0xFF, 3])
+            for t in types:
+                ctrl += bytes([t, 0])
+            ctrl += bytes(grid)
+            seeds["%s-%d" % (name, variant)] = ctrl + data
+    return seeds
+
+
 def _records_upto(data: bytes, start: int, limit: int) -> bytes:
     """data[:end]: whole records (length word, body, length word) from `start` while
     they fit in `limit` bytes."""
@@ -438,6 +460,7 @@ def main() -> None:
     corpora = {
         "fuzz_columns": column_seeds(),
         "fuzz_interp": interp_seeds(),
+        "fuzz_interp_steps": interp_steps_seeds(),
         "fuzz_events": event_seeds(),
         "fuzz_result": {
             "highres_string": HIGHRES_STRING,

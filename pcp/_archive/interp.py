@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+from pcp._archive.files import MappedFile
 from pcp._archive.reader import Record
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ERR_TOOBIG, PM_ID_NULL,
                                  PM_INDOM_NULL, PM_MODE_BACK, PM_MODE_FORW)
@@ -75,6 +76,82 @@ def _ignore_marks() -> Optional[float]:
         return None
 
 
+class Walk:
+    """The stream of a one-archive context as csrc/interp_steps.c walks it (a
+    pcp_interp_walk over every volume, which all open): the context's position is
+    copied in before a C walk and back after it."""
+
+    def __init__(self, ctx, files: Dict[object, int]) -> None:
+        arch = ctx.arch
+        self.ctx = ctx
+        self.minvol = arch.minvol
+        self.mapped = []
+        for vol in range(arch.minvol, arch.maxvol + 1):
+            sts, mapped, start = arch.open_volume(vol)
+            if sts < 0 or mapped is None:
+                raise LookupError(vol)
+            self.mapped.append((mapped, start))
+        reads = lib.pcp_interp_reads_new()
+        if reads == ffi.NULL:
+            raise MemoryError("pcp_interp_reads_new")
+        self.reads = ffi.gc(reads, lib.pcp_interp_reads_free)
+        self.vols = ffi.new("pcp_interp_volume[]", len(self.mapped))
+        for k, (mapped, start) in enumerate(self.mapped):
+            v = self.vols[k]
+            v.buf = mapped.ptr
+            v.size = mapped.size
+            v.data_start = start
+            serial = files.get(mapped)
+            if serial is None:
+                serial = files[mapped] = len(files) + 1
+            v.serial = serial
+            v.mapped = 1 if mapped._mmap is not None else 0
+        w = self.c = ffi.new("pcp_interp_walk *")
+        w.vols = self.vols
+        w.nvols = len(self.mapped)
+        w.version = arch.version
+        w.label_len = arch.label_len()
+        w.release_slack = MappedFile.RELEASE_SLACK
+        w.reads = self.reads
+        w.label_sec, w.label_nsec = ctx.archives[0].label.stamp
+        self._keep: list = []
+
+    def enter(self) -> None:
+        """The context's stream, its remembered position and time into the walk."""
+        ctx, w = self.ctx, self.c
+        w.vol = ctx.curvol - self.minvol
+        w.pos = ctx.pos
+        w.saved_vol = ctx.saved[0] - self.minvol
+        w.saved_pos = ctx.saved[1]
+        w.direction = ctx.direction
+        w.origin_sec, w.origin_nsec = ctx.origin
+        w.delta_sec, w.delta_nsec = ctx.delta
+        for k, (mapped, _) in enumerate(self.mapped):
+            self.vols[k].kept_lo = mapped._kept_lo
+            self.vols[k].kept_hi = mapped._kept_hi
+
+    def leave(self) -> None:
+        """The walk's stream, remembered position and time back into the context."""
+        ctx, w = self.ctx, self.c
+        ctx.curvol = self.minvol + w.vol
+        ctx.stream = self.mapped[w.vol][0]
+        ctx.pos = w.pos
+        ctx.saved = (self.minvol + w.saved_vol, w.saved_pos)
+        ctx.origin = (w.origin_sec, w.origin_nsec)
+        for k, (mapped, _) in enumerate(self.mapped):
+            mapped._kept_lo = self.vols[k].kept_lo
+            mapped._kept_hi = self.vols[k].kept_hi
+
+    def request(self, pmids, profile: ProfileFilter, t_end: float) -> None:
+        """What each grid step fetches (kept alive here while the walk uses it)."""
+        w = self.c
+        self._keep = [pmids, profile]
+        w.pmids = pmids
+        w.npmids = len(pmids)
+        w.profile = profile.c
+        w.t_end = t_end
+
+
 class Interpolator:
     """The interpolation state of one archive context (libpcp's ac_pmid_hc and friends):
     the record reading here, the per-instance bounds in a C pcp_interp."""
@@ -99,6 +176,25 @@ class Interpolator:
         self._times: Dict[Tuple[int, int], float] = {}
         self._count = ffi.new("int32_t *")
         self._room = ResultRoom()       # the sizes of the last result
+        self._walk: Optional[Walk] = None
+        self._walk_tried = False
+
+    def walk(self) -> Optional[Walk]:
+        """The C walk of the context's stream (csrc/interp_steps.c), or None where the
+        record reading stays here: several archives, a volume that does not open,
+        $PCP_IGNORE_MARK_RECORDS, a <mark> between archives pending."""
+        if not self._walk_tried:
+            self._walk_tried = True
+            ctx = self.ctx
+            if len(ctx.archives) == 1 and self._ignore_gap is None:
+                try:
+                    self._walk = Walk(ctx, self._files)
+                except LookupError:
+                    self._walk = None
+        walk = self._walk
+        if walk is None or self.ctx.mark_done or self.ctx.cur != 0:
+            return None
+        return walk
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -391,6 +487,14 @@ class Interpolator:
             ctx.serial = True
             lib.pcp_interp_forget_last_numval(self.c)
 
+        walk = self.walk()
+        if walk is not None:                    # the passes below, in C
+            walk.enter()
+            sts = lib.pcp_interp_walk_bound(self.c, walk.c, t_req)
+            walk.leave()
+            if sts < 0:
+                raise pmErr(sts)
+            return t_req
         sts = self._restore_position()
         if sts < 0:
             raise pmErr(sts)

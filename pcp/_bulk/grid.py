@@ -45,7 +45,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_INDOM_NULL, PM_MODE_INTERP, PM_T
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, interval_timespec
 from pcp._core.native import ffi, lib
-from pcp._core.wire import PCP_INTERP_NEED_ROOM, PM_IN_NULL_INT32
+from pcp._core.wire import PCP_INTERP_NEED_ROOM, PCP_INTERP_STEP_ASIDE, PM_IN_NULL_INT32
 
 if TYPE_CHECKING:
     from pcp._bulk.columns import ArchiveReader
@@ -211,6 +211,8 @@ class GridScan:
             self.derived.lookup_after_ns = self.step_ns    # the context moved on a step
         # derived counters' rates (rate=True): each one's last row, by id() of its Selected
         self.derived_last: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        self._walk_request = None          # the pmids as the C walk takes them
+        self._done = ffi.new("int32_t *")
 
     def _chunk_rows(self) -> int:
         if self.r.chunk_rows:
@@ -284,32 +286,82 @@ class GridScan:
         pmids = self.pmids
         grid = self.grid
         row_fn = lib.pcp_interp_grid_row
-        for row in range(rows):
+        row = 0
+        while row < rows:
             if not pmids and self.derived is None:     # (constant derived metrics
-                continue                               # only: a fetch of nothing)
+                row += 1                               # only: a fetch of nothing)
+                continue
             if ended:
                 self.stats["eol_steps"] += 1
+                row += 1
                 continue
-            try:
-                t_req = interp.prepare(pmids)
-            except pmErr as err:
-                if err.code != PM_ERR_EOL:
-                    raise
-                self.stats["eol_steps"] += 1
-                # past the end (not before the start): every later step is past it too
-                ended = ctx.origin >= ctx.archives[0].label.stamp
-                interp.advance()
-                continue
-            sts = row_fn(interp.c, t_req, grid, row, 0)
-            while sts == PCP_INTERP_NEED_ROOM:
-                self._grow_staged()
-                sts = row_fn(interp.c, t_req, grid, row, 1)
-            if sts < 0:
-                raise pmErr(sts)
-            interp.advance()
-            self.fetched[row] = True
-            self.stats["steps"] += 1
+            if ctx.serial and pmids:
+                made, sts = self._steps_in_c(interp, row, rows - row)
+                row += made
+                if sts == 0:
+                    break
+                if sts == PCP_INTERP_NEED_ROOM:        # bounded, decided, not stored
+                    while sts == PCP_INTERP_NEED_ROOM:
+                        self._grow_staged()
+                        sts = row_fn(interp.c, interp._t(ctx.origin), grid, row, 1)
+                    if sts < 0:
+                        raise pmErr(sts)
+                    interp.advance()
+                    self.fetched[row] = True
+                    self.stats["steps"] += 1
+                    row += 1
+                    continue
+                if sts < 0:
+                    raise pmErr(sts)
+                # PCP_INTERP_STEP_ASIDE (or no C walk): this step is made here
+            ended = self._step(ctx, row)
+            row += 1
         return ended
+
+    def _steps_in_c(self, interp: Interpolator, row: int, nrows: int) -> Tuple[int, int]:
+        """As many steps as csrc/interp_steps.c makes in one call from `row` (the GIL
+        released): (steps made, its status; PCP_INTERP_STEP_ASIDE when the context has no
+        C walk)."""
+        walk = interp.walk()
+        if walk is None:
+            return 0, PCP_INTERP_STEP_ASIDE
+        if self._walk_request is None:
+            self._walk_request = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in self.pmids])
+        walk.enter()
+        walk.request(self._walk_request, self.ctx._profile_filter(), interp.end)
+        sts = lib.pcp_interp_grid_steps(interp.c, walk.c, self.grid, row, nrows, self._done)
+        walk.leave()
+        made = self._done[0]
+        self.fetched[row:row + made] = True
+        self.stats["steps"] += made
+        return made, sts
+
+    def _step(self, ctx: ArchiveContext, row: int) -> bool:
+        """One grid step in Python (the first, and those the C walk leaves aside).
+        Returns whether the grid has gone past the end of the archives (every later
+        step is PM_ERR_EOL)."""
+        interp = ctx.interp
+        row_fn = lib.pcp_interp_grid_row
+        try:
+            t_req = interp.prepare(self.pmids)
+        except pmErr as err:
+            if err.code != PM_ERR_EOL:
+                raise
+            self.stats["eol_steps"] += 1
+            # past the end (not before the start): every later step is past it too
+            ended = ctx.origin >= ctx.archives[0].label.stamp
+            interp.advance()
+            return ended
+        sts = row_fn(interp.c, t_req, self.grid, row, 0)
+        while sts == PCP_INTERP_NEED_ROOM:
+            self._grow_staged()
+            sts = row_fn(interp.c, t_req, self.grid, row, 1)
+        if sts < 0:
+            raise pmErr(sts)
+        interp.advance()
+        self.fetched[row] = True
+        self.stats["steps"] += 1
+        return False
 
     def _emit(self, row0: int, rows: int, lead: int) -> Optional[ArchiveColumns]:
         r = self.r
