@@ -79,12 +79,12 @@ class Metric:
         self._netValues: Optional[List[Triple]] = None
         self._netPrevValues: Optional[List[Triple]] = None
         self._netConvValues: Optional[List[Triple]] = None
-        # (value set, type, units, names, edits, triples) of the last computeValues of the
-        # last two value sets, when their values were read in one go: a tool reads
+        # (value set, (type, units, names, edits), triples) of the last computeValues of
+        # the last two value sets, when their values were read in one go: a tool reads
         # netValues and netPrevValues at each fetch, and a fetch's values are the next
         # fetch's previous ones (this package's results are not changed by later fetches;
         # `edits` tells when a caller changed one)
-        self._computed: List[Tuple[Any, int, Any, Dict[int, Any], int, List[Triple]]] = []
+        self._computed: List[Tuple[Any, Tuple[int, Any, Dict[int, Any], int], List[Triple]]] = []
 
     # ---- what the core knows ----------------------------------------------------------
 
@@ -132,36 +132,41 @@ class Metric:
             return atom
         return self.ctx.pmConvScale(atom_type, atom, [self.desc], 0, self._convUnits)
 
+    def _read_desc(self) -> None:
+        """Read the core's descriptor's indom and type once: its pointer's contents cost a
+        ctypes object per read, and a tool reads every metric's values twice a sample."""
+        desc = self._core.desc
+        self._desc = desc
+        self._indom, self._intype = desc.contents.indom, desc.contents.type
+
     def computeValues(self, inValues: Any) -> List[Triple]:
         """Each value of a value set as (pmValue, instance name, value), converted to
         convType (and convUnits); an instance the cache does not know is named ''."""
         vset = inValues
         core = self._core
-        desc = core.desc
-        if desc is not self._desc:
-            # the descriptor's fields read once: its pointer's contents cost a ctypes
-            # object per read, and a tool reads every metric's values twice a sample
-            self._desc = desc
-            self._indom, self._intype = desc.contents.indom, desc.contents.type
+        if core.desc is not self._desc:
+            self._read_desc()
         names = core.ctx.mcGetInstD(self._indom)
         outtype = self._convType
         units = self._convUnits
-        edits = getattr(vset, "edits", None)   # this package's value sets count changes
+        # this package's value sets count the changes callers made to their values
+        key = (outtype, units, names, getattr(vset, "edits", None))
         for done in self._computed:
-            if done[0] is vset and done[1] == outtype and done[2] is units \
-                    and done[3] is names and done[4] == edits:
-                return done[5][:]
-        intype = self._intype
-        if intype == outtype and not units and edits is not None:
+            if done[0] is vset and done[1] == key:
+                return done[2][:]
+        if self._intype == outtype and not units and key[3] is not None:
             # this package's value sets give every value of their own type in one go
-            found = vset.own_type_values(intype)
+            found = vset.own_type_values(outtype)
             if found is not None:
                 instvals, insts, values = found
                 out = list(zip(instvals, map(names.get, insts, repeat("")), values))
-                # kept: this one and the metric's last two value sets
-                kept = [done for done in self._computed
-                        if done[0] is self._vset or done[0] is self._prevvset]
-                self._computed = [(vset, outtype, units, names, edits, out[:])] + kept[:2]
+                # kept: this one and those of the metric's last two value sets
+                kept = [(vset, key, out[:])]
+                current, previous = self._vset, self._prevvset
+                for done in self._computed:
+                    if done[0] is current or done[0] is previous:
+                        kept.append(done)
+                self._computed = kept[:3]
                 return out
         return self._compute(vset, names, outtype)
 

@@ -7,6 +7,7 @@ import ctypes
 import itertools
 import sys
 from collections import namedtuple
+from itertools import repeat
 
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
@@ -630,14 +631,16 @@ class pmValueSet:
         of another type, one the caller made editable, a number out of the type's range,
         or a FLOAT, which the atom rounds)."""
         r = self._r
-        n = r.numval[self._i]
+        # the columns read straight once unpacked: a tool asks this of every set of
+        # every sample
+        n = (r._numval or r.numval)[self._i]
         if n <= 0:
             return [], [], []
-        first = r.first[self._i]
+        first = (r._first or r.first)[self._i]
         end = first + n
         if r._blocks and any(first <= k < end for k in r._blocks):
             return None
-        vtypes = r.vtype[first:end]
+        vtypes = (r._vtype or r.vtype)[first:end]
         if pmtype in (PM_TYPE_32, PM_TYPE_U32):
             if max(vtypes) >= 0:                # some value is not in the pmValue itself
                 return None
@@ -647,13 +650,16 @@ class pmValueSet:
         else:
             return None
         if pmtype == PM_TYPE_DOUBLE:
-            values = r.dval[first:end]
+            values = (r._dval or r.dval)[first:end]
         else:
-            values = r.ival[first:end]
+            values = (r._ival or r.ival)[first:end]
             low, high = _OWN_RANGE[pmtype]
             if min(values) < low or max(values) > high:
                 return None
-        return [_make_value(r, k) for k in range(first, end)], r.inst[first:end], values
+        insts = (r._inst or r.inst)[first:end]
+        if n == 1:
+            return [_make_value(r, first)], insts, values
+        return list(map(_make_value, repeat(r, n), range(first, end))), insts, values
 
     def __str__(self) -> str:
         if self.valfmt != 0:
@@ -770,6 +776,11 @@ class pmResult(_ResultBase):
 
     @property
     def timestamp(self):
+        # read several times a sample by the tools: the one made before, when the
+        # result's time has not changed, without a call
+        stamp, r = self._stamp, self._r
+        if stamp is not None and stamp[0] == r.sec and stamp[1] == r.nsec:
+            return stamp[2]
         from pcp._core.structs import timeval
 
         return self._timestamp(lambda sec, nsec: timeval(sec, usec_of(nsec)))
