@@ -66,7 +66,8 @@ class Metric:
 
     def __init__(self, core: MetricCore) -> None:
         self._core = core
-        self._desc: Any = None          # core.desc when _indom and _intype were read
+        self._desc: Any = None          # core.desc when _indom, _intype, _names were read
+        self._names: Optional[Dict[int, Any]] = None
         self._indom = 0
         self._intype = 0
         self._vset: Any = None          # the value set of the last fetch
@@ -138,6 +139,11 @@ class Metric:
         desc = self._core.desc
         self._desc = desc
         self._indom, self._intype = desc.contents.indom, desc.contents.type
+        ctx = self._core.ctx
+        # a cached domain's instances are read once (MetricCache._mcAdd) and never
+        # replaced: looked up once too, unless a subclass looks them up its own way
+        self._names = ctx._mcIndomD.get(self._indom) \
+            if type(ctx).mcGetInstD is MetricCache.mcGetInstD else None
 
     def computeValues(self, inValues: Any) -> List[Triple]:
         """Each value of a value set as (pmValue, instance name, value), converted to
@@ -146,7 +152,9 @@ class Metric:
         core = self._core
         if core.desc is not self._desc:
             self._read_desc()
-        names = core.ctx.mcGetInstD(self._indom)
+        names = self._names
+        if names is None:
+            names = core.ctx.mcGetInstD(self._indom)
         outtype = self._convType
         units = self._convUnits
         # this package's value sets count the changes callers made to their values
@@ -450,8 +458,9 @@ class MetricGroup(dict):
         previous; the result's timestamp. The end of an archive ends the program with
         status 0, another fetch error with status 1 (the error on stderr)."""
         try:
-            self.result = self._ctx.pmFetch(self._pmidArray)
-            result = self.result.contents
+            pmresult = self._ctx.pmFetch(self._pmidArray)
+            self._prev, self._result = self._result, pmresult      # as the result setter
+            result = pmresult.contents
             value_sets = getattr(result, "value_sets", None)    # this package's results
             if value_sets is not None:
                 sets = value_sets()
@@ -614,6 +623,8 @@ class MetricGroupManager(dict, MetricCache):
 
     def fetch(self) -> Any:
         """Fetch every group; the latest of their timestamps."""
+        if len(self) == 1:          # the usual case: that group's timestamp
+            return dict.__getitem__(self, next(iter(self))).mgFetch()
         fetchtime = None
         latest = 0.0
         for group in self.keys():
