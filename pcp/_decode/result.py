@@ -769,6 +769,17 @@ class _ResultBase:
         return "%s@%#lx id#=%d " % (type(self).__name__, id(self), self.numpmid) + vstr
 
 
+_timeval: Any = None
+
+
+def _timeval_of(sec: int, nsec: int) -> Any:
+    """A struct timeval of a result's time (the class imported on first use)."""
+    global _timeval
+    if _timeval is None:
+        from pcp._core.structs import timeval as _timeval
+    return _timeval(sec, usec_of(nsec))
+
+
 class pmResult(_ResultBase):
     """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
 
@@ -781,9 +792,7 @@ class pmResult(_ResultBase):
         stamp, r = self._stamp, self._r
         if stamp is not None and stamp[0] == r.sec and stamp[1] == r.nsec:
             return stamp[2]
-        from pcp._core.structs import timeval
-
-        return self._timestamp(lambda sec, nsec: timeval(sec, usec_of(nsec)))
+        return self._timestamp(_timeval_of)
 
 
 class pmHighResResult(_ResultBase):
