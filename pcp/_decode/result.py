@@ -557,8 +557,7 @@ def _make_value(r: FlatResult, k: int) -> pmValue:
 
 
 # the numbers an atom of each integer type holds unchanged
-_OWN_RANGE = {PM_TYPE_32: (-(1 << 31), (1 << 31) - 1), PM_TYPE_U32: (0, (1 << 32) - 1),
-              PM_TYPE_64: (-(1 << 63), (1 << 63) - 1), PM_TYPE_U64: (0, (1 << 64) - 1)}
+_OWN_RANGE = {PM_TYPE_32: (-(1 << 31), (1 << 31) - 1), PM_TYPE_U32: (0, (1 << 32) - 1)}
 
 
 class _ValueList:
@@ -653,9 +652,15 @@ class pmValueSet:
             values = (r._dval or r.dval)[first:end]
         else:
             values = (r._ival or r.ival)[first:end]
-            low, high = _OWN_RANGE[pmtype]
-            if min(values) < low or max(values) > high:
-                return None
+            # the column is int64: every value of it is a 64-bit one's own, and a U64
+            # one's when not negative (above 2**63 it needs the general conversion)
+            if pmtype == PM_TYPE_U64:
+                if min(values) < 0:
+                    return None
+            elif pmtype != PM_TYPE_64:
+                low, high = _OWN_RANGE[pmtype]
+                if min(values) < low or max(values) > high:
+                    return None
         insts = (r._inst or r.inst)[first:end]
         if n == 1:
             return [_make_value(r, first)], insts, values
