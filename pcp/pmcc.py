@@ -66,7 +66,8 @@ class Metric:
 
     def __init__(self, core: MetricCore) -> None:
         self._core = core
-        self._desc: Any = None          # core.desc when _indom and _intype were read
+        self._desc: Any = None          # core.desc when _indom, _intype, _names were read
+        self._names: Optional[Dict[int, Any]] = None
         self._indom = 0
         self._intype = 0
         self._vset: Any = None          # the value set of the last fetch
@@ -79,12 +80,12 @@ class Metric:
         self._netValues: Optional[List[Triple]] = None
         self._netPrevValues: Optional[List[Triple]] = None
         self._netConvValues: Optional[List[Triple]] = None
-        # (value set, type, units, names, edits, triples) of the last computeValues of the
-        # last two value sets, when their values were read in one go: a tool reads
+        # (value set, (type, units, names, edits), triples) of the last computeValues of
+        # the last two value sets, when their values were read in one go: a tool reads
         # netValues and netPrevValues at each fetch, and a fetch's values are the next
         # fetch's previous ones (this package's results are not changed by later fetches;
         # `edits` tells when a caller changed one)
-        self._computed: List[Tuple[Any, int, Any, Dict[int, Any], int, List[Triple]]] = []
+        self._computed: List[Tuple[Any, Tuple[int, Any, Dict[int, Any], int], List[Triple]]] = []
 
     # ---- what the core knows ----------------------------------------------------------
 
@@ -132,36 +133,48 @@ class Metric:
             return atom
         return self.ctx.pmConvScale(atom_type, atom, [self.desc], 0, self._convUnits)
 
+    def _read_desc(self) -> None:
+        """Read the core's descriptor's indom and type once: its pointer's contents cost a
+        ctypes object per read, and a tool reads every metric's values twice a sample."""
+        desc = self._core.desc
+        self._desc = desc
+        self._indom, self._intype = desc.contents.indom, desc.contents.type
+        ctx = self._core.ctx
+        # a cached domain's instances are read once (MetricCache._mcAdd) and never
+        # replaced: looked up once too, unless a subclass looks them up its own way
+        self._names = ctx._mcIndomD.get(self._indom) \
+            if type(ctx).mcGetInstD is MetricCache.mcGetInstD else None
+
     def computeValues(self, inValues: Any) -> List[Triple]:
         """Each value of a value set as (pmValue, instance name, value), converted to
         convType (and convUnits); an instance the cache does not know is named ''."""
         vset = inValues
         core = self._core
-        desc = core.desc
-        if desc is not self._desc:
-            # the descriptor's fields read once: its pointer's contents cost a ctypes
-            # object per read, and a tool reads every metric's values twice a sample
-            self._desc = desc
-            self._indom, self._intype = desc.contents.indom, desc.contents.type
-        names = core.ctx.mcGetInstD(self._indom)
+        if core.desc is not self._desc:
+            self._read_desc()
+        names = self._names
+        if names is None:
+            names = core.ctx.mcGetInstD(self._indom)
         outtype = self._convType
         units = self._convUnits
-        edits = getattr(vset, "edits", None)   # this package's value sets count changes
+        # this package's value sets count the changes callers made to their values
+        key = (outtype, units, names, getattr(vset, "edits", None))
         for done in self._computed:
-            if done[0] is vset and done[1] == outtype and done[2] is units \
-                    and done[3] is names and done[4] == edits:
-                return done[5][:]
-        intype = self._intype
-        if intype == outtype and not units and edits is not None:
+            if done[0] is vset and done[1] == key:
+                return done[2][:]
+        if self._intype == outtype and not units and key[3] is not None:
             # this package's value sets give every value of their own type in one go
-            found = vset.own_type_values(intype)
+            found = vset.own_type_values(outtype)
             if found is not None:
                 instvals, insts, values = found
                 out = list(zip(instvals, map(names.get, insts, repeat("")), values))
-                # kept: this one and the metric's last two value sets
-                kept = [done for done in self._computed
-                        if done[0] is self._vset or done[0] is self._prevvset]
-                self._computed = [(vset, outtype, units, names, edits, out[:])] + kept[:2]
+                # kept: this one and those of the metric's last two value sets
+                kept = [(vset, key, out[:])]
+                current, previous = self._vset, self._prevvset
+                for done in self._computed:
+                    if done[0] is current or done[0] is previous:
+                        kept.append(done)
+                self._computed = kept[:3]
                 return out
         return self._compute(vset, names, outtype)
 
@@ -445,8 +458,9 @@ class MetricGroup(dict):
         previous; the result's timestamp. The end of an archive ends the program with
         status 0, another fetch error with status 1 (the error on stderr)."""
         try:
-            self.result = self._ctx.pmFetch(self._pmidArray)
-            result = self.result.contents
+            pmresult = self._ctx.pmFetch(self._pmidArray)
+            self._prev, self._result = self._result, pmresult      # as the result setter
+            result = pmresult.contents
             value_sets = getattr(result, "value_sets", None)    # this package's results
             if value_sets is not None:
                 sets = value_sets()
@@ -609,6 +623,8 @@ class MetricGroupManager(dict, MetricCache):
 
     def fetch(self) -> Any:
         """Fetch every group; the latest of their timestamps."""
+        if len(self) == 1:          # the usual case: that group's timestamp
+            return dict.__getitem__(self, next(iter(self))).mgFetch()
         fetchtime = None
         latest = 0.0
         for group in self.keys():

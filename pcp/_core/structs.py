@@ -54,9 +54,7 @@ class timeval(Structure):
                 ("tv_usec", c_suseconds_t)]
 
     def __init__(self, sec: int = 0, usec: int = 0) -> None:
-        Structure.__init__(self)
-        self.tv_sec = sec
-        self.tv_usec = usec
+        Structure.__init__(self, sec, usec)     # the fields set in C
 
     def __str__(self) -> str:
         return "%.3f" % timeval_to_real(self.tv_sec, self.tv_usec)
@@ -95,9 +93,7 @@ class timespec(Structure):
                 ("tv_nsec", c_long)]
 
     def __init__(self, sec: int = 0, nsec: int = 0) -> None:
-        Structure.__init__(self)
-        self.tv_sec = sec
-        self.tv_nsec = nsec
+        Structure.__init__(self, sec, nsec)     # the fields set in C
 
     def __str__(self) -> str:
         return "%.3f" % timespec_to_real(self.tv_sec, self.tv_nsec)

@@ -7,6 +7,7 @@ import ctypes
 import itertools
 import sys
 from collections import namedtuple
+from itertools import repeat
 
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
@@ -556,8 +557,7 @@ def _make_value(r: FlatResult, k: int) -> pmValue:
 
 
 # the numbers an atom of each integer type holds unchanged
-_OWN_RANGE = {PM_TYPE_32: (-(1 << 31), (1 << 31) - 1), PM_TYPE_U32: (0, (1 << 32) - 1),
-              PM_TYPE_64: (-(1 << 63), (1 << 63) - 1), PM_TYPE_U64: (0, (1 << 64) - 1)}
+_OWN_RANGE = {PM_TYPE_32: (-(1 << 31), (1 << 31) - 1), PM_TYPE_U32: (0, (1 << 32) - 1)}
 
 
 class _ValueList:
@@ -630,14 +630,16 @@ class pmValueSet:
         of another type, one the caller made editable, a number out of the type's range,
         or a FLOAT, which the atom rounds)."""
         r = self._r
-        n = r.numval[self._i]
+        # the columns read straight once unpacked: a tool asks this of every set of
+        # every sample
+        n = (r._numval or r.numval)[self._i]
         if n <= 0:
             return [], [], []
-        first = r.first[self._i]
+        first = (r._first or r.first)[self._i]
         end = first + n
         if r._blocks and any(first <= k < end for k in r._blocks):
             return None
-        vtypes = r.vtype[first:end]
+        vtypes = (r._vtype or r.vtype)[first:end]
         if pmtype in (PM_TYPE_32, PM_TYPE_U32):
             if max(vtypes) >= 0:                # some value is not in the pmValue itself
                 return None
@@ -647,13 +649,22 @@ class pmValueSet:
         else:
             return None
         if pmtype == PM_TYPE_DOUBLE:
-            values = r.dval[first:end]
+            values = (r._dval or r.dval)[first:end]
         else:
-            values = r.ival[first:end]
-            low, high = _OWN_RANGE[pmtype]
-            if min(values) < low or max(values) > high:
-                return None
-        return [_make_value(r, k) for k in range(first, end)], r.inst[first:end], values
+            values = (r._ival or r.ival)[first:end]
+            # the column is int64: every value of it is a 64-bit one's own, and a U64
+            # one's when not negative (above 2**63 it needs the general conversion)
+            if pmtype == PM_TYPE_U64:
+                if min(values) < 0:
+                    return None
+            elif pmtype != PM_TYPE_64:
+                low, high = _OWN_RANGE[pmtype]
+                if min(values) < low or max(values) > high:
+                    return None
+        insts = (r._inst or r.inst)[first:end]
+        if n == 1:
+            return [_make_value(r, first)], insts, values
+        return list(map(_make_value, repeat(r, n), range(first, end))), insts, values
 
     def __str__(self) -> str:
         if self.valfmt != 0:
@@ -763,6 +774,17 @@ class _ResultBase:
         return "%s@%#lx id#=%d " % (type(self).__name__, id(self), self.numpmid) + vstr
 
 
+_timeval: Any = None
+
+
+def _timeval_of(sec: int, nsec: int) -> Any:
+    """A struct timeval of a result's time (the class imported on first use)."""
+    global _timeval
+    if _timeval is None:
+        from pcp._core.structs import timeval as _timeval
+    return _timeval(sec, usec_of(nsec))
+
+
 class pmResult(_ResultBase):
     """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
 
@@ -770,9 +792,12 @@ class pmResult(_ResultBase):
 
     @property
     def timestamp(self):
-        from pcp._core.structs import timeval
-
-        return self._timestamp(lambda sec, nsec: timeval(sec, usec_of(nsec)))
+        # read several times a sample by the tools: the one made before, when the
+        # result's time has not changed, without a call
+        stamp, r = self._stamp, self._r
+        if stamp is not None and stamp[0] == r.sec and stamp[1] == r.nsec:
+            return stamp[2]
+        return self._timestamp(_timeval_of)
 
 
 class pmHighResResult(_ResultBase):
