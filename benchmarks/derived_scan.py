@@ -10,7 +10,6 @@ venv the drop-in. Prints interp_scan's JSON fields. Nothing imports pcp at modul
 """
 import json
 import os
-import resource
 import sys
 import time
 
@@ -57,7 +56,7 @@ def bulk_scan(archive, config, names):
     return {"metrics": len(names), "fetches": len(cols), "values": values, "cpu_s": cpu,
             "values_per_cpu_s": values / cpu if cpu else 0.0, "int_sum": int_sum,
             "float_sum": float_sum,
-            "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+            "maxrss_kb": interp_scan.peak_rss_kb()}
 
 
 if __name__ == "__main__":
