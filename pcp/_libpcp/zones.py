@@ -75,8 +75,11 @@ def which_zone() -> Optional[str]:
         return _zones[_current] if _current >= 0 else None
 
 
-# the TZ value this module last handed to tzset() (None: not known)
+# the TZ value this module last handed to tzset() (None: not known), and time.tzname as
+# that tzset() left it: every time.tzset() makes a new tuple, so a tzset() by anyone else
+# since (the CLI's -z, the archive writer's zone, a test) shows as another object
 _applied: Optional[str] = None
+_applied_names: Optional[Tuple[str, str]] = None
 
 
 def _in_zone(convert: Callable[[], T]) -> T:
@@ -84,13 +87,13 @@ def _in_zone(convert: Callable[[], T]) -> T:
     TZ already is that zone (a tool that set it, as pmrep does) and this module last
     applied it, nothing is swapped: two tzset() calls per conversion were most of the
     cost of a report's time stamps."""
-    global _applied
+    global _applied, _applied_names
     with _lock:
         if _current < 0:
             return convert()
         zone = _zones[_current]
         saved = os.environ.get("TZ")
-        if saved == zone and _applied == zone:
+        if saved == zone and _applied == zone and time.tzname is _applied_names:
             return convert()
         os.environ["TZ"] = zone
         time.tzset()
@@ -102,7 +105,7 @@ def _in_zone(convert: Callable[[], T]) -> T:
             else:
                 os.environ["TZ"] = saved
             time.tzset()
-            _applied = saved
+            _applied, _applied_names = saved, time.tzname
 
 
 # the last instant converted by broken_down: ((zone, TZ, seconds), struct_time)

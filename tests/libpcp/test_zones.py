@@ -55,3 +55,32 @@ def pair(pmcd, reference_binding):
                                  "context_zone_live_is_int", "which_live"])
 def test_zones_as_the_official_binding(pair, key):
     pair.check(key)
+
+
+def test_conversion_after_a_tzset_by_someone_else():
+    """A conversion skips the two tzset() calls when TZ already is the current zone and
+    this module last applied it; a tzset() made since by other code (the archive
+    writer's zone, the CLI's -z, a test restoring TZ) leaves libc in another zone with
+    the same TZ text back in place, and must not be taken for that."""
+    import os
+    import time
+
+    from pcp._libpcp import zones
+    start = 1704067200                      # 2024-01-01 00:00 UTC: 19:00 in EST5EDT
+    saved = os.environ.get("TZ")
+    try:
+        with zones.using("EST5EDT"):
+            os.environ["TZ"] = "EST5EDT"
+            time.tzset()
+            assert zones.broken_down(start).tm_hour == 19
+            assert zones.broken_down(start + 3600).tm_hour == 20    # the shortcut
+            os.environ["TZ"] = "UTC"        # someone else's tzset() ...
+            time.tzset()
+            os.environ["TZ"] = "EST5EDT"    # ... and TZ's text put back without one
+            assert zones.broken_down(start + 7200).tm_hour == 21
+    finally:
+        if saved is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
