@@ -18,6 +18,7 @@ from typing import Any, Dict, List
 import pytest
 
 from pcp._core import longdouble as LD, structs as T
+from support.cliutil import kept_tz
 from support.difftest import run_reference
 
 # Only the tests that consult the reference carry the marker (conftest then
@@ -238,8 +239,7 @@ def test_timeval_timespec(grids, ref):
 
 @reference
 def test_tm(grids, ref):
-    saved = os.environ.get("TZ")
-    try:
+    with kept_tz():
         for zone in ZONES:
             os.environ["TZ"] = zone
             time.tzset()
@@ -252,12 +252,6 @@ def test_tm(grids, ref):
                     s = "EXC " + type(exc).__name__
                 rows.append([s, list(t.struct_time())])
             assert rows == ref["tm"][zone], zone
-    finally:
-        if saved is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
 
 
 @reference

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.cliutil import DEMO_ARCHIVE
+from support.cliutil import DEMO_ARCHIVE, kept_tz
 from support.difftest import Pair
 
 INSTANTS = [0, 86399, 951782400, 1704067199, 1704067200, 1711846800, 1730000000, 2147483647,
@@ -67,20 +67,12 @@ def test_conversion_after_a_tzset_by_someone_else():
 
     from pcp._libpcp import zones
     start = 1704067200                      # 2024-01-01 00:00 UTC: 19:00 in EST5EDT
-    saved = os.environ.get("TZ")
-    try:
-        with zones.using("EST5EDT"):
-            os.environ["TZ"] = "EST5EDT"
-            time.tzset()
-            assert zones.broken_down(start).tm_hour == 19
-            assert zones.broken_down(start + 3600).tm_hour == 20    # the shortcut
-            os.environ["TZ"] = "UTC"        # someone else's tzset() ...
-            time.tzset()
-            os.environ["TZ"] = "EST5EDT"    # ... and TZ's text put back without one
-            assert zones.broken_down(start + 7200).tm_hour == 21
-    finally:
-        if saved is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = saved
+    with kept_tz(), zones.using("EST5EDT"):
+        os.environ["TZ"] = "EST5EDT"
         time.tzset()
+        assert zones.broken_down(start).tm_hour == 19
+        assert zones.broken_down(start + 3600).tm_hour == 20    # the shortcut
+        os.environ["TZ"] = "UTC"        # someone else's tzset() ...
+        time.tzset()
+        os.environ["TZ"] = "EST5EDT"    # ... and TZ's text put back without one
+        assert zones.broken_down(start + 7200).tm_hour == 21

@@ -60,16 +60,13 @@ class CliRun:
         return self.err + self.out
 
 
-def run_cli(*argv: str) -> CliRun:
-    """main(argv) in this process, stdout/stderr captured; TZ restored afterwards."""
+@contextlib.contextmanager
+def kept_tz():
+    """TZ as it was, and libc's zone made from it again, when the block ends: for code
+    in this process that sets TZ (the CLI's -z, pmrep-like tools, zone tests)."""
     saved_tz = os.environ.get("TZ")
-    out, err = io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = main(list(argv))
-            except SystemExit as e:       # argparse errors and --help
-                status = e.code if isinstance(e.code, int) else 1
+        yield
     finally:
         if saved_tz is None:
             os.environ.pop("TZ", None)
@@ -77,6 +74,16 @@ def run_cli(*argv: str) -> CliRun:
             os.environ["TZ"] = saved_tz
         if hasattr(time, "tzset"):
             time.tzset()
+
+
+def run_cli(*argv: str) -> CliRun:
+    """main(argv) in this process, stdout/stderr captured; TZ restored afterwards."""
+    out, err = io.StringIO(), io.StringIO()
+    with kept_tz(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(argv))
+        except SystemExit as e:       # argparse errors and --help
+            status = e.code if isinstance(e.code, int) else 1
     return CliRun(status, out.getvalue(), err.getvalue())
 
 
