@@ -16,6 +16,10 @@ Also the FORW pmFetch scan of the same metrics (test_forw_fetch_scan: ours and t
 official binding), and the bulk regular-grid read of them (test_grid_read: values per
 CPU second against the three pmFetch loops, and its peak RSS).
 
+And the floor under every scan that must reject damaged records as libpcp does
+(test_record_floor: c/record_floor.c reads and checks the structure of every record,
+decoding nothing), set against the issue's grid target of 10x the libpcp C loop.
+
 Run: .venv/bin/pytest benchmarks/test_bench_interp.py -q --benchmark-only -s
 """
 import json
@@ -56,6 +60,14 @@ def c_loop(tmp_path_factory):
     exe = tmp_path_factory.mktemp("interp") / "interp_loop"
     subprocess.run([CC, "-O2", "-Wall", "-o", str(exe), str(BENCH_DIR / "c" / "interp_loop.c"),
                     "-lpcp"], check=True, capture_output=True)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def record_floor(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("floor") / "record_floor"
+    subprocess.run([CC, "-O2", "-Wall", "-o", str(exe), str(BENCH_DIR / "c" / "record_floor.c")],
+                   check=True, capture_output=True)
     return exe
 
 
@@ -138,3 +150,24 @@ def test_grid_read(benchmark, archive, c_loop, step_ms):
           % (step_ms, ours["values"], ours["rows"], rate, alone["maxrss_kb"] >> 10,
              figures["libpcp"], rate / figures["libpcp"], figures["official"],
              rate / figures["official"], figures["dropin"], rate / figures["dropin"]))
+
+
+def test_record_floor(benchmark, archive, c_loop, record_floor):
+    """How much of the grid target's budget (10x the libpcp C loop's values per CPU
+    second, i.e. a tenth of its CPU time) reading the archive alone takes: the CPU of
+    c/record_floor.c checking every record's structure as libpcp's decoder does, with
+    nothing decoded (best of 9 passes, page mapping included)."""
+    volumes = sorted(str(p) for p in Path(archive).parent.glob(Path(archive).name + ".[0-9]*"))
+    floor = _json([str(record_floor), "-r", "9"] + volumes)
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    benchmark.extra_info.update(records=floor["records"], values=floor["values"],
+                                floor_cpu_s=floor["cpu_s"])
+    for step_ms in STEPS_MS:
+        loop = _json([str(c_loop), archive, str(step_ms)] + PREFIXES)
+        budget = loop["cpu_s"] / 10
+        benchmark.extra_info["budget_%d_ms_cpu_s" % step_ms] = budget
+        print("\nFLOOR %d ms: checking the %d records (%d values) costs %.1f ms of CPU; 10x "
+              "the libpcp C loop (%.0f ms) allows %.1f ms for the whole grid read: the "
+              "check alone takes %.0f%% of it" % (
+                  step_ms, floor["records"], floor["values"], floor["cpu_s"] * 1e3,
+                  budget * 1e4, budget * 1e3, 100 * floor["cpu_s"] / budget))
