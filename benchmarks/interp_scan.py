@@ -10,7 +10,8 @@ unused): pmFetch of the metrics from each record, the archive pmFetch path that 
 the requested value sets out of every record. With --mode grid the same values come
 from this package's bulk regular-grid read (pcp.bulk.ArchiveReader(...,
 interval=STEP_MS), chunk by chunk, not a pmFetch loop; its maxrss_kb is the read's peak
-when run alone).
+when run alone). With --mode floor (ARCHIVE, STEP_MS and PREFIX unused) it measures
+api_floor: the per-value CPU of the same loop with an API as cheap as Python allows.
 
 maxrss_kb is the process's own peak RSS (VmHWM of /proc/self/status where there is one):
 ru_maxrss is kept across execve, so a child started by a large parent (the benchmark's
@@ -44,6 +45,87 @@ def peak_rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+FIELDS = ["l", "ul", "ll", "ull", "f", "d"]
+
+
+def read_values(ctx, res, types, sums):
+    """pmExtractValue of every value of a result to its own type, as a drop-in script
+    reads a fetch: (values read, (int_sum, float_sum) updated)."""
+    int_sum, float_sum = sums
+    values = 0
+    for j in range(res.numpmid):
+        n = res.get_numval(j)
+        t = types[j]
+        if n <= 0 or t > 5:
+            continue
+        fmt = res.get_valfmt(j)
+        field = FIELDS[t]
+        for k in range(n):
+            v = getattr(ctx.pmExtractValue(fmt, res.get_vlist(j, k), t, t), field)
+            if t < 4:
+                int_sum = (int_sum + v) % (1 << 64)
+            else:
+                float_sum += v
+        values += n
+    return values, (int_sum, float_sum)
+
+
+def api_floor(nmetrics=486, per_metric=5, fetches=400, rounds=5):
+    """The least CPU per value the drop-in API's shape allows on this interpreter: the
+    same read_values loop over a result whose get_vlist and pmExtractValue are as cheap
+    as Python code can make them (a method returning a new two-slot object after the
+    bounds check; a static method returning a new ctypes pmAtomValue with one field
+    set) and whose fetch costs nothing. Best of `rounds`, in ns per value."""
+    from pcp.pmapi import pmAtomValue
+
+    new = object.__new__
+
+    class Value:
+        __slots__ = ("_r", "_k")
+
+    class Result:
+        __slots__ = ("numpmid", "numval", "valfmt", "first", "vals")
+
+        def get_numval(self, j):
+            return self.numval[j]
+
+        def get_valfmt(self, j):
+            return self.valfmt[j]
+
+        def get_vlist(self, j, k):
+            if not 0 <= k < self.numval[j]:
+                raise IndexError("invalid index")
+            v = new(Value)
+            v._r = self
+            v._k = self.first[j] + k
+            return v
+
+    class Context:
+        @staticmethod
+        def pmExtractValue(valfmt, vlist, intype, outtype):
+            atom = pmAtomValue()
+            atom.ll = vlist._r.vals[vlist._k]
+            return atom
+
+    res = Result()
+    res.numpmid = nmetrics
+    res.numval = [per_metric] * nmetrics
+    res.valfmt = [1] * nmetrics
+    res.first = [j * per_metric for j in range(nmetrics)]
+    res.vals = list(range(nmetrics * per_metric))
+    ctx, types = Context(), [2] * nmetrics          # PM_TYPE_64, read as .ll
+    best = None
+    for _ in range(rounds):
+        values, sums = 0, (0, 0.0)
+        start = time.process_time()
+        for _ in range(fetches):
+            n, sums = read_values(ctx, res, types, sums)
+            values += n
+        took = (time.process_time() - start) / values
+        best = took if best is None else min(best, took)
+    return best * 1e9
+
+
 def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
     import cpmapi as c_api
     from pcp import pmapi
@@ -58,9 +140,8 @@ def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
         ctx.pmSetMode(c_api.PM_MODE_FORW, ctx.pmGetArchiveLabel().start, 0)
     else:
         ctx.pmSetMode(c_api.PM_MODE_INTERP, ctx.pmGetArchiveLabel().start, step_ms)
-    fields = ["l", "ul", "ll", "ull", "f", "d"]
     fetches = values = 0
-    int_sum, float_sum = 0, 0.0
+    sums = (0, 0.0)
     start = time.process_time()
     while fetches < max_fetches:
         try:
@@ -68,23 +149,11 @@ def scan(archive, step_ms, prefixes, max_fetches, mode="interp"):
         except pmapi.pmErr:
             break
         fetches += 1
-        res = result.contents
-        for j in range(res.numpmid):
-            n = res.get_numval(j)
-            t = types[j]
-            if n <= 0 or t > 5:
-                continue
-            fmt = res.get_valfmt(j)
-            field = fields[t]
-            for k in range(n):
-                v = getattr(ctx.pmExtractValue(fmt, res.get_vlist(j, k), t, t), field)
-                if t < 4:
-                    int_sum = (int_sum + v) % (1 << 64)
-                else:
-                    float_sum += v
-            values += n
+        n, sums = read_values(ctx, result.contents, types, sums)
+        values += n
         ctx.pmFreeResult(result)
     cpu = time.process_time() - start
+    int_sum, float_sum = sums
     return {"metrics": len(names), "fetches": fetches, "values": values, "cpu_s": cpu,
             "values_per_cpu_s": values / cpu if cpu else 0.0, "int_sum": int_sum,
             "float_sum": float_sum,
@@ -128,8 +197,11 @@ def main():
     parser.add_argument("step_ms", type=int)
     parser.add_argument("prefixes", nargs="+")
     parser.add_argument("--max-fetches", type=int, default=1 << 30)
-    parser.add_argument("--mode", choices=("interp", "forw", "grid"), default="interp")
+    parser.add_argument("--mode", choices=("interp", "forw", "grid", "floor"), default="interp")
     args = parser.parse_args()
+    if args.mode == "floor":
+        print(json.dumps({"ns_per_value": api_floor()}))
+        return
     if args.mode == "grid":
         print(json.dumps(grid_scan(args.archive, args.step_ms, args.prefixes)))
         return
