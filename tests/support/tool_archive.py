@@ -20,7 +20,7 @@ from support import difftest
 
 CONFIG = """log mandatory on 250 msec {
   disk kernel mem swap network.interface network.tcp network.udp hinv proc tape
-  filesys nfs nfs3 nfs4 vfs pmcd.hostname
+  filesys nfs nfs3 nfs4 vfs ipc pmcd.hostname
 }
 """
 SAMPLES = 12
