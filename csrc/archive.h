@@ -57,6 +57,12 @@ int pcp_archive_record_read(const uint8_t *buf, size_t len, size_t label_len, in
 /* A single whole record (rec[0..len), length words included), checked as libpcp's
  * decoder checks it: scan reports its sizes, decode fills a result sized from the scan.
  * Both return 0 or PM_ERR_LOGREC. */
+/* The time and numpmid (0: a <mark>) of the record at pos, read forwards, with only its
+ * framing checked (its length words and room for its fixed part): 0, PCP_LOG_END or
+ * PM_ERR_LOGREC, *newpos past it. */
+int pcp_archive_record_time(const uint8_t *buf, size_t len, int version, uint64_t pos,
+                            uint64_t *newpos, int64_t *sec, int64_t *nsec, int32_t *numpmid);
+
 int pcp_archive_record_scan(const uint8_t *rec, size_t len, int version, int32_t *numpmid,
                             int32_t *nvalues);
 int pcp_archive_record_decode(const uint8_t *rec, size_t len, int version, pcp_result *out);

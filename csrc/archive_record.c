@@ -143,6 +143,19 @@ static int frame_forward(const uint8_t *buf, size_t len, uint64_t pos, uint64_t 
     return 0;
 }
 
+int pcp_archive_record_time(const uint8_t *buf, size_t len, int version, uint64_t pos,
+                            uint64_t *newpos, int64_t *sec, int64_t *nsec, int32_t *numpmid)
+{
+    uint32_t rec_len;
+    int sts = frame_forward(buf, len, pos, newpos, &rec_len);
+    if (sts != 0)
+        return sts;
+    if (rec_len < fixed_part(version) + 4)
+        return PM_ERR_LOGREC;
+    record_head(buf + pos, version, sec, nsec, numpmid);
+    return 0;
+}
+
 static int read_forward(const uint8_t *buf, size_t len, int version, int paranoid,
                         uint64_t pos, uint64_t *newpos, pcp_log_record *rec)
 {

@@ -46,6 +46,9 @@ typedef struct {
     uint32_t touched;       /* the run (pcp_interp_fold_run) that last gave it a value */
     bound prior, next;
     double t_first, t_last, t_birth, t_death;
+    int64_t pend;           /* a sweep: the first grid row still waiting for its next
+                               observation (rows from it on lie after the prior one) */
+    uint8_t gone;           /* a sweep: nothing comes for it from the resume point on */
 } icp_t;
 
 /* One requested metric: libpcp's pmidcntl_t. Its instances are icps
@@ -64,6 +67,8 @@ typedef struct {
     int64_t table_off;
     uint32_t table_mask;
     int64_t seen_off;       /* icp_of_value's memo: ninst slots in seen_pool */
+    int32_t req;            /* a sweep: its index in the request (-1: not requested) */
+    int32_t sweep_last;     /* a sweep: its numval at the row before the chunk */
 } metric_t;
 
 /* A record decoded for folding, kept for the next fold of the same record (a scan
@@ -126,6 +131,21 @@ struct pcp_interp {
     set_memo sets;
     uint32_t run_serial;            /* pcp_interp_fold_run's runs, for icp->touched */
     double probe_t_req, probe_t_this;   /* set_moves_bounds's times */
+    /* a forward grid swept in one pass (pcp_interp_sweep_*): the chunk being filled */
+    struct {
+        pcp_interp_grid *grid;
+        int64_t row0;               /* the chunk's first row, counted from the sweep's */
+        int32_t base;               /* the grid matrices' row of row0 */
+        int32_t nrows;
+        int32_t rows_cap;
+        double *t;                  /* [nrows] the rows' times */
+        uint8_t *mark;              /* [nrows] a <mark> lies between a row and the one before */
+        int32_t *numval;            /* [nrows * nrequest] libpcp's numval of each counter */
+        int64_t numval_cap;
+        int32_t npending;           /* icps still waiting in a lookahead */
+        uint8_t *staged;            /* strings and aggregates of the chunk (grid->staged) */
+        uint64_t staged_cap;
+    } sw;
 };
 
 static uint32_t hash32(uint32_t x)
@@ -188,6 +208,10 @@ void pcp_interp_free(pcp_interp *ip)
         free(ip->decoded[i].mem);
     free(ip->sets.pmid);
     free(ip->sets.metric);
+    free(ip->sw.t);
+    free(ip->sw.mark);
+    free(ip->sw.numval);
+    free(ip->sw.staged);
     free(ip);
 }
 
@@ -1212,26 +1236,28 @@ static int is_numeric_type(int32_t type)
     return type >= PM_TYPE_32 && type <= PM_TYPE_DOUBLE;
 }
 
-/* Which instances get a value (libpcp decides before it computes any): DISCRETE needs a
- * prior value within the instance's life, the others a value on both sides; a counter
- * is silent for one fetch after a <mark>, and a non-numeric counter is PM_ERR_TYPE. */
+/* Whether libpcp leaves an instance out at t_req whatever its value: DISCRETE needs a
+ * prior value within the instance's life, the others a value on both sides. */
+static int left_out(const metric_t *m, const icp_t *icp, const bound *prior,
+                    const bound *next, double t_req)
+{
+    if (m->sem == PM_SEM_DISCRETE)
+        return prior->s & S_MARK || prior->s & S_UNDEFINED || prior->t > t_req ||
+               (icp->t_birth != -1 && icp->t_birth > t_req) ||
+               (icp->t_death != -1 && t_req > icp->t_death);
+    return prior->s & S_MARK || prior->s & S_UNDEFINED || prior->t > t_req ||
+           next->s & S_MARK || next->s & S_UNDEFINED || next->t < t_req;
+}
+
+/* Which instances get a value (libpcp decides before it computes any): left_out's
+ * rule; a counter is silent for one fetch after a <mark>, and a non-numeric counter is
+ * PM_ERR_TYPE. */
 static void decide(pcp_interp *ip, double t_req)
 {
     for (int32_t w = 0; w < ip->nwant; w++) {
         icp_t *icp = &ip->icps[ip->want[w]];
         metric_t *m = &ip->metrics[icp->metric];
-        if (m->sem == PM_SEM_DISCRETE) {
-            if (icp->prior.s & S_MARK || icp->prior.s & S_UNDEFINED || icp->prior.t > t_req ||
-                (icp->t_birth != -1 && icp->t_birth > t_req)) {
-                m->numval--;
-                icp->inresult = 0;
-            } else if (icp->t_death != -1 && t_req > icp->t_death) {
-                m->numval--;
-                icp->inresult = 0;
-            }
-        } else if (icp->prior.s & S_MARK || icp->prior.s & S_UNDEFINED ||
-                   icp->prior.t > t_req || icp->next.s & S_MARK ||
-                   icp->next.s & S_UNDEFINED || icp->next.t < t_req) {
+        if (left_out(m, icp, &icp->prior, &icp->next, t_req)) {
             m->numval--;
             icp->inresult = 0;
         } else if (m->sem == PM_SEM_COUNTER) {
@@ -1307,22 +1333,22 @@ static uint32_t bits_of_float(float f)
 }
 
 /* A counter between its prior and next values, in libpcp's arithmetic. */
-static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp,
-                       double t_req, value_t *v)
+static int interpolate(const pcp_interp *ip, const metric_t *m, const bound *prior,
+                       const bound *next, double t_req, value_t *v)
 {
-    double dt = t_req - icp->prior.t;
-    double span = icp->next.t - icp->prior.t;
+    double dt = t_req - prior->t;
+    double span = next->t - prior->t;
     int wrap = ip->counter_wrap;
     v->bytes = v->own;
     v->len = 0;
     v->dval = 0.0;
     if (m->valfmt == PM_VAL_INSITU) {
-        int64_t prior = icp->prior.ival, nxt = icp->next.ival;
+        int64_t pv = prior->ival, nxt = next->ival;
         v->vtype = -1;
         if (m->type == PM_TYPE_32) {
-            int32_t diff = (int32_t)(uint32_t)((uint64_t)nxt - (uint64_t)prior);
-            if (nxt >= prior || !wrap) {
-                v->ival = to_i32((0.5 + (double)prior) + dt * (double)diff / span);
+            int32_t diff = (int32_t)(uint32_t)((uint64_t)nxt - (uint64_t)pv);
+            if (nxt >= pv || !wrap) {
+                v->ival = to_i32((0.5 + (double)pv) + dt * (double)diff / span);
             } else {
                 /* libpcp adds the prior value into the next slot, not this one (a bug of
                  * its signed wrap path): this slot keeps the bare increment */
@@ -1331,7 +1357,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
             return 1;
         }
         if (m->type == PM_TYPE_U32) {
-            uint32_t up = (uint32_t)prior, un = (uint32_t)nxt;
+            uint32_t up = (uint32_t)pv, un = (uint32_t)nxt;
             uint32_t word;
             if (un >= up)
                 word = to_u32((0.5 + (double)up) + dt * (double)(uint32_t)(un - up) / span);
@@ -1343,7 +1369,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
             return 1;
         }
         /* old-style INSITU float: interpolated as a float, stored as its bits */
-        double fp = (double)pcp_float_from_bits((uint32_t)prior);
+        double fp = (double)pcp_float_from_bits((uint32_t)pv);
         double fn = (double)pcp_float_from_bits((uint32_t)nxt);
         float f = to_float(fp + dt * (double)to_float(fn - fp) / span);
         v->ival = (int32_t)bits_of_float(f);
@@ -1352,7 +1378,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
     v->vtype = m->type;
     v->ival = 0;
     if (m->type == PM_TYPE_FLOAT) {
-        double pd = icp->prior.dval, nd = icp->next.dval;
+        double pd = prior->dval, nd = next->dval;
         float f = to_float(pd + dt * (double)to_float(nd - pd) / span);
         v->dval = (double)f;
         pcp_store_be32(v->own, bits_of_float(f));
@@ -1360,7 +1386,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
         return 1;
     }
     if (m->type == PM_TYPE_DOUBLE) {
-        double pd = icp->prior.dval, nd = icp->next.dval;
+        double pd = prior->dval, nd = next->dval;
         double d = pd + dt * (nd - pd) / span;
         uint64_t bits;
         memcpy(&bits, &d, sizeof bits);
@@ -1369,7 +1395,7 @@ static int interpolate(const pcp_interp *ip, const metric_t *m, const icp_t *icp
         v->len = 8;
         return 1;
     }
-    int64_t lp = icp->prior.ival, ln = icp->next.ival;
+    int64_t lp = prior->ival, ln = next->ival;
     uint64_t up = (uint64_t)lp, un = (uint64_t)ln;
     if (m->type == PM_TYPE_64) {
         /* with or without the wrap rule the difference is next - prior modulo 2**64 */
@@ -1406,33 +1432,33 @@ static void value_of_bound(value_t *v, const bound *b, int32_t vtype)
     v->len = b->len;
 }
 
-/* The value of one instance at t_req, or 0 when libpcp leaves it out. Numbers: the
- * observation at t_req if there is one, else the prior one (DISCRETE; INSTANT with both
- * bounds), else the interpolated counter. Strings, aggregates and events: always the
- * prior one. */
-static int value_at(const pcp_interp *ip, const metric_t *m, const icp_t *icp, double t_req,
-                    value_t *v)
+/* The value of one instance at t_req between its prior and next bounds, or 0 when
+ * libpcp leaves it out. Numbers: the observation at t_req if there is one, else the
+ * prior one (DISCRETE; INSTANT with both bounds), else the interpolated counter.
+ * Strings, aggregates and events: always the prior one. */
+static int value_between(const pcp_interp *ip, const metric_t *m, const bound *prior,
+                         const bound *next, double t_req, value_t *v)
 {
     if (is_copied_type(m->type)) {
-        if (icp->prior.t < 0 || !icp->prior.has)
+        if (prior->t < 0 || !prior->has)
             return 0;
-        value_of_bound(v, &icp->prior, icp->prior.vtype);
+        value_of_bound(v, prior, prior->vtype);
         return 1;
     }
     if (!is_numeric_type(m->type))
         return 0;
-    int has_both = icp->prior.t >= 0 && icp->next.t >= 0;
+    int has_both = prior->t >= 0 && next->t >= 0;
     const bound *source;
-    if (icp->prior.t == t_req)
-        source = &icp->prior;
-    else if (icp->next.t == t_req)
-        source = &icp->next;
+    if (prior->t == t_req)
+        source = prior;
+    else if (next->t == t_req)
+        source = next;
     else if (m->sem == PM_SEM_DISCRETE)
-        source = icp->prior.t >= 0 ? &icp->prior : NULL;
+        source = prior->t >= 0 ? prior : NULL;
     else if (m->sem == PM_SEM_INSTANT)
-        source = has_both ? &icp->prior : NULL;
+        source = has_both ? prior : NULL;
     else if (has_both)
-        return interpolate(ip, m, icp, t_req, v);
+        return interpolate(ip, m, prior, next, t_req, v);
     else
         return 0;
     if (source == NULL || !source->has)
@@ -1447,6 +1473,12 @@ static int value_at(const pcp_interp *ip, const metric_t *m, const icp_t *icp, d
     }
     value_of_bound(v, source, m->type);
     return 1;
+}
+
+static int value_at(const pcp_interp *ip, const metric_t *m, const icp_t *icp, double t_req,
+                    value_t *v)
+{
+    return value_between(ip, m, &icp->prior, &icp->next, t_req, v);
 }
 
 /* The size of the result decided: its value count and the bytes its blocks need. */
@@ -1670,6 +1702,352 @@ int pcp_interp_grid_row(pcp_interp *ip, double t_req, pcp_interp_grid *grid, int
             }
         }
         m->last_numval = m->numval;
+    }
+    return 0;
+}
+
+/* ---- forward grids in one pass ---------------------------------------------------- */
+
+/* A regular forward grid over one archive whose records come in strictly increasing
+ * time, no <mark> at a grid time: there libpcp's moves (a roll to the request time, a
+ * forward search from the position after the last record at or before it) leave every
+ * instance bounded by its latest observation at or before the row's time and its first
+ * at or after it, each a value or a <mark>, which the records give in one forward pass. A
+ * sweep keeps, per instance, that prior observation and the rows after it that wait
+ * for the next one (icp->pend on); each observation settles the rows before it, with
+ * the same rules and arithmetic as a fetch (left_out, value_between), straight into the
+ * chunk's matrices. A chunk's last rows may wait for records beyond it: those are read
+ * ahead (settling rows, moving no prior) and read again for the next chunk. The
+ * counter's silence after a <mark> needs the row before: applied when a chunk is done. */
+
+int pcp_interp_sweep_begin(pcp_interp *ip, const uint32_t *pmids, int32_t npmids)
+{
+    int sts = pcp_interp_begin(ip, pmids, npmids, NULL);
+    if (sts < 0)
+        return sts;
+    for (int32_t m = 0; m < ip->nmetrics; m++)
+        ip->metrics[m].req = -1;
+    for (int32_t r = 0; r < ip->nrequest; r++) {
+        if (ip->request[r] < 0)
+            continue;
+        metric_t *m = &ip->metrics[ip->request[r]];
+        if (m->req >= 0)
+            return PM_ERR_TOOBIG;       /* a repeated pmid: not for a sweep */
+        m->req = r;
+        m->sweep_last = -1;
+    }
+    for (int32_t w = 0; w < ip->nwant; w++) {
+        icp_t *icp = &ip->icps[ip->want[w]];
+        bound_forget(&icp->prior);
+        bound_forget(&icp->next);
+        icp->pend = 0;
+        icp->gone = 0;
+    }
+    ip->sw.row0 = 0;
+    ip->sw.nrows = 0;
+    return 0;
+}
+
+int pcp_interp_sweep_chunk(pcp_interp *ip, pcp_interp_grid *grid, int32_t base,
+                           int32_t nrows, const double *t)
+{
+    if (nrows < 0 || base < 0 || grid->nmetrics < ip->nrequest)
+        return PM_ERR_TOOBIG;
+    int64_t cells = (int64_t)nrows * (ip->nrequest > 0 ? ip->nrequest : 1);
+    if (nrows > ip->sw.rows_cap) {
+        double *tt = realloc(ip->sw.t, (size_t)nrows * sizeof *tt);
+        if (tt == NULL)
+            return -ENOMEM;
+        ip->sw.t = tt;
+        uint8_t *mark = realloc(ip->sw.mark, (size_t)nrows);
+        if (mark == NULL)
+            return -ENOMEM;
+        ip->sw.mark = mark;
+        ip->sw.rows_cap = nrows;
+    }
+    if (cells > ip->sw.numval_cap) {
+        if ((uint64_t)cells > SIZE_MAX / sizeof *ip->sw.numval)
+            return PM_ERR_TOOBIG;
+        int32_t *nv = realloc(ip->sw.numval, (size_t)cells * sizeof *nv);
+        if (nv == NULL)
+            return -ENOMEM;
+        ip->sw.numval = nv;
+        ip->sw.numval_cap = cells;
+    }
+    ip->sw.row0 += ip->sw.nrows;
+    ip->sw.nrows = nrows;
+    ip->sw.base = base;
+    ip->sw.grid = grid;
+    if (nrows) {
+        memcpy(ip->sw.t, t, (size_t)nrows * sizeof *t);
+        memset(ip->sw.mark, 0, (size_t)nrows);
+        memset(ip->sw.numval, 0, (size_t)cells * sizeof *ip->sw.numval);
+    }
+    if (grid->staged != ip->sw.staged) {        /* the chunk's first rows swept */
+        grid->staged = ip->sw.staged;
+        grid->staged_cap = ip->sw.staged_cap;
+        grid->staged_used = 0;
+    }
+    return 0;
+}
+
+/* Room for `n` more staged bytes (the sweep's own area, grown here). */
+static int sweep_staging_room(pcp_interp *ip, pcp_interp_grid *grid, uint64_t n)
+{
+    if (n <= grid->staged_cap - grid->staged_used)
+        return 0;
+    uint64_t cap = ip->sw.staged_cap ? ip->sw.staged_cap : 4096;
+    while (cap - grid->staged_used < n) {
+        if (cap > UINT64_MAX / 2 || cap > SIZE_MAX / 2)
+            return PM_ERR_TOOBIG;
+        cap *= 2;
+    }
+    uint8_t *p = realloc(ip->sw.staged, (size_t)cap);
+    if (p == NULL)
+        return -ENOMEM;
+    ip->sw.staged = grid->staged = p;
+    ip->sw.staged_cap = grid->staged_cap = cap;
+    return 0;
+}
+
+static size_t cell_size(int32_t type)
+{
+    return type == PM_TYPE_32 || type == PM_TYPE_U32 || type == PM_TYPE_FLOAT ? 4 : 8;
+}
+
+/* A number of the metric's own type written straight into its cell, as
+ * pcp_convert_extract(type, type) gives it; 0 for what grid_store must convert. */
+static int store_own_type(const metric_t *m, const value_t *v, uint8_t *cell)
+{
+    if (v->vtype < 0) {
+        if (m->type != PM_TYPE_32 && m->type != PM_TYPE_U32)
+            return 0;
+        uint32_t word = (uint32_t)v->ival;
+        memcpy(cell, &word, sizeof word);
+        return 1;
+    }
+    if (v->vtype != m->type)
+        return 0;
+    switch (m->type) {
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+        if (v->len != 8)
+            return 0;
+        memcpy(cell, &v->ival, 8);
+        return 1;
+    case PM_TYPE_DOUBLE:
+        if (v->len != 8)
+            return 0;
+        memcpy(cell, &v->dval, 8);
+        return 1;
+    case PM_TYPE_FLOAT: {
+        if (v->len != 4)
+            return 0;
+        float f = (float)v->dval;      /* a float's value held as a double: exact */
+        memcpy(cell, &f, sizeof f);
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* Row k of the chunk (0-based) for one instance between these bounds, as a fetch there
+ * would give it: counted in a counter's numval when libpcp keeps the instance, its
+ * value stored in its cell. */
+static int sweep_store(pcp_interp *ip, metric_t *m, const icp_t *icp, const bound *prior,
+                       const bound *next, int32_t k)
+{
+    double t = ip->sw.t[k];
+    if (left_out(m, icp, prior, next, t))
+        return 0;
+    if (m->sem == PM_SEM_COUNTER) {
+        if (!is_numeric_type(m->type))
+            return 0;                   /* PM_ERR_TYPE */
+        ip->sw.numval[(int64_t)k * ip->nrequest + m->req]++;
+    }
+    value_t v;
+    if (!value_between(ip, m, prior, next, t, &v))
+        return 0;
+    pcp_interp_grid *grid = ip->sw.grid;
+    pcp_interp_grid_metric *gm = &grid->metrics[m->req];
+    int32_t col = gm->column[(icp - ip->icps) - m->first_icp];
+    if (col < 0) {
+        gm->dropped++;
+        return 0;
+    }
+    int sts;
+    if (is_copied_type(m->type) && (sts = sweep_staging_room(ip, grid, v.len)) < 0)
+        return sts;
+    int64_t row = (int64_t)ip->sw.base + k;
+    uint8_t *cell = gm->values + row * gm->values_stride + (size_t)col * cell_size(m->type);
+    if (store_own_type(m, &v, cell) || grid_store(grid, gm, m, &v, cell)) {
+        gm->present[row * gm->present_stride + col] = 1;
+        gm->nvalues++;
+    }
+    return 0;
+}
+
+/* The instance's waiting rows of the chunk before time `until` settled between its
+ * prior and `next`; icp->pend moves past them. */
+static int sweep_settle(pcp_interp *ip, metric_t *m, icp_t *icp, const bound *next,
+                        double until)
+{
+    int64_t end = ip->sw.row0 + ip->sw.nrows;
+    int64_t k = icp->pend;
+    for (; k < end && ip->sw.t[k - ip->sw.row0] < until; k++) {
+        int sts = sweep_store(ip, m, icp, &icp->prior, next, (int32_t)(k - ip->sw.row0));
+        if (sts < 0)
+            return sts;
+    }
+    icp->pend = k;
+    return 0;
+}
+
+static int waiting(const pcp_interp *ip, const icp_t *icp)
+{
+    return icp->pend < ip->sw.row0 + ip->sw.nrows && icp->pend >= ip->sw.row0;
+}
+
+int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uint8_t *rec,
+                          size_t len, int version, int ahead)
+{
+    if (rec == NULL) {                          /* a <mark>: an observation of every one */
+        bound mark;
+        bound_forget(&mark);
+        mark.t = t_this;
+        mark.s = S_MARK;
+        for (int32_t w = 0; w < ip->nwant; w++) {
+            icp_t *icp = &ip->icps[ip->want[w]];
+            int was = waiting(ip, icp);
+            int sts = sweep_settle(ip, &ip->metrics[icp->metric], icp, &mark, t_this);
+            if (sts < 0)
+                return sts;
+            if (ahead) {
+                if (was && !waiting(ip, icp))
+                    ip->sw.npending--;
+                continue;
+            }
+            icp->prior.t = t_this;
+            icp->prior.s = S_MARK;
+            icp->prior.has = 0;
+        }
+        if (!ahead) {
+            int32_t k = 0;
+            while (k < ip->sw.nrows && ip->sw.t[k] < t_this)
+                k++;
+            if (k < ip->sw.nrows)
+                ip->sw.mark[k] = 1;
+        }
+        return 0;
+    }
+    int sts = 0;
+    const pcp_result *res = decoded_record(ip, key, rec, len, version, &sts);
+    if (res == NULL)
+        return sts;
+    if (res->numpmid < 0 || res->nvalues < 0)
+        return PM_ERR_LOGREC;
+    int64_t end = ip->sw.row0 + ip->sw.nrows;
+    for (int32_t s = 0; s < res->numpmid; s++) {
+        metric_t *m;
+        int32_t base, numval;
+        if ((sts = record_set(ip, res, s, &m, &base, &numval)) <= 0) {
+            if (sts < 0)
+                return sts;
+            continue;
+        }
+        if ((sts = check_valfmt(m, res->valfmt[s])) < 0)
+            return sts;
+        if (m->req < 0)
+            continue;
+        int insitu = m->valfmt == PM_VAL_INSITU;
+        for (int32_t j = base; j < base + numval; j++) {
+            int32_t ci = icp_of_value(ip, m, j - base, res->inst[j]);
+            if (ci < 0)
+                continue;
+            icp_t *icp = &ip->icps[ci];
+            int settles = icp->pend < end && ip->sw.t[icp->pend - ip->sw.row0] < t_this;
+            if (ahead && !settles)
+                continue;
+            bound *into = settles ? &icp->next : &icp->prior;
+            if ((sts = bound_set_value(into, res, rec, len, j, insitu, m->type)) < 0)
+                return sts;
+            into->t = t_this;
+            into->s = S_VALUE;
+            if (settles && (sts = sweep_settle(ip, m, icp, &icp->next, t_this)) < 0)
+                return sts;
+            if (ahead) {
+                ip->sw.npending--;
+                continue;
+            }
+            if (settles)
+                bound_swap(&icp->prior, &icp->next);
+            /* a row at t_this: this observation on both sides (libpcp reads the record
+             * there whenever that differs from its earlier bounds: an unbounded prior
+             * rolls, a <mark> before a next at t_req is searched again) */
+            if (icp->pend < end && ip->sw.t[icp->pend - ip->sw.row0] == t_this) {
+                sts = sweep_store(ip, m, icp, &icp->prior, &icp->prior,
+                                  (int32_t)(icp->pend - ip->sw.row0));
+                if (sts < 0)
+                    return sts;
+                icp->pend++;
+            }
+        }
+    }
+    return 0;
+}
+
+int32_t pcp_interp_sweep_waiting(pcp_interp *ip)
+{
+    int32_t n = 0;
+    for (int32_t w = 0; w < ip->nwant; w++) {
+        const icp_t *icp = &ip->icps[ip->want[w]];
+        n += waiting(ip, icp) && !icp->gone;
+    }
+    ip->sw.npending = n;
+    return n;
+}
+
+int pcp_interp_sweep_chunk_done(pcp_interp *ip, int eof)
+{
+    bound none;
+    bound_forget(&none);
+    for (int32_t w = 0; w < ip->nwant; w++) {
+        icp_t *icp = &ip->icps[ip->want[w]];
+        if (!waiting(ip, icp))
+            continue;
+        if (!icp->gone && !eof)
+            return PM_ERR_TOOBIG;           /* the caller stopped reading too early */
+        int sts = sweep_settle(ip, &ip->metrics[icp->metric], icp, &none, INFINITY);
+        if (sts < 0)
+            return sts;
+        icp->gone = 1;
+    }
+    /* a counter that had values at the row before a <mark> is silent for one row */
+    pcp_interp_grid *grid = ip->sw.grid;
+    for (int32_t r = 0; r < ip->nrequest; r++) {
+        if (ip->request[r] < 0)
+            continue;
+        metric_t *m = &ip->metrics[ip->request[r]];
+        if (m->sem != PM_SEM_COUNTER)
+            continue;
+        pcp_interp_grid_metric *gm = &grid->metrics[r];
+        int32_t last = m->sweep_last;
+        for (int32_t k = 0; k < ip->sw.nrows; k++) {
+            int32_t *numval = &ip->sw.numval[(int64_t)k * ip->nrequest + r];
+            if (ip->sw.mark[k] && last > 0 && *numval > 0) {
+                uint8_t *prow = gm->present + ((int64_t)ip->sw.base + k) * gm->present_stride;
+                for (int32_t i = 0; i < m->ninst; i++) {
+                    int32_t col = gm->column[i];
+                    if (col >= 0 && prow[col]) {
+                        prow[col] = 0;
+                        gm->nvalues--;
+                    }
+                }
+                *numval = 0;
+            }
+            last = *numval;
+        }
+        m->sweep_last = last;
     }
     return 0;
 }

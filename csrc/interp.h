@@ -154,4 +154,36 @@ typedef struct {
 int pcp_interp_grid_row(pcp_interp *ip, double t_req, pcp_interp_grid *grid, int32_t row,
                         int decided);
 
+/* ---- forward grids in one pass (a sweep; driven by pcp_interp_sweep_rows) ---------- */
+
+/* Start a sweep of these pmids (declared, none repeated): every instance unbounded,
+ * waiting from row 0. Returns 0, PM_ERR_PMID_LOG, PM_ERR_TOOBIG (a repeated pmid) or
+ * -ENOMEM. */
+int pcp_interp_sweep_begin(pcp_interp *ip, const uint32_t *pmids, int32_t npmids);
+
+/* The next `nrows` rows of the sweep (times t, from the archive's label time) go to
+ * rows base.. of the grid's matrices (zeroed by the caller); strings and aggregates to
+ * the sweep's own staging area, which grid->staged then is (its use kept while it
+ * already was; the caller resets staged_used for a new chunk). Returns 0, -ENOMEM or
+ * PM_ERR_TOOBIG. */
+int pcp_interp_sweep_chunk(pcp_interp *ip, pcp_interp_grid *grid, int32_t base,
+                           int32_t nrows, const double *t);
+
+/* One record at t_this folded into the chunk (rec NULL: a <mark>), as it lies in the
+ * volume after pcp_archive_record_read checked it (`key` as for pcp_interp_fold_record).
+ * `ahead`: a record after the chunk's last row, read ahead for the rows still waiting
+ * (it moves no prior observation, and is read again for the next chunk). Returns 0 or
+ * PM_ERR_LOGREC / -ENOMEM / PM_ERR_TOOBIG. */
+int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uint8_t *rec,
+                          size_t len, int version, int ahead);
+
+/* How many instances still wait for an observation after the chunk's last row (those
+ * known to get none excepted); the reading ahead counts them down. */
+int32_t pcp_interp_sweep_waiting(pcp_interp *ip);
+
+/* The chunk finished: rows still waiting settled with no next observation (their
+ * instances get none: `eof`, or known gone), then the counters' silence after a
+ * <mark>. Returns 0, or PM_ERR_TOOBIG when rows still wait for records not read. */
+int pcp_interp_sweep_chunk_done(pcp_interp *ip, int eof);
+
 #endif

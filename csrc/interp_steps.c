@@ -4,6 +4,7 @@
 /* madvise and sysconf are POSIX / BSD: visible under -std=c99 only when asked for */
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -429,4 +430,172 @@ int pcp_interp_grid_steps(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *g
         (*done)++;
     }
     return 0;
+}
+
+/* ---- forward grids in one pass ------------------------------------------------------ */
+
+int pcp_interp_sweep_fits(const pcp_interp_walk *w, int64_t nrows)
+{
+    pcp_interp_walk rows = *w;          /* its origin advances along the rows */
+    int64_t k = 0;
+    double t_row = seconds_since_label(&rows, rows.origin_sec, rows.origin_nsec);
+    double last = -INFINITY;
+    for (int32_t vol = 0; vol < w->nvols; vol++) {
+        const pcp_interp_volume *v = &w->vols[vol];
+        uint64_t pos = v->data_start, newpos;
+        for (;;) {
+            int64_t sec, nsec;
+            int32_t numpmid;
+            int sts = pcp_archive_record_time(v->buf, v->size, w->version, pos, &newpos,
+                                              &sec, &nsec, &numpmid);
+            if (sts == PCP_LOG_END)
+                break;
+            if (sts < 0)
+                return 0;
+            double t_this = seconds_since_label(w, sec, nsec);
+            if (!(t_this > last))
+                return 0;
+            while (k < nrows && t_row < t_this) {
+                advance(&rows);
+                k++;
+                t_row = seconds_since_label(&rows, rows.origin_sec, rows.origin_nsec);
+            }
+            if (k < nrows && t_row == t_this && numpmid == 0)
+                return 0;       /* a <mark> at a row's time: read or not, as it happens */
+            last = t_this;
+            /* the pages read (and those mapped around them) handed back at once */
+            release_pages(v, pos, newpos);
+            pos = newpos;
+        }
+    }
+    return 1;
+}
+
+void pcp_interp_sweep_start(pcp_interp_walk *w)
+{
+    change_vol(w, 0);
+    w->pos = w->vols[0].data_start;
+    remember_position(w);
+    w->sweep_last_t = -INFINITY;
+}
+
+/* The first of the chunk's rows (times t[0..n), ascending) at or after x. */
+static int32_t first_row_from(const double *t, int32_t n, double x)
+{
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int sweep_fold(pcp_interp *ip, pcp_interp_walk *w, double t_this,
+                      const pcp_log_record *rec, int ahead)
+{
+    if (rec->numpmid == 0)
+        return pcp_interp_sweep_fold(ip, t_this, 0, NULL, 0, w->version, ahead);
+    const pcp_interp_volume *v = &w->vols[w->vol];
+    return pcp_interp_sweep_fold(ip, t_this, v->serial << 44 | rec->off, v->buf + rec->off,
+                                 rec->len, w->version, ahead);
+}
+
+/* Ahead of the chunk (the record in hand first) until no row waits: 1 at the end of the
+ * archive, 0 when every row is settled, or an error. */
+static int sweep_ahead(pcp_interp *ip, pcp_interp_walk *w, const pcp_log_record *first,
+                       double t_first)
+{
+    if (pcp_interp_sweep_waiting(ip) == 0)
+        return 0;
+    pcp_log_record rec = *first;
+    double t_this = t_first, last = t_first;
+    for (;;) {
+        int sts = sweep_fold(ip, w, t_this, &rec, 1);
+        if (sts < 0)
+            return sts;
+        if (pcp_interp_sweep_waiting(ip) == 0)
+            return 0;
+        sts = walk_read(w, 0, &rec);
+        if (sts == PM_ERR_EOL)
+            return 1;
+        if (sts < 0)
+            return sts;
+        t_this = seconds_since_label(w, rec.sec, rec.nsec);
+        if (!(t_this > last))
+            return PCP_INTERP_SWEEP_ASIDE;
+        last = t_this;
+    }
+}
+
+int pcp_interp_sweep_rows(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *grid,
+                          int32_t row, int32_t nrows, int32_t *done)
+{
+    *done = 0;
+    if (w->nvols <= 0 || w->vol < 0 || w->vol >= w->nvols || w->saved_vol < 0 ||
+        w->saved_vol >= w->nvols || w->reads == NULL || nrows < 0)
+        return PM_ERR_TOOBIG;
+    /* the rows' times, up to the first outside the archive */
+    double *t = nrows ? malloc((size_t)nrows * sizeof *t) : NULL;
+    if (nrows && t == NULL)
+        return -ENOMEM;
+    int64_t origin_sec = w->origin_sec, origin_nsec = w->origin_nsec;
+    int32_t n = 0;
+    for (; n < nrows; n++) {
+        double t_req = seconds_since_label(w, w->origin_sec, w->origin_nsec);
+        if (t_req < -0.001 || t_req > w->t_end + 0.001 || (n > 0 && !(t_req > t[n - 1])))
+            break;
+        t[n] = t_req;
+        advance(w);
+    }
+    w->origin_sec = origin_sec;
+    w->origin_nsec = origin_nsec;
+    if (n == 0) {
+        free(t);
+        return nrows ? PCP_INTERP_STEP_ASIDE : 0;
+    }
+    int sts = pcp_interp_sweep_chunk(ip, grid, row, n, t);
+    restore_position(w);
+    double last = w->sweep_last_t;
+    int eof = 0;
+    while (sts >= 0) {
+        pcp_log_record rec;
+        sts = walk_read(w, 0, &rec);
+        if (sts == PM_ERR_EOL) {
+            sts = 0;
+            eof = 1;
+            break;
+        }
+        if (sts < 0)
+            break;
+        double t_this = seconds_since_label(w, rec.sec, rec.nsec);
+        if (!(t_this > last)) {
+            sts = PCP_INTERP_SWEEP_ASIDE;
+            break;
+        }
+        if (t_this > t[n - 1]) {
+            sts = sweep_ahead(ip, w, &rec, t_this);
+            eof = sts == 1;
+            break;
+        }
+        int32_t k = first_row_from(t, n, t_this);
+        if (t[k] == t_this && rec.numpmid == 0) {
+            sts = PCP_INTERP_SWEEP_ASIDE;
+            break;
+        }
+        sts = sweep_fold(ip, w, t_this, &rec, 0);
+        remember_position(w);
+        w->sweep_last_t = last = t_this;
+    }
+    free(t);
+    if (sts < 0 || sts == PCP_INTERP_SWEEP_ASIDE)
+        return sts;
+    if ((sts = pcp_interp_sweep_chunk_done(ip, eof)) < 0)
+        return sts;
+    for (int32_t k = 0; k < n; k++)
+        advance(w);
+    *done = n;
+    return n < nrows ? PCP_INTERP_STEP_ASIDE : 0;
 }

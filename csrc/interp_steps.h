@@ -64,6 +64,8 @@ typedef struct {
     /* counts */
     int64_t records_read;       /* reads that gave a record */
     int64_t records_checked;    /* of those, the ones checked here (not remembered) */
+    double sweep_last_t;        /* a sweep: the time of the record before the resume
+                                   position (-inf: none) */
 } pcp_interp_walk;
 
 /* Bound every wanted instance of the fetch under way at t_req (after
@@ -82,6 +84,27 @@ int pcp_interp_walk_bound(pcp_interp *ip, pcp_interp_walk *w, double t_req);
  * pcp_interp_grid_row with decided 1, advance the origin), or PM_ERR_* (the step at row
  * + *done failed; the origin has not advanced). */
 int pcp_interp_grid_steps(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *grid,
+                          int32_t row, int32_t nrows, int32_t *done);
+
+#define PCP_INTERP_SWEEP_ASIDE 6    /* the archive is not for a sweep (records out of time
+                                       order, at the same time, a <mark> at a grid time): the
+                                       chunk's rows may hold values (clear them) and the
+                                       grid goes on with the steps */
+
+/* Whether a forward grid from the walk's origin (nrows rows at most) may be swept: the
+ * records' times (their framing only read) each after the one before, no <mark> at a
+ * row's time. 1 or 0 (also for a record whose framing is bad: the steps then meet it). */
+int pcp_interp_sweep_fits(const pcp_interp_walk *w, int64_t nrows);
+
+/* Position a sweep (pcp_interp_sweep_begin, then this) at the first record. */
+void pcp_interp_sweep_start(pcp_interp_walk *w);
+
+/* Rows row, row + 1, ... (up to nrows) of a forward grid swept in one pass from the
+ * walk's origin (advanced past the rows made): the records from the resume position
+ * (w->saved_*) to the last row, then ahead as far as rows still wait. *done rows are
+ * made; returns 0 (all), PCP_INTERP_STEP_ASIDE (the row at *done is before the start
+ * or past t_end), PCP_INTERP_SWEEP_ASIDE (with *done 0) or PM_ERR_*. */
+int pcp_interp_sweep_rows(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *grid,
                           int32_t row, int32_t nrows, int32_t *done);
 
 #endif

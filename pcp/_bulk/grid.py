@@ -40,12 +40,13 @@ from pcp._bulk.arrays import ArchiveColumns, Blobs, MetricArray
 from pcp._bulk.derived_columns import DerivedChunks
 from pcp._bulk.selection import TimeLike, Selected, decode_name, stamp_ns, window_ns
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
-from pcp._core.constants import (PM_ERR_EOL, PM_INDOM_NULL, PM_MODE_INTERP, PM_TYPE_32,
+from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_INDOM_NULL, PM_MODE_INTERP, PM_TYPE_32,
                                  PM_TYPE_STRING, PM_TYPE_U32)
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, interval_timespec
 from pcp._core.native import ffi, lib
-from pcp._core.wire import PCP_INTERP_NEED_ROOM, PCP_INTERP_STEP_ASIDE, PM_IN_NULL_INT32
+from pcp._core.wire import (PCP_INTERP_NEED_ROOM, PCP_INTERP_STEP_ASIDE,
+                            PCP_INTERP_SWEEP_ASIDE, PM_IN_NULL_INT32)
 
 if TYPE_CHECKING:
     from pcp._bulk.columns import ArchiveReader
@@ -187,7 +188,8 @@ class GridScan:
         self.nrows = grid_times(reader.start_ns, reader.end_ns, self.step_ns)
         self.wrap = "PCP_COUNTER_WRAP" in os.environ
         self.stats = {"records": 0, "marks": 0, "skipped": 0, "values": 0,
-                      "conversion_errors": 0, "dropped": 0, "steps": 0, "eol_steps": 0}
+                      "conversion_errors": 0, "dropped": 0, "steps": 0, "eol_steps": 0,
+                      "swept_steps": 0}
 
     def _bind(self, ctx: ArchiveContext) -> None:
         """The interpolator of the context, every selected metric declared to it, and the
@@ -213,6 +215,7 @@ class GridScan:
         self.derived_last: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         self._walk_request = None          # the pmids as the C walk takes them
         self._done = ffi.new("int32_t *")
+        self._sweep: Optional[bool] = None  # swept in one pass (decided at the first row)
 
     def _chunk_rows(self) -> int:
         if self.r.chunk_rows:
@@ -269,6 +272,10 @@ class GridScan:
                 rows = min(chunk_rows, self.nrows - row0)
                 self._new_chunk(rows)
                 ended = self._fill(ctx, rows, ended)
+                if self._sweep and self.has_blobs:     # staged in the sweep's own area
+                    used = int(self.grid.staged_used)
+                    self.staged = np.frombuffer(ffi.buffer(self.grid.staged, used),
+                                                np.uint8).copy() if used else self.staged
                 chunk = self._emit(row0, rows, lead)
                 lead = max(lead - rows, 0)
                 row0 += rows
@@ -295,6 +302,17 @@ class GridScan:
                 self.stats["eol_steps"] += 1
                 row += 1
                 continue
+            if pmids and self._sweeps(interp):
+                made, sts = self._sweep_in_c(interp, row, rows - row)
+                row += made
+                if sts == 0:
+                    break
+                if sts != PCP_INTERP_STEP_ASIDE:
+                    # the pre-check passed: a record changed or went bad since
+                    raise pmErr(sts if sts < 0 else PM_ERR_LOGREC)
+                ended = self._step(ctx, row)        # before the start or past the end
+                row += 1
+                continue
             if ctx.serial and pmids:
                 made, sts = self._steps_in_c(interp, row, rows - row)
                 row += made
@@ -317,6 +335,57 @@ class GridScan:
             ended = self._step(ctx, row)
             row += 1
         return ended
+
+    def _sweeps(self, interp: Interpolator) -> bool:
+        """Whether this grid is swept in one pass (csrc/interp_steps.c's
+        pcp_interp_sweep_rows: one forward read of the archive instead of libpcp's moves
+        per step, with the same values): decided before the first row, for one archive
+        read in C whose records come in strictly increasing time, none at a grid time
+        (the cases where libpcp's moves leave each instance between its latest
+        observation at or before the row's time and its first after it)."""
+        if self._sweep is not None:
+            return self._sweep
+        self._sweep = False
+        ctx = self.ctx
+        walk = interp.walk()
+        if walk is None or self.stats["steps"] or len(set(self.pmids)) != len(self.pmids):
+            return False
+        try:
+            interp.end = interp._t(ctx.archive_end())
+        except pmErr:
+            return False
+        t_first = interp._t(ctx.origin)
+        if interp.end < t_first <= interp.end + 0.001:
+            return False       # libpcp's first range check, before it knows the end
+        walk.enter()
+        try:
+            if not lib.pcp_interp_sweep_fits(walk.c, self.nrows):
+                return False
+            if self._walk_request is None:
+                self._walk_request = ffi.new("uint32_t[]",
+                                             [p & 0xFFFFFFFF for p in self.pmids])
+            if lib.pcp_interp_sweep_begin(interp.c, self._walk_request, len(self.pmids)) < 0:
+                return False
+            lib.pcp_interp_sweep_start(walk.c)
+        finally:
+            walk.leave()
+        self._sweep = True
+        return True
+
+    def _sweep_in_c(self, interp: Interpolator, row: int, nrows: int) -> Tuple[int, int]:
+        """Rows from `row` swept (the GIL released): (rows made, the status)."""
+        walk = interp.walk()
+        walk.enter()
+        walk.request(self._walk_request, self.ctx._profile_filter(), interp.end)
+        sts = lib.pcp_interp_sweep_rows(interp.c, walk.c, self.grid, row, nrows, self._done)
+        walk.leave()
+        made = self._done[0]
+        self.fetched[row:row + made] = True
+        self.stats["steps"] += made
+        self.stats["swept_steps"] += made
+        if sts == PCP_INTERP_SWEEP_ASIDE:
+            sts = PM_ERR_LOGREC
+        return made, sts
 
     def _steps_in_c(self, interp: Interpolator, row: int, nrows: int) -> Tuple[int, int]:
         """As many steps as csrc/interp_steps.c makes in one call from `row` (the GIL
