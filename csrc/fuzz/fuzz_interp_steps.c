@@ -9,7 +9,8 @@
  * bit 3 the direction (backwards if set). Bytes 1-2: the label length. Byte 3: metric
  * count - 1 (up to 4); their pmids are those of the first record the reader accepts
  * (or made up), each with the instances of that record's set, types and semantics from
- * bytes 4-11. Bytes 12-15: the grid (start, delta, rows, end). Every position the walk
+ * bytes 4-11. Bytes 12-15: the grid (start, delta, rows, end). The same grid is also
+ * swept in one pass (pcp_interp_sweep_rows, 1-4 rows per call). Every position the walk
  * leaves must lie in its volume, every step counted at most once, every matrix write in
  * bounds (exact-size allocations: ASan). */
 #include <errno.h>
@@ -129,6 +130,69 @@ static void run_grid(pcp_interp *ip, pcp_interp_walk *w, const fz_metric *metric
     }
 }
 
+/* The same grid swept in one pass, on a fresh state, `chunk` rows per call (the reading
+ * ahead at each chunk's end, the resume after it). */
+static void run_sweep(const fz_metric *metrics, int nmetrics, const uint32_t *pmids,
+                      pcp_interp_walk w, int32_t nrows, int32_t chunk, int wrap)
+{
+    pcp_interp *ip = pcp_interp_new(wrap);
+    CHECK(ip != NULL);
+    for (int k = 0; k < nmetrics; k++) {
+        uint32_t indom = metrics[k].ninst == 1 && metrics[k].insts[0] == -1 ? PM_INDOM_NULL : 1u;
+        int32_t sem = k % 3 == 0 ? PM_SEM_COUNTER : k % 3 == 1 ? PM_SEM_INSTANT : PM_SEM_DISCRETE;
+        CHECK(pcp_interp_add_metric(ip, metrics[k].pmid, metrics[k].type, indom, sem,
+                                    metrics[k].ninst, metrics[k].insts, NULL, NULL) == 0);
+    }
+    pcp_interp_grid_metric gms[MAX_METRICS];
+    int32_t columns[MAX_METRICS][MAX_INSTS + 1];
+    uint8_t *values[MAX_METRICS], *present[MAX_METRICS];
+    for (int k = 0; k < nmetrics; k++) {
+        int32_t ncol = metrics[k].ninst > 0 ? metrics[k].ninst : 1;
+        memset(&gms[k], 0, sizeof gms[k]);
+        values[k] = fz_alloc((size_t)nrows * (size_t)ncol, 8);
+        present[k] = fz_alloc((size_t)nrows * (size_t)ncol, 1);
+        memset(values[k], 0, (size_t)nrows * (size_t)ncol * 8);
+        memset(present[k], 0, (size_t)nrows * (size_t)ncol);
+        for (int32_t i = 0; i < ncol; i++)
+            columns[k][i] = i;
+        gms[k].values = values[k];
+        gms[k].values_stride = (int64_t)ncol * 8;
+        gms[k].present = present[k];
+        gms[k].present_stride = ncol;
+        gms[k].column = columns[k];
+    }
+    pcp_interp_grid grid = {gms, nmetrics, NULL, 0, 0, 0};
+    int repeated = 0;
+    for (int a = 0; a < nmetrics; a++)
+        for (int b = 0; b < a; b++)
+            repeated |= pmids[a] == pmids[b];
+    int sts = pcp_interp_sweep_begin(ip, pmids, nmetrics);
+    CHECK(sts == 0 || (repeated && sts == PM_ERR_TOOBIG));
+    if (sts == 0 && w.direction > 0 && pcp_interp_sweep_fits(&w, nrows)) {
+        pcp_interp_sweep_start(&w);
+        int32_t row = 0;
+        while (row < nrows) {
+            int32_t done = -1;
+            int32_t n = chunk < nrows - row ? chunk : nrows - row;
+            sts = pcp_interp_sweep_rows(ip, &w, &grid, row, n, &done);
+            CHECK(done >= 0 && done <= n);
+            CHECK(in_volume(&w));
+            CHECK(grid.staged_used <= grid.staged_cap);
+            row += done;
+            if (sts != 0) {
+                CHECK(sts == PCP_INTERP_STEP_ASIDE || sts == PM_ERR_LOGREC || sts == -ENOMEM);
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < nmetrics; k++) {
+        CHECK(gms[k].nvalues >= 0 && gms[k].nvalues <= (int64_t)nrows * MAX_INSTS);
+        free(values[k]);
+        free(present[k]);
+    }
+    pcp_interp_free(ip);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_reader ctl = {data, size < 16 ? size : 16};
@@ -221,6 +285,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     w.pmids = pmids;
     w.npmids = nmetrics;
     w.profile = NULL;
+
+    run_sweep(metrics, nmetrics, pmids, w, 1 + g2 % MAX_ROWS, 1 + (g3 >> 6), flags >> 4 & 1);
 
     /* a fetch bounded by the walk alone, then grid steps from where it left the stream */
     if (pcp_interp_begin(ip, pmids, nmetrics, NULL) == 0) {
