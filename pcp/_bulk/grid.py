@@ -2,13 +2,23 @@
 start, start + interval, ... up to end, each cell the value libpcp 6.0.3's pmFetch in
 PM_MODE_INTERP gives at that time for that (metric, instance), absent where it gives none.
 
-The interpolation is the drop-in's own (pcp._archive.interp: the record reading of
-libpcp's __pmLogFetchInterp in Python, the per-instance bounds and values in C): per grid
-step this module asks it to bound every wanted instance at the step's time, then one C
-call (pcp_interp_grid_row) decides which instances get a value and stores each straight
-into its cell of the chunk's numpy matrices, converted as pmExtractValue(type, type)
-converts it. No Python object per value; a few Python calls per step; the C state keeps
-a bounded cache of decoded records, so memory stays flat over a long scan.
+Two engines give those values, both in C with the GIL released, a chunk's rows per call:
+
+* the sweep (csrc/interp_steps.c pcp_interp_sweep_rows over csrc/interp.c's
+  pcp_interp_sweep_*): one forward read of an archive, each record read and checked
+  once, every instance's rows settled by its next observation with the fetch's own rules
+  and arithmetic. It grids one archive read in C whose records come in strictly
+  increasing time with no <mark> at a grid time: there libpcp's moves leave every
+  instance between its latest observation at or before the row's time and its first at
+  or after it, which is what the sweep keeps (a pre-check of the record times decides,
+  before the first row);
+* the steps (pcp_interp_grid_steps, and pcp._archive.interp for several archives or
+  $PCP_IGNORE_MARK_RECORDS): libpcp's own moves per step (roll, backward and forward
+  searches) over the drop-in's interpolation state, then pcp_interp_grid_row.
+
+Either way each value goes straight into its cell of the chunk's numpy matrices,
+converted as pmExtractValue(type, type) converts it. No Python object per value; memory
+stays flat over a long scan (pages behind the reader are handed back).
 
 Columns: a metric's candidate instances (every instance its domain has in the archives,
 as libpcp's INTERP takes them), less those whose lifetime (libpcp's, for domains of 16
