@@ -78,27 +78,40 @@ static int in_volume(const pcp_interp_walk *w)
     return w->pos <= (size > w->label_len ? size : w->label_len);
 }
 
+/* Each metric's values and present matrices of nrows rows (exact-size allocations),
+ * one column per instance. */
+static void matrices_alloc(const fz_metric *metrics, int nmetrics, int32_t nrows,
+                           pcp_interp_grid_metric *gms, int32_t (*columns)[MAX_INSTS + 1])
+{
+    for (int k = 0; k < nmetrics; k++) {
+        int32_t ncol = metrics[k].ninst > 0 ? metrics[k].ninst : 1;
+        memset(&gms[k], 0, sizeof gms[k]);
+        gms[k].values = fz_alloc((size_t)nrows * (size_t)ncol, 8);
+        gms[k].present = fz_alloc((size_t)nrows * (size_t)ncol, 1);
+        memset(gms[k].values, 0, (size_t)nrows * (size_t)ncol * 8);
+        memset(gms[k].present, 0, (size_t)nrows * (size_t)ncol);
+        for (int32_t i = 0; i < ncol; i++)
+            columns[k][i] = i;
+        gms[k].values_stride = (int64_t)ncol * 8;
+        gms[k].present_stride = ncol;
+        gms[k].column = columns[k];
+    }
+}
+
+static void matrices_free(pcp_interp_grid_metric *gms, int nmetrics)
+{
+    for (int k = 0; k < nmetrics; k++) {
+        free(gms[k].values);
+        free(gms[k].present);
+    }
+}
+
 static void run_grid(pcp_interp *ip, pcp_interp_walk *w, const fz_metric *metrics,
                      int nmetrics, int32_t nrows)
 {
     pcp_interp_grid_metric gms[MAX_METRICS];
     int32_t columns[MAX_METRICS][MAX_INSTS + 1];
-    uint8_t *values[MAX_METRICS], *present[MAX_METRICS];
-    for (int k = 0; k < nmetrics; k++) {
-        int32_t ncol = metrics[k].ninst > 0 ? metrics[k].ninst : 1;
-        memset(&gms[k], 0, sizeof gms[k]);
-        values[k] = fz_alloc((size_t)nrows * (size_t)ncol, 8);
-        present[k] = fz_alloc((size_t)nrows * (size_t)ncol, 1);
-        memset(values[k], 0, (size_t)nrows * (size_t)ncol * 8);
-        memset(present[k], 0, (size_t)nrows * (size_t)ncol);
-        for (int32_t i = 0; i < ncol; i++)
-            columns[k][i] = i;
-        gms[k].values = values[k];
-        gms[k].values_stride = (int64_t)ncol * 8;
-        gms[k].present = present[k];
-        gms[k].present_stride = ncol;
-        gms[k].column = columns[k];
-    }
+    matrices_alloc(metrics, nmetrics, nrows, gms, columns);
     uint64_t cap = 4;
     uint8_t *staged = fz_alloc(cap, 1);
     pcp_interp_grid grid = {gms, nmetrics, staged, cap, 0, 0};
@@ -124,10 +137,7 @@ static void run_grid(pcp_interp *ip, pcp_interp_walk *w, const fz_metric *metric
     }
     CHECK(grid.staged_used <= grid.staged_cap);
     free(grid.staged);
-    for (int k = 0; k < nmetrics; k++) {
-        free(values[k]);
-        free(present[k]);
-    }
+    matrices_free(gms, nmetrics);
 }
 
 /* The same grid swept in one pass, on a fresh state, `chunk` rows per call (the reading
@@ -145,22 +155,7 @@ static void run_sweep(const fz_metric *metrics, int nmetrics, const uint32_t *pm
     }
     pcp_interp_grid_metric gms[MAX_METRICS];
     int32_t columns[MAX_METRICS][MAX_INSTS + 1];
-    uint8_t *values[MAX_METRICS], *present[MAX_METRICS];
-    for (int k = 0; k < nmetrics; k++) {
-        int32_t ncol = metrics[k].ninst > 0 ? metrics[k].ninst : 1;
-        memset(&gms[k], 0, sizeof gms[k]);
-        values[k] = fz_alloc((size_t)nrows * (size_t)ncol, 8);
-        present[k] = fz_alloc((size_t)nrows * (size_t)ncol, 1);
-        memset(values[k], 0, (size_t)nrows * (size_t)ncol * 8);
-        memset(present[k], 0, (size_t)nrows * (size_t)ncol);
-        for (int32_t i = 0; i < ncol; i++)
-            columns[k][i] = i;
-        gms[k].values = values[k];
-        gms[k].values_stride = (int64_t)ncol * 8;
-        gms[k].present = present[k];
-        gms[k].present_stride = ncol;
-        gms[k].column = columns[k];
-    }
+    matrices_alloc(metrics, nmetrics, nrows, gms, columns);
     pcp_interp_grid grid = {gms, nmetrics, NULL, 0, 0, 0};
     int repeated = 0;
     for (int a = 0; a < nmetrics; a++)
@@ -185,11 +180,9 @@ static void run_sweep(const fz_metric *metrics, int nmetrics, const uint32_t *pm
             }
         }
     }
-    for (int k = 0; k < nmetrics; k++) {
+    for (int k = 0; k < nmetrics; k++)
         CHECK(gms[k].nvalues >= 0 && gms[k].nvalues <= (int64_t)nrows * MAX_INSTS);
-        free(values[k]);
-        free(present[k]);
-    }
+    matrices_free(gms, nmetrics);
     pcp_interp_free(ip);
 }
 

@@ -371,10 +371,9 @@ class GridScan:
         try:
             if not lib.pcp_interp_sweep_fits(walk.c, self.nrows):
                 return False
-            if self._walk_request is None:
-                self._walk_request = ffi.new("uint32_t[]",
-                                             [p & 0xFFFFFFFF for p in self.pmids])
-            if lib.pcp_interp_sweep_begin(interp.c, self._walk_request, len(self.pmids)) < 0:
+            request = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in self.pmids])
+            self._walk_request = request
+            if lib.pcp_interp_sweep_begin(interp.c, request, len(self.pmids)) < 0:
                 return False
             lib.pcp_interp_sweep_start(walk.c)
         finally:
@@ -384,31 +383,28 @@ class GridScan:
 
     def _sweep_in_c(self, interp: Interpolator, row: int, nrows: int) -> Tuple[int, int]:
         """Rows from `row` swept (the GIL released): (rows made, the status)."""
-        walk = interp.walk()
-        walk.enter()
-        walk.request(self._walk_request, self.ctx._profile_filter(), interp.end)
-        sts = lib.pcp_interp_sweep_rows(interp.c, walk.c, self.grid, row, nrows, self._done)
-        walk.leave()
-        made = self._done[0]
-        self.fetched[row:row + made] = True
-        self.stats["steps"] += made
+        made, sts = self._walk_rows(interp, lib.pcp_interp_sweep_rows, row, nrows)
         self.stats["swept_steps"] += made
-        if sts == PCP_INTERP_SWEEP_ASIDE:
-            sts = PM_ERR_LOGREC
-        return made, sts
+        return made, PM_ERR_LOGREC if sts == PCP_INTERP_SWEEP_ASIDE else sts
 
     def _steps_in_c(self, interp: Interpolator, row: int, nrows: int) -> Tuple[int, int]:
         """As many steps as csrc/interp_steps.c makes in one call from `row` (the GIL
         released): (steps made, its status; PCP_INTERP_STEP_ASIDE when the context has no
         C walk)."""
-        walk = interp.walk()
-        if walk is None:
+        if interp.walk() is None:
             return 0, PCP_INTERP_STEP_ASIDE
+        return self._walk_rows(interp, lib.pcp_interp_grid_steps, row, nrows)
+
+    def _walk_rows(self, interp: Interpolator, rows_fn, row: int, nrows: int
+                   ) -> Tuple[int, int]:
+        """One C call making rows from `row` over the context's walk (the sweep's or the
+        steps'): (rows made, its status)."""
+        walk = interp.walk()
         if self._walk_request is None:
             self._walk_request = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in self.pmids])
         walk.enter()
         walk.request(self._walk_request, self.ctx._profile_filter(), interp.end)
-        sts = lib.pcp_interp_grid_steps(interp.c, walk.c, self.grid, row, nrows, self._done)
+        sts = rows_fn(interp.c, walk.c, self.grid, row, nrows, self._done)
         walk.leave()
         made = self._done[0]
         self.fetched[row:row + made] = True

@@ -3,8 +3,6 @@ libpcp-port steps of the drop-in INTERP pmFetch (and the official binding on arc
 written byte by byte): it must engage on ordinary archives and give exactly their values,
 and leave to the steps the archives where libpcp's moves are not one forward pass
 (records out of time order or at the same time, a <mark> at a grid time)."""
-import os
-
 import numpy as np
 import pytest
 
@@ -12,8 +10,7 @@ import cpmapi as c_api
 from pcp import bulk
 from pcp._bulk import grid
 from support import archive_bytes as ab
-from support import archives
-from test_grid_diff import compare, dropin_rows, our_rows, reference_rows
+from test_grid_diff import compare, corpus, dropin_rows, our_rows, reference_rows
 
 pytestmark = [pytest.mark.pmcd]
 
@@ -24,15 +21,6 @@ COUNTER, INSTANT, DOUBLE, STRING = ((29 << 22) | k for k in (1, 2, 3, 4))
 INDOM = (29 << 22) | 7
 NAMES = [b"sample.syn.counter", b"sample.syn.instant", b"sample.syn.once",
          b"sample.syn.label"]
-
-
-def corpus(variant):
-    try:
-        return archives.get_corpus()[variant]
-    except archives.CorpusError as err:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(err))
 
 
 def read(spec, names, step, swept=True, **kw):
