@@ -1923,7 +1923,7 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
             if (sts < 0)
                 return sts;
             if (ahead) {
-                if (was && !waiting(ip, icp))
+                if (was && !waiting(ip, icp) && !icp->gone)
                     ip->sw.npending--;
                 continue;
             }
@@ -1931,13 +1931,13 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
             icp->prior.s = S_MARK;
             icp->prior.has = 0;
         }
-        if (!ahead) {
-            int32_t k = 0;
-            while (k < ip->sw.nrows && ip->sw.t[k] < t_this)
-                k++;
-            if (k < ip->sw.nrows)
-                ip->sw.mark[k] = 1;
-        }
+        if (ahead)
+            return ip->sw.npending;
+        int32_t k = 0;
+        while (k < ip->sw.nrows && ip->sw.t[k] < t_this)
+            k++;
+        if (k < ip->sw.nrows)
+            ip->sw.mark[k] = 1;
         return 0;
     }
     int sts = 0;
@@ -1976,7 +1976,7 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
             if (settles && (sts = sweep_settle(ip, m, icp, &icp->next, t_this)) < 0)
                 return sts;
             if (ahead) {
-                ip->sw.npending--;
+                ip->sw.npending -= !icp->gone;
                 continue;
             }
             if (settles)
@@ -1993,7 +1993,7 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
             }
         }
     }
-    return 0;
+    return ahead ? ip->sw.npending : 0;
 }
 
 int32_t pcp_interp_sweep_waiting(pcp_interp *ip)

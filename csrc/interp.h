@@ -172,13 +172,14 @@ int pcp_interp_sweep_chunk(pcp_interp *ip, pcp_interp_grid *grid, int32_t base,
 /* One record at t_this folded into the chunk (rec NULL: a <mark>), as it lies in the
  * volume after pcp_archive_record_read checked it (`key` as for pcp_interp_fold_record).
  * `ahead`: a record after the chunk's last row, read ahead for the rows still waiting
- * (it moves no prior observation, and is read again for the next chunk). Returns 0 or
- * PM_ERR_LOGREC / -ENOMEM / PM_ERR_TOOBIG. */
+ * (it moves no prior observation, and is read again for the next chunk), after
+ * pcp_interp_sweep_waiting counted them. Returns 0 (ahead: how many instances still
+ * wait), or PM_ERR_LOGREC / -ENOMEM / PM_ERR_TOOBIG. */
 int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uint8_t *rec,
                           size_t len, int version, int ahead);
 
 /* How many instances still wait for an observation after the chunk's last row (those
- * known to get none excepted); the reading ahead counts them down. */
+ * known to get none excepted): the count the reading ahead then counts down. */
 int32_t pcp_interp_sweep_waiting(pcp_interp *ip);
 
 /* The chunk finished: rows still waiting settled with no next observation (their

@@ -514,10 +514,8 @@ static int sweep_ahead(pcp_interp *ip, pcp_interp_walk *w, const pcp_log_record 
     double t_this = t_first, last = t_first;
     for (;;) {
         int sts = sweep_fold(ip, w, t_this, &rec, 1);
-        if (sts < 0)
-            return sts;
-        if (pcp_interp_sweep_waiting(ip) == 0)
-            return 0;
+        if (sts <= 0)
+            return sts;                 /* none waits any more, or an error */
         sts = walk_read(w, 0, &rec);
         if (sts == PM_ERR_EOL)
             return 1;
