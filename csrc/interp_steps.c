@@ -434,14 +434,42 @@ int pcp_interp_grid_steps(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *g
 
 /* ---- forward grids in one pass ------------------------------------------------------ */
 
+/* The grid rows of a pre-check, met in time order. */
+typedef struct {
+    pcp_interp_walk at;         /* a copy whose origin advances along the rows */
+    int64_t k, nrows;
+    double t;
+    double last;                /* the time of what came before */
+} fits_rows;
+
+/* One more time met in the stream: 1 while the sweep may go on. */
+static int fits_next(fits_rows *r, double t_this, int is_mark)
+{
+    if (!(t_this > r->last))
+        return 0;
+    while (r->k < r->nrows && r->t < t_this) {
+        advance(&r->at);
+        r->k++;
+        r->t = seconds_since_label(&r->at, r->at.origin_sec, r->at.origin_nsec);
+    }
+    r->last = t_this;
+    /* a <mark> at a row's time: read or not, as it happens */
+    return !(is_mark && r->k < r->nrows && r->t == t_this);
+}
+
 int pcp_interp_sweep_fits(const pcp_interp_walk *w, int64_t nrows)
 {
-    pcp_interp_walk rows = *w;          /* its origin advances along the rows */
-    int64_t k = 0;
-    double t_row = seconds_since_label(&rows, rows.origin_sec, rows.origin_nsec);
-    double last = -INFINITY;
+    fits_rows rows;
+    rows.at = *w;
+    rows.k = 0;
+    rows.nrows = nrows;
+    rows.t = seconds_since_label(w, w->origin_sec, w->origin_nsec);
+    rows.last = -INFINITY;
     for (int32_t vol = 0; vol < w->nvols; vol++) {
         const pcp_interp_volume *v = &w->vols[vol];
+        if (v->mark_before &&
+            !fits_next(&rows, seconds_since_label(w, v->mark_sec, v->mark_nsec), 1))
+            return 0;
         uint64_t pos = v->data_start, newpos;
         for (;;) {
             int64_t sec, nsec;
@@ -450,19 +478,8 @@ int pcp_interp_sweep_fits(const pcp_interp_walk *w, int64_t nrows)
                                               &sec, &nsec, &numpmid);
             if (sts == PCP_LOG_END)
                 break;
-            if (sts < 0)
+            if (sts < 0 || !fits_next(&rows, seconds_since_label(w, sec, nsec), numpmid == 0))
                 return 0;
-            double t_this = seconds_since_label(w, sec, nsec);
-            if (!(t_this > last))
-                return 0;
-            while (k < nrows && t_row < t_this) {
-                advance(&rows);
-                k++;
-                t_row = seconds_since_label(&rows, rows.origin_sec, rows.origin_nsec);
-            }
-            if (k < nrows && t_row == t_this && numpmid == 0)
-                return 0;       /* a <mark> at a row's time: read or not, as it happens */
-            last = t_this;
             /* the pages read (and those mapped around them) handed back at once */
             release_pages(v, pos, newpos);
             pos = newpos;
@@ -493,38 +510,95 @@ static int32_t first_row_from(const double *t, int32_t n, double x)
     return lo;
 }
 
-static int sweep_fold(pcp_interp *ip, pcp_interp_walk *w, double t_this,
-                      const pcp_log_record *rec, int ahead)
+/* What a forward sweep meets next: a record, or the <mark> libpcp makes up before an
+ * archive's records when the stream crosses into the archive's first volume. */
+typedef struct {
+    pcp_log_record rec;         /* numpmid 0: a <mark> */
+    int32_t vol;                /* the volume the record lies in */
+    double t;
+    int32_t after_vol;          /* the stream position just after it */
+    uint64_t after_pos;
+} sweep_event;
+
+typedef struct {
+    int held;                   /* a read made, waiting behind the <mark>s it crossed */
+    int held_sts;
+    pcp_log_record held_rec;
+    int32_t held_vol;
+    uint64_t held_pos;
+    int32_t crossed;            /* the volumes up to this one have given their <mark> */
+} sweep_reader;
+
+static void sweep_reader_init(sweep_reader *r, const pcp_interp_walk *w)
 {
-    if (rec->numpmid == 0)
-        return pcp_interp_sweep_fold(ip, t_this, 0, NULL, 0, w->version, ahead);
-    const pcp_interp_volume *v = &w->vols[w->vol];
-    return pcp_interp_sweep_fold(ip, t_this, v->serial << 44 | rec->off, v->buf + rec->off,
-                                 rec->len, w->version, ahead);
+    r->held = 0;
+    r->crossed = w->vol;
 }
 
-/* Ahead of the chunk (the record in hand first) until no row waits: 1 at the end of the
- * archive, 0 when every row is settled, or an error. */
-static int sweep_ahead(pcp_interp *ip, pcp_interp_walk *w, const pcp_log_record *first,
-                       double t_first)
+/* The next event, or PM_ERR_EOL / PM_ERR_LOGREC. */
+static int sweep_read(pcp_interp_walk *w, sweep_reader *r, sweep_event *ev)
+{
+    if (!r->held) {
+        r->crossed = w->vol;
+        r->held_sts = walk_read(w, 0, &r->held_rec);
+        r->held_vol = w->vol;
+        r->held_pos = w->pos;
+        r->held = 1;
+    }
+    while (r->crossed < r->held_vol) {
+        const pcp_interp_volume *v = &w->vols[++r->crossed];
+        if (!v->mark_before)
+            continue;
+        memset(&ev->rec, 0, sizeof ev->rec);
+        ev->rec.sec = v->mark_sec;
+        ev->rec.nsec = v->mark_nsec;
+        ev->vol = ev->after_vol = r->crossed;
+        ev->after_pos = v->data_start;
+        ev->t = seconds_since_label(w, v->mark_sec, v->mark_nsec);
+        return 0;
+    }
+    r->held = 0;
+    if (r->held_sts < 0)
+        return r->held_sts;
+    ev->rec = r->held_rec;
+    ev->vol = ev->after_vol = r->held_vol;
+    ev->after_pos = r->held_pos;
+    ev->t = seconds_since_label(w, ev->rec.sec, ev->rec.nsec);
+    return 0;
+}
+
+/* An event folded into the sweep. */
+static int sweep_fold(pcp_interp *ip, const pcp_interp_walk *w, const sweep_event *ev,
+                      int ahead)
+{
+    if (ev->rec.numpmid == 0)
+        return pcp_interp_sweep_fold(ip, ev->t, 0, NULL, 0, w->version, ahead);
+    const pcp_interp_volume *v = &w->vols[ev->vol];
+    return pcp_interp_sweep_fold(ip, ev->t, v->serial << 44 | ev->rec.off,
+                                 v->buf + ev->rec.off, ev->rec.len, w->version, ahead);
+}
+
+/* Ahead of the chunk (the event in hand first) until no row waits: 1 at the end of the
+ * archives, 0 when every row is settled, or an error. */
+static int sweep_ahead(pcp_interp *ip, pcp_interp_walk *w, sweep_reader *r,
+                       const sweep_event *first)
 {
     if (pcp_interp_sweep_waiting(ip) == 0)
         return 0;
-    pcp_log_record rec = *first;
-    double t_this = t_first, last = t_first;
+    sweep_event ev = *first;
+    double last = ev.t;
     for (;;) {
-        int sts = sweep_fold(ip, w, t_this, &rec, 1);
+        int sts = sweep_fold(ip, w, &ev, 1);
         if (sts <= 0)
             return sts;                 /* none waits any more, or an error */
-        sts = walk_read(w, 0, &rec);
+        sts = sweep_read(w, r, &ev);
         if (sts == PM_ERR_EOL)
             return 1;
         if (sts < 0)
             return sts;
-        t_this = seconds_since_label(w, rec.sec, rec.nsec);
-        if (!(t_this > last))
+        if (!(ev.t > last))
             return PCP_INTERP_SWEEP_ASIDE;
-        last = t_this;
+        last = ev.t;
     }
 }
 
@@ -556,11 +630,13 @@ int pcp_interp_sweep_rows(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *g
     }
     int sts = pcp_interp_sweep_chunk(ip, grid, row, n, t);
     restore_position(w);
+    sweep_reader reader;
+    sweep_reader_init(&reader, w);
     double last = w->sweep_last_t;
     int eof = 0;
     while (sts >= 0) {
-        pcp_log_record rec;
-        sts = walk_read(w, 0, &rec);
+        sweep_event ev;
+        sts = sweep_read(w, &reader, &ev);
         if (sts == PM_ERR_EOL) {
             sts = 0;
             eof = 1;
@@ -568,24 +644,25 @@ int pcp_interp_sweep_rows(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *g
         }
         if (sts < 0)
             break;
-        double t_this = seconds_since_label(w, rec.sec, rec.nsec);
-        if (!(t_this > last)) {
+        if (!(ev.t > last)) {
             sts = PCP_INTERP_SWEEP_ASIDE;
             break;
         }
-        if (t_this > t[n - 1]) {
-            sts = sweep_ahead(ip, w, &rec, t_this);
+        if (ev.t > t[n - 1]) {
+            sts = sweep_ahead(ip, w, &reader, &ev);
             eof = sts == 1;
             break;
         }
-        int32_t k = first_row_from(t, n, t_this);
-        if (t[k] == t_this && rec.numpmid == 0) {
+        int32_t k = first_row_from(t, n, ev.t);
+        if (t[k] == ev.t && ev.rec.numpmid == 0) {
             sts = PCP_INTERP_SWEEP_ASIDE;
             break;
         }
-        sts = sweep_fold(ip, w, t_this, &rec, 0);
-        remember_position(w);
-        w->sweep_last_t = last = t_this;
+        sts = sweep_fold(ip, w, &ev, 0);
+        /* the position to read on from in the next chunk: just after this */
+        w->saved_vol = ev.after_vol;
+        w->saved_pos = ev.after_pos;
+        w->sweep_last_t = last = ev.t;
     }
     free(t);
     if (sts < 0 || sts == PCP_INTERP_SWEEP_ASIDE)

@@ -25,6 +25,10 @@ typedef struct {
     int32_t mapped;             /* a read-only file mapping: pages behind the reader may be
                                    handed back to the kernel (madvise) */
     uint64_t kept_lo, kept_hi;  /* pages outside [kept_lo, kept_hi) are released */
+    int32_t mark_before;        /* a sweep over several archives: this volume is the
+                                   first of an archive after the first, and libpcp reads
+                                   a made-up <mark> at mark_sec/nsec before its records */
+    int64_t mark_sec, mark_nsec;
 } pcp_interp_volume;
 
 typedef struct pcp_interp_reads pcp_interp_reads;
@@ -92,8 +96,9 @@ int pcp_interp_grid_steps(pcp_interp *ip, pcp_interp_walk *w, pcp_interp_grid *g
                                        grid goes on with the steps */
 
 /* Whether a forward grid from the walk's origin (nrows rows at most) may be swept: the
- * records' times (their framing only read) each after the one before, no <mark> at a
- * row's time. 1 or 0 (also for a record whose framing is bad: the steps then meet it). */
+ * records' times (their framing only read) and those of the <mark>s made up between
+ * archives each after the one before, no <mark> at a row's time. 1 or 0 (also for a
+ * record whose framing is bad: the steps then meet it). */
 int pcp_interp_sweep_fits(const pcp_interp_walk *w, int64_t nrows);
 
 /* Position a sweep (pcp_interp_sweep_begin, then this) at the first record. */

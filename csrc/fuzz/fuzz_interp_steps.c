@@ -10,7 +10,8 @@
  * count - 1 (up to 4); their pmids are those of the first record the reader accepts
  * (or made up), each with the instances of that record's set, types and semantics from
  * bytes 4-11. Bytes 12-15: the grid (start, delta, rows, end). The same grid is also
- * swept in one pass (pcp_interp_sweep_rows, 1-4 rows per call). Every position the walk
+ * swept in one pass (pcp_interp_sweep_rows, 1-4 rows per call); with bit 5 of byte 0 the
+ * volumes after the first start archives of their own (a made-up <mark> before each). Every position the walk
  * leaves must lie in its volume, every step counted at most once, every matrix write in
  * bounds (exact-size allocations: ASan). */
 #include <errno.h>
@@ -267,6 +268,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 &first) == 0) {
         w.label_sec = first.sec;
         w.label_nsec = first.nsec;
+    }
+    /* bit 5: the volumes after the first start archives of their own (the sweep's made-up
+     * <mark>s between archives), at times from the grid bytes */
+    for (int v = 1; v < nvols && (flags & 0x20); v++) {
+        vols[v].mark_before = 1;
+        vols[v].mark_sec = w.label_sec + (g2 >> (2 * v)) % 8;
+        vols[v].mark_nsec = (int64_t)(g3 % 4) * 250000000;
     }
     w.origin_sec = w.label_sec + (g0 % 8) - 1;
     w.origin_nsec = (int64_t)(g1 % 4) * 250000000;

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 
 from pcp._archive.files import MappedFile
-from pcp._archive.reader import Record
+from pcp._archive.reader import Record, tsub
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ERR_TOOBIG, PM_ID_NULL,
                                  PM_INDOM_NULL, PM_MODE_BACK, PM_MODE_FORW)
 from pcp._core.cint import wrap_int32
@@ -81,16 +81,32 @@ class Walk:
     pcp_interp_walk over every volume, which all open): the context's position is
     copied in before a C walk and back after it."""
 
-    def __init__(self, ctx, files: Dict[object, int]) -> None:
-        arch = ctx.arch
+    def __init__(self, ctx, files: Dict[object, int], archives: Optional[list] = None
+                 ) -> None:
+        """Over the volumes of `archives` (default: the context's current one), in
+        order; the first volume of each archive after the first carries the <mark>
+        libpcp makes up before it (at the end of the archive before, plus 1 ms)."""
+        archives = [ctx.arch] if archives is None else archives
+        arch = archives[0]
         self.ctx = ctx
         self.minvol = arch.minvol
         self.mapped = []
-        for vol in range(arch.minvol, arch.maxvol + 1):
-            sts, mapped, start = arch.open_volume(vol)
-            if sts < 0 or mapped is None:
-                raise LookupError(vol)
-            self.mapped.append((mapped, start))
+        marks: Dict[int, Tuple[int, int]] = {}
+        for index, a in enumerate(archives):
+            if a.version != arch.version or a.label_len() != arch.label_len():
+                raise LookupError(a)
+            if index:
+                sec, nsec = archives[index - 1].end()
+                nsec += 1000000
+                if nsec > 1000000000:
+                    nsec -= 1000000000
+                    sec += 1
+                marks[len(self.mapped)] = (sec, nsec)
+            for vol in range(a.minvol, a.maxvol + 1):
+                sts, mapped, start = a.open_volume(vol)
+                if sts < 0 or mapped is None:
+                    raise LookupError(vol)
+                self.mapped.append((mapped, start))
         reads = lib.pcp_interp_reads_new()
         if reads == ffi.NULL:
             raise MemoryError("pcp_interp_reads_new")
@@ -106,6 +122,10 @@ class Walk:
                 serial = files[mapped] = len(files) + 1
             v.serial = serial
             v.mapped = 1 if mapped._mmap is not None else 0
+            v.kept_lo, v.kept_hi = 0, mapped.size
+            if k in marks:
+                v.mark_before = 1
+                v.mark_sec, v.mark_nsec = marks[k]
         w = self.c = ffi.new("pcp_interp_walk *")
         w.vols = self.vols
         w.nvols = len(self.mapped)
@@ -152,6 +172,24 @@ class Walk:
         w.t_end = t_end
 
 
+class SweepWalk(Walk):
+    """The walk of a grid swept in one pass (pcp_interp_sweep_rows) over every archive of
+    the context: its stream and remembered position stay in the C walk from call to
+    call (the context's own stream is not the sweep's); only the time goes in and out."""
+
+    def __init__(self, ctx, files: Dict[object, int]) -> None:
+        super().__init__(ctx, files, list(ctx.archives))
+
+    def enter(self) -> None:
+        ctx, w = self.ctx, self.c
+        w.direction = ctx.direction
+        w.origin_sec, w.origin_nsec = ctx.origin
+        w.delta_sec, w.delta_nsec = ctx.delta
+
+    def leave(self) -> None:
+        self.ctx.origin = (self.c.origin_sec, self.c.origin_nsec)
+
+
 class Interpolator:
     """The interpolation state of one archive context (libpcp's ac_pmid_hc and friends):
     the record reading here, the per-instance bounds in a C pcp_interp."""
@@ -195,6 +233,22 @@ class Interpolator:
         if walk is None or self.ctx.mark_done or self.ctx.cur != 0:
             return None
         return walk
+
+    def sweep_walk(self) -> Optional[SweepWalk]:
+        """A walk over every archive of the context for a grid swept in one pass, or None
+        where it cannot be: $PCP_IGNORE_MARK_RECORDS, a volume that does not open,
+        archives of different versions, or archives that overlap (libpcp's
+        PM_ERR_LOGOVERLAP)."""
+        ctx = self.ctx
+        if self._ignore_gap is not None:
+            return None
+        try:
+            for before, after in zip(ctx.archives, ctx.archives[1:]):
+                if tsub(before.end(), after.label.stamp) > 0:
+                    return None
+            return SweepWalk(ctx, self._files)
+        except (LookupError, pmErr):
+            return None
 
     # ---- reading ---------------------------------------------------------------------
 

@@ -226,6 +226,7 @@ class GridScan:
         self._walk_request = None          # the pmids as the C walk takes them
         self._done = ffi.new("int32_t *")
         self._sweep: Optional[bool] = None  # swept in one pass (decided at the first row)
+        self._sweep_walk = None
 
     def _chunk_rows(self) -> int:
         if self.r.chunk_rows:
@@ -352,13 +353,17 @@ class GridScan:
         per step, with the same values): decided before the first row, for one archive
         read in C whose records come in strictly increasing time, none at a grid time
         (the cases where libpcp's moves leave each instance between its latest
-        observation at or before the row's time and its first after it)."""
+        observation at or before the row's time and its first after it); several
+        archives too, with the <mark> libpcp makes up between them, when they do not
+        overlap."""
         if self._sweep is not None:
             return self._sweep
         self._sweep = False
         ctx = self.ctx
-        walk = interp.walk()
-        if walk is None or self.stats["steps"] or len(set(self.pmids)) != len(self.pmids):
+        if self.stats["steps"] or len(set(self.pmids)) != len(self.pmids):
+            return False
+        walk = self._sweep_walk = interp.sweep_walk()
+        if walk is None:
             return False
         try:
             interp.end = interp._t(ctx.archive_end())
@@ -383,7 +388,8 @@ class GridScan:
 
     def _sweep_in_c(self, interp: Interpolator, row: int, nrows: int) -> Tuple[int, int]:
         """Rows from `row` swept (the GIL released): (rows made, the status)."""
-        made, sts = self._walk_rows(interp, lib.pcp_interp_sweep_rows, row, nrows)
+        made, sts = self._walk_rows(interp, self._sweep_walk, lib.pcp_interp_sweep_rows,
+                                    row, nrows)
         self.stats["swept_steps"] += made
         return made, PM_ERR_LOGREC if sts == PCP_INTERP_SWEEP_ASIDE else sts
 
@@ -391,15 +397,15 @@ class GridScan:
         """As many steps as csrc/interp_steps.c makes in one call from `row` (the GIL
         released): (steps made, its status; PCP_INTERP_STEP_ASIDE when the context has no
         C walk)."""
-        if interp.walk() is None:
-            return 0, PCP_INTERP_STEP_ASIDE
-        return self._walk_rows(interp, lib.pcp_interp_grid_steps, row, nrows)
-
-    def _walk_rows(self, interp: Interpolator, rows_fn, row: int, nrows: int
-                   ) -> Tuple[int, int]:
-        """One C call making rows from `row` over the context's walk (the sweep's or the
-        steps'): (rows made, its status)."""
         walk = interp.walk()
+        if walk is None:
+            return 0, PCP_INTERP_STEP_ASIDE
+        return self._walk_rows(interp, walk, lib.pcp_interp_grid_steps, row, nrows)
+
+    def _walk_rows(self, interp: Interpolator, walk, rows_fn, row: int, nrows: int
+                   ) -> Tuple[int, int]:
+        """One C call making rows from `row` over a walk (the sweep's or the steps'):
+        (rows made, its status)."""
         if self._walk_request is None:
             self._walk_request = ffi.new("uint32_t[]", [p & 0xFFFFFFFF for p in self.pmids])
         walk.enter()
