@@ -9,7 +9,10 @@
  * volumes all open it hands the stream to this file. Reads are libpcp's reads (framing,
  * checks, errors, positions); a record read and checked once is remembered (where it
  * lies and where the stream goes after it, both ways) so a scan checks each record
- * once; memory is bounded (PCP_INTERP_READS_MAX remembered reads). */
+ * once; memory is bounded (PCP_INTERP_READS_MAX remembered reads).
+ *
+ * A regular forward grid may instead be swept in one pass (pcp_interp_sweep_*), over
+ * one archive's volumes or every archive's in turn. */
 #ifndef PCP_INTERP_STEPS_H
 #define PCP_INTERP_STEPS_H
 

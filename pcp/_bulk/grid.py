@@ -5,14 +5,14 @@ PM_MODE_INTERP gives at that time for that (metric, instance), absent where it g
 Two engines give those values, both in C with the GIL released, a chunk's rows per call:
 
 * the sweep (csrc/interp_steps.c pcp_interp_sweep_rows over csrc/interp.c's
-  pcp_interp_sweep_*): one forward read of an archive, each record read and checked
+  pcp_interp_sweep_*): one forward read of the archives, each record read and checked
   once, every instance's rows settled by its next observation with the fetch's own rules
-  and arithmetic. It grids one archive read in C whose records come in strictly
-  increasing time with no <mark> at a grid time: there libpcp's moves leave every
-  instance between its latest observation at or before the row's time and its first at
-  or after it, which is what the sweep keeps (a pre-check of the record times decides,
-  before the first row);
-* the steps (pcp_interp_grid_steps, and pcp._archive.interp for several archives or
+  and arithmetic. It grids archives whose records (and the <mark>s libpcp makes up
+  between archives) come in strictly increasing time with no <mark> at a grid time:
+  there libpcp's moves leave every instance between its latest observation at or before
+  the row's time and its first at or after it, which is what the sweep keeps (a
+  pre-check of the record times decides, before the first row);
+* the steps (pcp_interp_grid_steps for one archive, pcp._archive.interp for several or
   $PCP_IGNORE_MARK_RECORDS): libpcp's own moves per step (roll, backward and forward
   searches) over the drop-in's interpolation state, then pcp_interp_grid_row.
 
