@@ -321,7 +321,9 @@ class GridScan:
                 if sts != PCP_INTERP_STEP_ASIDE:
                     # the pre-check passed: a record changed or went bad since
                     raise pmErr(sts if sts < 0 else PM_ERR_LOGREC)
-                ended = self._step(ctx, row)        # before the start or past the end
+                # before the start or past the end the sweep found (an archive that grows
+                # meanwhile is not looked at again: the sweep owns the state)
+                ended = self._eol_step(ctx)
                 row += 1
                 continue
             if ctx.serial and pmids:
@@ -417,6 +419,14 @@ class GridScan:
         self.stats["steps"] += made
         return made, sts
 
+    def _eol_step(self, ctx: ArchiveContext) -> bool:
+        """A step whose fetch is PM_ERR_EOL: no values, the time advanced. Returns whether
+        it was past the end (not before the start): every later step is past it too."""
+        self.stats["eol_steps"] += 1
+        ended = ctx.origin >= ctx.archives[0].label.stamp
+        ctx.interp.advance()
+        return ended
+
     def _step(self, ctx: ArchiveContext, row: int) -> bool:
         """One grid step in Python (the first, and those the C walk leaves aside).
         Returns whether the grid has gone past the end of the archives (every later
@@ -428,11 +438,7 @@ class GridScan:
         except pmErr as err:
             if err.code != PM_ERR_EOL:
                 raise
-            self.stats["eol_steps"] += 1
-            # past the end (not before the start): every later step is past it too
-            ended = ctx.origin >= ctx.archives[0].label.stamp
-            interp.advance()
-            return ended
+            return self._eol_step(ctx)
         sts = row_fn(interp.c, t_req, self.grid, row, 0)
         while sts == PCP_INTERP_NEED_ROOM:
             self._grow_staged()
