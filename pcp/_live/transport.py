@@ -77,7 +77,7 @@ def connect_timeout() -> float:
 
 def request_timeout() -> float:
     """PMCD_REQUEST_TIMEOUT seconds (default 10); 0 waits forever; inf or nan make every
-    request fail with PM_ERR_IPC, as in libpcp."""
+    request fail with PM_ERR_IPC, as in libpcp (connect() waits whole seconds of it)."""
     return _env_seconds("PMCD_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT)
 
 
@@ -686,6 +686,10 @@ def connect(spec: Union[str, HostSpec], ctx_flags: int = 0, ctimeout: Optional[f
         ctimeout = connect_timeout()
     if rtimeout is None:
         rtimeout = request_timeout()
+        if math.isfinite(rtimeout):
+            # libpcp 6.0.3 waits for a reply in whole seconds of it: 1.9 waits 1 s, and
+            # under a second (like 0) no bound at all
+            rtimeout = float(int(rtimeout))
     if not math.isfinite(ctimeout):
         raise pmErr(-errno.EINVAL)      # libpcp's select refuses such a wait
     if int(ctimeout * 1000000) == 0:

@@ -941,3 +941,38 @@ def test_reference_real_pmcd_restart_then_reconnect():
             p.kill()
             p.wait()
         _ensure_pmcd()
+
+
+
+_SLOW_FETCH = r'''
+import json, time
+from pcp import pmapi
+import cpmapi as c
+ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, %r)
+pmids = ctx.pmLookupName("fake.alpha")
+t0 = time.monotonic()
+try:
+    r = ctx.pmFetch(pmids).contents.get_numval(0)
+except pmapi.pmErr as e:
+    r = e.args[0]
+print(json.dumps([r, round(time.monotonic() - t0)]))
+'''
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("timeout,delay,expect", [
+    ("0.5", 0.8, [1, 1]),                   # under a second: no bound at all
+    ("1.9", 1.5, [PM_ERR_TIMEOUT, 1]),      # whole seconds: 1 s
+])
+def test_request_timeout_in_whole_seconds_as_libpcp(reference_binding, timeout, delay, expect):
+    """libpcp 6.0.3 waits PMCD_REQUEST_TIMEOUT in whole seconds for a reply: a slow
+    pmcd outlasts 1.9 after 1 s, and 0.5 does not bound the wait at all."""
+    from support.difftest import run_program
+
+    def slow(req):
+        F.pause(delay)(req)
+        return F.healthy(req)
+    for ours in (True, False):
+        with F.FakePmcd(scripts=[{F.FETCH_ANY: [slow]}]) as srv:
+            got = run_program(_SLOW_FETCH % srv.spec, ours, {"PMCD_REQUEST_TIMEOUT": timeout})
+        assert got == expect, ("ours" if ours else "reference", got)
