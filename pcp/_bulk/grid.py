@@ -50,8 +50,8 @@ from pcp._bulk.arrays import ArchiveColumns, Blobs, MetricArray
 from pcp._bulk.derived_columns import DerivedChunks
 from pcp._bulk.selection import TimeLike, Selected, decode_name, stamp_ns, window_ns
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
-from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_INDOM_NULL, PM_MODE_INTERP, PM_TYPE_32,
-                                 PM_TYPE_STRING, PM_TYPE_U32)
+from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_INDOM_NULL, PM_MODE_INTERP,
+                                 PM_TYPE_32, PM_TYPE_STRING, PM_TYPE_U32)
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, interval_timespec
 from pcp._core.native import ffi, lib
@@ -351,13 +351,12 @@ class GridScan:
 
     def _sweeps(self, interp: Interpolator) -> bool:
         """Whether this grid is swept in one pass (csrc/interp_steps.c's
-        pcp_interp_sweep_rows: one forward read of the archive instead of libpcp's moves
-        per step, with the same values): decided before the first row, for one archive
-        read in C whose records come in strictly increasing time, none at a grid time
-        (the cases where libpcp's moves leave each instance between its latest
-        observation at or before the row's time and its first after it); several
-        archives too, with the <mark> libpcp makes up between them, when they do not
-        overlap."""
+        pcp_interp_sweep_rows: one forward read of the archives instead of libpcp's
+        moves per step, with the same values), decided before the first row: archives
+        that do not overlap, whose records and the <mark>s libpcp makes up between them
+        come in strictly increasing time, no <mark> at a grid time (there libpcp's moves
+        leave each instance between its latest observation at or before the row's time
+        and its first at or after it), no repeated pmid."""
         if self._sweep is not None:
             return self._sweep
         self._sweep = False

@@ -50,7 +50,8 @@ def same_cells(a, b):
             want = [y.values[r, k] for r, k in zip(*np.nonzero(y.present))]
             assert got == want, name
         else:
-            assert (x.values[x.present].view(np.uint8) == y.values[y.present].view(np.uint8)).all(), name
+            got, want = x.values[x.present], y.values[y.present]
+            assert (got.view(np.uint8) == want.view(np.uint8)).all(), name
 
 
 @pytest.mark.parametrize("variant", ["v2", "v3", "v3native", "marks", "marks3", "mv", "xz_all",
