@@ -1708,8 +1708,9 @@ int pcp_interp_grid_row(pcp_interp *ip, double t_req, pcp_interp_grid *grid, int
 
 /* ---- forward grids in one pass ---------------------------------------------------- */
 
-/* A regular forward grid over one archive whose records come in strictly increasing
- * time, no <mark> at a grid time: there libpcp's moves (a roll to the request time, a
+/* A regular forward grid over a context's archives whose records (and the <mark>s
+ * libpcp makes up between archives) come in strictly increasing time, no <mark> at a
+ * grid time: there libpcp's moves (a roll to the request time, a
  * forward search from the position after the last record at or before it) leave every
  * instance bounded by its latest observation at or before the row's time and its first
  * at or after it, each a value or a <mark>, which the records give in one forward pass. A
@@ -1946,7 +1947,6 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
         return sts;
     if (res->numpmid < 0 || res->nvalues < 0)
         return PM_ERR_LOGREC;
-    int64_t end = ip->sw.row0 + ip->sw.nrows;
     for (int32_t s = 0; s < res->numpmid; s++) {
         metric_t *m;
         int32_t base, numval;
@@ -1965,7 +1965,7 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
             if (ci < 0)
                 continue;
             icp_t *icp = &ip->icps[ci];
-            int settles = icp->pend < end && ip->sw.t[icp->pend - ip->sw.row0] < t_this;
+            int settles = waiting(ip, icp) && ip->sw.t[icp->pend - ip->sw.row0] < t_this;
             if (ahead && !settles)
                 continue;
             bound *into = settles ? &icp->next : &icp->prior;
@@ -1984,7 +1984,7 @@ int pcp_interp_sweep_fold(pcp_interp *ip, double t_this, uint64_t key, const uin
             /* a row at t_this: this observation on both sides (libpcp reads the record
              * there whenever that differs from its earlier bounds: an unbounded prior
              * rolls, a <mark> before a next at t_req is searched again) */
-            if (icp->pend < end && ip->sw.t[icp->pend - ip->sw.row0] == t_this) {
+            if (waiting(ip, icp) && ip->sw.t[icp->pend - ip->sw.row0] == t_this) {
                 sts = sweep_store(ip, m, icp, &icp->prior, &icp->prior,
                                   (int32_t)(icp->pend - ip->sw.row0));
                 if (sts < 0)
