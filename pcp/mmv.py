@@ -160,8 +160,10 @@ class LP_pmAtomValue:
         else:
             view = file.views[fmt]
             self._view = view
-            # a float's add is a single-precision addition: the slow path rounds it so
-            self._addview = None if fmt == "f" else view
+            # a float's add is a single-precision addition, and a 32-bit signed add
+            # first casts the number to 32 bits (-2**31 - 1 is INT_MIN, not 1 less):
+            # the slow path does both as libpcp_mmv does
+            self._addview = None if fmt in ("f", "i") else view
             self._slot = slot.offset // view.itemsize
 
     def __bool__(self) -> bool:
