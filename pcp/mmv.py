@@ -42,8 +42,12 @@ from pcp._core.units import pmUnits
 from pcp._mmv import layout as _layout
 from pcp._mmv import values as _values
 from pcp._mmv.region import VIEW_FORMATS, MappedFile
+from pcp._mmv.registry import (  # noqa: F401  (the Pythonic layer, re-exported)
+    Counter, CounterValue, Gauge, GaugeValue, Registry, Text, TextValue, Timer, TimerValue,
+)
 
-__all__ = ["mmv_instance", "mmv_indom", "mmv_metric", "MemoryMappedValues"]
+__all__ = ["mmv_instance", "mmv_indom", "mmv_metric", "MemoryMappedValues",
+           "Registry", "Counter", "Gauge", "Timer", "Text"]
 
 Name = Union[str, bytes, None]
 

@@ -145,6 +145,13 @@ def _fixed(text: bytes, size: int) -> bytes:
     return text.split(b"\0", 1)[0][:size - 1]
 
 
+def stored_name(name: bytes, version: int) -> bytes:
+    """A metric or instance name as the file keeps it (and a lookup compares it)."""
+    if version in (MMV_VERSION2, MMV_VERSION3):
+        return _fixed(name, MMV_STRINGMAX)
+    return _fixed(name, MMV_NAMEMAX)
+
+
 def build(version: int, cluster: int, flags: int, pid: int, generation: int,
           metrics: Sequence[MetricDef], indoms: Sequence[IndomDef],
           labels: Sequence[LabelDef] = ()) -> Layout:
