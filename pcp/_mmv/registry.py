@@ -256,8 +256,8 @@ class TextValue(BoundValue):
 
 
 class Metric:
-    """A metric of a Registry; with instances, ``metric[name]`` is one instance's value,
-    and without, the metric's own update methods are its value's."""
+    """A metric of a Registry that has instances: ``metric[name]`` is one instance's
+    value. (A metric without instances is handed out as its one value object.)"""
 
     value_class = BoundValue
 
@@ -283,14 +283,10 @@ class Metric:
 
 
 class Counter(Metric):
-    """A counter (MMV_SEM_COUNTER); ``inc`` of a metric without instances is bound."""
+    """A counter (MMV_SEM_COUNTER) with instances."""
 
     value_class = CounterValue
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if None in self.values:
-            self.inc = self.values[None].inc
 
 
 class Gauge(Metric):
@@ -298,11 +294,6 @@ class Gauge(Metric):
 
     value_class = GaugeValue
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if None in self.values:
-            single = self.values[None]
-            self.set, self.inc, self.dec = single.set, single.inc, single.dec
 
 
 class Timer(Metric):
@@ -310,11 +301,6 @@ class Timer(Metric):
 
     value_class = TimerValue
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if None in self.values:
-            single = self.values[None]
-            self.inc, self.add, self.time = single.inc, single.add, single.time
 
 
 class Text(Metric):
@@ -322,10 +308,6 @@ class Text(Metric):
 
     value_class = TextValue
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if None in self.values:
-            self.set = self.values[None].set
 
 
 class Registry:
@@ -426,32 +408,37 @@ class Registry:
             self.add_metric_label(item, key, text, label_kind)
         metric = cls(self, name, item, kind, semantics, _units(units), serial, names)
         self._objects.append(metric)
-        return metric
+        # without instances the caller gets the value itself: one attribute fewer on
+        # every update
+        return metric if names else metric.values[None]
 
     def counter(self, name: str, help: str = "", *, units: Units = "count",
                 instances: Optional[Iterable[str]] = None, type: int = MMV_TYPE_U64,
-                labels: Optional[Dict[str, LabelValue]] = None) -> Counter:
-        """A counter (semantics counter, units "count" unless given)."""
+                labels: Optional[Dict[str, LabelValue]] = None) -> Any:
+        """A counter (semantics counter, units "count" unless given): a CounterValue,
+        or with ``instances`` a Counter whose ``[instance]`` are."""
         return self._make(Counter, name, type, MMV_SEM_COUNTER, units, help, instances,
                           labels)
 
     def gauge(self, name: str, help: str = "", *, units: Units = None,
               instances: Optional[Iterable[str]] = None, type: int = MMV_TYPE_DOUBLE,
-              labels: Optional[Dict[str, LabelValue]] = None) -> Gauge:
-        """An instantaneous value (a double unless ``type`` says otherwise)."""
+              labels: Optional[Dict[str, LabelValue]] = None) -> Any:
+        """An instantaneous value (a double unless ``type`` says otherwise): a
+        GaugeValue, or with ``instances`` a Gauge of them."""
         return self._make(Gauge, name, type, MMV_SEM_INSTANT, units, help, instances, labels)
 
     def timer(self, name: str, help: str = "", *,
               instances: Optional[Iterable[str]] = None,
-              labels: Optional[Dict[str, LabelValue]] = None) -> Timer:
-        """Time spent, in microseconds, as a 64-bit counter."""
+              labels: Optional[Dict[str, LabelValue]] = None) -> Any:
+        """Time spent, in microseconds, as a 64-bit counter: a TimerValue (``with
+        timer.time(): ...``), or with ``instances`` a Timer of them."""
         return self._make(Timer, name, MMV_TYPE_U64, MMV_SEM_COUNTER,
                           pmUnits(0, 1, 0, 0, PM_TIME_USEC, 0), help, instances, labels)
 
     def text(self, name: str, help: str = "", *,
              instances: Optional[Iterable[str]] = None,
-             labels: Optional[Dict[str, LabelValue]] = None) -> Text:
-        """A string value."""
+             labels: Optional[Dict[str, LabelValue]] = None) -> Any:
+        """A string value: a TextValue, or with ``instances`` a Text of them."""
         return self._make(Text, name, MMV_TYPE_STRING, MMV_SEM_DISCRETE, None, help,
                           instances, labels)
 

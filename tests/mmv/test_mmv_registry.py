@@ -209,21 +209,21 @@ def test_metric_objects(tmp_path):
         with latency.time():
             sum(range(1000))
         latency.add(0.25)
-        assert requests.values[None].value == 42
+        assert requests.value == 42
         assert errors["server"].value == 2 and errors["client"].value == 0
-        assert depth.values[None].value == 4.5
-        assert small.values[None].value == -2 ** 31
-        assert state.values[None].value == "serving"
-        assert wide.values[None].value == 5
-        assert 250000 <= latency.values[None].value < 10 ** 7
+        assert depth.value == 4.5
+        assert small.value == -2 ** 31
+        assert state.value == "serving"
+        assert wide.value == 5
+        assert 250000 <= latency.value < 10 ** 7
         data = open(path, "rb").read()
         assert data[:4] == b"MMV\0" and data[4] == 3        # labels: version 3
         assert b"Every request, any outcome." in data and b"w" * 80 in data
         assert b'{"role":"main"}' in data and b'{"service":"web"}' in data
-    assert requests.values[None].value is None
+    assert requests.value is None
     requests.inc()                  # stopped: ignored
     reg.start()                     # a restart starts from zero
-    assert requests.values[None].value == 0
+    assert requests.value == 0
     reg.stop()
     bad = mmv.Registry(path)
     bad.counter("")
