@@ -19,7 +19,7 @@ import time
 import pytest
 
 from support import difftest
-from support.mmvdiff import EPILOGUE, PRELUDE
+from support.mmvdiff import EPILOGUE, PRELUDE, REGISTRY_ADAPTER
 
 PMCD = "/usr/lib/pcp/bin/pmcd"
 MMV_DSO = "/var/lib/pcp/pmdas/mmv/pmda_mmv.so"
@@ -95,13 +95,13 @@ def private_pmcd_possible(pmcd):
         pytest.skip(why)
 
 
-def _run_side(program: str, ours: bool) -> object:
+def _run_side(program: str, ours: bool, prelude: str = PRELUDE) -> object:
     root = tempfile.mkdtemp(prefix="pcp-mmv-pmcd-")
     try:
         server = PrivatePmcd(root)
         try:
             answer = difftest.run_program(
-                PRELUDE + program + EPILOGUE, ours=ours, timeout=120,
+                prelude + program + EPILOGUE, ours=ours, timeout=120,
                 env={"PCP_TMP_DIR": server.tmp, "MMV_TEST_PATH": os.path.join(root, "x"),
                      "MMV_TEST_NAME": "acme", "MMV_TEST_HOST": server.host,
                      "MMV_TEST_LOG": server.log})
@@ -120,8 +120,11 @@ NAME = os.environ["MMV_TEST_NAME"]
 HOST = os.environ["MMV_TEST_HOST"]
 CLUSTER = 321
 
+PMINFO_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # no sanitizer
+
 def pminfo(*args):
-    p = subprocess.run(["pminfo", "-h", HOST] + list(args), capture_output=True, text=True)
+    p = subprocess.run(["pminfo", "-h", HOST] + list(args), capture_output=True, text=True,
+                       env=PMINFO_ENV)
     return [p.returncode, p.stdout, p.stderr]
 
 def log_lines():
@@ -306,3 +309,49 @@ def test_the_pmda_serves_both_files_the_same(private_pmcd_possible):
     assert ref["updates"][0] == 0 and "value 42" in ref["updates"][1]
     assert "running" in ref["string"][1] and ref["too_many"][1][0] != 0
     assert ref["pmcd_died"] == 11 and ref["interval"][:2] == [True, True]
+
+
+REGISTRY_PROGRAM = PMDA_PRELUDE + r"""
+try:
+    CASE = os.environ["MMV_TEST_CASE"]
+    reg = REG(NAME, CLUSTER, 0)
+    reg.add_indom(5, "five", "the instance domain five")
+    reg.add_instance(5, 1, "one")
+    reg.add_instance(5, 2, "i" * 70)
+    reg.add_metric("m" * 100, 1, cmmv.MMV_TYPE_U64, cmmv.MMV_SEM_COUNTER,
+                   U(0, 0, 1, 0, 0, 0), 5, "a counter", "a counter with a long name")
+    reg.add_metric("text", 2, cmmv.MMV_TYPE_STRING, cmmv.MMV_SEM_DISCRETE, U(), 0, "text")
+    if CASE == "v3":
+        reg.add_registry_label("app", '"acme"', cmmv.MMV_STRING_TYPE, 0)
+        reg.add_indom_label(5, "kind", "42", cmmv.MMV_NUMBER_TYPE, 1)
+        reg.add_metric_label(1, "flag", "true", cmmv.MMV_BOOLEAN_TYPE, 0)
+        reg.add_instance_label(5, 2, "tags", '["a","b"]', cmmv.MMV_ARRAY_TYPE, 0)
+    reg.start()
+    RESULT["version"] = open(files(), "rb").read()[4]
+    RESULT["served"] = pminfo("-dfTtl", "mmv." + NAME)
+    RESULT["log"] = log_lines()
+finally:
+    try:
+        os.unlink(files())
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.parametrize("case", ["v2", "v3"])
+def test_the_pmda_serves_registry_files_the_same(private_pmcd_possible, case):
+    """Long names (version 2) and labels (version 3), as libpcp_mmv's registry writes
+    them and as pcp.mmv.Registry does: served the same, labels included."""
+    difftest.require_reference()
+    os.environ["MMV_TEST_CASE"] = case
+    try:
+        ref = _run_side(REGISTRY_PROGRAM, ours=False, prelude=PRELUDE + REGISTRY_ADAPTER)
+        assert not (isinstance(ref, dict) and "__crash__" in ref), ref
+        ours = _run_side(REGISTRY_PROGRAM, ours=True, prelude=PRELUDE + REGISTRY_ADAPTER)
+    finally:
+        del os.environ["MMV_TEST_CASE"]
+    difftest.assert_equal(ours, ref)
+    assert ref["version"] == (3 if case == "v3" else 2) and ref["served"][0] == 0
+    assert "m" * 100 in ref["served"][1]
+    if case == "v3":
+        assert '"flag":true' in ref["served"][1] and '"app":"acme"' in ref["served"][1]
