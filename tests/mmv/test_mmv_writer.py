@@ -112,7 +112,7 @@ RESULT["twice"] = values.started()
     difftest.assert_equal(ours, ref)
 
 
-@pytest.mark.parametrize("change", [
+CHANGES = [
     "indoms[0].serial = 0",
     "indoms[0].serial = 0xFFFFFFFF",
     "indoms[0].shorttext = b'x' * 256",
@@ -134,19 +134,30 @@ RESULT["twice"] = values.started()
     "metrics[0].indom = 0",
     "metrics[:] = []",
     "indoms[:] = []; metrics[:] = [m for m in metrics if m.indom in (0, 0xFFFFFFFF)]",
-])
-def test_accepted_and_refused_definitions(change):
-    ours, ref = run_both(ACME + change + r'''
-values = mmv.MemoryMappedValues(PATH)
-values.add_indoms(indoms)
-values.add_metrics(metrics)
-values.start()
-RESULT["started"] = values.started()
-RESULT["file"] = snap() if os.path.exists(PATH) else None
-RESULT["lookup"] = catch(values.lookup_mapping, "products.count", "Anvils")
-values.lookup_inc("products.count", "Anvils")
-''')
+]
+
+
+def test_accepted_and_refused_definitions():
+    """Each change to the ACME definitions, in one program per side (a refused one
+    makes no file and start() says nothing)."""
+    ours, ref = run_both(r'''
+ACME = %r
+for change in %r:
+    scope = {"mmv": mmv, "cmmv": cmmv, "pmapi": pmapi, "cpmapi": cpmapi}
+    exec(ACME + change, scope)
+    if os.path.exists(PATH):
+        os.unlink(PATH)
+    values = mmv.MemoryMappedValues(PATH)
+    values.add_indoms(scope["indoms"])
+    values.add_metrics(scope["metrics"])
+    values.start()
+    RESULT[change] = [values.started(), snap() if os.path.exists(PATH) else None,
+                      catch(values.lookup_mapping, "products.count", "Anvils")]
+    values.lookup_inc("products.count", "Anvils")
+    values.stop()
+''' % (ACME, CHANGES))
     difftest.assert_equal(ours, ref)
+    assert sum(1 for started, _, _ in ref.values() if started) == 12
 
 
 def test_constructors_and_over_long_names():
