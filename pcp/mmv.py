@@ -236,7 +236,8 @@ class MemoryMappedValues(object):
         self._indoms: List[Any] = []
         self._handle: Optional[MappedFile] = None
         self._mappings: Dict[bytes, List[Tuple[bool, Optional[bytes], LP_pmAtomValue]]] = {}
-        self._lookups: Dict[Tuple[Any, Any], LP_pmAtomValue] = {}
+        self._lookups: Dict[Any, Dict[Any, LP_pmAtomValue]] = {}
+        self._cached = 0
 
     # -- the file ---------------------------------------------------------------------
 
@@ -255,6 +256,7 @@ class MemoryMappedValues(object):
         """mmv_stats_init / mmv_stats_start: check, lay out, create; a refusal leaves the
         handle None and says nothing, as libpcp_mmv's NULL does."""
         self._lookups = {}
+        self._cached = 0
         self._mappings = {}
         version = _layout.check(metrics, indoms, long_names)
         if version < 0:
@@ -287,6 +289,7 @@ class MemoryMappedValues(object):
             self._handle.close()
         self._handle = None
         self._lookups = {}
+        self._cached = 0
         self._mappings = {}
 
     def restart(self) -> None:
@@ -344,18 +347,19 @@ class MemoryMappedValues(object):
         """The cached lookup of the lookup_* methods; arguments converted as the
         official binding converts them (its exceptions included)."""
         try:
-            return self._lookups[name, inst]
+            return self._lookups[name][inst]
         except (KeyError, TypeError):
             pass
-        key = (name, inst)
+        raw_name, raw_inst = name, inst
         if name is not None and not isinstance(name, bytes):
             name = name.encode('utf-8')
         if inst is not None and not isinstance(inst, bytes):
             inst = inst.encode('utf-8')
         found = self._find(name, inst)
-        if len(self._lookups) < _LOOKUP_CACHE_MAX:
+        if self._cached < _LOOKUP_CACHE_MAX:
             try:
-                self._lookups[key] = found
+                self._lookups.setdefault(raw_name, {})[raw_inst] = found
+                self._cached += 1
             except TypeError:
                 pass
         return found
@@ -488,7 +492,8 @@ class MemoryMappedValues(object):
     def lookup_inc(self, name: Name, inst: Name) -> None:
         """Lookup the named metric[instance] and add one to it."""
         try:
-            mapping = self._lookups[name, inst]
+            # two lookups by name, then instance: cheaper than hashing a (name, inst)
+            mapping = self._lookups[name][inst]
         except (KeyError, TypeError):
             mapping = self._lookup(name, inst)
         try:
