@@ -108,6 +108,14 @@ values.stop()
 RESULT["gone"] = os.path.exists(PATH)     # MMV_FLAG_PROCESS: stop() unlinks
 values.stop()
 RESULT["twice"] = values.started()
+values = mmv.MemoryMappedValues(PATH)
+values.add_metrics([metrics[2], metrics[3], metrics[5]])
+values.start()
+old = values.lookup_mapping("small", None)
+values.start()                      # started again without a stop: a new file
+values.inc(old)                     # the old mapping writes into the old (unlinked) one
+values.lookup_inc("small", None)
+RESULT["start_twice"] = [old.contents.l, snap()]
 ''')
     difftest.assert_equal(ours, ref)
 
