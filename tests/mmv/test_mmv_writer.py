@@ -204,6 +204,12 @@ NUMBERS = [0, 1, -1, 2.7, -2.7, 0.1, 1e-45, True, 2 ** 31 - 1, 2 ** 31, -2 ** 31
            2 ** 32 + 5, -2 ** 32 - 5, 2 ** 53 + 1, 2 ** 60 + 3, -2 ** 60 - 3, 2 ** 63,
            2 ** 63 + 4096, -2 ** 63, 2 ** 64, 2 ** 64 + 8192, 1e30, -1e30, 3.4e38, 1e39,
            float("nan"), float("inf"), float("-inf"), 16777217, -0.0]
+import random
+_rng = random.Random(27)
+for _ in range(60):     # seeded numbers of every magnitude, integers and fractions
+    scale = 2.0 ** _rng.randint(-30, 70)
+    number = _rng.uniform(-scale, scale)
+    NUMBERS.append(int(number) if _rng.random() < 0.5 else number)
 
 def word(name):
     mapping = values.lookup_mapping(name, None)
