@@ -259,6 +259,15 @@ try:
     values.stop()
     RESULT["process_stopped"] = [os.path.exists(files()), pminfo("-f", prefix)]
 
+    # MMV_FLAG_NOPREFIX: the names go straight under mmv.
+    values = mmv.MemoryMappedValues(NAME, flags=cmmv.MMV_FLAG_NOPREFIX, cluster=CLUSTER)
+    values.add_metrics([metric("acme_unprefixed.hits", 1, cmmv.MMV_TYPE_U64, 1, count)])
+    values.start()
+    values.lookup_add("acme_unprefixed.hits", None, 9)
+    RESULT["noprefix"] = [pminfo("-f", "mmv.acme_unprefixed"), pminfo("-f", prefix)[0]]
+    values.stop()
+    os.unlink(files())
+
     # files the PMDA refuses, or parts of them: too many metrics, bad names, items
     many = [mmv.mmv_metric(name="m%d" % i, item=i + 1, typeof=cmmv.MMV_TYPE_U32,
                            semantics=1, dimension=count) for i in range(1100)]
@@ -309,6 +318,7 @@ def test_the_pmda_serves_both_files_the_same(private_pmcd_possible):
     assert ref["updates"][0] == 0 and "value 42" in ref["updates"][1]
     assert "running" in ref["string"][1] and ref["too_many"][1][0] != 0
     assert ref["pmcd_died"] == 11 and ref["interval"][:2] == [True, True]
+    assert "value 9" in ref["noprefix"][0][1]
 
 
 REGISTRY_PROGRAM = PMDA_PRELUDE + r"""

@@ -139,5 +139,18 @@ def test_metric_objects(tmp_path):
         bad.start()
     with pytest.raises(ValueError):
         mmv.Registry(path).counter("x", labels={"1bad": 1})
+    # a mapping of the official API converts to a real ctypes pointer where one is wanted
+    import ctypes
+    from pcp.pmapi import pmAtomValue
+    values = mmv.MemoryMappedValues(path)
+    values.add_metrics([mmv.mmv_metric("hits", 1, 3, 1, None)])
+    values.start()
+    hits = values.lookup_mapping("hits", None)
+    values.set(hits, 77)
+    assert ctypes.cast(hits, ctypes.POINTER(pmAtomValue)).contents.ull == 77
+    assert not values.lookup_mapping("nothing", None)
+    values.stop()
+    with pytest.raises(ValueError):
+        hits.contents
     with pytest.raises(ValueError):         # no domain 6 (libpcp_mmv: EINVAL)
         mmv.Registry(path).add_instance(6, 1, "x")
