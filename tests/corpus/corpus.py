@@ -9,16 +9,15 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Optional, Sequence
 
+from support import difftest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 READER = os.path.join(HERE, "sweep_reader.py")
 TESTSUITE = os.environ.get("PCP_TESTSUITE_DIR", "/var/lib/pcp/testsuite")
-REF_PYTHON = os.environ.get("PCP_REF_PYTHON", "/usr/bin/python3")
-REF_DIST = "/usr/lib/python3/dist-packages"
 _META = re.compile(r"^(.*)\.meta(\.(xz|gz|bz2|lzma|zst))?$")
 # one reader process may take this long over its share before it is called hung
 SHARD_TIMEOUT = float(os.environ.get("PCP_SWEEP_TIMEOUT", "900"))
@@ -62,21 +61,6 @@ def _size(path: str) -> int:
     return total
 
 
-def _environment(reference: bool) -> Dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.pop("PYTHONPATH", None)
-    env.pop("VIRTUAL_ENV", None)
-    if reference:
-        # the official binding alone: no sanitizer runtime, no venv on the path
-        env.pop("LD_PRELOAD", None)
-        env["PYTHONPATH"] = REF_DIST
-        env["PYTHONNOUSERSITE"] = "1"
-    elif os.environ.get("PCP_TEST_ASAN_PRELOAD"):
-        env["LD_PRELOAD"] = os.environ["PCP_TEST_ASAN_PRELOAD"]
-    return env
-
-
 def _run_shard(python: str, reference: bool, paths: Sequence[str],
                out: Dict[str, dict]) -> None:
     """Read `paths` in one process into out[archive] = {"image": the JSON text, "close":
@@ -86,8 +70,8 @@ def _run_shard(python: str, reference: bool, paths: Sequence[str],
     todo = list(paths)
     while todo:
         p = subprocess.run([python, READER] + todo, capture_output=True, text=True,
-                           errors="replace", env=_environment(reference), cwd="/",
-                           timeout=SHARD_TIMEOUT)
+                           errors="replace", env=difftest._env(not reference),
+                           cwd=difftest._cwd(), timeout=SHARD_TIMEOUT)
         current = None
         for line in p.stdout.splitlines():
             if line.startswith("BEGIN "):
@@ -132,7 +116,7 @@ def sweep(paths: Sequence[str], our_python: Optional[str] = None, workers: int =
     """{"reference": {archive: entry}, "ours": {...}} (entries as _run_shard makes
     them): each archive read through the official binding and through this package,
     `workers` processes at a time (default: one per core), biggest archives first."""
-    our_python = our_python or sys.executable
+    our_python = our_python or difftest.OUR_PYTHON
     workers = workers or os.cpu_count() or 1
     ordered = sorted(paths, key=_size, reverse=True)
     nshards = max(len(ordered) // shard, 1)
@@ -142,7 +126,8 @@ def sweep(paths: Sequence[str], our_python: Optional[str] = None, workers: int =
 
     def task(side: str, share: Sequence[str]) -> None:
         got: Dict[str, dict] = {}
-        _run_shard(REF_PYTHON if side == "reference" else our_python, side == "reference",
+        _run_shard(difftest.REF_PYTHON if side == "reference" else our_python,
+                   side == "reference",
                    share, got)
         with lock:
             results[side].update(got)
