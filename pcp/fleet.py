@@ -402,10 +402,16 @@ class Fleet:
                                                       m.stage or "connect")
                         continue
                     request = m.request
+                    profile = None
                     if not hc.profile.sent:
-                        request = hc.profile.encode(hc.handle) + request
+                        profile = hc.profile.encode(hc.handle)
+                        if not hc.conn.secure:
+                            request, profile = profile + request, None
                         hc.profile.sent = True
                     try:
+                        if profile is not None:
+                            # TLS: one record per PDU, as pmcd reads one PDU per wakeup
+                            hc.conn.send(profile)
                         hc.conn.send(request)
                     except pmErr as e:
                         self._drop(m, e, "fetch")
