@@ -53,6 +53,7 @@ from pcp._decode.result import FlatResult
 from pcp._libpcp.anon import fix_client_side_sets, is_derived
 from pcp._live import transport as _transport
 from pcp._live.context import HostContext
+from pcp._live.hostspec import redact_hostspec
 
 __all__ = ["Fleet", "fetch_many", "HostResult", "FleetResult"]
 
@@ -67,7 +68,7 @@ class HostResult:
 
     def __init__(self, member: "_Member", error: Optional[pmErr] = None, stage: str = "",
                  flat: Optional[FlatResult] = None, latency: float = float("nan")) -> None:
-        self.host = member.spec
+        self.host = member.shown
         self.index = member.index
         self._member = member
         self.ok = error is None
@@ -190,6 +191,7 @@ class _Member:
     def __init__(self, index: int, spec: str, metrics: Sequence[str]) -> None:
         self.index = index
         self.spec = spec
+        self.shown = redact_hostspec(spec)      # what results and reprs show
         self.names = {m: k for k, m in enumerate(metrics)}
         self.hc: Optional[HostContext] = None
         self.error: Optional[pmErr] = None

@@ -1,6 +1,7 @@
 """Sockets to pmcd: the connection algorithm, the handshake, and PDU framing with timeouts."""
 from __future__ import annotations
 
+import dataclasses
 import errno
 import logging
 import math
@@ -18,7 +19,7 @@ from pcp._core.errors import pmErr
 from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, FEATURE_CREDS_REQD,
                             FEATURE_SECURE, FEATURE_SECURE_ACK, PDU_ERROR, PDU_HEADER_LEN,
                             PDU_MAX_LEN, PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER)
-from pcp._live.hostspec import HostSpec, parse_hostspec
+from pcp._live.hostspec import HostSpec, parse_hostspec, redact_hostspec
 
 __all__ = [
     "Connection", "connect", "connect_timeout", "request_timeout", "pmcd_ports",
@@ -708,6 +709,10 @@ def _establish(sock: socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool
     except BaseException:
         conn.close()
         raise
+    if "password" in spec.attributes:
+        # the connection keeps no password once it is authenticated
+        attrs = {k: v for k, v in spec.attributes.items() if k != "password"}
+        conn.spec = dataclasses.replace(spec, spec=redact_hostspec(spec.spec), attributes=attrs)
     if not finite:
         conn.request_timeout = rtimeout
     return conn
@@ -752,7 +757,8 @@ def connect(spec: Union[str, HostSpec], ctx_flags: int = 0, ctimeout: Optional[f
                                   hs.unix_path)
             except pmErr as e:
                 if hs.is_unix:
-                    raise
+                    # libpcp ends a failed unix: handshake as a failed connect: -ENOENT
+                    raise pmErr(-errno.ENOENT) from None
                 err = e
         # local: falls back to TCP on localhost with the default port list.
         log.debug("local socket %s failed (%s); trying localhost", hs.unix_path, err)

@@ -92,6 +92,9 @@ class SecureSetup:
         # notAfter == notBefore: expired one second after it was made
         _leaf("expired", "ca", "localhost", "0", d)
 
+    def socket_path(self, name: str) -> str:
+        return os.path.join(self.root, name, "pmcd.socket")
+
     def path(self, name: str) -> str:
         return os.path.join(self.pki, name)
 
@@ -117,10 +120,17 @@ class SecureSetup:
         return path
 
     def start(self, name: str, cert: Optional[str] = "server", args: tuple = (),
-              verify_clients: bool = False) -> int:
-        """Start a pmcd (TLS with cert's certificate unless cert is None); its port."""
+              verify_clients: bool = False, mechs: Optional[str] = None) -> int:
+        """Start a pmcd (TLS with cert's certificate unless cert is None, SASL with the
+        mechanisms mechs or SASL_MECHS); its port."""
         d = os.path.join(self.root, name)
         os.makedirs(d, exist_ok=True)
+        sasl_dir = self.sasl_dir
+        if mechs is not None:
+            sasl_dir = os.path.join(d, "sasl")
+            os.makedirs(sasl_dir, exist_ok=True)
+            with open(os.path.join(sasl_dir, "pmcd.conf"), "w") as f:
+                f.write("mech_list: %s\nsasldb_path: %s\n" % (mechs, self.sasldb))
         port = free_port()
         conf = os.path.join(d, "pmcd.conf")
         with open(conf, "w") as f:
@@ -134,7 +144,7 @@ class SecureSetup:
                 if verify_clients:
                     f.write("tls-verify-clients = true\n")
         env = dict(os.environ, PCP_RUN_DIR=d, PCP_PMCDCONF_PATH=conf,
-                   PCP_TLSCONF_PATH=tlsconf, PCP_SASL2_CONFIG_PATH=self.sasl_dir)
+                   PCP_TLSCONF_PATH=tlsconf, PCP_SASL2_CONFIG_PATH=sasl_dir)
         env.pop("LD_PRELOAD", None)     # never the sanitizer runtime of the client
         argv = [PMCD, "-f", "-A", "-i", "127.0.0.1", "-p", str(port),
                 "-s", os.path.join(d, "pmcd.socket"), "-c", conf,

@@ -1,0 +1,341 @@
+"""Secure connections (TLS and SASL) against private pmcds, on both bindings.
+
+One module fixture makes a CA and certificates with openssl, a sasldb with saslpasswd2,
+and starts pmcds on free loopback ports, each with its own configuration directory:
+TLS with a good certificate, without TLS, with `-S` (authentication required), with
+`-Q` (client certificates required), with an expired certificate, with one from an
+unknown CA, with one for another host name, and one offering only PLAIN. The machine's
+own pmcd is not involved.
+
+Each scenario is a host spec run through pmNewContext, pmGetContextHostName,
+pmLookupName and pmFetch in one process per binding and client environment (libpcp
+keeps its TLS client context for the life of a process): the outcome of every call,
+the error code and the call it appears at, must be the same.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Tuple
+
+import pytest
+
+from support.difftest import OUR_PYTHON, require_reference, run_program
+from support.securepmcd import SASL_PASSWORD, SASL_USER, SecureSetup, missing_tools
+
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(300)]
+
+PM_ERR_IPC = -12366
+PM_ERR_NOTCONN = -12391
+PM_ERR_NEEDCLIENTCERT = -12408
+PM_ERR_TLS = -12414
+EOPNOTSUPP = -95
+SASL_NOMECH = -21348
+SASL_BADPROT = -21349
+SASL_BADPARAM = -21351
+SASL_BADAUTH = -21357
+SASL_NOUSER = -21364
+
+PROGRAM = r'''
+import json, os
+from pcp import pmapi
+import cpmapi as c
+out = []
+for spec in json.loads(os.environ["PCP_TEST_SPECS"]):
+    r = {}
+    try:
+        ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, spec)
+    except pmapi.pmErr as e:
+        r["pmNewContext"] = e.args[0]
+        out.append(r)
+        continue
+    r["pmNewContext"] = "ok"
+    for call, f in (
+            ("pmGetContextHostName", lambda: ctx.pmGetContextHostName()),
+            ("pmLookupName", lambda: ctx.pmLookupName(["sample.long.one", "sample.ulong.hundred"])),
+            ("pmFetch", lambda: [ctx.pmFetch(pmids).contents.get_vlist(k, 0).value.lval for k in (0, 1)])):
+        try:
+            value = f()
+        except pmapi.pmErr as e:
+            r[call] = e.args[0]
+            break
+        if call == "pmLookupName":
+            pmids, value = value, list(value)
+        r[call] = value
+    out.append(r)
+print(json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def pmcds(tmp_path_factory):
+    why = missing_tools()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why + " (CI is set)")
+        pytest.skip(why)
+    require_reference()
+    setup = SecureSetup(str(tmp_path_factory.mktemp("secure")))
+    try:
+        starts = {
+            "tls": {}, "plain": {"cert": None}, "reqauth": {"args": ("-S",)},
+            "certreq": {"args": ("-Q",)}, "expired": {"cert": "expired"},
+            "stranger": {"cert": "stranger"}, "wronghost": {"cert": "wronghost"},
+            "plainonly": {"mechs": "PLAIN"},
+        }
+        with ThreadPoolExecutor(4) as pool:
+            futures = {name: pool.submit(setup.start, name, **kw) for name, kw in starts.items()}
+            ports = {name: f.result() for name, f in futures.items()}
+        confs = {
+            "none": setup.client_tlsconf("none", {}),
+            "verify": setup.client_tlsconf("verify", {"tls-verify-clients": "true",
+                                                      "tls-ca-cert-file": "ca.crt"}),
+            "clientcert": setup.client_tlsconf("clientcert", {
+                "tls-ca-cert-file": "ca.crt", "tls-client-cert-file": "client.crt",
+                "tls-client-key-file": "client.key"}),
+            "otherca": setup.client_tlsconf("otherca", {"tls-verify-clients": "yes",
+                                                        "tls-ca-cert-file": "otherca.crt"}),
+            "badca": setup.client_tlsconf("badca", {"tls-ca-cert-file": "missing.crt"}),
+        }
+        yield setup, ports, confs
+    finally:
+        setup.stop()
+
+
+def run_both(specs: List[str], env: Dict[str, str]) -> Tuple[list, list]:
+    full = dict(env, PCP_TEST_SPECS=json.dumps(specs), PCP_CONSOLE="none")
+    with ThreadPoolExecutor(2) as pool:
+        ours = pool.submit(run_program, PROGRAM, True, full, 120)
+        ref = pool.submit(run_program, PROGRAM, False, full, 120)
+        return ours.result(), ref.result()
+
+
+def check(specs: List[str], env: Dict[str, str], expected: List[dict]) -> None:
+    """Both bindings give the same outcomes, and these are the expected ones (on the
+    keys given: the call that failed and its code, or a value)."""
+    ours, ref = run_both(specs, env)
+    assert ours == ref, "\n".join("%s\n  ours %s\n  ref  %s" % (s, o, r)
+                                  for s, o, r in zip(specs, ours, ref) if o != r) or (ours, ref)
+    for spec, got, want in zip(specs, ref, expected):
+        for key, value in want.items():
+            assert got.get(key) == value, (spec, got, want)
+
+
+OK = {"pmNewContext": "ok", "pmFetch": [1, 100]}
+
+
+def fails_at(call: str, code: int) -> dict:
+    return {call: code}
+
+
+# ---- TLS --------------------------------------------------------------------------------
+
+def test_tls_without_client_configuration(pmcds):
+    # libpcp's default: no verification of the server's certificate, no host name check
+    setup, p, conf = pmcds
+    specs = [
+        "pcps://localhost:%d" % p["tls"],
+        "pcps://127.0.0.1:%d" % p["tls"],
+        "127.0.0.1:%d?secure=enforce" % p["plain"],       # ?secure= needs pcps:
+        "pcps://127.0.0.1:%d?secure=relaxed" % p["plain"],
+        "pcps://localhost:%d" % p["plain"],                # no TLS at pmcd: refused
+        "pcps://localhost:%d" % p["expired"],
+        "pcps://localhost:%d" % p["stranger"],
+        "pcps://localhost:%d" % p["wronghost"],
+        "127.0.0.1:%d" % p["tls"],                          # plain beside TLS, same port
+    ]
+    check(specs, {"PCP_TLSCONF_PATH": conf["none"]},
+          [OK, OK, OK, OK, fails_at("pmNewContext", EOPNOTSUPP), OK, OK, OK, OK])
+
+
+def test_tls_with_server_verification(pmcds):
+    setup, p, conf = pmcds
+    specs = ["pcps://localhost:%d" % p["tls"], "pcps://localhost:%d" % p["stranger"],
+             "pcps://localhost:%d" % p["expired"], "pcps://127.0.0.1:%d" % p["wronghost"],
+             "localhost:%d?secure=relaxed" % p["tls"]]
+    check(specs, {"PCP_TLSCONF_PATH": conf["verify"]},
+          [OK, fails_at("pmNewContext", PM_ERR_TLS), fails_at("pmNewContext", PM_ERR_TLS),
+           OK, OK])
+
+
+def test_tls_with_another_ca(pmcds):
+    setup, p, conf = pmcds
+    specs = ["pcps://localhost:%d" % p["tls"], "pcps://localhost:%d" % p["stranger"]]
+    check(specs, {"PCP_TLSCONF_PATH": conf["otherca"]},
+          [fails_at("pmNewContext", PM_ERR_TLS), OK])
+
+
+def test_client_certificates(pmcds):
+    setup, p, conf = pmcds
+    specs = ["pcps://127.0.0.1:%d" % p["certreq"], "127.0.0.1:%d" % p["certreq"],
+             "pcps://localhost:%d" % p["certreq"], "localhost:%d" % p["certreq"]]
+    # without one: refused by libpcp's own check for a remote name, by pmcd at the first
+    # request over TLS; "localhost" counts as local and is not asked for one
+    check(specs, {"PCP_TLSCONF_PATH": conf["none"]},
+          [fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmNewContext", PM_ERR_NEEDCLIENTCERT),
+           fails_at("pmLookupName", PM_ERR_IPC), OK])
+    check(specs[:1] + specs[2:], {"PCP_TLSCONF_PATH": conf["clientcert"]}, [OK, OK, OK])
+
+
+def test_unloadable_client_configuration(pmcds):
+    setup, p, conf = pmcds
+    check(["pcps://localhost:%d" % p["tls"], "localhost:%d" % p["tls"]],
+          {"PCP_TLSCONF_PATH": conf["badca"]}, [fails_at("pmNewContext", PM_ERR_NOTCONN), OK])
+
+
+def test_secure_sockets_environment(pmcds):
+    setup, p, conf = pmcds
+    specs = ["localhost:%d" % p["tls"], "localhost:%d" % p["plain"],
+             "unix:%s" % setup.socket_path("plain"), "pcps://localhost:%d?secure=relaxed" % p["plain"]]
+    check(specs, {"PCP_TLSCONF_PATH": conf["verify"], "PCP_SECURE_SOCKETS": "enforce"},
+          # unix: ends any failure as a failed connect, -ENOENT
+          [OK, fails_at("pmNewContext", EOPNOTSUPP), fails_at("pmNewContext", -2), OK])
+    check(specs[:3], {"PCP_TLSCONF_PATH": conf["verify"], "PCP_SECURE_SOCKETS": "relaxed"},
+          [OK, OK, OK])
+
+
+# ---- SASL -------------------------------------------------------------------------------
+
+def _auth(port: int, user: str, password: str, method: str = "", proto: str = "") -> str:
+    spec = "%slocalhost:%d?username=%s&password=%s" % (proto, port, user, password)
+    return spec + ("&method=%s" % method if method else "")
+
+
+def test_sasl_mechanisms(pmcds):
+    setup, p, conf = pmcds
+    specs, expected = [], []
+    outcomes = {
+        # mechanism: (good password, wrong password, unknown user)
+        "": (OK, fails_at("pmNewContext", SASL_BADAUTH), fails_at("pmNewContext", SASL_NOUSER)),
+        "PLAIN": (OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmLookupName", PM_ERR_IPC)),
+        "LOGIN": (OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmLookupName", PM_ERR_IPC)),
+        "DIGEST-MD5": (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                       fails_at("pmNewContext", SASL_NOUSER)),
+        "scram-sha-1": (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                        fails_at("pmNewContext", SASL_NOUSER)),
+        "SCRAM-SHA-256": (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                          fails_at("pmNewContext", SASL_NOUSER)),
+        "CRAM-MD5": (fails_at("pmNewContext", SASL_BADPROT),) * 3,
+        "NO-SUCH-MECH": (fails_at("pmNewContext", SASL_NOMECH),) * 3,
+    }
+    for method, (good, wrong, unknown) in outcomes.items():
+        specs += [_auth(p["tls"], SASL_USER, SASL_PASSWORD, method),
+                  _auth(p["tls"], SASL_USER, "wrong", method),
+                  _auth(p["tls"], "nosuchuser", SASL_PASSWORD, method)]
+        expected += [good, wrong, unknown]
+    check(specs, {"PCP_TLSCONF_PATH": conf["verify"]}, expected)
+
+
+def test_sasl_over_tls_and_required_authentication(pmcds):
+    setup, p, conf = pmcds
+    sock = setup.socket_path("reqauth")
+    specs = [
+        _auth(p["tls"], SASL_USER, SASL_PASSWORD, "scram-sha-256", "pcps://"),
+        _auth(p["tls"], SASL_USER, "wrong", "PLAIN", "pcps://"),
+        "localhost:%d" % p["reqauth"],                      # no user: cyrus gets no name
+        "localhost:%d?username=%s" % (p["reqauth"], SASL_USER),   # no password
+        _auth(p["reqauth"], SASL_USER, SASL_PASSWORD),
+        _auth(p["reqauth"], SASL_USER, SASL_PASSWORD, "DIGEST-MD5", "pcps://"),
+        "unix:%s" % sock,                                    # peer credentials
+        "local:%s" % sock,
+        _auth(p["plainonly"], SASL_USER, SASL_PASSWORD),     # pmcd offers PLAIN only
+        _auth(p["plainonly"], SASL_USER, SASL_PASSWORD, "SCRAM-SHA-1"),   # not offered
+        "localhost:%d?userauth" % p["plain"],
+    ]
+    check(specs, {"PCP_TLSCONF_PATH": conf["verify"]},
+          [OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmNewContext", SASL_BADPARAM),
+           fails_at("pmNewContext", SASL_BADAUTH), OK, OK, OK, OK, OK,
+           fails_at("pmNewContext", SASL_NOMECH), fails_at("pmNewContext", SASL_BADPARAM)])
+
+
+# ---- this package only: credentials, features, the CLI, Fleet --------------------------
+
+LEAK_PROGRAM = r'''
+import gc, json, logging, os
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append(self.format(record))
+logging.getLogger().addHandler(Keep())
+logging.getLogger().setLevel(logging.DEBUG)
+from pcp import pmapi
+from pcp._live.context import HostContext
+from pcp.fleet import fetch_many
+passwords = json.loads(os.environ["PCP_TEST_PASSWORDS"])
+good, bad = json.loads(os.environ["PCP_TEST_SPECS"])
+texts = []
+try:
+    pmapi.pmContext(1, bad)
+except pmapi.pmErr as e:
+    texts += [str(e), repr(e), repr(e.args)]
+ctx = pmapi.pmContext(1, good)
+hc = [o for o in gc.get_objects() if isinstance(o, HostContext)][0]
+conn = hc.conn
+texts += [repr(conn), repr(conn.spec), repr(hc)]
+res = fetch_many([good, bad], ["sample.long.one"], timeout=10)
+texts += [repr(res), repr(res.errors()), repr(list(res))]
+texts += records
+print(json.dumps({"leaks": [t for t in texts if any(p in t for p in passwords)],
+                  "features": conn.features, "secure": conn.secure,
+                  "fleet": [r.ok for r in res], "n_texts": len(texts)}))
+'''
+
+
+def test_credentials_stay_out_of_messages_and_connections(pmcds):
+    setup, p, conf = pmcds
+    secret = "Unusual-Pw-%d" % os.getpid()
+    specs = [_auth(p["tls"], SASL_USER, SASL_PASSWORD, "scram-sha-256", "pcps://"),
+             _auth(p["tls"], SASL_USER, secret, "scram-sha-256", "pcps://")]
+    out = run_program(LEAK_PROGRAM, True, {
+        "PCP_TEST_SPECS": json.dumps(specs), "PCP_TLSCONF_PATH": conf["verify"],
+        "PCP_TEST_PASSWORDS": json.dumps([SASL_PASSWORD, secret])}, 60)
+    assert out.get("leaks") == [], out
+    assert out["secure"] is True and out["n_texts"] >= 9 and out["fleet"] == [True, False]
+    assert out["features"] & 0x0015 == 0x0015        # SECURE|AUTH|SECURE_ACK advertised
+
+
+def test_cli_over_tls_hides_the_password(pmcds):
+    setup, p, conf = pmcds
+    env = dict(os.environ, PCP_TLSCONF_PATH=conf["verify"], PCP_CONSOLE="none")
+    good = _auth(p["tls"], SASL_USER, SASL_PASSWORD, "scram-sha-256", "pcps://")
+    run = subprocess.run([OUR_PYTHON, "-m", "pcp", "info", "-h", good, "-f", "sample.long.one"],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "value 1" in run.stdout, run
+    bad = _auth(p["tls"], SASL_USER, "Wrong-Secret-1", "scram-sha-256", "pcps://")
+    run = subprocess.run([OUR_PYTHON, "-m", "pcp", "info", "-h", bad, "sample.long.one"],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0
+    assert "Authentication - authentication failure" in run.stderr, run.stderr
+    assert "Wrong-Secret-1" not in run.stderr + run.stdout
+
+
+FLEET_PROGRAM = r'''
+import json, os
+from pcp.fleet import Fleet
+specs = json.loads(os.environ["PCP_TEST_SPECS"])
+with Fleet(specs, ["sample.long.one", "sample.ulong.hundred"], timeout=10) as fleet:
+    polls = []
+    for _ in range(3):
+        res = fleet.fetch()
+        polls.append([[r.ok, r.stage, r.error.args[0] if r.error else None,
+                       int(r.value("sample.ulong.hundred")) if r.ok else None, r.host] for r in res])
+print(json.dumps(polls))
+'''
+
+
+def test_fleet_over_tls(pmcds):
+    setup, p, conf = pmcds
+    specs = ["pcps://localhost:%d" % p["tls"],
+             _auth(p["tls"], SASL_USER, SASL_PASSWORD, "scram-sha-1", "pcps://"),
+             "pcps://localhost:%d" % p["stranger"], "localhost:%d" % p["plain"]]
+    out = run_program(FLEET_PROGRAM, True, {"PCP_TEST_SPECS": json.dumps(specs),
+                                            "PCP_TLSCONF_PATH": conf["verify"]}, 120)
+    assert "__crash__" not in out, out
+    for poll in out:
+        assert [row[:4] for row in poll] == [
+            [True, "", None, 100], [True, "", None, 100],
+            [False, "connect", PM_ERR_TLS, None], [True, "", None, 100]], poll
+        assert SASL_PASSWORD not in json.dumps(poll)
