@@ -176,6 +176,12 @@ class _DigestMD5(_Mechanism):
     _state = 0
     _expected = b""
 
+    def __init__(self, creds: Credentials, host: str, service: str = SERVICE,
+                 cnonce: Optional[bytes] = None) -> None:
+        super().__init__(creds, host)
+        self.service = service
+        self._cnonce = cnonce           # fixed only by tests (RFC 2831's example)
+
     def step(self, challenge: bytes) -> bytes:
         self._state += 1
         if self._state == 1:
@@ -201,9 +207,9 @@ class _DigestMD5(_Mechanism):
         user = self.creds.user()
         realm = (self.creds.realm.encode("utf-8", "surrogateescape")
                  if self.creds.realm is not None else (realms[0] if realms else b""))
-        cnonce = base64.b64encode(os.urandom(24)).rstrip(b"=")
+        cnonce = self._cnonce or base64.b64encode(os.urandom(24)).rstrip(b"=")
         nc = b"00000001"
-        uri = ("%s/%s" % (SERVICE, self.host)).encode("utf-8", "surrogateescape")
+        uri = ("%s/%s" % (self.service, self.host)).encode("utf-8", "surrogateescape")
         utf8 = values.get(b"charset", b"").lower() == b"utf-8"
         secret = hashlib.md5(user + b":" + realm + b":" + self.creds.password()).digest()
         a1 = secret + b":" + nonce + b":" + cnonce
