@@ -322,11 +322,16 @@ with Fleet(specs, ["sample.long.one", "sample.ulong.hundred"], timeout=10) as fl
         res = fleet.fetch()
         polls.append([[r.ok, r.stage, r.error.args[0] if r.error else None,
                        int(r.value("sample.ulong.hundred")) if r.ok else None, r.host] for r in res])
-print(json.dumps(polls))
+from pcp.sampler import Sampler
+with Sampler(specs[1], ["sample.ulong.hundred", "sample.long.one"], interval=0.05) as s:
+    s.run(count=3)
+    sampled = [s["sample.ulong.hundred"].values.ravel().tolist(),
+               s["sample.long.one"].values.ravel().tolist()]
+print(json.dumps([polls, sampled]))
 '''
 
 
-def test_fleet_over_tls(pmcds):
+def test_fleet_and_sampler_over_tls(pmcds):
     setup, p, conf = pmcds
     specs = ["pcps://localhost:%d" % p["tls"],
              _auth(p["tls"], SASL_USER, SASL_PASSWORD, "scram-sha-1", "pcps://"),
@@ -334,7 +339,9 @@ def test_fleet_over_tls(pmcds):
     out = run_program(FLEET_PROGRAM, True, {"PCP_TEST_SPECS": json.dumps(specs),
                                             "PCP_TLSCONF_PATH": conf["verify"]}, 120)
     assert "__crash__" not in out, out
-    for poll in out:
+    polls, sampled = out
+    assert sampled == [[100.0] * 3, [1.0] * 3]          # Sampler over TLS with SCRAM
+    for poll in polls:
         assert [row[:4] for row in poll] == [
             [True, "", None, 100], [True, "", None, 100],
             [False, "connect", PM_ERR_TLS, None], [True, "", None, 100]], poll
