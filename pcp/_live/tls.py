@@ -209,6 +209,7 @@ def sni_name(host: Optional[str]) -> Optional[str]:
 
 def wrap_client(sock: socket.socket, host: Optional[str], timeout: float) -> ssl.SSLSocket:
     """Run the client side of the TLS handshake on a connected socket; the TLS socket.
+    host: the pmcd host name as given (or the socket path).
 
     pmErr: PM_ERR_NOTCONN (no client context), PM_ERR_TLS (handshake failed),
     -ENOTCONN (pmcd closed the connection cleanly), PM_ERR_TIMEOUT (no answer within
@@ -216,6 +217,8 @@ def wrap_client(sock: socket.socket, host: Optional[str], timeout: float) -> ssl
     """
     ctx = client_context()
     name = sni_name(host)
+    if ctx.check_hostname and host and not host.startswith("/"):
+        name = host             # the opt-in check: the name connected to, as given
     try:
         tls = ctx.wrap_socket(sock, server_hostname=name, do_handshake_on_connect=False)
     except (ssl.SSLError, ValueError, OSError):

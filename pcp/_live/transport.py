@@ -657,7 +657,7 @@ def _secure_handshake(conn: Connection, want: _Wanted, flags: int, hostname: str
     if not name or name.startswith("/") or name.startswith("local"):
         name = socket.gethostname()
     if flags & FEATURE_SECURE:
-        conn.start_tls(name)
+        conn.start_tls(hostname)
     if flags & FEATURE_AUTH:
         _authenticate(conn, want, name)
 

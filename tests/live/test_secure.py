@@ -346,3 +346,32 @@ def test_fleet_and_sampler_over_tls(pmcds):
             [True, "", None, 100], [True, "", None, 100],
             [False, "connect", PM_ERR_TLS, None], [True, "", None, 100]], poll
         assert SASL_PASSWORD not in json.dumps(poll)
+
+
+STRICT_PROGRAM = r'''
+import json, os
+from pcp import pmapi
+out = []
+for spec in json.loads(os.environ["PCP_TEST_SPECS"]):
+    try:
+        pmapi.pmContext(1, spec)
+        out.append("ok")
+    except pmapi.pmErr as e:
+        out.append(e.args[0])
+print(json.dumps(out))
+'''
+
+
+def test_opt_in_host_name_verification(pmcds):
+    # this package only: PCP_TLS_VERIFY_HOSTNAME=1 checks the certificate and its name
+    # (which libpcp never does); without it the same specs all connect (see above)
+    setup, p, conf = pmcds
+    specs = ["pcps://localhost:%d" % p["tls"], "pcps://localhost:%d" % p["wronghost"],
+             "pcps://127.0.0.1:%d" % p["tls"], "pcps://localhost:%d" % p["expired"]]
+    out = run_program(STRICT_PROGRAM, True, {"PCP_TEST_SPECS": json.dumps(specs),
+                                             "PCP_TLSCONF_PATH": conf["verify"],
+                                             "PCP_TLS_VERIFY_HOSTNAME": "1"}, 60)
+    assert out == ["ok", PM_ERR_TLS, PM_ERR_TLS, PM_ERR_TLS], out
+    out = run_program(STRICT_PROGRAM, True, {"PCP_TEST_SPECS": json.dumps(specs[:3]),
+                                             "PCP_TLSCONF_PATH": conf["none"]}, 60)
+    assert out == ["ok", "ok", "ok"], out
