@@ -217,7 +217,8 @@ class _DigestMD5(_Mechanism):
 
         def kd(a2: bytes) -> bytes:
             ha2 = hashlib.md5(a2).hexdigest().encode()
-            return hashlib.md5(b":".join((ha1, nonce, nc, cnonce, b"auth", ha2))).hexdigest().encode()
+            joined = b":".join((ha1, nonce, nc, cnonce, b"auth", ha2))
+            return hashlib.md5(joined).hexdigest().encode()
 
         response = kd(b"AUTHENTICATE:" + uri)
         self._expected = kd(b":" + uri)

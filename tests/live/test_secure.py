@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Tuple
 
 import pytest
 
+from support.cliutil import our_env
 from support.difftest import OUR_PYTHON, require_reference, run_program
 from support.securepmcd import SASL_PASSWORD, SASL_USER, SecureSetup, missing_tools
 
@@ -299,7 +299,7 @@ def test_credentials_stay_out_of_messages_and_connections(pmcds):
 
 def test_cli_over_tls_hides_the_password(pmcds):
     setup, p, conf = pmcds
-    env = dict(os.environ, PCP_TLSCONF_PATH=conf["verify"], PCP_CONSOLE="none")
+    env = dict(our_env(), PCP_TLSCONF_PATH=conf["verify"], PCP_CONSOLE="none")
     good = _auth(p["tls"], SASL_USER, SASL_PASSWORD, "scram-sha-256", "pcps://")
     run = subprocess.run([OUR_PYTHON, "-m", "pcp", "info", "-h", good, "-f", "sample.long.one"],
                          env=env, capture_output=True, text=True, timeout=60)
