@@ -18,6 +18,7 @@ from typing import Dict, List, Optional
 
 PMCD = "/usr/lib/pcp/bin/pmcd"
 SAMPLE = "/var/lib/pcp/pmdas/sample/pmdasample"
+PMCD_PMDA = "/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so"
 SASLPASSWD2 = shutil.which("saslpasswd2") or "/usr/sbin/saslpasswd2"
 OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
 
@@ -30,7 +31,7 @@ SASL_MECHS = "PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1 SCRAM-SHA-256"
 
 def missing_tools() -> Optional[str]:
     """Why secure pmcds cannot be made here, or None."""
-    for path in (PMCD, SAMPLE, SASLPASSWD2, OPENSSL):
+    for path in (PMCD, SAMPLE, PMCD_PMDA, SASLPASSWD2, OPENSSL):
         if not os.path.exists(path):
             return "%s is not installed" % path
     if os.geteuid() != 0:
@@ -134,6 +135,8 @@ class SecureSetup:
         port = free_port()
         conf = os.path.join(d, "pmcd.conf")
         with open(conf, "w") as f:
+            # pmcd's own metrics (pmcd.feature.*, pmcd.hostname) and the sample PMDA
+            f.write("pmcd\t2\tdso\tpmcd_init\t%s\n" % PMCD_PMDA)
             f.write("sample\t29\tpipe\tbinary\t%s -d 29\n" % SAMPLE)
         tlsconf = os.path.join(d, "tls.conf")
         with open(tlsconf, "w") as f:
