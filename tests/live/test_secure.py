@@ -198,6 +198,18 @@ def test_unloadable_client_configuration(pmcds):
           {"PCP_TLSCONF_PATH": conf["badca"]}, [fails_at("pmNewContext", PM_ERR_NOTCONN), OK])
 
 
+@pytest.mark.parametrize("settings, outcome", [
+    ({"tls-ciphers": "NO-SUCH-CIPHER"}, fails_at("pmNewContext", PM_ERR_NOTCONN)),
+    ({"tls-ciphersuites": "TLS_NO_SUCH_SUITE"}, fails_at("pmNewContext", PM_ERR_NOTCONN)),
+    ({"tls-ciphersuites": "TLS_AES_128_GCM_SHA256"}, OK),
+    ({"tls-ciphers": "ECDHE-ECDSA-AES128-GCM-SHA256"}, OK),
+])
+def test_cipher_settings(pmcds, settings, outcome):
+    setup, p, conf = pmcds
+    path = setup.client_tlsconf("cipher-%s" % "-".join(settings.values()), settings)
+    check(["pcps://localhost:%d" % p["tls"]], {"PCP_TLSCONF_PATH": path}, [outcome])
+
+
 def test_secure_sockets_environment(pmcds):
     setup, p, conf = pmcds
     specs = ["localhost:%d" % p["tls"], "localhost:%d" % p["plain"],
