@@ -23,7 +23,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from support.cliutil import our_env
-from support.difftest import OUR_PYTHON, require_reference, run_program
+from support.difftest import OUR_PYTHON, REF_PYTHON, require_reference, run_program
 from support.securepmcd import SASL_PASSWORD, SASL_USER, SecureSetup, missing_tools
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(300)]
@@ -398,3 +398,70 @@ def test_opt_in_host_name_verification(pmcds):
     out = run_program(STRICT_PROGRAM, True, {"PCP_TEST_SPECS": json.dumps(specs[:3]),
                                              "PCP_TLSCONF_PATH": conf["none"]}, 60)
     assert out == ["ok", "ok", "ok"], out
+
+
+RESTART_PROGRAM = r'''
+import json, os, sys, time
+from pcp import pmapi
+R = {}
+def step(name, f):
+    try:
+        R[name] = ["ok", f()]
+    except pmapi.pmErr as e:
+        R[name] = ["pmErr", e.args[0]]
+def pause(what):
+    print("PAUSE " + what, flush=True)
+    sys.stdin.readline()
+ctx = pmapi.pmContext(1, os.environ["PCP_TEST_SPEC"])
+pmids = ctx.pmLookupName(["sample.ulong.hundred"])
+value = lambda: ctx.pmFetch(pmids).contents.get_vlist(0, 0).value.lval
+step("before", value)
+pause("stop")
+step("pmcd_down", value)
+step("reconnect_while_down", ctx.pmReconnectContext)
+pause("start")
+time.sleep(1.5)                 # past PMCD_RECONNECT_TIMEOUT=1
+step("reconnect", lambda: ctx.pmReconnectContext() == ctx.ctx)
+step("after", value)
+print(json.dumps(R), flush=True)
+'''
+
+
+def _drive_restart(python: str, env: dict, setup: SecureSetup, name: str) -> dict:
+    from support.difftest import _cwd, _env
+    full = _env(python == OUR_PYTHON)
+    full.update(env)
+    proc = subprocess.Popen([python, "-c", RESTART_PROGRAM], env=full, cwd=_cwd(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("PAUSE stop"):
+                setup.stop_one(name)
+            elif line.startswith("PAUSE start"):
+                setup.start_again(name)
+            else:
+                return json.loads(line)
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        return {"__crash__": proc.stderr.read()[-2000:]}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_reconnect_over_tls_with_scram(pmcds):
+    # pmcd restarted under a TLS + SCRAM context: the same codes at each step, and the
+    # same recovery by pmReconnectContext (a new TLS handshake and SASL exchange)
+    setup, p, conf = pmcds
+    setup.start("restart")
+    port = setup._launch["restart"][2]
+    env = {"PCP_TEST_SPEC": _auth(port, SASL_USER, SASL_PASSWORD, "scram-sha-256", "pcps://"),
+           "PCP_TLSCONF_PATH": conf["verify"], "PMCD_RECONNECT_TIMEOUT": "1",
+           "PCP_CONSOLE": "none"}
+    ref = _drive_restart(REF_PYTHON, env, setup, "restart")
+    ours = _drive_restart(OUR_PYTHON, env, setup, "restart")
+    assert ours == ref, (ours, ref)
+    assert ref == {"before": ["ok", 100], "pmcd_down": ["pmErr", PM_ERR_IPC],
+                   "reconnect_while_down": ["pmErr", -110],          # -ETIMEDOUT
+                   "reconnect": ["ok", True], "after": ["ok", 100]}, ref

@@ -79,6 +79,8 @@ class SecureSetup:
         self.pki = os.path.join(root, "pki")
         os.makedirs(self.pki, exist_ok=True)
         self._procs: List[subprocess.Popen] = []
+        self._by_name: Dict[str, subprocess.Popen] = {}
+        self._launch: Dict[str, tuple] = {}
         self._make_pki()
         self._make_sasl()
 
@@ -152,9 +154,15 @@ class SecureSetup:
         argv = [PMCD, "-f", "-A", "-i", "127.0.0.1", "-p", str(port),
                 "-s", os.path.join(d, "pmcd.socket"), "-c", conf,
                 "-l", os.path.join(d, "pmcd.log"), "-U", "root", *args]
+        self._launch[name] = (argv, env, port)
+        return self._spawn(name)
+
+    def _spawn(self, name: str) -> int:
+        argv, env, port = self._launch[name]
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._procs.append(proc)
+        self._by_name[name] = proc
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -168,6 +176,20 @@ class SecureSetup:
                 pass
             time.sleep(0.1)
         raise RuntimeError("pmcd %s did not start: %s" % (name, self.log(name)[-2000:]))
+
+    def stop_one(self, name: str) -> None:
+        """Stop one pmcd (restart it with start_again)."""
+        proc = self._by_name.pop(name)
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def start_again(self, name: str) -> int:
+        """Start a stopped pmcd again, on its port."""
+        return self._spawn(name)
 
     def log(self, name: str) -> str:
         try:
