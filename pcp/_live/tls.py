@@ -171,8 +171,12 @@ def _make_context(cfg: Dict[str, str]) -> ssl.SSLContext:
             keyfile = cfg.get("tls-client-key-file")
         else:
             keyfile = cfg.get("tls-key-file")
-        if certfile:
+        if certfile and keyfile:
             ctx.load_cert_chain(certfile, keyfile)
+        elif certfile:
+            # libpcp loads the chain and no key: OpenSSL then presents no certificate.
+            # The chain must still load (else libpcp fails to make its context).
+            _check_chain(certfile)
         if cfg.get("tls-ciphers"):
             ctx.set_ciphers(cfg["tls-ciphers"])
         if cfg.get("tls-ciphersuites"):
@@ -181,6 +185,16 @@ def _make_context(cfg: Dict[str, str]) -> ssl.SSLContext:
         log.error("cannot set up the TLS client context: %s", type(e).__name__)
         raise pmErr(PM_ERR_NOTCONN) from None
     return ctx
+
+
+def _check_chain(path: str) -> None:
+    with open(path, "rb") as f:
+        text = f.read().decode("ascii", "replace")
+    begin = text.find("-----BEGIN CERTIFICATE-----")
+    end = text.find("-----END CERTIFICATE-----", begin)
+    if begin < 0 or end < 0:
+        raise ValueError("no certificate")
+    ssl.PEM_cert_to_DER_cert(text[begin:end + len("-----END CERTIFICATE-----")])
 
 
 def _set_ciphersuites(ctx: ssl.SSLContext, suites: str) -> None:

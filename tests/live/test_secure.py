@@ -190,6 +190,12 @@ def test_client_certificates(pmcds):
           [fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmNewContext", PM_ERR_NEEDCLIENTCERT),
            fails_at("pmLookupName", PM_ERR_IPC), dict(OK, features=[1, 1, 0, 1])])
     check(specs[:1] + specs[2:], {"PCP_TLSCONF_PATH": conf["clientcert"]}, [OK, OK, OK])
+    # a certificate without its key: libpcp loads the chain and presents nothing
+    nokey = setup.client_tlsconf("nokey", {"tls-client-cert-file": "client.crt"})
+    check(specs[:1], {"PCP_TLSCONF_PATH": nokey}, [fails_at("pmLookupName", PM_ERR_IPC)])
+    # a "certificate" that is not one: no client context at all
+    notcert = setup.client_tlsconf("notcert", {"tls-client-cert-file": "client.key"})
+    check(specs[:1], {"PCP_TLSCONF_PATH": notcert}, [fails_at("pmNewContext", PM_ERR_NOTCONN)])
 
 
 def test_unloadable_client_configuration(pmcds):
