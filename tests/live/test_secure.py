@@ -219,10 +219,11 @@ def test_cipher_settings(pmcds, settings, outcome):
 def test_secure_sockets_environment(pmcds):
     setup, p, conf = pmcds
     specs = ["localhost:%d" % p["tls"], "localhost:%d" % p["plain"],
-             "unix:%s" % setup.socket_path("plain"), "pcps://localhost:%d?secure=relaxed" % p["plain"]]
+             "unix:%s" % setup.socket_path("plain"), "pcps://localhost:%d?secure=relaxed" % p["plain"],
+             "unix:%s" % setup.socket_path("tls")]                  # TLS over a unix socket
     check(specs, {"PCP_TLSCONF_PATH": conf["verify"], "PCP_SECURE_SOCKETS": "enforce"},
           # unix: ends any failure as a failed connect, -ENOENT
-          [OK, fails_at("pmNewContext", EOPNOTSUPP), fails_at("pmNewContext", -2), OK])
+          [OK, fails_at("pmNewContext", EOPNOTSUPP), fails_at("pmNewContext", -2), OK, OK])
     check(specs[:3], {"PCP_TLSCONF_PATH": conf["verify"], "PCP_SECURE_SOCKETS": "relaxed"},
           [OK, OK, OK])
 
