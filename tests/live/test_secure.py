@@ -249,6 +249,8 @@ def test_sasl_mechanisms(pmcds):
                         fails_at("pmNewContext", SASL_NOUSER)),
         "SCRAM-SHA-256": (OK, fails_at("pmNewContext", SASL_BADAUTH),
                           fails_at("pmNewContext", SASL_NOUSER)),
+        "SCRAM-SHA-512": (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                          fails_at("pmNewContext", SASL_NOUSER)),
         "CRAM-MD5": (fails_at("pmNewContext", SASL_BADPROT),) * 3,
         "NO-SUCH-MECH": (fails_at("pmNewContext", SASL_NOMECH),) * 3,
     }
