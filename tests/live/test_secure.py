@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Tuple
 
@@ -110,6 +111,7 @@ def pmcds(tmp_path_factory):
                                                         "tls-ca-cert-file": "otherca.crt"}),
             "badca": setup.client_tlsconf("badca", {"tls-ca-cert-file": "missing.crt"}),
         }
+        time.sleep(max(0.0, setup.expired_at - time.time()))    # "expired" has expired
         yield setup, ports, confs
     finally:
         setup.stop()

@@ -92,8 +92,9 @@ class SecureSetup:
         _leaf("wronghost", "ca", "elsewhere.invalid", "30", d)
         _leaf("stranger", "otherca", "localhost", "30", d)
         _leaf("client", "ca", "pcp-client", "30", d)
-        # notAfter == notBefore: expired one second after it was made
+        # notAfter == notBefore: expired one second after it was made (expired_at)
         _leaf("expired", "ca", "localhost", "0", d)
+        self.expired_at = time.time() + 1.5
 
     def socket_path(self, name: str) -> str:
         return os.path.join(self.root, name, "pmcd.socket")
