@@ -175,12 +175,14 @@ class pmContext(object):
             # libpcp refuses a host context with an empty host name.
             raise pmErr(c_api.PM_ERR_NOTHOST, [target])
         from pcp._live.context import HostContext  # pylint: disable=import-outside-toplevel
+        from pcp._live.hostspec import redact_hostspec  # pylint: disable=import-outside-toplevel
 
         handle = _registry.allocate()
         try:
             self._host = DerivedContext(HostContext(handle, spec, typed & ~0xFF))
         except pmErr as e:
-            raise pmErr(e.code, [target])
+            # deliberate difference: the official binding shows the whole spec, password too
+            raise pmErr(e.code, [redact_hostspec(target)]) from None
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle
