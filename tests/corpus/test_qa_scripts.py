@@ -166,6 +166,11 @@ def _runs() -> List[Run]:
 
 RUNS = _runs()
 
+# scripts that open no context: they reach nothing of the C core that the sanitizers
+# check, so .ci/sanitize.sh's pass (slow Python start-ups) leaves them to the normal one
+NO_CONTEXT = {"test_pcp_options.python", "mergelabels.python", "mergelabelsets.python",
+              "pmapi_exceptions.python", "949:$tmp.py"}
+
 
 # ---------------------------------------------------------------------------
 # What is masked
@@ -377,6 +382,7 @@ def test_every_script_is_run_or_has_a_reason():
     assert set(scripts) == run | set(NOT_RUN), (sorted(set(scripts) - run - set(NOT_RUN)),
                                                 sorted((run | set(NOT_RUN)) - set(scripts)))
     assert not run & set(NOT_RUN)
+    assert NO_CONTEXT <= {r.script for r in RUNS}
 
 
 def test_listed_differences_name_runs():
@@ -387,6 +393,8 @@ def test_listed_differences_name_runs():
 
 @pytest.mark.parametrize("run", RUNS, ids=[r.id for r in RUNS])
 def test_qa_script_prints_the_same(request, run):
+    if run.script in NO_CONTEXT and os.environ.get("PCP_TEST_ASAN_PRELOAD"):
+        pytest.skip("opens no context: nothing for the sanitizers (run in the normal pass)")
     if run.live:
         request.getfixturevalue("pmcd")
     if not os.path.isdir(os.path.join(QA_DIR, "src")):
