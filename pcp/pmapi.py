@@ -188,7 +188,7 @@ class pmContext(object):
         try:
             self._host = DerivedContext(HostContext(handle, spec, typed & ~0xFF))
         except pmErr as e:
-            raise pmErr(e.code, [target]) from None     # one exception, as the official
+            raise pmErr(e.code, [target]) from None     # not chained: as the official
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle
@@ -201,7 +201,7 @@ class pmContext(object):
         try:
             self._host = DerivedContext(ArchiveContext(handle, name, typed & ~0xFF))
         except pmErr as e:
-            raise pmErr(e.code, [target]) from None     # one exception, as the official
+            raise pmErr(e.code, [target]) from None     # not chained: as the official
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle

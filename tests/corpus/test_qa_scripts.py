@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Tuple
 
 import pytest
 
@@ -383,6 +383,13 @@ def test_every_script_is_run_or_has_a_reason():
                                                 sorted((run | set(NOT_RUN)) - set(scripts)))
     assert not run & set(NOT_RUN)
     assert NO_CONTEXT <= {r.script for r in RUNS}
+
+
+def test_changed_lines_are_what_a_listed_difference_pins():
+    ref = "== exit status 0\n== stdout\nsame\nold value\nsame again\n== stderr\n"
+    ours = "== exit status 0\n== stdout\nsame\nnew value\nsame again\n== stderr\nextra\n"
+    assert changed_lines(ref, ours) == ["- old value", "+ new value", "+ extra"]
+    assert changed_lines(ref, ref) == []
 
 
 def test_listed_differences_name_runs():
