@@ -34,7 +34,7 @@ import ctypes
 import os
 import time
 from ctypes import POINTER, Structure, c_char, c_char_p, c_int, c_uint
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from pcp._core.constants import MMV_NAMEMAX, MMV_TYPE_NOSUPPORT, MMV_VERSION3
 from pcp._core.structs import pmAtomValue
@@ -380,21 +380,16 @@ class MemoryMappedValues(object):
 
     def _add_slow(self, mapping: Any, value: Any, position: int) -> None:
         """mmv_inc_value for every case the direct store does not cover."""
-        _check_mapping(mapping, 2)
-        inc = _values.as_double(value, position)
-        if self._handle is None or not mapping:
-            return
-        if not isinstance(mapping, LP_pmAtomValue):
-            mapping = self._foreign(mapping)
-            if mapping is None:
-                return
-        if mapping._file.live:
-            _values.add(mapping._file.map, mapping._offset, mapping._type, inc)
+        self._update_slow(mapping, value, position, _values.add)
 
     def _set_slow(self, mapping: Any, value: Any, position: int) -> None:
         """mmv_set_value for every case the direct store does not cover."""
+        self._update_slow(mapping, value, position, _values.set_value)
+
+    def _update_slow(self, mapping: Any, value: Any, position: int,
+                     update: Callable[[Any, int, int, float], None]) -> None:
         _check_mapping(mapping, 2)
-        val = _values.as_double(value, position)
+        number = _values.as_double(value, position)
         if self._handle is None or not mapping:
             return
         if not isinstance(mapping, LP_pmAtomValue):
@@ -402,7 +397,7 @@ class MemoryMappedValues(object):
             if mapping is None:
                 return
         if mapping._file.live:
-            _values.set_value(mapping._file.map, mapping._offset, mapping._type, val)
+            update(mapping._file.map, mapping._offset, mapping._type, number)
 
     def _foreign(self, pointer: Any) -> Optional[LP_pmAtomValue]:
         """A plain ctypes POINTER(pmAtomValue) into this file's values, as ours."""
