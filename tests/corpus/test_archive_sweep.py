@@ -14,17 +14,15 @@ rest."""
 
 import json
 import os
-import sys
 import time
 
 import pytest
 
 from conftest import _unavailable
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import corpus  # noqa: E402
-from jsondiff import differences, leaves  # noqa: E402
-from known_differences import ARCHIVES  # noqa: E402
+from corpus import archive_corpus as corpus
+from corpus.jsondiff import differences, leaves
+from corpus.known_differences import ARCHIVES
 
 # the first test pays for the whole sweep (both bindings over the corpus)
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(1800)]
