@@ -1,0 +1,116 @@
+"""A private pmcd running one PCP Python PMDA under a chosen interpreter (the official
+binding's /usr/bin/python3, or a python with this package), its own port, pmcd.conf,
+PMNS with a dynamic root for the PMDA, log, run, PMDA and var directories."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+PMCD = "/usr/lib/pcp/bin/pmcd"
+PMDAS = Path("/var/lib/pcp/pmdas")
+OURS = sys.executable
+OFFICIAL = "/usr/bin/python3"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _our_env() -> Dict[str, str]:
+    """PYTHONPATH so the PMDA's python imports this checkout's pcp, cpmapi and cpmda."""
+    root = str(Path(__file__).resolve().parents[2])
+    return {"PYTHONPATH": root}
+
+
+class PrivatePmcd:
+    """pmcd -f on a free port with one PMDA, started and stopped by its process id."""
+
+    def __init__(self, base: Path, pmda: str, domain: int, interpreter: str,
+                 files: Optional[Dict[str, str]] = None) -> None:
+        self.base = base
+        self.pmda = pmda
+        self.domain = domain
+        self.port = free_port()
+        base.mkdir(parents=True, exist_ok=True)
+        self.pmdadir = base / "pmdas" / pmda
+        self.pmdadir.mkdir(parents=True)
+        script = "pmda%s.python" % pmda
+        shutil.copy(PMDAS / pmda / script, self.pmdadir / script)
+        for name, text in (files or {}).items():
+            (self.pmdadir / name).write_text(text)
+        (base / "var" / "config" / "pmda").mkdir(parents=True)
+        (base / "pmcd.conf").write_text("%s\t%d\tpipe\tbinary\t\t%s %s\n"
+                                        % (pmda, domain, interpreter, self.pmdadir / script))
+        (base / "root").write_text("root {\n\t%s\t%d:*:*\n}\n" % (pmda, domain))
+        self.env = dict(os.environ, PCP_RUN_DIR=str(base), PCP_LOG_DIR=str(base / "log"),
+                        PCP_PMDAS_DIR=str(base / "pmdas"), PCP_VAR_DIR=str(base / "var"),
+                        PCP_USER="root", PCP_GROUP="root",
+                        PCP_PMCDCONF_PATH=str(base / "pmcd.conf"))
+        if interpreter != OFFICIAL:
+            self.env.update(_our_env())
+        # the sanitizer runtime must not reach pmcd or the official interpreter
+        self.env.pop("LD_PRELOAD", None)
+        self.proc: Optional[subprocess.Popen] = None
+
+    def start(self) -> None:
+        argv = [PMCD, "-f", "-p", str(self.port), "-c", str(self.base / "pmcd.conf"),
+                "-n", str(self.base / "root"), "-s", str(self.base / "pmcd.sock"),
+                "-l", str(self.base / "pmcd.log"), "-U", "root"]
+        self.proc = subprocess.Popen(argv, cwd=str(self.base), env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            out = self.run(["pminfo", "-f", "%s" % self.pmda], check=False)
+            if "Cannot connect" not in out and "PMDA" not in out and out.strip():
+                return
+            time.sleep(0.2)
+        raise RuntimeError("private pmcd did not come up: %s" % self.log("pmcd.log"))
+
+    def client_env(self) -> Dict[str, str]:
+        env = dict(os.environ, PMCD_PORT=str(self.port))
+        env.pop("LD_PRELOAD", None)
+        env.pop("PYTHONPATH", None)
+        return env
+
+    def run(self, argv: List[str], check: bool = True) -> str:
+        argv = [argv[0], "-h", "localhost"] + argv[1:]
+        done = subprocess.run(argv, env=self.client_env(), capture_output=True, text=True,
+                              timeout=30)
+        if check and done.returncode not in (0, 1):
+            raise RuntimeError("%s: %s" % (argv, done.stderr))
+        return done.stdout + done.stderr
+
+    def log(self, name: str) -> str:
+        path = self.base / name
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+            time.sleep(0.3)     # the PMDA writes its log footer on EOF
+
+
+def masked_log(text: str) -> List[str]:
+    """A PMDA log with times, pids and the host masked, line by line."""
+    text = re.sub(r"\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d\]", "[TIME]", text)
+    text = re.sub(r"\(\d+\) ", "(PID) ", text)
+    text = re.sub(r"(started|finished) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", r"\1 TIME",
+                  text)
+    text = re.sub(r"^Log for (\S+) on \S+", r"Log for \1 on HOST", text, flags=re.M)
+    return text.splitlines()

@@ -1,0 +1,96 @@
+"""PCP's own Python PMDAs (pmdatrivial, pmdasimple) under a private pmcd, once on the
+official binding's interpreter and once on this package: the same pminfo -dfTtlm output,
+instance lists, pmstore outcomes and PMDA log lines."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from tests.pmda.pmcdrun import OFFICIAL, OURS, PMCD, PMDAS, PrivatePmcd, masked_log
+
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+
+
+def _needs_private_pmcd() -> None:
+    missing = not os.path.exists(PMCD) or not (PMDAS / "trivial").is_dir()
+    if missing or os.geteuid() != 0:
+        why = "a private pmcd needs root, pmcd and PCP's PMDA sources"
+        if os.environ.get("CI"):
+            pytest.fail(why + " (CI is set)")
+        pytest.skip(why)
+
+
+def _session(tmp: Path, interpreter: str, pmda: str, domain: int, steps,
+             files: Dict[str, str] = None) -> Dict[str, object]:
+    server = PrivatePmcd(tmp, pmda, domain, interpreter, files)
+    out: Dict[str, object] = {}
+    try:
+        server.start()
+        for key, argv in steps:
+            out[key] = server.run(argv)
+    finally:
+        server.stop()
+    out["log"] = masked_log(server.log("%s.log" % pmda))
+    out["cache"] = sorted(p.name for p in (tmp / "var" / "config" / "pmda").iterdir())
+    return out
+
+
+def _mask_values(text: str, names: List[str]) -> str:
+    """Values that move between runs (times) replaced by their shape."""
+    for name in names:
+        text = re.sub(r"(%s\b.*?\n(?:    .*\n)*?    (?:value|inst \[.*?\] value) )\S+" %
+                      re.escape(name), r"\1NUM", text)
+    return text
+
+
+def test_pmdatrivial_runs_unchanged(tmp_path):
+    _needs_private_pmcd()
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "trivial"]),
+             ("store", ["pmstore", "trivial.time", "1"]),
+             ("names", ["pminfo", "trivial"])]
+    ref = _session(tmp_path / "ref", OFFICIAL, "trivial", 250, steps)
+    ours = _session(tmp_path / "ours", OURS, "trivial", 250, steps)
+    for key in ("names", "store", "log", "cache"):
+        assert ours[key] == ref[key], key
+    assert "value" in ref["pminfo"]
+    masked = [re.sub(r"value \d+", "value NUM", str(r["pminfo"])) for r in (ref, ours)]
+    assert masked[1] == masked[0]
+
+
+SIMPLE_STEPS = [
+    ("pminfo", ["pminfo", "-dfTtlm", "simple"]),
+    ("again", ["pminfo", "-f", "simple.color", "simple.numfetch"]),
+    ("indom", ["pminfo", "-f", "simple.now"]),
+    ("store_color", ["pmstore", "-i", "red,blue", "simple.color", "41"]),
+    ("store_bad", ["pmstore", "simple.color", "-5"]),
+    ("store_numfetch", ["pmstore", "simple.numfetch", "7"]),
+    ("store_time", ["pmstore", "simple.time.user", "3"]),
+    ("after", ["pminfo", "-f", "simple.color", "simple.numfetch"]),
+    ("labels", ["pminfo", "-l", "simple.now", "simple.color"]),
+    ("traverse", ["pminfo", "-m", "simple"]),
+    ("pmid_name", ["pminfo", "-m", "253.0.1"]),
+    ("unknown", ["pminfo", "-f", "simple.nosuch"]),
+]
+
+
+def test_pmdasimple_runs_unchanged(tmp_path):
+    _needs_private_pmcd()
+    files = {"simple.conf": "sec,min,hour\n"}
+    ref = _session(tmp_path / "ref", OFFICIAL, "simple", 253, SIMPLE_STEPS, files)
+    ours = _session(tmp_path / "ours", OURS, "simple", 253, SIMPLE_STEPS, files)
+    moving = ["simple.time.user", "simple.time.sys"]
+    for key, _ in SIMPLE_STEPS:
+        a, b = str(ref[key]), str(ours[key])
+        if key in ("pminfo", "indom"):
+            a = re.sub(r"(\[\d+ or \"\w+\"\] value )\d+", r"\1NUM", _mask_values(a, moving))
+            b = re.sub(r"(\[\d+ or \"\w+\"\] value )\d+", r"\1NUM", _mask_values(b, moving))
+            if key == "indom":
+                a = re.sub(r"value \d+", "value NUM", a)
+                b = re.sub(r"value \d+", "value NUM", b)
+        assert b == a, key
+    assert ours["log"] == ref["log"]
+    assert ours["cache"] == ref["cache"]
