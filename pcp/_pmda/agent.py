@@ -725,31 +725,34 @@ class Agent:
         if callback is None:
             return C.PM_ERR_PERMISSION
         result = FlatResult(pdu, False)
-        arrays = result.arrays()
+        pmid_col, numval_col, valfmt_col = result.pmid, result.numval, result.valfmt
+        first_col, inst_col, ival_col = result.first, result.inst, result.ival
         by_item = {(m.cluster, m.item): m for m in self.metrics.values()}
         for i in range(result.numpmid):
-            pmid = arrays.pmid[i]
+            pmid = pmid_col[i]
             m = by_item.get(((pmid >> 10) & 0xfff, pmid & 0x3ff))
             if m is None:
                 return C.PM_ERR_PMID
-            first = arrays.first[i]
-            for k in range(first, first + max(arrays.numval[i], 0)):
-                valfmt = arrays.valfmt[i]
+            first = first_col[i]
+            for k in range(first, first + max(numval_col[i], 0)):
+                valfmt = valfmt_col[i]
                 try:
                     if valfmt == C.PM_VAL_INSITU:
-                        atom = extract_value(valfmt, m.type, m.type, word=arrays.ival[k])
+                        atom = extract_value(valfmt, m.type, m.type, word=ival_col[k])
                     else:
-                        vtype, payload = result.block_contents(k)
+                        vtype, payload = result.vtype[k], result.payload(k)
                         atom = extract_value(valfmt, m.type, m.type, vtype=vtype,
                                              payload=payload)
                 except pmErr as exc:
                     return exc.args[0]
+                except (KeyError, IndexError):
+                    return C.PM_ERR_CONV
                 value = _atom_value(atom, m.type)
                 if value is None:
                     notify(LOG_ERR, "unsupported type in store callback\n")
                     return -EINVAL
                 try:
-                    code = callback(m.cluster, m.item, arrays.inst[k] & 0xffffffff, value)
+                    code = callback(m.cluster, m.item, inst_col[k] & 0xffffffff, value)
                 except Exception:      # pylint: disable=broad-except
                     return self.callback_error("store_callback")
                 if not isinstance(code, int) or isinstance(code, bool) and False:
