@@ -48,7 +48,7 @@ int pcp_agent_decode_request(const uint8_t *buf, size_t len, pcp_agent_request *
     uint32_t length = pcp_read_u32(&c);
     int32_t type = pcp_read_i32(&c);
     int32_t from = pcp_read_i32(&c);
-    if (length != len)
+    if (length != len || type < 0)
         return PM_ERR_IPC;
     out->type = type;
     out->sender = from;
