@@ -593,8 +593,10 @@ class Agent:
         if self.use_help_file:
             found = None
             if self.help_text is not None:
-                found = self.help_text.get((ident, type_ & (C.PM_TEXT_ONELINE | C.PM_TEXT_HELP),
-                                            bool(type_ & C.PM_TEXT_PMID)))
+                if type_ & C.PM_TEXT_PMID:
+                    found = self.help_text.pmid_text(ident, type_)
+                else:
+                    found = self.help_text.indom_text(ident, type_)
             if found is None:
                 return wire.encode_error(C.PM_ERR_TEXT)
             return wire.encode_text(ident, found)
@@ -800,8 +802,8 @@ class Agent:
                               self.metric_list.index(m)))
                     return False
         if self.use_help_file:
-            from pcp._pmda.helpfile import read_help
-            texts, err = read_help(self.helpfile or "")
+            from pcp._pmda.helpfile import open_help
+            texts, err = open_help(self.helpfile or "")
             if err < 0:
                 notify(LOG_WARNING, "pmdaInit: PMDA %s: Unable to open help text file(s) from "
                        "\"%s\": %s\n" % (self.name, self.helpfile, pmErrStr(err)))

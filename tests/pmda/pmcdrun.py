@@ -48,6 +48,8 @@ class PrivatePmcd:
         shutil.copy(PMDAS / pmda / script, self.pmdadir / script)
         for name, text in (files or {}).items():
             (self.pmdadir / name).write_text(text)
+        self.script = self.pmdadir / script
+        self.interpreter = interpreter
         (base / "var" / "config" / "pmda").mkdir(parents=True)
         (base / "pmcd.conf").write_text("%s\t%d\tpipe\tbinary\t\t%s %s\n"
                                         % (pmda, domain, interpreter, self.pmdadir / script))
@@ -61,6 +63,31 @@ class PrivatePmcd:
         # the sanitizer runtime must not reach pmcd or the official interpreter
         self.env.pop("LD_PRELOAD", None)
         self.proc: Optional[subprocess.Popen] = None
+
+    def install_steps(self) -> Dict[str, str]:
+        """What the PMDA's Install (pmdaproc.sh) has the PMDA and newhelp write: domain.h
+        and the PMNS from the PMDA itself, the help files from PCP's help source."""
+        out = {}
+        for var, value, name in (("PCP_PYTHON_DOMAIN", "1", "domain.h.python"),
+                                 ("PCP_PYTHON_PMNS", "root", "pmns.python")):
+            env = dict(self.env, **{var: value})
+            done = subprocess.run([self.interpreter, str(self.script)], env=env,
+                                  cwd=str(self.pmdadir), capture_output=True, text=True,
+                                  timeout=60)
+            out[name] = done.stdout + done.stderr
+            (self.pmdadir / name).write_text(done.stdout)
+        source = PMDAS / self.pmda
+        if (source / "help").exists():
+            for name in ("help", "root", "pmns", "domain.h"):
+                if (source / name).exists():
+                    shutil.copy(source / name, self.pmdadir / name)
+            symbol = self.pmda.upper()
+            text = re.sub(r"^@ %s\." % symbol, "@ %d." % self.domain,
+                          (source / "help").read_text(), flags=re.M)
+            subprocess.run(["/usr/lib/pcp/bin/newhelp", "-n", "root", "-o", "help"],
+                           input=text, text=True, cwd=str(self.pmdadir), env=os.environ,
+                           capture_output=True, check=True, timeout=60)
+        return out
 
     def start(self) -> None:
         argv = [PMCD, "-f", "-p", str(self.port), "-c", str(self.base / "pmcd.conf"),
