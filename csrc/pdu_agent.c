@@ -4,6 +4,9 @@
 #include "pdu_agent.h"
 #include "cursor.h"
 
+#include <float.h>
+#include <math.h>
+
 /* A sanity ceiling for what a PMDA sends: pmcd reads agents without a size limit, but
  * no reply of ours comes near this and a length past it is a caller's bug. */
 #define AGENT_PDU_MAX (64 * 1024 * 1024)
@@ -404,7 +407,9 @@ int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stam
                 continue;
             pcp_write_u32(&w, ((uint32_t)t << 24) | (uint32_t)(4 + n));
             if (t == PM_TYPE_FLOAT) {
-                float f = (float)dval[k];
+                /* a double beyond float's range is infinite, not undefined behaviour */
+                double d = dval[k];
+                float f = d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
                 uint32_t bits;
                 memcpy(&bits, &f, 4);
                 pcp_write_u32(&w, bits);

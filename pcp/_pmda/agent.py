@@ -4,6 +4,7 @@ and the dispatch of each request pmcd sends (pipe: stdin/stdout)."""
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import socket
 import sys
@@ -176,12 +177,13 @@ class Agent:
         self.callbacks: Dict[str, Optional[Callable]] = {}
         self.pmns_tree: Optional[Tree] = None
         self._reader = bytearray()
+        self.pending: Optional[str] = None   # an exception cpmda would leave set
+        self.failure = ""
 
     # -- set up ----------------------------------------------------------------------
     @staticmethod
     def generating() -> bool:
-        return any(v in os.environ for v in ("PCP_PYTHON_PMNS", "PCP_PYTHON_DOMAIN",
-                                             "PCP_PYTHON_PROBE"))
+        return any(v in os.environ for v in ("PCP_PYTHON_PMNS", "PCP_PYTHON_DOMAIN"))
 
     def init_dispatch(self, domain: int, pmdaname: str, logfile: str, helpfile: str) -> None:
         self.domain = domain
@@ -312,17 +314,22 @@ class Agent:
     def maybe_refresh_all(self) -> None:
         func = self.callbacks.get("refresh_metrics")
         if func is not None:
-            try:
-                func()
-            except Exception:      # pylint: disable=broad-except
-                traceback.print_exc()
+            ok, _ = self.call(func)
+            if not ok:
+                self.print_failure()
         self.refresh_if_needed()
 
     def callback_error(self, name: str) -> int:
         notify(LOG_ERR, "%s: callback failed\n" % name)
-        traceback.print_exc()
-        sys.stderr.flush()
+        self.print_failure()
         return -EAGAIN
+
+    def print_failure(self) -> None:
+        """PyErr_Print of the last callback's failure."""
+        if self.failure:
+            sys.stderr.write(self.failure)
+            sys.stderr.flush()
+        self.failure = ""
 
     # -- instances ------------------------------------------------------------------
     def in_profile(self, indom: int, inst: int) -> bool:
@@ -363,9 +370,7 @@ class Agent:
         self.maybe_refresh_all()
         prefetch = self.callbacks.get("fetch")
         if prefetch is not None:
-            try:
-                prefetch()
-            except Exception:      # pylint: disable=broad-except
+            if not self.call(prefetch)[0]:
                 return wire.encode_error(self.callback_error("prefetch"))
         refresh_all = self.callbacks.get("refresh_all")
         refresh = self.callbacks.get("refresh")
@@ -377,15 +382,11 @@ class Agent:
                     clusters.append(cl)
             sts = 0
             if refresh_all is not None:
-                try:
-                    refresh_all(list(clusters))
-                except Exception:      # pylint: disable=broad-except
+                if not self.call(refresh_all, list(clusters))[0]:
                     sts |= self.callback_error("refresh_all_clusters")
             if refresh is not None:
                 for cl in clusters:
-                    try:
-                        refresh(cl)
-                    except Exception:      # pylint: disable=broad-except
+                    if not self.call(refresh, cl)[0]:
                         sts |= self.callback_error("refresh_cluster")
             self.refresh_if_needed()
             if sts < 0:
@@ -451,76 +452,77 @@ class Agent:
         return pdu
 
     def fetch_one(self, callback: Optional[Callable], m: Metric, inst: int) -> Tuple[int, Any]:
-        """cpmda's fetch_callback: (status, value)."""
+        """cpmda's fetch_callback and pmdaFetch's reading of its status: (status, value)."""
         if callback is None:
             return C.PM_ERR_VALUE, None
-        try:
-            result = callback(m.cluster, m.item, inst & 0xffffffff)
-        except Exception:      # pylint: disable=broad-except
+        ok, result = self.call(callback, m.cluster, m.item, inst & 0xffffffff)
+        if not ok:
             return self.callback_error("fetch_callback"), None
         if result is None or isinstance(result, tuple):
             return PMDA_FETCH_NOVALUES, None
         mtype = m.type
-        value: Any = None
-        parsed = False
-        code = 0
+        value = _fast_value(result, mtype)
+        if value is not None:
+            return (PMDA_FETCH_DYNAMIC if mtype == C.PM_TYPE_STRING else PMDA_FETCH_STATIC), value
+        fmt = _FORMATS.get(mtype)
+        if fmt is None:
+            notify(LOG_ERR, "unsupported metric type in fetch callback\n")
+            return -ENOTSUP, None
         try:
-            first, code = _pair(result)
-            code = _as_c_int(code)
-            if mtype == C.PM_TYPE_32:
-                value = _as_c_int(first)
-            elif mtype == C.PM_TYPE_U32:
-                value = _as_index(first) & 0xffffffff
-            elif mtype == C.PM_TYPE_64:
-                value = _as_index(first)
-                if not _I64[0] <= value <= _I64[1]:
-                    raise OverflowError
-            elif mtype == C.PM_TYPE_U64:
-                value = _as_index(first) & 0xffffffffffffffff
-                if value > _I64[1]:
-                    value -= 1 << 64
-            elif mtype in (C.PM_TYPE_FLOAT, C.PM_TYPE_DOUBLE):
-                value = float(first)
-            elif mtype == C.PM_TYPE_STRING:
-                if not isinstance(first, str):
-                    raise TypeError
-                value = first.encode("utf-8")
-                if b"\0" in value:
-                    raise ValueError
-            else:
-                notify(LOG_ERR, "unsupported metric type in fetch callback\n")
-                return -ENOTSUP, None
+            value, code = cparse(result, fmt, mtype)
             parsed = True
-        except (TypeError, ValueError, OverflowError):
-            parsed = False
+        except Exception:      # pylint: disable=broad-except
+            parsed, value, code = False, None, 0
         if parsed and code:
-            if mtype == C.PM_TYPE_STRING:
-                return PMDA_FETCH_DYNAMIC, value
-            return PMDA_FETCH_STATIC, value
+            return (PMDA_FETCH_DYNAMIC if mtype == C.PM_TYPE_STRING else PMDA_FETCH_STATIC), value
         # not a value: an error code pair such as [PM_ERR_INST, 0]
         try:
-            first, code = _pair(result)
-            sts = _as_c_int(first)
-            code = _as_c_int(code)
-        except (TypeError, ValueError, OverflowError):
+            sts, code = cparse(result, b"(ii):fetch_cb_error", C.PM_TYPE_32)
+        except Exception as exc:      # pylint: disable=broad-except
+            # cpmda clears only the first parse's exception: this one stays set and the
+            # next callback call fails with a SystemError chained to it
+            self.pending = "".join(traceback.format_exception_only(type(exc), exc))
             notify(LOG_ERR, "extracting error code in fetch callback\n")
             return -EINVAL, None
         if code == 1:
             notify(LOG_ERR, "forcing error code in fetch callback\n")
             return C.PM_ERR_TYPE, None
-        if sts > 0 and parsed:
-            return sts, value
-        return (sts, None) if sts <= 0 else (C.PM_ERR_VALUE, None)
+        if sts > 0:
+            if not parsed:
+                return C.PM_ERR_VALUE, None
+            if sts == PMDA_FETCH_DYNAMIC and mtype != C.PM_TYPE_STRING:
+                notify(LOG_WARNING, "pmdaFetch: Attempt to free value for metric %s of wrong "
+                       "type %s\n" % (pmIDStr(m.pmid), _type_str(mtype)))
+        return sts, value
+
+    def call(self, func: Callable, *args: Any) -> Tuple[bool, Any]:
+        """PyObject_Call: (True, result), or (False, None) with the failure kept for
+        callback_error to print as PyErr_Print would."""
+        try:
+            result = func(*args)
+        except Exception as exc:      # pylint: disable=broad-except
+            tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+            self.failure = "".join(traceback.format_exception(type(exc), exc, tb))
+            if self.pending is not None:
+                self.failure = (self.pending + "\nDuring handling of the above exception, "
+                                "another exception occurred:\n\n" + self.failure)
+                self.pending = None
+            return False, None
+        if self.pending is not None:
+            target = getattr(func, "__func__", func)
+            self.failure = (self.pending + "\nThe above exception was the direct cause of the "
+                            "following exception:\n\nSystemError: %r returned a result with an "
+                            "exception set\n" % (target,))
+            self.pending = None
+            return False, None
+        return True, result
 
     @staticmethod
     def log_fetch_error(sts: int, pmid: int, inst: int) -> None:
         ident = pmIDStr(pmid)
         if sts == C.PM_ERR_PMID:
             notify(LOG_ERR, "pmdaFetch: PMID %s not handled by fetch callback\n" % ident)
-        elif sts == C.PM_ERR_INST:
-            notify(LOG_WARNING, "pmdaFetch: Instance %d of PMID %s not handled by fetch "
-                   "callback\n" % (_s32(inst), ident))
-        elif sts in (C.PM_ERR_VALUE, C.PM_ERR_APPVERSION, C.PM_ERR_PERMISSION,
+        elif sts in (C.PM_ERR_INST, C.PM_ERR_VALUE, C.PM_ERR_APPVERSION, C.PM_ERR_PERMISSION,
                      C.PM_ERR_AGAIN, C.PM_ERR_NYI):
             pass
         else:
@@ -538,9 +540,7 @@ class Agent:
         self.maybe_refresh_all()
         func = self.callbacks.get("instance")
         if func is not None:
-            try:
-                func(indom & 0x3fffff)
-            except Exception:      # pylint: disable=broad-except
+            if not self.call(func, indom & 0x3fffff)[0]:
                 return wire.encode_error(self.callback_error("preinstance"))
         have_cache = cache.check(indom)
         if not have_cache and indom not in self.indoms:
@@ -621,7 +621,7 @@ class Agent:
             return add_labels(current, text.encode("utf-8"), flags), 0
         except pmErr as exc:
             code = exc.args[0] if exc.args else C.PM_ERR_GENERIC
-            notify(LOG_ERR, "%s failed: %s - %s\n" % (what, text, pmErrStr(code)))
+            notify(LOG_ERR, "__pmAddLabels failed: %s\n" % pmErrStr(code))
             return current, code
 
     def label(self, ident: int, type_: int) -> bytes:
@@ -636,10 +636,9 @@ class Agent:
                 if func is None:
                     results.append(None)
                     continue
-                try:
-                    results.append(("ok", func(ident_arg, type_)))
-                except Exception:      # pylint: disable=broad-except
-                    results.append(("err", traceback.format_exc()))
+                ok, res = self.call(func, ident_arg, type_)
+                results.append(("ok", res) if ok else ("err", self.failure))
+                self.failure = ""
             for which, func, res in (("labels", label_func, results[0]),
                                      ("notes", notes_func, results[1])):
                 if func is None:
@@ -694,10 +693,9 @@ class Agent:
             for which, func in (("label", label_cb), ("notes", notes_cb)):
                 if func is None or sts < 0:
                     continue
-                try:
-                    res = func(indom, inst & 0xffffffff)
-                except Exception:      # pylint: disable=broad-except
-                    traceback.print_exc()
+                ok, res = self.call(func, indom, inst & 0xffffffff)
+                if not ok:
+                    self.print_failure()
                     sts = -EAGAIN
                     continue
                 if not isinstance(res, str):
@@ -712,7 +710,7 @@ class Agent:
                 elif current is not None:
                     sts = len(current.labels)
         if sts < 0:
-            notify(LOG_WARNING, "pmdaLabel: InDom %s[%d]: %s\n"
+            notify(LOG_DEBUG, "pmdaLabel: InDom %s[%d]: %s\n"
                    % (pmInDomStr(indom), _s32(inst), pmErrStr(sts)))
         if current is None or sts <= 0:
             return (inst, sts if sts < 0 else 0, b"", [])
@@ -753,11 +751,14 @@ class Agent:
                 if value is None:
                     notify(LOG_ERR, "unsupported type in store callback\n")
                     return -EINVAL
-                try:
-                    code = callback(m.cluster, m.item, inst_col[k] & 0xffffffff, value)
-                except Exception:      # pylint: disable=broad-except
+                ok, result = self.call(callback, m.cluster, m.item,
+                                       inst_col[k] & 0xffffffff, value)
+                if not ok:
                     return self.callback_error("store_callback")
-                if not isinstance(code, int) or isinstance(code, bool) and False:
+                try:
+                    code = cparse(result, b"i:store_callback", C.PM_TYPE_32, single=True)
+                except Exception as exc:      # pylint: disable=broad-except
+                    self.pending = "".join(traceback.format_exception_only(type(exc), exc))
                     notify(LOG_ERR, "store callback gave bad status (int expected)\n")
                     return -EINVAL
                 if code < 0:
@@ -769,20 +770,15 @@ class Agent:
         if func is None:
             return
         text = value[:-1] if value.endswith(b"\0") else value
-        try:
-            func(ctx, attr, text.decode("utf-8", "surrogateescape"))
-        except Exception:      # pylint: disable=broad-except
+        if not self.call(func, ctx, attr, text.decode("utf-8", "surrogateescape"))[0]:
             sts = self.callback_error("attribute")
-            sys.stderr.write("[%s] Warning: Failed to set attribute: %s\n"
-                             % (_ctime()[:19], pmErrStr(sts)))
+            notify(LOG_ERR, "%s: Failed to set attribute: %s\n" % (self.name, pmErrStr(sts)))
 
     def end_context(self, ctx: int) -> None:
         func = self.callbacks.get("endcontext_callback")
         if func is None:
             return
-        try:
-            func(ctx)
-        except Exception:      # pylint: disable=broad-except
+        if not self.call(func, ctx)[0]:
             self.callback_error("endcontext")
 
     # -- the loop -------------------------------------------------------------------
@@ -905,6 +901,73 @@ class Agent:
             notify(LOG_ERR, "%s: Unrecognised pdu type: %s?\n" % (self.name, _pdu_name(t)))
         if reply is not None:
             self.send(reply)
+
+
+_FORMATS = {C.PM_TYPE_32: b"(ii):fetch_cb_s32", C.PM_TYPE_U32: b"(Ii):fetch_cb_u32",
+            C.PM_TYPE_64: b"(Li):fetch_cb_s64", C.PM_TYPE_U64: b"(Ki):fetch_cb_u64",
+            C.PM_TYPE_FLOAT: b"(fi):fetch_cb_float", C.PM_TYPE_DOUBLE: b"(di):fetch_cb_double",
+            C.PM_TYPE_STRING: b"(si):fetch_cb_string"}
+_CTYPES = {C.PM_TYPE_32: ctypes.c_int, C.PM_TYPE_U32: ctypes.c_uint,
+           C.PM_TYPE_64: ctypes.c_longlong, C.PM_TYPE_U64: ctypes.c_ulonglong,
+           C.PM_TYPE_FLOAT: ctypes.c_float, C.PM_TYPE_DOUBLE: ctypes.c_double,
+           C.PM_TYPE_STRING: ctypes.c_char_p}
+
+
+def cparse(obj: Any, fmt: bytes, mtype: int, single: bool = False) -> Any:
+    """CPython's own PyArg_Parse with cpmda's format, for exactly its conversions and
+    exception texts (the fast path, _fast_value, covers the plain cases). Returns
+    (value, code), or the one value when single; raises what PyArg_Parse raises."""
+    value = _CTYPES[mtype]()
+    if single:
+        _PyArg_Parse(ctypes.py_object(obj), fmt, ctypes.byref(value))
+        return value.value
+    code = ctypes.c_int()
+    _PyArg_Parse(ctypes.py_object(obj), fmt, ctypes.byref(value), ctypes.byref(code))
+    got = value.value
+    if mtype == C.PM_TYPE_U64 and got > _I64[1]:
+        got -= 1 << 64
+    return got, code.value
+
+
+_PyArg_Parse = ctypes.pythonapi.PyArg_Parse
+_PyArg_Parse.restype = ctypes.c_int
+
+
+def _fast_value(result: Any, mtype: int) -> Any:
+    """The value of a plain [value, 1] reply, converted as PyArg_Parse would, or None
+    when anything about it is not plain (then cparse decides)."""
+    if type(result) is not list or len(result) != 2 or result[1] != 1 or type(result[1]) is not int:
+        return None
+    value = result[0]
+    kind = type(value)
+    if mtype == C.PM_TYPE_32:
+        if kind is int and _I32[0] <= value <= _I32[1]:
+            return value
+    elif mtype == C.PM_TYPE_U32:
+        if kind is int:
+            return value & 0xffffffff
+    elif mtype == C.PM_TYPE_64:
+        if kind is int and _I64[0] <= value <= _I64[1]:
+            return value
+    elif mtype == C.PM_TYPE_U64:
+        if kind is int:
+            value &= 0xffffffffffffffff
+            return value - (1 << 64) if value > _I64[1] else value
+    elif mtype == C.PM_TYPE_DOUBLE:
+        if kind is float:
+            return value
+    elif mtype == C.PM_TYPE_STRING:
+        if kind is str and "\0" not in value:
+            try:
+                return value.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+    return None
+
+
+def _type_str(mtype: int) -> str:
+    from pcp._libpcp.strings import pmTypeStr
+    return pmTypeStr(mtype)
 
 
 def _with_flags(labels: Any, flags: int) -> list:

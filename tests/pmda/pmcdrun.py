@@ -45,14 +45,23 @@ class PrivatePmcd:
         self.pmdadir = base / "pmdas" / pmda
         self.pmdadir.mkdir(parents=True)
         script = "pmda%s.python" % pmda
-        shutil.copy(PMDAS / pmda / script, self.pmdadir / script)
+        local = Path(__file__).resolve().parent / "pmdas" / script
+        shutil.copy(local if local.exists() else PMDAS / pmda / script, self.pmdadir / script)
         for name, text in (files or {}).items():
             (self.pmdadir / name).write_text(text)
         self.script = self.pmdadir / script
         self.interpreter = interpreter
         (base / "var" / "config" / "pmda").mkdir(parents=True)
-        (base / "pmcd.conf").write_text("%s\t%d\tpipe\tbinary\t\t%s %s\n"
-                                        % (pmda, domain, interpreter, self.pmdadir / script))
+        command = "%s %s" % (interpreter, self.pmdadir / script)
+        if interpreter != OFFICIAL and os.environ.get("LD_PRELOAD"):
+            # under .ci/sanitize.sh: the sanitizer runtime for this package's PMDA only,
+            # never for pmcd or the official binding
+            sanitizer = " ".join("%s=%s" % (k, os.environ[k]) for k in
+                                 ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
+                                 if os.environ.get(k))
+            command = "/usr/bin/env %s %s" % (sanitizer, command)
+        (base / "pmcd.conf").write_text("%s\t%d\tpipe\tbinary\t\t%s\n"
+                                        % (pmda, domain, command))
         (base / "root").write_text("root {\n\t%s\t%d:*:*\n}\n" % (pmda, domain))
         self.env = dict(os.environ, PCP_RUN_DIR=str(base), PCP_LOG_DIR=str(base / "log"),
                         PCP_PMDAS_DIR=str(base / "pmdas"), PCP_VAR_DIR=str(base / "var"),
@@ -71,10 +80,12 @@ class PrivatePmcd:
         for var, value, name in (("PCP_PYTHON_DOMAIN", "1", "domain.h.python"),
                                  ("PCP_PYTHON_PMNS", "root", "pmns.python")):
             env = dict(self.env, **{var: value})
+            if self.interpreter != OFFICIAL and os.environ.get("LD_PRELOAD"):
+                env["LD_PRELOAD"] = os.environ["LD_PRELOAD"]
             done = subprocess.run([self.interpreter, str(self.script)], env=env,
                                   cwd=str(self.pmdadir), capture_output=True, text=True,
                                   timeout=60)
-            out[name] = done.stdout + done.stderr
+            out[name] = "\n".join(masked_log(done.stdout + done.stderr))
             (self.pmdadir / name).write_text(done.stdout)
         source = PMDAS / self.pmda
         if (source / "help").exists():
@@ -137,6 +148,7 @@ def masked_log(text: str) -> List[str]:
     """A PMDA log with times, pids and the host masked, line by line."""
     text = re.sub(r"\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d\]", "[TIME]", text)
     text = re.sub(r"\(\d+\) ", "(PID) ", text)
+    text = re.sub(r" at 0x[0-9a-f]+>", " at ADDR>", text)
     text = re.sub(r"(started|finished) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", r"\1 TIME",
                   text)
     text = re.sub(r"^Log for (\S+) on \S+", r"Log for \1 on HOST", text, flags=re.M)
