@@ -174,6 +174,7 @@ class Agent:
         self.metric_list: Optional[list] = None
         self.metrics: Dict[int, Metric] = {}
         self.indoms: Dict[int, List[Tuple[int, str]]] = {}
+        self.indom_insts: Dict[int, List[int]] = {}
         self.callbacks: Dict[str, Optional[Callable]] = {}
         self.pmns_tree: Optional[Tree] = None
         self._reader = bytearray()
@@ -293,6 +294,7 @@ class Agent:
             indoms[it.it_indom] = insts
         self.metrics = metrics
         self.indoms = indoms
+        self.indom_insts: Dict[int, List[int]] = {}
 
     def pmns_rebuild(self) -> None:
         if self.pmns_dict is None:
@@ -332,27 +334,27 @@ class Agent:
         self.failure = ""
 
     # -- instances ------------------------------------------------------------------
-    def in_profile(self, indom: int, inst: int) -> bool:
-        if self.profile is None:
-            return True
-        g_state, entries = self.profile
-        entry = entries.get(indom)
-        if entry is None:
-            return g_state == 0
-        state, listed = entry
-        return (state == 0) != (inst in listed)
-
     def instances(self, indom: int, use_profile: bool = True) -> List[int]:
         """__pmdaStartInst / __pmdaNextInst: an indom's instances in the profile."""
         if cache.check(indom):
             insts = [e.inst for e in cache.get(indom).active()]
         elif indom in self.indoms:
-            insts = [i for i, _ in self.indoms[indom]]
+            insts = self.indom_insts.get(indom)
+            if insts is None:
+                insts = self.indom_insts[indom] = [_s32(i) for i, _ in self.indoms[indom]]
         else:
             return []
         if use_profile and self.profile is not None:
-            insts = [i for i in insts if self.in_profile(indom, i)]
-        return [_s32(i) for i in insts]
+            g_state, entries = self.profile
+            entry = entries.get(indom)
+            if entry is None:
+                return insts if g_state == 0 else []
+            state, listed = entry
+            if state == 0:
+                insts = [i for i in insts if i not in listed]
+            else:
+                insts = [i for i in insts if i in listed]
+        return insts
 
     def count_instances(self, indom: int) -> int:
         """__pmdaCntInst."""
@@ -394,6 +396,7 @@ class Agent:
         return self.pmda_fetch(pmids)
 
     def pmda_fetch(self, pmids: List[int]) -> bytes:
+        """pmdaFetch: each pmid's instances in the profile, one callback call each."""
         stamp = 0
         if self.ext_flags & PMDA_EXT_LABEL_CHANGE:
             stamp |= PMCD_LABEL_CHANGE
@@ -410,6 +413,11 @@ class Agent:
         for pmid in pmids:
             m = metrics.get(pmid)
             if m is None:
+                # libpcp_pmda asks the desc callback, which refreshes first
+                self.maybe_refresh_all()
+                metrics = self.metrics
+                m = metrics.get(pmid)
+            if m is None:
                 numval.append(C.PM_ERR_PMID)
                 vtypes.append(0)
                 continue
@@ -422,10 +430,33 @@ class Agent:
                     vtypes.append(m.type)
                     continue
             mtype = m.type
+            values = None
+            if callback is not None and self.pending is None:
+                results = self._call_all(callback, m, insts)
+                batch = _BATCH.get(mtype)
+                if batch is not None and results is not None:
+                    values = batch(results)
+            if values is not None:
+                # every reply a plain [value, 1]: the set in one go
+                n = len(values)
+                inst_col.extend(insts)
+                if mtype == C.PM_TYPE_DOUBLE:
+                    dval.extend(values)
+                    ival.extend([0] * n)
+                else:
+                    ival.extend(values)
+                    dval.extend([0.0] * n)
+                strs.extend([b""] * n)
+                numval.append(n)
+                vtypes.append(mtype)
+                continue
             count = 0
             sts = 0
-            for inst in insts:
-                sts, value = self.fetch_one(callback, m, inst)
+            for k, inst in enumerate(insts):
+                if callback is not None and self.pending is None and results is not None:
+                    sts, value = self.read_reply(m, results[k])
+                else:
+                    sts, value = self.fetch_one(callback, m, inst)
                 if sts < 0:
                     self.log_fetch_error(sts, m.pmid, inst)
                     continue
@@ -451,12 +482,56 @@ class Agent:
         self.ext_flags &= ~(PMDA_EXT_LABEL_CHANGE | PMDA_EXT_NAMES_CHANGE)
         return pdu
 
+    def _call_all(self, callback: Callable, m: Metric, insts: List[int]) -> Optional[list]:
+        """The callback's replies for every instance in one loop, or None when one call
+        failed (the caller then goes value by value, as cpmda does, from scratch: only
+        the calls before the failure have run, so the failure is replayed, not re-run)."""
+        cluster, item = m.cluster, m.item
+        results: list = []
+        append = results.append
+        try:
+            for inst in insts:
+                append(callback(cluster, item, inst & 0xffffffff))
+        except Exception as exc:      # pylint: disable=broad-except
+            tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+            failure = "".join(traceback.format_exception(type(exc), exc, tb))
+            # finish value by value from the failed one on
+            append(_Failed(failure))
+            for inst in insts[len(results):]:
+                if self.pending is not None:
+                    ok, res = self.call(callback, cluster, item, inst & 0xffffffff)
+                    append(res if ok else _Failed(self.failure))
+                    continue
+                try:
+                    append(callback(cluster, item, inst & 0xffffffff))
+                except Exception as exc2:      # pylint: disable=broad-except
+                    tb = exc2.__traceback__.tb_next if exc2.__traceback__ else None
+                    append(_Failed("".join(traceback.format_exception(type(exc2), exc2, tb))))
+        return results
+
     def fetch_one(self, callback: Optional[Callable], m: Metric, inst: int) -> Tuple[int, Any]:
         """cpmda's fetch_callback and pmdaFetch's reading of its status: (status, value)."""
         if callback is None:
             return C.PM_ERR_VALUE, None
         ok, result = self.call(callback, m.cluster, m.item, inst & 0xffffffff)
         if not ok:
+            return self.callback_error("fetch_callback"), None
+        return self.read_reply(m, result)
+
+    def read_reply(self, m: Metric, result: Any) -> Tuple[int, Any]:
+        """One fetch callback reply as cpmda reads it: (status, value)."""
+        if isinstance(result, _Failed):
+            self.failure = result.text
+            return self.callback_error("fetch_callback"), None
+        if self.pending is not None:
+            # the call ran with an exception left set: CPython turned its result into
+            # a SystemError (see call)
+            target = getattr(self.callbacks.get("fetch_callback"), "__func__",
+                             self.callbacks.get("fetch_callback"))
+            self.failure = (self.pending + "\nThe above exception was the direct cause of the "
+                            "following exception:\n\nSystemError: %r returned a result with an "
+                            "exception set\n" % (target,))
+            self.pending = None
             return self.callback_error("fetch_callback"), None
         if result is None or isinstance(result, tuple):
             return PMDA_FETCH_NOVALUES, None
@@ -846,7 +921,8 @@ class Agent:
                        % (self.name, pmErrStr(req.a)))
         elif t == W.PDU_PROFILE:
             g_state, entries = wire.decode_profile(req)
-            self.profile = (g_state, {ind: (st, set(insts)) for ind, st, insts in entries})
+            self.profile = (g_state, {ind: (st, {_s32(i) for i in insts})
+                                      for ind, st, insts in entries})
         elif t == W.PDU_FETCH:
             reply = self.fetch(wire.decode_fetch(req))
         elif t == W.PDU_PMNS_NAMES:
@@ -902,6 +978,46 @@ class Agent:
         if reply is not None:
             self.send(reply)
 
+
+class _Failed:
+    """A fetch callback call that raised, with its traceback text."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_ONE = 1        # CPython's one small-int object: `is _ONE` is an exact int 1, not True/1.0
+_BAD = object()
+
+
+def _batch_ints(results: list, low: int, high: int, mask: int) -> Optional[list]:
+    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is int
+              else _BAD for r in results]
+    if _BAD in values:
+        return None
+    if values and (min(values) < low or max(values) > high):
+        if not mask:
+            return None
+        values = [v & mask for v in values]
+        if mask == 0xffffffffffffffff:
+            values = [v - (1 << 64) if v > _I64[1] else v for v in values]
+    return values
+
+
+def _batch_doubles(results: list) -> Optional[list]:
+    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is float
+              else _BAD for r in results]
+    return None if _BAD in values else values
+
+
+_BATCH = {
+    C.PM_TYPE_32: lambda r: _batch_ints(r, _I32[0], _I32[1], 0),
+    C.PM_TYPE_U32: lambda r: _batch_ints(r, 0, 0xffffffff, 0xffffffff),
+    C.PM_TYPE_64: lambda r: _batch_ints(r, _I64[0], _I64[1], 0),
+    C.PM_TYPE_U64: lambda r: _batch_ints(r, 0, _I64[1], 0xffffffffffffffff),
+    C.PM_TYPE_DOUBLE: _batch_doubles,
+}
 
 _FORMATS = {C.PM_TYPE_32: b"(ii):fetch_cb_s32", C.PM_TYPE_U32: b"(Ii):fetch_cb_u32",
             C.PM_TYPE_64: b"(Li):fetch_cb_s64", C.PM_TYPE_U64: b"(Ki):fetch_cb_u64",

@@ -144,18 +144,23 @@ def encode_result(stamp: int, pmids: Sequence[int], numval: Sequence[int],
     """A FETCH's RESULT. vtype is per set; inst, ival, dval and strings are per value
     (each as long as inst): value k's number is ival[k] (integers) or dval[k] (FLOAT,
     DOUBLE), a STRING's text strings[k]."""
-    nvalues = len(inst)
-    offs, lens, at = [], [], 0
-    for s in strings:
-        offs.append(at)
-        lens.append(len(s))
-        at += len(s)
-    payload = b"".join(strings)
-    n = max(nvalues, 1)
+    nvalues = max(len(inst), 1)
+    if any(strings):
+        offs, lens, at = [], [], 0
+        for s in strings:
+            offs.append(at)
+            lens.append(len(s))
+            at += len(s)
+        poff = ffi.new("uint32_t[]", offs or [0])
+        plen = ffi.new("uint32_t[]", lens or [0])
+        payload = b"".join(strings)
+    else:
+        poff = plen = ffi.new("uint32_t[]", nvalues)       # zeroes: no string values
+        payload = b""
     args = (FROM_ANON, stamp, len(pmids), ffi.new("uint32_t[]", list(pmids) or [0]),
             ffi.new("int32_t[]", list(numval) or [0]), ffi.new("int32_t[]", list(vtype) or [0]),
-            ffi.new("int32_t[]", list(inst) or [0]), ffi.new("int64_t[]", list(ival) or [0]),
-            ffi.new("double[]", list(dval) or [0.0]), ffi.new("uint32_t[]", offs or [0]),
-            ffi.new("uint32_t[]", lens or [0]), payload, len(payload))
-    del n
+            ffi.new("int32_t[]", inst) if inst else ffi.new("int32_t[1]"),
+            ffi.new("int64_t[]", ival) if ival else ffi.new("int64_t[1]"),
+            ffi.new("double[]", dval) if dval else ffi.new("double[1]"),
+            poff, plen, payload, len(payload))
     return _encode(lib.pcp_agent_encode_result, *args)

@@ -36,7 +36,7 @@ class PrivatePmcd:
     """pmcd -f on a free port with one PMDA, started and stopped by its process id."""
 
     def __init__(self, base: Path, pmda: str, domain: int, interpreter: str,
-                 files: Optional[Dict[str, str]] = None) -> None:
+                 files: Optional[Dict[str, str]] = None, source: Optional[Path] = None) -> None:
         self.base = base
         self.pmda = pmda
         self.domain = domain
@@ -46,7 +46,9 @@ class PrivatePmcd:
         self.pmdadir.mkdir(parents=True)
         script = "pmda%s.python" % pmda
         local = Path(__file__).resolve().parent / "pmdas" / script
-        shutil.copy(local if local.exists() else PMDAS / pmda / script, self.pmdadir / script)
+        if source is None:
+            source = local if local.exists() else PMDAS / pmda / script
+        shutil.copy(source, self.pmdadir / script)
         for name, text in (files or {}).items():
             (self.pmdadir / name).write_text(text)
         self.script = self.pmdadir / script
