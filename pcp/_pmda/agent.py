@@ -991,12 +991,19 @@ _ONE = 1        # CPython's one small-int object: `is _ONE` is an exact int 1, n
 _BAD = object()
 
 
-def _batch_ints(results: list, low: int, high: int, mask: int) -> Optional[list]:
-    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is int
+def _plain_values(results: list, kind: type) -> Optional[list]:
+    """The values of replies that are all plain [value, 1] lists with a `kind` value, or
+    None (one comprehension: cheaper here than several C passes of map and set)."""
+    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is kind
               else _BAD for r in results]
-    if _BAD in values:
+    return None if _BAD in values else values
+
+
+def _batch_ints(results: list, low: int, high: int, mask: int) -> Optional[list]:
+    values = _plain_values(results, int)
+    if values is None:
         return None
-    if values and (min(values) < low or max(values) > high):
+    if min(values) < low or max(values) > high:
         if not mask:
             return None
         values = [v & mask for v in values]
@@ -1006,9 +1013,7 @@ def _batch_ints(results: list, low: int, high: int, mask: int) -> Optional[list]
 
 
 def _batch_doubles(results: list) -> Optional[list]:
-    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is float
-              else _BAD for r in results]
-    return None if _BAD in values else values
+    return _plain_values(results, float)
 
 
 _BATCH = {
