@@ -36,7 +36,8 @@ class PrivatePmcd:
     """pmcd -f on a free port with one PMDA, started and stopped by its process id."""
 
     def __init__(self, base: Path, pmda: str, domain: int, interpreter: str,
-                 files: Optional[Dict[str, str]] = None, source: Optional[Path] = None) -> None:
+                 files: Optional[Dict[str, str]] = None, source: Optional[Path] = None,
+                 env: Optional[Dict[str, str]] = None) -> None:
         self.base = base
         self.pmda = pmda
         self.domain = domain
@@ -71,6 +72,10 @@ class PrivatePmcd:
                         PCP_PMCDCONF_PATH=str(base / "pmcd.conf"))
         if interpreter != OFFICIAL:
             self.env.update(_our_env())
+        for key, value in (env or {}).items():
+            if key == "PYTHONPATH" and self.env.get("PYTHONPATH"):
+                value = self.env["PYTHONPATH"] + os.pathsep + value
+            self.env[key] = value
         # the sanitizer runtime must not reach pmcd or the official interpreter
         self.env.pop("LD_PRELOAD", None)
         self.proc: Optional[subprocess.Popen] = None

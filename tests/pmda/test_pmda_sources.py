@@ -1,0 +1,128 @@
+"""PCP's PMDAs that read their sources from files, run with sources the test writes:
+pmdazswap (a fake zswap stats directory, ZSWAP_STATS_PATH) and pmdajson (JSON metadata
+and data, with array metrics on its indom caches), under a private pmcd on the official
+binding and on this package: pminfo -dfTtlm, instances, log lines and cache files."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.pmda.pmcdrun import OFFICIAL, OURS, PMDAS, PrivatePmcd, masked_log
+from tests.pmda.test_pmda_acceptance import _needs_private_pmcd
+
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+
+
+def _run(tmp, interpreter, pmda, domain, steps, env=None, files=None, between=None):
+    server = PrivatePmcd(tmp, pmda, domain, interpreter, files=files, env=env)
+    out = {}
+    try:
+        out.update(server.install_steps())
+        server.start()
+        for key, argv in steps:
+            if between is not None:
+                between(key)
+            out[key] = server.run(argv)
+    finally:
+        server.stop()
+    out["log"] = masked_log(server.log("%s.log" % pmda))
+    cache_dir = tmp / "var" / "config" / "pmda"
+    out["cache"] = {p.name: [line.split(" ", 2)[::2] for line in p.read_text().splitlines()]
+                    for p in sorted(cache_dir.iterdir())}     # stamps left out
+    return out
+
+
+def _zswap_stats(where: Path) -> Path:
+    stats = where / "zswap"
+    stats.mkdir(parents=True)
+    for k, name in enumerate(["pool_limit_hit", "reject_reclaim_fail", "reject_alloc_fail",
+                              "reject_kmemcache_fail", "reject_compress_poor",
+                              "written_back_pages", "duplicate_entry", "pool_pages",
+                              "stored_pages", "same_filled_pages"]):
+        (stats / name).write_text("%d\n" % (k * 1000 + 7))
+    (stats / "pool_total_size").write_text("not a number\n")     # the PMDA logs it
+    return stats
+
+
+@pytest.mark.skipif(not (PMDAS / "zswap").is_dir(), reason="no pmdazswap")
+def test_pmdazswap_on_a_fake_stats_directory(tmp_path):
+    _needs_private_pmcd()
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "zswap"]),
+             ("again", ["pminfo", "-f", "zswap.pool_pages", "zswap.pool_total_size"]),
+             ("store", ["pmstore", "zswap.pool_pages", "1"])]
+    results = []
+    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
+        stats = _zswap_stats(tmp_path / ("stats-" + side))
+        results.append(_run(tmp_path / side, interpreter, "zswap", 125, steps,
+                            env={"ZSWAP_STATS_PATH": str(stats), "ZSWAP_PAGESIZE": "4096"}))
+    ref, ours = results
+    assert "value 28700672" in ref["pminfo"]       # pool_pages 7007 * 4096
+    for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python", "pmns.python"]:
+        want = str(ref[key]).replace(str(tmp_path / "stats-ref"), "STATS")
+        got = str(ours[key]).replace(str(tmp_path / "stats-ours"), "STATS")
+        assert got == want, key
+
+
+def _json_sources(root: Path) -> None:
+    app = root / "app"
+    app.mkdir(parents=True)
+    (app / "metadata.json").write_text(json.dumps({
+        "prefix": "app",
+        "metrics": [
+            {"name": "greeting", "pointer": "/greeting", "type": "string",
+             "description": "A string"},
+            {"name": "reads", "pointer": "/reads", "type": "integer", "units": "count",
+             "semantics": "counter", "description": "Times values read"},
+            {"name": "ratio", "pointer": "/ratio", "type": "double"},
+            {"name": "disks", "pointer": "/disks", "type": "array", "index": "/name",
+             "description": "Per disk", "metrics": [
+                 {"name": "bytes", "pointer": "/bytes", "type": "integer", "units": "bytes",
+                  "semantics": "counter", "description": "Bytes moved"},
+                 {"name": "model", "pointer": "/model", "type": "string"}]},
+        ]}))
+    (app / "data.json").write_text(json.dumps({
+        "greeting": "h\u00e9llo, 1, 2, 3", "reads": 42, "ratio": 0.25,
+        "disks": [{"name": "sda", "bytes": 1 << 40, "model": "fast"},
+                  {"name": "sdb", "bytes": 7, "model": "slow"}]}))
+
+
+def _module_dir(tmp: Path) -> Path:
+    """jsonpointer and six, which pmdajson imports, for the official interpreter too."""
+    where = tmp / "pymods"
+    where.mkdir(exist_ok=True)
+    for name in ("jsonpointer", "six"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            pytest.fail("pmdajson needs %s (a test dependency)" % name)
+        shutil.copy(spec.origin, where / Path(spec.origin).name)
+    return where
+
+
+@pytest.mark.skipif(not (PMDAS / "json").is_dir(), reason="no pmdajson")
+def test_pmdajson_on_sources_the_test_writes(tmp_path):
+    _needs_private_pmcd()
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "json"]),
+             ("instances", ["pminfo", "-f", "json.app.disks.bytes"]),
+             ("profile", ["pmval", "-s", "1", "-i", "sdb", "json.app.disks.model"]),
+             ("store", ["pmstore", "json.app.reads", "1"])]
+    pymods = _module_dir(tmp_path)
+    results = []
+    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
+        sources = tmp_path / ("sources-" + side)
+        _json_sources(sources)
+        config = json.dumps({"directory_list": [], "trusted_directory_list": [str(sources)]})
+        results.append(_run(tmp_path / side, interpreter, "json", 137, steps,
+                            env={"PYTHONPATH": str(pymods)}, files={"config.json": config}))
+    ref, ours = results
+    assert 'value "fast"' in ref["pminfo"] and "sdb" in ref["instances"]
+    for key in ["pminfo", "instances", "profile", "store", "log", "cache",
+                "domain.h.python", "pmns.python"]:
+        want = str(ref[key]).replace(str(tmp_path / "sources-ref"), "SOURCES")
+        got = str(ours[key]).replace(str(tmp_path / "sources-ours"), "SOURCES")
+        want = want.replace(str(tmp_path / "ref"), "RUN")
+        got = got.replace(str(tmp_path / "ours"), "RUN")
+        assert got == want, key
