@@ -6,36 +6,40 @@ PMDA protocol through this package's C codec (csrc/pdu_agent.c).
 """
 from __future__ import annotations
 
-import time as _time
-from typing import Any, Callable, Dict, List
+import operator as _operator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List
 
 from pcp._pmda import agent as _agent
-from pcp._pmda.cache import (PMDA_CACHE_LOAD, PMDA_CACHE_ADD, PMDA_CACHE_HIDE,  # noqa: F401
-                             PMDA_CACHE_CULL, PMDA_CACHE_EMPTY, PMDA_CACHE_SAVE,
-                             PMDA_CACHE_ACTIVE, PMDA_CACHE_INACTIVE, PMDA_CACHE_SIZE,
-                             PMDA_CACHE_SIZE_ACTIVE, PMDA_CACHE_SIZE_INACTIVE,
-                             PMDA_CACHE_REUSE, PMDA_CACHE_WALK_REWIND, PMDA_CACHE_WALK_NEXT,
-                             PMDA_CACHE_CHECK, PMDA_CACHE_REORG, PMDA_CACHE_SYNC,
-                             PMDA_CACHE_DUMP, PMDA_CACHE_DUMP_ALL)
-
-PMDA_FETCH_NOVALUES = 0
-PMDA_FETCH_STATIC = 1
-PMDA_FETCH_DYNAMIC = 2
-PMDA_FLAG_AUTHORIZE = 1 << 2
-PMDA_FLAG_CONTAINER = 1 << 6
-PMDA_ATTR_USERNAME = 5
-PMDA_ATTR_USERID = 11
-PMDA_ATTR_GROUPID = 12
-PMDA_ATTR_PROCESSID = 14
-PMDA_ATTR_CONTAINER = 15
+from pcp._core.constants import (PMDA_FETCH_NOVALUES, PMDA_FETCH_STATIC,  # noqa: F401
+                                 PMDA_FETCH_DYNAMIC, PMDA_CACHE_LOAD, PMDA_CACHE_ADD,
+                                 PMDA_CACHE_HIDE, PMDA_CACHE_CULL, PMDA_CACHE_EMPTY,
+                                 PMDA_CACHE_SAVE, PMDA_CACHE_ACTIVE, PMDA_CACHE_INACTIVE,
+                                 PMDA_CACHE_SIZE, PMDA_CACHE_SIZE_ACTIVE,
+                                 PMDA_CACHE_SIZE_INACTIVE, PMDA_CACHE_REUSE,
+                                 PMDA_CACHE_WALK_REWIND, PMDA_CACHE_WALK_NEXT, PMDA_CACHE_CHECK,
+                                 PMDA_CACHE_REORG, PMDA_CACHE_SYNC, PMDA_CACHE_DUMP,
+                                 PMDA_CACHE_DUMP_ALL, PMDA_FLAG_AUTHORIZE, PMDA_FLAG_CONTAINER,
+                                 PMDA_ATTR_USERNAME, PMDA_ATTR_USERID, PMDA_ATTR_GROUPID,
+                                 PMDA_ATTR_PROCESSID, PMDA_ATTR_CONTAINER)
+from pcp._core.constants import PM_ERR_PMDAREADY as _PM_ERR_PMDAREADY
+from pcp._core.constants import PM_ERR_PMDANOTREADY as _PM_ERR_PMDANOTREADY
+from pcp._core.constants import PMDA_EXT_LABEL_CHANGE as _LABEL_CHANGE
+from pcp._core.constants import PMDA_EXT_NAMES_CHANGE as _NAMES_CHANGE
 
 _AGENT = _agent.AGENT
 
 
 def _checked_int(value: Any, name: str) -> int:
-    if isinstance(value, float) or not hasattr(value, "__index__"):
-        raise TypeError("%s: an integer is required" % name)
-    return int(value.__index__())
+    """A C int argument as CPython's PyArg_Parse "i" takes it (same exceptions)."""
+    number = _operator.index(value)
+    if number > 0x7fffffff:
+        raise OverflowError("signed integer is greater than maximum")
+    if number < -0x80000000:
+        raise OverflowError("signed integer is less than minimum")
+    return number
 
 
 def pmda_pmid(cluster: int, item: int) -> int:
@@ -141,7 +145,7 @@ def indom_longtext_refresh(longtext: Dict[int, str]) -> None:
 
 
 def set_notify_change() -> None:
-    _AGENT.ext_flags |= _agent.PMDA_EXT_LABEL_CHANGE | _agent.PMDA_EXT_NAMES_CHANGE
+    _AGENT.ext_flags |= _LABEL_CHANGE | _NAMES_CHANGE
 
 
 def set_need_refresh() -> None:
@@ -190,6 +194,5 @@ def _s32(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
-_PM_ERR_PMDAREADY = -13393
-_PM_ERR_PMDANOTREADY = -13394
-del _time
+# the future import and the type checkers' flag bind names the official module lacks
+del annotations, TYPE_CHECKING

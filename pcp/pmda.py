@@ -10,24 +10,80 @@ from __future__ import annotations
 
 import os
 import pwd
-from ctypes import POINTER, Structure, addressof, c_char_p, c_int, c_void_p
+from ctypes import (POINTER, ArgumentError, Structure, addressof, c_char_p, c_int, c_void_p,
+                    cast)
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import cpmapi
 import cpmda
 from pcp._core.errors import pmErr
 from pcp._pmda import cache as _cache
-from pcp._pmda.agent import AGENT as _AGENT
+from pcp._core.errors import pmErrStr as _pmErrStr
+from pcp._pmda.agent import AGENT as _AGENT, LOG_ERR as _LOG_ERR, notify as _notify
 from pcp.pmapi import pmContext as PCP
-from pcp.pmapi import pmDesc, pmInDom, pmUnits
+from pcp._libpcp.labels import add_labels
+from pcp.pmapi import pmDesc, pmInDom, pmLabel, pmLabelSet, pmUnits
 
 __all__ = ["pmdaMetric", "pmdaInstid", "pmdaIndom", "pmdaUnits", "MetricDispatch", "PMDA",
-           "pmdaGetContext"]
+           "pmdaGetContext", "pmdaAddLabels", "pmdaAddLabelFlags", "pmdaAddNotes"]
 
 
 def pmdaGetContext() -> int:
-    """The pmcd client context of the request being answered."""
+    """The pmcd client context of the request being answered (pmErr before any)."""
+    if _AGENT.context < 0:
+        raise pmErr(_AGENT.context)
     return _AGENT.context
+
+
+def _label_set(label: Any, flags: int) -> Any:
+    """A new pmLabelSet (ctypes, POINTER) from label JSON, as __pmAddLabels makes it."""
+    if not isinstance(label, bytes):
+        raise ArgumentError("argument 2: TypeError: wrong type")
+    try:
+        added = add_labels(None, label, flags)
+    except pmErr as error:
+        what = "pmdaAddNotes" if flags & cpmapi.PM_LABEL_OPTIONAL else "pmdaAddLabels"
+        _notify(_LOG_ERR, "%s: %s (%s)\n" % (what, label.decode("utf-8", "replace"),
+                                              _pmErrStr(error.args[0])))
+        raise
+    lset = pmLabelSet()
+    entries = added.entries()
+    array = (pmLabel * max(len(entries), 1))()
+    for i, (name, namelen, lflags, value, valuelen) in enumerate(entries):
+        array[i].name = name
+        array[i].namelen = namelen
+        array[i].flags = lflags
+        array[i].value = value
+        array[i].valuelen = valuelen
+    lset.inst = cpmapi.PM_IN_NULL
+    lset.nlabels = len(entries)
+    lset.json = added.json
+    lset.jsonlen = len(added.json)
+    lset.labels = cast(array, POINTER(pmLabel))
+    lset._keep = (array, added.json)           # the memory the pointers address
+    pointer_to = POINTER(pmLabelSet)(lset)
+    pointer_to._keep = lset
+    return pointer_to
+
+
+def pmdaAddLabels(label: bytes) -> Any:
+    """A label set (POINTER(pmLabelSet)) parsed from label JSON."""
+    return _label_set(label, 0)
+
+
+def pmdaAddNotes(label: bytes) -> Any:
+    """A label set of optional labels (notes) parsed from label JSON."""
+    return _label_set(label, cpmapi.PM_LABEL_OPTIONAL)
+
+
+def pmdaAddLabelFlags(labels: Any, flags: int) -> int:
+    """Set `flags` on every label of a set; 1, or 0 for a NULL set."""
+    if not labels:
+        return 0
+    lset = labels.contents
+    for i in range(lset.nlabels):
+        lset.labels[i].flags |= flags
+    return 1
 
 
 class pmdaMetric(Structure):

@@ -406,3 +406,40 @@ pmi_error_texts = {
     PMI_ERR_ADDLABELERROR: "Error adding label",
     PMI_ERR_BADVERSION: "Illegal log version",
 }
+
+# ---------------------------------------------------------------------------
+# libpcp_pmda's numbers (pmda.h), which the official ``cpmda`` exposes
+# ---------------------------------------------------------------------------
+PMDA_FETCH_NOVALUES = 0
+PMDA_FETCH_STATIC = 1
+PMDA_FETCH_DYNAMIC = 2
+PMDA_CACHE_LOAD = 1
+PMDA_CACHE_ADD = 2
+PMDA_CACHE_HIDE = 3
+PMDA_CACHE_CULL = 4
+PMDA_CACHE_EMPTY = 5
+PMDA_CACHE_SAVE = 6
+PMDA_CACHE_STRINGS = 7
+PMDA_CACHE_ACTIVE = 8
+PMDA_CACHE_INACTIVE = 9
+PMDA_CACHE_SIZE = 10
+PMDA_CACHE_SIZE_ACTIVE = 11
+PMDA_CACHE_SIZE_INACTIVE = 12
+PMDA_CACHE_REUSE = 13
+PMDA_CACHE_WALK_REWIND = 14
+PMDA_CACHE_WALK_NEXT = 15
+PMDA_CACHE_CHECK = 16
+PMDA_CACHE_REORG = 17
+PMDA_CACHE_SYNC = 18
+PMDA_CACHE_DUMP = 19
+PMDA_CACHE_DUMP_ALL = 20
+PMDA_FLAG_AUTHORIZE = 1 << 2
+PMDA_FLAG_CONTAINER = 1 << 6
+PMDA_ATTR_USERNAME = 5
+PMDA_ATTR_USERID = 11
+PMDA_ATTR_GROUPID = 12
+PMDA_ATTR_PROCESSID = 14
+PMDA_ATTR_CONTAINER = 15
+# pmdaExt's e_flags bits that set_notify_change raises (pmda.h)
+PMDA_EXT_LABEL_CHANGE = 1 << 5
+PMDA_EXT_NAMES_CHANGE = 1 << 6

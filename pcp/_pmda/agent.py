@@ -22,10 +22,10 @@ from pcp._pmda import wire
 LOG_CRIT, LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG = 2, 3, 4, 6, 7
 _LEVELS = {2: "Critical", 3: "Error", 4: "Warning", 5: "Notice", 6: "Info", 7: "Debug"}
 EAGAIN, EINVAL, ENOTSUP = 11, 22, 95
-PMDA_FETCH_NOVALUES, PMDA_FETCH_STATIC, PMDA_FETCH_DYNAMIC = 0, 1, 2
-PMDA_EXT_LABEL_CHANGE, PMDA_EXT_NAMES_CHANGE = 0x200, 0x400   # only their presence matters
-PMCD_LABEL_CHANGE, PMCD_NAMES_CHANGE = 0x08, 0x10
-PMNS_LEAF_STATUS, PMNS_NONLEAF_STATUS = 0, 1
+from pcp._core.constants import (PMCD_LABEL_CHANGE, PMCD_NAMES_CHANGE,  # noqa: E402
+                                 PMDA_EXT_LABEL_CHANGE, PMDA_EXT_NAMES_CHANGE,
+                                 PMDA_FETCH_DYNAMIC, PMDA_FETCH_NOVALUES, PMDA_FETCH_STATIC,
+                                 PMNS_LEAF_STATUS, PMNS_NONLEAF_STATUS)
 _I32 = (-(1 << 31), (1 << 31) - 1)
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -165,7 +165,7 @@ class Agent:
         self.ext_flags = 0
         self.infd = 0
         self.outfd = 1
-        self.context = 0
+        self.context = -1          # libpcp_pmda's: no request answered yet
         self.profile: Optional[Tuple[int, Dict[int, Tuple[int, set]]]] = None
         self.tree: Optional[Tuple[Tree]] = None
         self.pmns_dict: Optional[Dict[int, str]] = None

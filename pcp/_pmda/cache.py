@@ -11,27 +11,13 @@ from typing import Any, Dict, Iterator, List, Optional
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_INST, PM_IN_NULL
 
-# pmda.h's cache operations
-PMDA_CACHE_LOAD = 1
-PMDA_CACHE_ADD = 2
-PMDA_CACHE_HIDE = 3
-PMDA_CACHE_CULL = 4
-PMDA_CACHE_EMPTY = 5
-PMDA_CACHE_SAVE = 6
-PMDA_CACHE_STRINGS = 7
-PMDA_CACHE_ACTIVE = 8
-PMDA_CACHE_INACTIVE = 9
-PMDA_CACHE_SIZE = 10
-PMDA_CACHE_SIZE_ACTIVE = 11
-PMDA_CACHE_SIZE_INACTIVE = 12
-PMDA_CACHE_REUSE = 13
-PMDA_CACHE_WALK_REWIND = 14
-PMDA_CACHE_WALK_NEXT = 15
-PMDA_CACHE_CHECK = 16
-PMDA_CACHE_REORG = 17
-PMDA_CACHE_SYNC = 18
-PMDA_CACHE_DUMP = 19
-PMDA_CACHE_DUMP_ALL = 20
+from pcp._core.constants import (PMDA_CACHE_ACTIVE, PMDA_CACHE_ADD, PMDA_CACHE_CHECK,
+                                 PMDA_CACHE_CULL, PMDA_CACHE_DUMP, PMDA_CACHE_DUMP_ALL,
+                                 PMDA_CACHE_EMPTY, PMDA_CACHE_HIDE, PMDA_CACHE_INACTIVE,
+                                 PMDA_CACHE_LOAD, PMDA_CACHE_REORG, PMDA_CACHE_REUSE,
+                                 PMDA_CACHE_SAVE, PMDA_CACHE_SIZE, PMDA_CACHE_SIZE_ACTIVE,
+                                 PMDA_CACHE_SIZE_INACTIVE, PMDA_CACHE_STRINGS, PMDA_CACHE_SYNC,
+                                 PMDA_CACHE_WALK_NEXT, PMDA_CACHE_WALK_REWIND)
 
 _MAXINST = 0x7fffffff
 _DIRTY = 1
@@ -135,7 +121,7 @@ class IndomCache:
         from pcp._libpcp.strings import pmInDomStr
         directory = os.path.join(var, "config", "pmda")
         try:
-            os.makedirs(directory, 0o755, exist_ok=True)
+            os.mkdir(directory, 0o755)      # one level, as libpcp's mkdir2
         except OSError:
             pass
         return os.path.join(directory, pmInDomStr(self.indom))

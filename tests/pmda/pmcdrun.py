@@ -26,6 +26,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _asan_runtime() -> str:
+    """The sanitizer runtime .ci/sanitize.sh preloads (tests/conftest.py keeps it in
+    PCP_TEST_ASAN_PRELOAD), or ''."""
+    return os.environ.get("PCP_TEST_ASAN_PRELOAD") or os.environ.get("LD_PRELOAD") or ""
+
+
 def _our_env() -> Dict[str, str]:
     """PYTHONPATH so the PMDA's python imports this checkout's pcp, cpmapi and cpmda."""
     root = str(Path(__file__).resolve().parents[2])
@@ -56,12 +62,13 @@ class PrivatePmcd:
         self.interpreter = interpreter
         (base / "var" / "config" / "pmda").mkdir(parents=True)
         command = "%s %s" % (interpreter, self.pmdadir / script)
-        if interpreter != OFFICIAL and os.environ.get("LD_PRELOAD"):
+        if interpreter != OFFICIAL and _asan_runtime():
             # under .ci/sanitize.sh: the sanitizer runtime for this package's PMDA only,
             # never for pmcd or the official binding
-            sanitizer = " ".join("%s=%s" % (k, os.environ[k]) for k in
-                                 ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
-                                 if os.environ.get(k))
+            sanitizer = " ".join(["LD_PRELOAD=" + _asan_runtime()] +
+                                 ["%s=%s" % (k, os.environ[k]) for k in
+                                  ("ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
+                                  if os.environ.get(k)])
             command = "/usr/bin/env %s %s" % (sanitizer, command)
         (base / "pmcd.conf").write_text("%s\t%d\tpipe\tbinary\t\t%s\n"
                                         % (pmda, domain, command))
@@ -87,8 +94,8 @@ class PrivatePmcd:
         for var, value, name in (("PCP_PYTHON_DOMAIN", "1", "domain.h.python"),
                                  ("PCP_PYTHON_PMNS", "root", "pmns.python")):
             env = dict(self.env, **{var: value})
-            if self.interpreter != OFFICIAL and os.environ.get("LD_PRELOAD"):
-                env["LD_PRELOAD"] = os.environ["LD_PRELOAD"]
+            if self.interpreter != OFFICIAL and _asan_runtime():
+                env["LD_PRELOAD"] = _asan_runtime()
             done = subprocess.run([self.interpreter, str(self.script)], env=env,
                                   cwd=str(self.pmdadir), capture_output=True, text=True,
                                   timeout=60)
