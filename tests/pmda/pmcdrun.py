@@ -135,7 +135,13 @@ class PrivatePmcd:
         return env
 
     def run(self, argv: List[str], check: bool = True) -> str:
-        argv = [argv[0], "-h", "localhost"] + argv[1:]
+        """A client tool on this pmcd: over TCP, or its unix socket when argv[0] ends
+        in "@unix" (pmcd then sends the client's credentials to PMDAs that ask)."""
+        host = "localhost"
+        if argv[0].endswith("@unix"):
+            host = "unix:" + str(self.base / "pmcd.sock")
+            argv = [argv[0][:-5]] + argv[1:]
+        argv = [argv[0], "-h", host] + argv[1:]
         done = subprocess.run(argv, env=self.client_env(), capture_output=True, text=True,
                               timeout=30)
         if check and done.returncode not in (0, 1):

@@ -37,6 +37,9 @@ STEPS = [
     ("instance_names", ["pminfo", "-f", "edge.inst.some"]),
     ("unknown_pmid", ["pminfo", "-f", "480.9.9"]),
     ("pmid_names", ["pminfo", "-m", "480.0.3"]),
+    ("context", ["pminfo", "-f", "edge.context"]),
+    ("context_again", ["pmprobe", "-v", "edge.context"]),
+    ("unix_socket", ["pminfo@unix", "-f", "edge.context", "edge.type.t1"]),
 ]
 
 
