@@ -81,6 +81,18 @@ def measure(interpreter: str, metric: str, fetches: int) -> dict:
             "round_trip_ms": 1000.0 * wall / fetches}
 
 
+def same_interpreter(where: Path) -> str:
+    """A virtualenv of the official binding's own interpreter (the distribution's PGO/LTO
+    build) finding this package through a static .pth file: the binding compared, not
+    the interpreters."""
+    subprocess.run([OFFICIAL, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(where)], check=True)
+    site = next(where.glob("lib/python*/site-packages"))
+    deps = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    (site / "pcp_native.pth").write_text("\n".join([str(HERE.parent)] + deps) + "\n")
+    return str(where / "bin" / "python")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fetches", type=int, default=300)
@@ -88,9 +100,15 @@ def main() -> None:
     args = parser.parse_args()
     official = measure(OFFICIAL, args.metric, args.fetches)
     ours = measure(OURS, args.metric, args.fetches)
-    print(json.dumps({"metric": args.metric, "official": official, "ours": ours,
-                      "cpu_ratio": official["cpu_ms_per_fetch"] / ours["cpu_ms_per_fetch"]
-                      if ours["cpu_ms_per_fetch"] else None}, indent=1))
+    report = {"metric": args.metric, "official": official, "ours": ours}
+    with tempfile.TemporaryDirectory() as tmp:
+        same = same_interpreter(Path(tmp) / "venv")
+        report["ours_same_interpreter"] = measure(same, args.metric, args.fetches)
+    for key in ("ours", "ours_same_interpreter"):
+        mine = report[key]["cpu_ms_per_fetch"]
+        report[key]["official_cpu_over_ours"] = (official["cpu_ms_per_fetch"] / mine
+                                                 if mine else None)
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
