@@ -30,9 +30,9 @@ __all__ = ["pmdaMetric", "pmdaInstid", "pmdaIndom", "pmdaUnits", "MetricDispatch
 
 def pmdaGetContext() -> int:
     """The pmcd client context of the request being answered (pmErr before any)."""
-    if _AGENT.context < 0:
-        raise pmErr(_AGENT.context)
-    return _AGENT.context
+    if _AGENT.last_ctx < 0:
+        raise pmErr(_AGENT.last_ctx)
+    return _AGENT.last_ctx
 
 
 def _label_set(label: Any, flags: int) -> Any:

@@ -59,7 +59,9 @@ class _Node:
         self.parent = parent
 
     def nonleaf(self) -> bool:
-        return self.pmid == C.PM_ID_NULL
+        """libpcp's NONLEAF: no pmid, or the root of a dynamic subtree (domain 511,
+        item 0), which a PMDA may put in its own names."""
+        return self.pmid == C.PM_ID_NULL or (self.pmid >> 22 == 511 and self.pmid & 0x3ff == 0)
 
     def full(self) -> str:
         parts = []
@@ -163,9 +165,10 @@ class Agent:
         self.connected = False
         self.comm_flags = 0
         self.ext_flags = 0
-        self.infd = 0
-        self.outfd = 1
-        self.context = -1          # libpcp_pmda's: no request answered yet
+        self.infd = -1             # set by connect (pipe: stdin, stdout)
+        self.outfd = -1
+        self.context = -1          # the sender of the request being answered
+        self.last_ctx = -1         # pmdaGetContext: set where libpcp_pmda sets it
         self.profile: Optional[Tuple[int, Dict[int, Tuple[int, set]]]] = None
         self.tree: Optional[Tuple[Tree]] = None
         self.pmns_dict: Optional[Dict[int, str]] = None
@@ -179,6 +182,7 @@ class Agent:
         self.pmns_tree: Optional[Tree] = None
         self._reader = bytearray()
         self.pending: Optional[str] = None   # an exception cpmda would leave set
+        self.debug_pdu = False
         self.failure = ""
 
     # -- set up ----------------------------------------------------------------------
@@ -193,6 +197,9 @@ class Agent:
         self.logfile = logfile
         self.helpfile = helpfile
         self.use_help_file = os.access(helpfile, os.R_OK)
+        debug = os.environ.get("PCP_PYTHON_DEBUG", "")
+        self.debug_pdu = any(opt.strip().lower() in ("libpmda", "all")
+                             for opt in debug.replace("|", ",").split(","))
         if not self.generating():
             self.open_log()
 
@@ -234,6 +241,7 @@ class Agent:
             if self.connected:
                 notify(LOG_CRIT, "pmdaConnect: called more than once\n")
             return
+        self.infd, self.outfd = sys.stdin.fileno(), sys.stdout.fileno()
         self.send(wire.encode_creds(os.getpid(), self.comm_flags))
         pdu = self.read_pdu()
         if pdu is None:
@@ -248,6 +256,8 @@ class Agent:
 
     # -- I/O ------------------------------------------------------------------------
     def send(self, pdu: bytes) -> None:
+        if self.outfd < 0:
+            return                 # not connected: libpcp's send to fd -1 fails quietly
         view = memoryview(pdu)
         while view:
             n = os.write(self.outfd, view)
@@ -397,6 +407,7 @@ class Agent:
 
     def pmda_fetch(self, pmids: List[int]) -> bytes:
         """pmdaFetch: each pmid's instances in the profile, one callback call each."""
+        self.last_ctx = self.context
         stamp = 0
         if self.ext_flags & PMDA_EXT_LABEL_CHANGE:
             stamp |= PMCD_LABEL_CHANGE
@@ -606,6 +617,7 @@ class Agent:
 
     def desc(self, pmid: int) -> bytes:
         self.maybe_refresh_all()
+        self.last_ctx = self.context      # pmdaDesc
         m = self.metrics.get(pmid)
         if m is None:
             return wire.encode_error(C.PM_ERR_PMID)
@@ -666,6 +678,7 @@ class Agent:
 
     def text(self, ident: int, type_: int) -> bytes:
         if self.use_help_file:
+            self.last_ctx = self.context  # pmdaText
             found = None
             if self.help_text is not None:
                 if type_ & C.PM_TEXT_PMID:
@@ -729,6 +742,7 @@ class Agent:
                 current, sts = self._add_labels(current, res[1], flags, what)
             if sts < 0:
                 return wire.encode_error(sts)
+        self.last_ctx = self.context      # pmdaLabel, after the Python callbacks
         base = type_ & ~(0x40 | C.PM_LABEL_OPTIONAL)
         if base in (C.PM_LABEL_CONTEXT, C.PM_LABEL_DOMAIN, C.PM_LABEL_INDOM,
                     C.PM_LABEL_CLUSTER, C.PM_LABEL_ITEM):
@@ -799,6 +813,7 @@ class Agent:
         callback = self.callbacks.get("store_callback")
         if callback is None:
             return C.PM_ERR_PERMISSION
+        self.last_ctx = self.context      # pmdaStore, before the callbacks
         result = FlatResult(pdu, False)
         pmid_col, numval_col, valfmt_col = result.pmid, result.numval, result.valfmt
         first_col, inst_col, ival_col = result.first, result.inst, result.ival
@@ -912,6 +927,9 @@ class Agent:
             return
         self.context = req.sender
         t = req.type
+        if self.debug_pdu and t not in (W.PDU_CREDS,):
+            # libpcp_pmda 6.0.3's lines under pmDebugOptions.libpmda
+            notify(LOG_DEBUG, "Received PDU_%s\n" % _pdu_name(t))
         reply: Optional[bytes] = None
         if t == W.PDU_ERROR:
             if req.a == C.PM_ERR_NOTCONN:

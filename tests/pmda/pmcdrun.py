@@ -35,7 +35,8 @@ def _asan_runtime() -> str:
 def _our_env() -> Dict[str, str]:
     """PYTHONPATH so the PMDA's python imports this checkout's pcp, cpmapi and cpmda."""
     root = str(Path(__file__).resolve().parents[2])
-    return {"PYTHONPATH": root}
+    inherited = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": root + (os.pathsep + inherited if inherited else "")}
 
 
 class PrivatePmcd:
@@ -43,14 +44,15 @@ class PrivatePmcd:
 
     def __init__(self, base: Path, pmda: str, domain: int, interpreter: str,
                  files: Optional[Dict[str, str]] = None, source: Optional[Path] = None,
-                 env: Optional[Dict[str, str]] = None) -> None:
+                 env: Optional[Dict[str, str]] = None, ipc: str = "binary",
+                 args: str = "") -> None:
         self.base = base
         self.pmda = pmda
         self.domain = domain
         self.port = free_port()
         base.mkdir(parents=True, exist_ok=True)
         self.pmdadir = base / "pmdas" / pmda
-        self.pmdadir.mkdir(parents=True)
+        self.pmdadir.mkdir(parents=True, exist_ok=True)
         script = "pmda%s.python" % pmda
         local = Path(__file__).resolve().parent / "pmdas" / script
         if source is None:
@@ -60,8 +62,8 @@ class PrivatePmcd:
             (self.pmdadir / name).write_text(text)
         self.script = self.pmdadir / script
         self.interpreter = interpreter
-        (base / "var" / "config" / "pmda").mkdir(parents=True)
-        command = "%s %s" % (interpreter, self.pmdadir / script)
+        (base / "var" / "config" / "pmda").mkdir(parents=True, exist_ok=True)
+        command = "%s %s%s" % (interpreter, self.pmdadir / script, " " + args if args else "")
         if interpreter != OFFICIAL and _asan_runtime():
             # under .ci/sanitize.sh: the sanitizer runtime for this package's PMDA only,
             # never for pmcd or the official binding
@@ -70,13 +72,16 @@ class PrivatePmcd:
                                   ("ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
                                   if os.environ.get(k)])
             command = "/usr/bin/env %s %s" % (sanitizer, command)
-        (base / "pmcd.conf").write_text("%s\t%d\tpipe\tbinary\t\t%s\n"
-                                        % (pmda, domain, command))
+        (base / "pmcd.conf").write_text("%s\t%d\tpipe\t%s\t\t%s\n"
+                                        % (pmda, domain, ipc, command))
         (base / "root").write_text("root {\n\t%s\t%d:*:*\n}\n" % (pmda, domain))
         self.env = dict(os.environ, PCP_RUN_DIR=str(base), PCP_LOG_DIR=str(base / "log"),
                         PCP_PMDAS_DIR=str(base / "pmdas"), PCP_VAR_DIR=str(base / "var"),
                         PCP_USER="root", PCP_GROUP="root",
                         PCP_PMCDCONF_PATH=str(base / "pmcd.conf"))
+        # the official binding's interpreter must not see this package (.ci/sanitize.sh
+        # points PYTHONPATH at its sanitized copy); ours finds it through PYTHONPATH
+        self.env.pop("PYTHONPATH", None)
         if interpreter != OFFICIAL:
             self.env.update(_our_env())
         for key, value in (env or {}).items():
@@ -121,9 +126,12 @@ class PrivatePmcd:
         self.proc = subprocess.Popen(argv, cwd=str(self.base), env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 20
+        # ready once pmcd lists the PMDA's names: names and PMIDs only, no fetch, so the
+        # PMDA sees the same requests on both bindings however long it took to start
+        ready = re.compile(r"PMID: %d\.\d+\.\d+" % self.domain)
         while time.time() < deadline:
-            out = self.run(["pminfo", "-f", "%s" % self.pmda], check=False)
-            if "Cannot connect" not in out and "PMDA" not in out and out.strip():
+            out = self.run(["pminfo", "-m", "%s" % self.pmda], check=False)
+            if ready.search(out):
                 return
             time.sleep(0.2)
         raise RuntimeError("private pmcd did not come up: %s" % self.log("pmcd.log"))
