@@ -5,6 +5,7 @@ binding and on this package: pminfo -dfTtlm, instances, log lines and cache file
 from __future__ import annotations
 
 import importlib.util
+import os
 import json
 import re
 import shutil
@@ -192,3 +193,30 @@ def test_pmdaopenmetrics_on_file_sources(tmp_path):
         want = want.replace(str(tmp_path / "ref"), "RUN")
         got = got.replace(str(tmp_path / "ours"), "RUN")
         assert got == want, key
+
+
+NFS_QA = Path("/var/lib/pcp/testsuite/nfsclient")
+
+
+@pytest.mark.skipif(not (PMDAS / "nfsclient").is_dir(), reason="no pmdanfsclient")
+@pytest.mark.parametrize("qa", ["mountstats-el8.7-rdma.qa"])
+def test_pmdanfsclient_on_pcp_qa_mountstats(tmp_path, qa):
+    _needs_private_pmcd()
+    if not (NFS_QA / qa).exists():
+        why = "PCP's QA data (pcp-testsuite) is not installed"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "nfsclient"]),
+             ("instances", ["pminfo", "-f", "nfsclient.options.string"]),
+             ("profile", ["pmprobe", "-v", "nfsclient.bytes.read.normal"]),
+             ("store", ["pmstore", "nfsclient.options.proto", "1"])]
+    results = []
+    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
+        results.append(_run(tmp_path / side, interpreter, "nfsclient", 62, steps,
+                            env={"NFSCLIENT_MOUNTSTATS_PATH": str(NFS_QA / qa)}))
+    ref, ours = results
+    assert "nfsclient.bytes.read.normal" in ref["pminfo"] and "inst [" in ref["pminfo"]
+    for key in ["pminfo", "instances", "profile", "store", "log", "cache",
+                "domain.h.python", "pmns.python"]:
+        assert str(ours[key]) == str(ref[key]), key
