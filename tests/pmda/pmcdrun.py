@@ -122,10 +122,12 @@ class PrivatePmcd:
     def start(self) -> None:
         argv = [PMCD, "-f", "-p", str(self.port), "-c", str(self.base / "pmcd.conf"),
                 "-n", str(self.base / "root"), "-s", str(self.base / "pmcd.sock"),
-                "-l", str(self.base / "pmcd.log"), "-U", "root"]
+                "-l", str(self.base / "pmcd.log"), "-U", "root",
+                # a sanitized or busy PMDA may start slowly: the same patience for both
+                "-q", "30", "-t", "30"]
         self.proc = subprocess.Popen(argv, cwd=str(self.base), env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
+        deadline = time.time() + 60
         # ready once pmcd lists the PMDA's names: names and PMIDs only, no fetch, so the
         # PMDA sees the same requests on both bindings however long it took to start
         ready = re.compile(r"PMID: %d\.\d+\.\d+" % self.domain)
@@ -181,3 +183,13 @@ def masked_log(text: str) -> List[str]:
                   text)
     text = re.sub(r"^Log for (\S+) on \S+", r"Log for \1 on HOST", text, flags=re.M)
     return text.splitlines()
+
+
+def on_both(session):
+    """session(side, interpreter) for the official binding ("ref") and this package
+    ("ours") at once, each with its own private pmcd: (ref's result, ours)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ref = pool.submit(session, "ref", OFFICIAL)
+        ours = pool.submit(session, "ours", OURS)
+        return ref.result(), ours.result()

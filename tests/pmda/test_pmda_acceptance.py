@@ -10,7 +10,7 @@ from typing import Dict, List
 
 import pytest
 
-from tests.pmda.pmcdrun import OFFICIAL, OURS, PMCD, PMDAS, PrivatePmcd, masked_log
+from tests.pmda.pmcdrun import PMCD, PMDAS, PrivatePmcd, masked_log, on_both
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
 
@@ -52,8 +52,8 @@ def test_pmdatrivial_runs_unchanged(tmp_path):
     steps = [("pminfo", ["pminfo", "-dfTtlm", "trivial"]),
              ("store", ["pmstore", "trivial.time", "1"]),
              ("names", ["pminfo", "trivial"])]
-    ref = _session(tmp_path / "ref", OFFICIAL, "trivial", 250, steps)
-    ours = _session(tmp_path / "ours", OURS, "trivial", 250, steps)
+    ref, ours = on_both(lambda side, python: _session(tmp_path / side, python, "trivial", 250,
+                                                      steps))
     assert "#define TRIVIAL 250" in ref["domain.h.python"]
     for key in ("names", "store", "log", "cache", "domain.h.python", "pmns.python"):
         assert ours[key] == ref[key], key
@@ -81,8 +81,8 @@ SIMPLE_STEPS = [
 def test_pmdasimple_runs_unchanged(tmp_path):
     _needs_private_pmcd()
     files = {"simple.conf": "sec,min,hour\n"}
-    ref = _session(tmp_path / "ref", OFFICIAL, "simple", 253, SIMPLE_STEPS, files)
-    ours = _session(tmp_path / "ours", OURS, "simple", 253, SIMPLE_STEPS, files)
+    ref, ours = on_both(lambda side, python: _session(tmp_path / side, python, "simple", 253,
+                                                      SIMPLE_STEPS, files))
     for key, _ in SIMPLE_STEPS:
         a, b = _mask_times(str(ref[key])), _mask_times(str(ours[key]))
         if key in ("pminfo", "indom"):

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.pmda.pmcdrun import OFFICIAL, OURS, PrivatePmcd, masked_log
+from tests.pmda.pmcdrun import PrivatePmcd, masked_log, on_both
 from tests.pmda.test_pmda_acceptance import _needs_private_pmcd
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -64,8 +64,7 @@ def _mask(text: str) -> str:
 
 def test_edge_pmda_matches_the_official_binding(tmp_path):
     _needs_private_pmcd()
-    ref = _run(tmp_path / "ref", OFFICIAL)
-    ours = _run(tmp_path / "ours", OURS)
+    ref, ours = on_both(lambda side, python: _run(tmp_path / side, python))
     assert "edge.type.t6" in ref["all"] and "value" in ref["all"]
     for key in [k for k, _ in STEPS] + ["domain.h.python", "pmns.python"]:
         assert _mask(str(ours[key])) == _mask(str(ref[key])), key

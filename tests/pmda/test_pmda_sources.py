@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pmda.pmcdrun import OFFICIAL, OURS, PMDAS, PrivatePmcd, masked_log
+from tests.pmda.pmcdrun import PMDAS, PrivatePmcd, masked_log, on_both
 from tests.pmda.test_pmda_acceptance import _needs_private_pmcd
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
@@ -57,12 +57,11 @@ def test_pmdazswap_on_a_fake_stats_directory(tmp_path):
     steps = [("pminfo", ["pminfo", "-dfTtlm", "zswap"]),
              ("again", ["pminfo", "-f", "zswap.pool_pages", "zswap.pool_total_size"]),
              ("store", ["pmstore", "zswap.pool_pages", "1"])]
-    results = []
-    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
+    def session(side, interpreter):
         stats = _zswap_stats(tmp_path / ("stats-" + side))
-        results.append(_run(tmp_path / side, interpreter, "zswap", 125, steps,
-                            env={"ZSWAP_STATS_PATH": str(stats), "ZSWAP_PAGESIZE": "4096"}))
-    ref, ours = results
+        return _run(tmp_path / side, interpreter, "zswap", 125, steps,
+                    env={"ZSWAP_STATS_PATH": str(stats), "ZSWAP_PAGESIZE": "4096"})
+    ref, ours = on_both(session)
     assert "value 28700672" in ref["pminfo"]       # pool_pages 7007 * 4096
     for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python", "pmns.python"]:
         want = str(ref[key]).replace(str(tmp_path / "stats-ref"), "STATS")
@@ -113,14 +112,13 @@ def test_pmdajson_on_sources_the_test_writes(tmp_path):
              ("profile", ["pmval", "-s", "1", "-i", "sdb", "json.app.disks.model"]),
              ("store", ["pmstore", "json.app.reads", "1"])]
     pymods = _module_dir(tmp_path)
-    results = []
-    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
+    def session(side, interpreter):
         sources = tmp_path / ("sources-" + side)
         _json_sources(sources)
         config = json.dumps({"directory_list": [], "trusted_directory_list": [str(sources)]})
-        results.append(_run(tmp_path / side, interpreter, "json", 137, steps,
-                            env={"PYTHONPATH": str(pymods)}, files={"config.json": config}))
-    ref, ours = results
+        return _run(tmp_path / side, interpreter, "json", 137, steps,
+                    env={"PYTHONPATH": str(pymods)}, files={"config.json": config})
+    ref, ours = on_both(session)
     assert 'value "fast"' in ref["pminfo"] and "sdb" in ref["instances"]
     for key in ["pminfo", "instances", "profile", "store", "log", "cache",
                 "domain.h.python", "pmns.python"]:
@@ -165,21 +163,17 @@ def test_pmdaopenmetrics_on_file_sources(tmp_path):
              ("labels", ["pminfo", "-l", "openmetrics.app.room_temperature"]),
              ("store", ["pmstore", "openmetrics.control.debug", "0"]),
              ("store_refused", ["pmstore", "openmetrics.app.room_temperature", "1"])]
-    results = []
-    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
+    def session(side, interpreter):
         source = tmp_path / ("metrics-" + side + ".txt")
         source.write_text(OPENMETRICS)
-        config = {"config.d/app.url": "file://%s\n" % source}
-        server_files = {}
         run = tmp_path / side
         (run / "pmdas" / "openmetrics" / "config.d").mkdir(parents=True)
-        for name, text in config.items():
-            (run / "pmdas" / "openmetrics" / name).write_text(text)
-        results.append(_run(run, interpreter, "openmetrics", 144, steps, files=server_files,
-                            ipc="binary notready"))
-    ref, ours = results
+        (run / "pmdas" / "openmetrics" / "config.d" / "app.url").write_text(
+            "file://%s\n" % source)
+        return _run(run, interpreter, "openmetrics", 144, steps, ipc="binary notready")
+    ref, ours = on_both(session)
     assert "1027" in ref["instances"] and "kitchen" in ref["labels"]
-    for side in results:
+    for side in (ref, ours):
         # the PMDA's own timings, and its log footer: pmcd's SIGTERM at shutdown may
         # reach the threaded PMDA before it has left (then no footer) on either binding
         side["log"] = [re.sub(r"in \d+\.\d+s", "in SECONDS", line) for line in side["log"]
@@ -211,11 +205,9 @@ def test_pmdanfsclient_on_pcp_qa_mountstats(tmp_path, qa):
              ("instances", ["pminfo", "-f", "nfsclient.options.string"]),
              ("profile", ["pmprobe", "-v", "nfsclient.bytes.read.normal"]),
              ("store", ["pmstore", "nfsclient.options.proto", "1"])]
-    results = []
-    for side, interpreter in (("ref", OFFICIAL), ("ours", OURS)):
-        results.append(_run(tmp_path / side, interpreter, "nfsclient", 62, steps,
-                            env={"NFSCLIENT_MOUNTSTATS_PATH": str(NFS_QA / qa)}))
-    ref, ours = results
+    ref, ours = on_both(lambda side, python: _run(
+        tmp_path / side, python, "nfsclient", 62, steps,
+        env={"NFSCLIENT_MOUNTSTATS_PATH": str(NFS_QA / qa)}))
     assert "nfsclient.bytes.read.normal" in ref["pminfo"] and "inst [" in ref["pminfo"]
     for key in ["pminfo", "instances", "profile", "store", "log", "cache",
                 "domain.h.python", "pmns.python"]:
