@@ -212,3 +212,61 @@ def test_pmdanfsclient_on_pcp_qa_mountstats(tmp_path, qa):
     for key in ["pminfo", "instances", "profile", "store", "log", "cache",
                 "domain.h.python", "pmns.python"]:
         assert str(ours[key]) == str(ref[key]), key
+
+
+QA = Path("/var/lib/pcp/testsuite")
+
+
+def _need_qa(folder: str) -> Path:
+    where = QA / folder
+    if not where.is_dir():
+        why = "PCP's QA data (pcp-testsuite) is not installed"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return where
+
+
+@pytest.mark.skipif(not (PMDAS / "unbound").is_dir(), reason="no pmdaunbound")
+def test_pmdaunbound_on_pcp_qa_stats(tmp_path):
+    _needs_private_pmcd()
+    stats = _need_qa("unbound") / "unbound-control-stats-002"
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "unbound"]),
+             ("again", ["pmprobe", "-v", "unbound.queries.cachehits", "unbound.time.up"]),
+             ("store", ["pmstore", "unbound.queries.cachehits", "1"])]
+    ref, ours = on_both(lambda side, python: _run(
+        tmp_path / side, python, "unbound", 132, steps,
+        env={"UNBOUND_STATS": "/bin/cat %s" % stats}))
+    assert "value" in ref["pminfo"]
+    for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python", "pmns.python"]:
+        assert str(ours[key]) == str(ref[key]), key
+
+
+@pytest.mark.skipif(not (PMDAS / "gluster").is_dir(), reason="no pmdagluster")
+def test_pmdagluster_on_pcp_qa_volumes(tmp_path):
+    _needs_private_pmcd()
+    home = _need_qa("gluster")
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "gluster"]),
+             ("instances", ["pminfo", "-f", "gluster.volume.dist.count"]),
+             ("start", ["pmstore", "gluster.volume.profile", "1"]),
+             ("stop", ["pmstore", "gluster.volume.profile", "0"]),
+             ("bad", ["pmstore", "gluster.volume.dist.count", "3"])]
+
+    def session(side, python):
+        marks = tmp_path / ("marks-" + side)
+        marks.mkdir()
+        script = "/bin/sh %s/test.sh" % home
+        out = _run(tmp_path / side, python, "gluster", 118, steps, env={
+            "GLUSTER_HOME": str(home),
+            "GLUSTER_VOL_INFO": script + " info info-single",
+            "GLUSTER_VOL_STATS": script + " stats profile-%s-info",
+            "GLUSTER_VOL_STOP": script + " stop %%s 1 %s/stop" % marks,
+            "GLUSTER_VOL_START": script + " start %%s 1 %s/start" % marks})
+        out["marks"] = sorted((p.name, p.read_text()) for p in marks.iterdir())
+        return out
+    ref, ours = on_both(session)
+    assert "gv0" in ref["instances"] and ref["marks"]
+    for key in ["pminfo", "instances", "start", "stop", "bad", "marks", "log", "cache",
+                "domain.h.python", "pmns.python"]:
+        want = str(ref[key]).replace(str(tmp_path / "marks-ref"), "MARKS")
+        assert str(ours[key]).replace(str(tmp_path / "marks-ours"), "MARKS") == want, key
