@@ -39,11 +39,6 @@ def notify(priority: int, message: str) -> None:
     sys.stderr.flush()
 
 
-def _notify_fmt(priority: int, message: str) -> None:
-    """pmNotifyErr with a format whose text may end in a newline (none added then)."""
-    notify(priority, message if message.endswith("\n") else message + "\n")
-
-
 def _ctime() -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime())
 
@@ -97,16 +92,17 @@ class Tree:
         return 0
 
     def lookup(self, name: str) -> Optional[_Node]:
+        """pmdaNodeLookup: a leaf ends the walk (no name continues below it)."""
         node = self.root
         for part in name.split("."):
+            if node is not self.root and not node.nonleaf():
+                return None
             for child in node.children:
                 if child.name == part:
                     node = child
                     break
             else:
                 return None
-            if not node.nonleaf() and part is not name.split(".")[-1]:
-                pass
         return node if node is not self.root else None
 
     def pmid(self, name: str) -> Tuple[int, int]:
@@ -170,7 +166,6 @@ class Agent:
         self.context = -1          # the sender of the request being answered
         self.last_ctx = -1         # pmdaGetContext: set where libpcp_pmda sets it
         self.profile: Optional[Tuple[int, Dict[int, Tuple[int, set]]]] = None
-        self.tree: Optional[Tuple[Tree]] = None
         self.pmns_dict: Optional[Dict[int, str]] = None
         self.texts: Dict[str, Optional[Dict[int, str]]] = {}
         self.indom_list: Optional[list] = None
