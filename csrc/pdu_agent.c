@@ -234,7 +234,11 @@ int pcp_agent_encode_text(uint8_t *buf, size_t cap, int32_t from, uint32_t ident
         return PM_ERR_TOOBIG;
     pcp_writer w = pcp_writer_at(buf, cap);
     write_header(&w, PDU_TEXT, from);
-    pcp_write_u32(&w, ident);
+    /* libpcp's __pmSendText leaves ident in host order (protocol.md 5.10; its decoder
+     * ignores the field): the same bytes as the PMDAs libpcp_pmda runs */
+    uint8_t host[4];
+    memcpy(host, &ident, 4);
+    pcp_write_bytes(&w, host, 4, 0);
     pcp_write_i32(&w, (int32_t)tlen);
     pcp_write_bytes(&w, text, tlen, 1);
     return finish(&w);

@@ -770,7 +770,10 @@ class Agent:
         label_cb = self.callbacks.get("label_callback")
         notes_cb = self.callbacks.get("notes_callback")
         sts = 0
-        current = None
+        # pmdaLabel hands the callbacks an allocated, empty set: __pmAddLabels merges
+        # into it, so the set's JSON comes out in name order
+        from pcp._libpcp.labels import AddedLabels
+        current: Any = AddedLabels(b"", [], None)
         if label_cb is None and notes_cb is None:
             sts = C.PM_ERR_VALUE
         else:
@@ -796,7 +799,7 @@ class Agent:
         if sts < 0:
             notify(LOG_DEBUG, "pmdaLabel: InDom %s[%d]: %s\n"
                    % (pmInDomStr(indom), _s32(inst), pmErrStr(sts)))
-        if current is None or sts <= 0:
+        if sts <= 0 or not current.labels:
             return (inst, sts if sts < 0 else 0, b"", [])
         return (inst, len(current.labels), current.json,
                 _with_flags(current, C.PM_LABEL_INSTANCES))
