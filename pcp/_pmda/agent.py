@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+from itertools import repeat
 import os
 import socket
 import sys
@@ -489,19 +490,23 @@ class Agent:
         return pdu
 
     def _call_all(self, callback: Callable, m: Metric, insts: List[int]) -> Optional[list]:
-        """The callback's replies for every instance in one loop, or None when one call
-        failed (the caller then goes value by value, as cpmda does, from scratch: only
-        the calls before the failure have run, so the failure is replayed, not re-run)."""
+        """The callback's reply for every instance, in instance order; a call that
+        raised is a _Failed in its place (the caller reports it as cpmda does, and the
+        calls after it were made one by one, as cpmda makes them)."""
         cluster, item = m.cluster, m.item
+        # the callback gets instances as unsigned ints (cpmda builds them with "I")
+        uinsts = insts if min(insts) >= 0 else [i & 0xffffffff for i in insts]
+        count = len(uinsts)
         results: list = []
-        append = results.append
         try:
-            for inst in insts:
-                append(callback(cluster, item, inst & 0xffffffff))
+            # map in C, one call per instance; extend keeps the replies made before a
+            # callback raises
+            results.extend(map(callback, repeat(cluster, count), repeat(item, count), uinsts))
         except Exception as exc:      # pylint: disable=broad-except
             tb = exc.__traceback__.tb_next if exc.__traceback__ else None
             failure = "".join(traceback.format_exception(type(exc), exc, tb))
             # finish value by value from the failed one on
+            append = results.append
             append(_Failed(failure))
             for inst in insts[len(results):]:
                 if self.pending is not None:
