@@ -2,7 +2,7 @@
 # Install what the tests need from Debian: PCP 6.0.3 (pmcd, the reference python3-pcp
 # binding, libpcp headers for the benchmark's C clients), gcc, clang with its
 # libFuzzer runtime for the fuzz targets, and Python's venv and headers; start pmcd without systemd and install the
-# sample PMDA. Idempotent; needs root.
+# sample PMDA. python3-requests: pmdaopenmetrics on the reference binding (tests/pmda). Idempotent; needs root.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
