@@ -15,6 +15,7 @@ from __future__ import annotations
 
 
 import ctypes as _ctypes
+import errno as _errno
 import operator as _operator
 import os as _os
 import sys as _sys
@@ -42,14 +43,10 @@ if TYPE_CHECKING:
 del annotations, TYPE_CHECKING
 
 # ---------------------------------------------------------------------------
-# Names of the official module that this module does not provide (yet).
+# Names of the official module that this module does not provide: none now (the
+# tuple stays, for the programs and tests that read it).
 # ---------------------------------------------------------------------------
-# PMNS traversal with a callback is pmContext.pmTraversePMNS; setting the process's user
-# (pmSetProcessIdentity) is left to the caller's own privilege handling.
-DELIBERATE_OMISSIONS = (
-    "pmSetProcessIdentity",
-    "pmnsTraverse",
-)
+DELIBERATE_OMISSIONS: "Tuple[str, ...]" = ()
 
 # The official module parses its arguments with CPython's PyArg_ParseTuple codes;
 # pcp._core.cint reproduces the same accepted types, range checks and messages.
@@ -564,3 +561,108 @@ def pmGetOptionContainer() -> Optional[str]:
 def pmGetOptionLocalPMDA() -> int:
     """1 when -L asked for a local context."""
     return _options.OPTIONS.Lflag
+
+
+# ---------------------------------------------------------------------------
+# The process's user, and PMNS traversal with a callback
+# ---------------------------------------------------------------------------
+def _keyword_arguments(function: str, parameters: "Tuple[Tuple[str, Any], ...]",
+                       args: "Tuple[Any, ...]", kwargs: "dict") -> "List[Any]":
+    """The arguments of a function the official module declares METH_VARARGS |
+    METH_KEYWORDS with only required parameters, each converted in order by its
+    converter (None: any object), with the TypeErrors PyArg_ParseTupleAndKeywords
+    gives."""
+    given = len(args) + len(kwargs)
+    if given > len(parameters):
+        raise TypeError("%s() takes at most %d argument%s (%d given)" % (
+            function, len(parameters), "" if len(parameters) == 1 else "s", given))
+    values = []
+    for position, (name, convert) in enumerate(parameters, 1):
+        if position <= len(args):
+            value = args[position - 1]
+        elif name in kwargs:
+            value = kwargs[name]
+        else:
+            raise TypeError("%s() missing required argument '%s' (pos %d)"
+                            % (function, name, position))
+        values.append(value if convert is None else convert(value, function, position))
+    return values
+
+
+def _identity_switch_failed(message: str) -> None:
+    """libpcp's answer to a user it cannot become: a Critical notice and exit(1), which
+    runs none of Python's clean-up (its buffered stdout is not written either)."""
+    from pcp._core.errors import notify_error  # pylint: disable=import-outside-toplevel
+    notify_error("Critical", message)
+    _os._exit(1)
+
+
+def pmSetProcessIdentity(*args: Any, **kwargs: Any) -> int:
+    """Become the user `name` (pmSetProcessIdentity(3)): its group, its supplementary
+    groups when the process has any, then its uid; 0. As in libpcp, an unknown user or a
+    refused switch ends the process with a Critical message and exit status 1."""
+    (name,) = _keyword_arguments("pmSetProcessIdentity", (("name", _text),), args, kwargs)
+    import pwd  # pylint: disable=import-outside-toplevel
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        _identity_switch_failed("cannot find the %s user to switch to\n" % name)
+    uid, gid = entry.pw_uid, entry.pw_gid
+    try:
+        _os.setgid(gid)
+    except OSError as err:
+        _identity_switch_failed("setgid to gid of %s user (gid=%d): %s"
+                                % (name, gid, _os.strerror(err.errno)))
+    # initgroups only when the process has supplementary groups (libpcp avoids its
+    # cost otherwise); EPERM is what a process that already dropped privileges gets
+    if _os.getgroups():
+        try:
+            _os.initgroups(name, gid)
+        except OSError as err:
+            if err.errno != _errno.EPERM:
+                _identity_switch_failed("initgroups with gid of %s user (gid=%d): %s"
+                                        % (name, gid, _os.strerror(err.errno)))
+    try:
+        _os.setuid(uid)
+    except OSError as err:
+        _identity_switch_failed("setuid to uid of %s user (uid=%d): %s"
+                                % (name, uid, _os.strerror(err.errno)))
+    return 0
+
+
+def pmnsTraverse(*args: Any, **kwargs: Any) -> int:
+    """Call `callback(leaf_name)` for every leaf name at or below `name` in the PMNS of
+    the current context (pmTraversePMNS_r(3)); the number of leaves, or a negative
+    PM_ERR_* code (PM_ERR_NOPMNS without a context, PM_ERR_NAME for an unknown name)
+    returned, not raised. An exception in the callback is printed as an uncaught one
+    would be, and the traversal goes on."""
+    name, callback = _keyword_arguments("pmnsTraverse", (("name", _text), ("callback", None)),
+                                        args, kwargs)
+    if not callable(callback):
+        raise TypeError("pmnsTraverse needs a callable")
+    # the current context is pcp.pmapi's (libpcp's per-thread one); the module is
+    # loaded by then if any context exists
+    pmapi = _sys.modules.get("pcp.pmapi")
+    registry = getattr(pmapi, "_registry", None)
+    context = registry.contexts.get(registry.current) if registry is not None else None
+    if context is None:
+        return PM_ERR_NOPMNS        # libpcp: no context, so no PMNS to walk
+    from pcp._core.errors import pmErr  # pylint: disable=import-outside-toplevel
+    try:
+        leaves = context.traverse(name.encode("utf-8"))
+    except pmErr as err:
+        return err.code
+    if not leaves:
+        return PM_ERR_NAME
+    for leaf in leaves:
+        try:
+            callback(leaf.decode("utf-8", "surrogateescape"))
+        except SystemExit:
+            raise       # PyErr_Print exits the process on SystemExit
+        except BaseException as err:  # pylint: disable=broad-except
+            # PyErr_Print: through sys.excepthook, from the callback's own frame
+            trace = err.__traceback__.tb_next if err.__traceback__ is not None else None
+            err = err.with_traceback(trace)
+            _sys.last_type, _sys.last_value, _sys.last_traceback = type(err), err, trace
+            _sys.excepthook(type(err), err, trace)
+    return len(leaves)

@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-packages="pcp python3-pcp libpcp3-dev libpcp-pmda3-dev make gcc clang libclang-rt-14-dev binutils python3-venv python3-dev xz-utils pcp-testsuite python3-requests"
+packages="pcp python3-pcp libpcp3-dev libpcp-pmda3-dev make gcc clang libclang-rt-14-dev binutils python3-venv python3-dev xz-utils pcp-testsuite openssl sasl2-bin libsasl2-modules python3-requests"
 missing=""
 for p in $packages; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

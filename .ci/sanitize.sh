@@ -99,6 +99,9 @@ export UBSAN_OPTIONS="log_path=$LOGDIR/ubsan:halt_on_error=1:print_stacktrace=1$
 export PYTHONMALLOC=malloc
 export PYTHONPATH="$COPY${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
+# The QA-archive sweep reads its sample here (every bad archive among it); the plain
+# pass reads the whole corpus.
+export PCP_SWEEP=${PCP_SWEEP:-quick}
 cd "$COPY"
 
 loaded=$("$PY" -c 'import pcp._native as m; print(m.__file__)')

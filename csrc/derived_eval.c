@@ -602,6 +602,10 @@ pcp_derived_assemble(const pcp_result *src, const uint8_t *src_data, uint32_t sr
                 return PM_ERR_PMID;
             numval = src->numval[s];
             valfmt = src->valfmt[s];
+            /* libpcp's __dmpostvalueset copies every block into memory of its own, and so
+             * makes a PM_VAL_SPTR set PM_VAL_DPTR */
+            if (valfmt == PM_VAL_SPTR)
+                valfmt = PM_VAL_DPTR;
         } else if (vecs[j] != NULL) {
             numval = vecs[j]->numval;
             if (!numeric(types[j]))

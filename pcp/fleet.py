@@ -53,6 +53,7 @@ from pcp._decode.result import FlatResult
 from pcp._libpcp.anon import fix_client_side_sets, is_derived
 from pcp._live import transport as _transport
 from pcp._live.context import HostContext
+from pcp._live.hostspec import redact_hostspec
 
 __all__ = ["Fleet", "fetch_many", "HostResult", "FleetResult"]
 
@@ -67,7 +68,7 @@ class HostResult:
 
     def __init__(self, member: "_Member", error: Optional[pmErr] = None, stage: str = "",
                  flat: Optional[FlatResult] = None, latency: float = float("nan")) -> None:
-        self.host = member.spec
+        self.host = member.shown
         self.index = member.index
         self._member = member
         self.ok = error is None
@@ -190,6 +191,7 @@ class _Member:
     def __init__(self, index: int, spec: str, metrics: Sequence[str]) -> None:
         self.index = index
         self.spec = spec
+        self.shown = redact_hostspec(spec)      # what results and reprs show
         self.names = {m: k for k, m in enumerate(metrics)}
         self.hc: Optional[HostContext] = None
         self.error: Optional[pmErr] = None
@@ -402,10 +404,16 @@ class Fleet:
                                                       m.stage or "connect")
                         continue
                     request = m.request
+                    profile = None
                     if not hc.profile.sent:
-                        request = hc.profile.encode(hc.handle) + request
+                        profile = hc.profile.encode(hc.handle)
+                        if not hc.conn.secure:
+                            request, profile = profile + request, None
                         hc.profile.sent = True
                     try:
+                        if profile is not None:
+                            # TLS: one record per PDU, as pmcd reads one PDU per wakeup
+                            hc.conn.send(profile)
                         hc.conn.send(request)
                     except pmErr as e:
                         self._drop(m, e, "fetch")

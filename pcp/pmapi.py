@@ -12,9 +12,14 @@ import ctypes
 import datetime
 import errno
 import os
+import sys  # noqa: F401 (a name of the official module)
 import threading
 import time
-from ctypes import c_char_p, c_int, c_uint
+# The official module imports these ctypes names and scripts written against it use them
+# through it (pmapi.c_char_p, pmapi.POINTER ...): the same names here.
+from ctypes import (CDLL, CFUNCTYPE, POINTER, Structure, Union, addressof,  # noqa: F401
+                    byref, c_char, c_char_p, c_double, c_float, c_int, c_int32, c_int64,
+                    c_long, c_uint, c_uint32, c_uint64, c_void_p, cast, pointer, sizeof)
 
 import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
@@ -22,8 +27,9 @@ from pcp._archive.context import ArchiveContext
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr
-from pcp._core.structs import (get_indom, pmAtomValue, pmDesc, pmDescPtr, pmHighResLogLabel, pmID,
-                               pmInDom, pmLabel, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
+from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
+                               pmDesc, pmDescPtr, pmHighResLogLabel, pmID, pmInDom, pmLabel,
+                               pmLabelPtr, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
                                timespec, timeval, tm)
 from pcp._decode import result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
@@ -37,7 +43,9 @@ from pcp._libpcp.options import pmUsageErr
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+    # typing's Union under another name: the module's Union is ctypes', as in the
+    # official module
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union as _TUnion
     from pcp._decode import events as _events
 
 # Imported where first needed rather than here, so that a tool's start-up does not pay
@@ -93,7 +101,7 @@ class _Registry:
 _registry = _Registry()
 
 
-def _as_bytes(name: Union[str, bytes]) -> bytes:
+def _as_bytes(name: _TUnion[str, bytes]) -> bytes:
     return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
 
 
@@ -175,12 +183,15 @@ class pmContext(object):
             # libpcp refuses a host context with an empty host name.
             raise pmErr(c_api.PM_ERR_NOTHOST, [target])
         from pcp._live.context import HostContext  # pylint: disable=import-outside-toplevel
+        from pcp._live.hostspec import redact_hostspec  # pylint: disable=import-outside-toplevel
 
         handle = _registry.allocate()
         try:
             self._host = DerivedContext(HostContext(handle, spec, typed & ~0xFF))
         except pmErr as e:
-            raise pmErr(e.code, [target])
+            # deliberate difference: the official binding shows the whole spec, password
+            # too; not chained to the context's own error, as the official raises one
+            raise pmErr(e.code, [redact_hostspec(target)]) from None
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle
@@ -193,7 +204,7 @@ class pmContext(object):
         try:
             self._host = DerivedContext(ArchiveContext(handle, name, typed & ~0xFF))
         except pmErr as e:
-            raise pmErr(e.code, [target])
+            raise pmErr(e.code, [target]) from None     # not chained: as the official
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle
@@ -294,14 +305,14 @@ class pmContext(object):
 
     # ---- PMNS ------------------------------------------------------------------------
 
-    def pmGetChildren(self, name: Union[str, bytes]) -> Optional[List[str]]:
+    def pmGetChildren(self, name: _TUnion[str, bytes]) -> Optional[List[str]]:
         """Names of the PMNS children of `name` (None when it has none or is a leaf)."""
         names, _ = self._names().children(_as_bytes(name), False)
         if not names:
             return None
         return [_name_str(n) for n in names]
 
-    def pmGetChildrenStatus(self, name: Union[str, bytes]):
+    def pmGetChildrenStatus(self, name: _TUnion[str, bytes]):
         """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,
         None) when there are none."""
         names, status = self._names().children(_as_bytes(name), True)
@@ -371,7 +382,7 @@ class pmContext(object):
         names = self._names().name_all(_uint_arg(pmid))
         return _name_str(names[0])
 
-    def pmTraversePMNS(self, name: Union[str, bytes], callback: Callable[[str], Any]) -> None:
+    def pmTraversePMNS(self, name: _TUnion[str, bytes], callback: Callable[[str], Any]) -> None:
         """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "")."""
         source = self._names()
         try:
@@ -385,7 +396,7 @@ class pmContext(object):
         for n in names:
             callback(_name_str(n))
 
-    def pmRegisterDerived(self, name: Union[str, bytes], expr: Union[str, bytes]) -> None:
+    def pmRegisterDerived(self, name: _TUnion[str, bytes], expr: _TUnion[str, bytes]) -> None:
         """Register a global derived metric `name` computed by `expr` (pmRegisterDerived(3)),
         then reconnect this context so it sees it. A syntax error raises
         pmErr(PM_ERR_CONV, pmRegisterDerivedMetric's message)."""
@@ -398,7 +409,7 @@ class pmContext(object):
                 bname, bexpr, pos, _derived.REGISTRY.errmsg))
         self.pmReconnectContext()
 
-    def pmLoadDerivedConfig(self, fname: Union[str, bytes]) -> None:
+    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> None:
         """Register the derived metrics of a file, a directory of files, or a colon list
         of them (pmLoadDerivedConfig(3)), then reconnect this context."""
         path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
@@ -477,7 +488,7 @@ class pmContext(object):
             return {}
         return dict(zip(instL, nameL))
 
-    def pmLookupInDom(self, pmdesc: Any, name: Union[str, bytes]) -> int:
+    def pmLookupInDom(self, pmdesc: Any, name: _TUnion[str, bytes]) -> int:
         """The instance id of an instance name in the descriptor's instance domain."""
         insts, _ = self._use().instances(get_indom(pmdesc), c_api.PM_IN_NULL, _as_bytes(name))
         if len(insts) != 1:
@@ -617,7 +628,7 @@ class pmContext(object):
         raise pmErr(c_api.PM_ERR_VALUE)
 
     @staticmethod
-    def pmNewZone(tz: Union[str, bytes]) -> int:
+    def pmNewZone(tz: _TUnion[str, bytes]) -> int:
         """Add a reporting time zone (a TZ value), make it current, return its handle."""
         return _zones.new_zone(tz.decode("utf-8") if isinstance(tz, bytes) else tz)
 
@@ -926,7 +937,7 @@ class pmContext(object):
     # ---- ancillary services ------------------------------------------------------------
 
     @staticmethod
-    def pmGetConfig(variable: Union[str, bytes]) -> Optional[str]:
+    def pmGetConfig(variable: _TUnion[str, bytes]) -> Optional[str]:
         """The value of a PCP configuration variable: the environment first, then pcp.conf."""
         from pcp._core import config as _config
 
@@ -1823,3 +1834,51 @@ def context_of(ctx: pmContext) -> Context:
     tools (the CLI), which read archive metadata the PMAPI does not hand out. Not part of
     the official module."""
     return ctx._use()
+
+
+# ---------------------------------------------------------------------------
+# What scripts see of the module, as the official module shows it
+# ---------------------------------------------------------------------------
+# More of the official module's names: Python 2's `long`, the C library's name and the
+# ctypes prototypes of the libpcp callbacks (pmTraversePMNS, pmMergeLabelSets).
+long = int
+libc_name = "c" if sys.platform != "win32" else "msvcrt"
+traverseCB_type = CFUNCTYPE(None, c_char_p)
+mergeLabelSetsCB_type = CFUNCTYPE(c_int, POINTER(pmLabel), c_char_p, c_void_p)
+
+# Names of the official module that cost a tool's start-up (json, ctypes.util's 17 ms)
+# and that this module does not use itself: imported on first access.
+_LAZY_NAMES = {"json": ("json", None), "find_library": ("ctypes.util", "find_library")}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_NAMES:
+        import importlib  # pylint: disable=import-outside-toplevel
+        module_name, attribute = _LAZY_NAMES[name]
+        module = importlib.import_module(module_name)
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES))
+
+
+def _print_as_this_module() -> None:
+    """The public types print as the official module's do (<class 'pcp.pmapi.pmDesc'>,
+    <pcp.pmapi.LP_pmHighResResult object at ...>): PCP's QA scripts print them. They are
+    defined in the floors below; ctypes pointer types take the module that first asked
+    for them, so they are renamed too."""
+    public = (pmErr, pmUsageErr, pmAtomValue, pmDesc, pmHighResLogLabel, pmLabel,
+              pmLabelSet, pmLogLabel, pmUnits, pmValueBlock, timespec, timeval, tm,
+              pmResult, pmHighResResult, LP_pmResult, LP_pmHighResResult, pmValue,
+              pmValueSet, valueDref, pmMetricSpec)
+    for cls in public:
+        cls.__module__ = __name__
+        if issubclass(cls, (ctypes.Structure, ctypes.Union)):
+            POINTER(cls).__module__ = __name__
+
+
+_print_as_this_module()

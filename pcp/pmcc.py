@@ -22,12 +22,13 @@ with status 0.
 from __future__ import annotations
 
 import sys
-from ctypes import c_char_p, c_uint
+# POINTER, c_int, cast, pmDesc and pmValue are names of the official module, which imports them
+from ctypes import POINTER, c_char_p, c_int, c_uint, cast  # noqa: F401
 from itertools import repeat
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
                     PM_IN_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_TYPE_DOUBLE)
-from pcp.pmapi import pmContext, pmErr, timeval
+from pcp.pmapi import pmContext, pmDesc, pmErr, pmValue, timeval  # noqa: F401
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:

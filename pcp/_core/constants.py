@@ -407,6 +407,41 @@ pmi_error_texts = {
     PMI_ERR_BADVERSION: "Illegal log version",
 }
 
+# libpcp_mmv (PCP 6.0.3's mmv_stats.h and mmv_dev.h): what the official ``cmmv`` module
+# exposes, and the on-disk numbers of the mmv(5) file format.
+MMV_NAMEMAX = 64
+MMV_STRINGMAX = 256
+MMV_LABELMAX = 244
+MMV_TYPE_NOSUPPORT = -1
+MMV_TYPE_I32 = 0
+MMV_TYPE_U32 = 1
+MMV_TYPE_I64 = 2
+MMV_TYPE_U64 = 3
+MMV_TYPE_FLOAT = 4
+MMV_TYPE_DOUBLE = 5
+MMV_TYPE_STRING = 6
+MMV_TYPE_ELAPSED = 9
+MMV_SEM_COUNTER = 1
+MMV_SEM_INSTANT = 3
+MMV_SEM_DISCRETE = 4
+MMV_FLAG_NOPREFIX = 1
+MMV_FLAG_PROCESS = 2
+MMV_FLAG_SENTINEL = 4
+MMV_STRING_TYPE = 1
+MMV_NUMBER_TYPE = 2
+MMV_BOOLEAN_TYPE = 3
+MMV_NULL_TYPE = 4
+MMV_ARRAY_TYPE = 5
+MMV_MAP_TYPE = 6
+MMV_VERSION1 = 1
+MMV_VERSION2 = 2
+MMV_VERSION3 = 3
+MMV_TOC_INDOMS = 1
+MMV_TOC_INSTANCES = 2
+MMV_TOC_METRICS = 3
+MMV_TOC_VALUES = 4
+MMV_TOC_STRINGS = 5
+MMV_TOC_LABELS = 6
 # ---------------------------------------------------------------------------
 # libpcp_pmda's numbers (pmda.h), which the official ``cpmda`` exposes
 # ---------------------------------------------------------------------------

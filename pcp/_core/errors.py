@@ -24,6 +24,7 @@ from __future__ import annotations
 import operator
 import os
 import sys
+import time
 
 from pcp._core import constants
 from pcp._core.cint import wrap_int32
@@ -226,6 +227,15 @@ def pmflush() -> int:
     sys.stderr.write(text)
     sys.stderr.flush()
     return 0
+
+
+def notify_error(level: str, message: str) -> None:
+    """pmNotifyErr(3) without syslog: "[ctime] progname(pid) Level: message" through the
+    pmprintf buffer to stderr, with the newline the message lacks. `level` is libpcp's
+    word for the syslog priority ("Critical", "Error", "Warning", "Info" ...)."""
+    pmprintf("[%.19s] %s(%d) %s: " % (time.ctime(), pmGetProgname(), os.getpid(), level))
+    pmprintf(message if message.endswith("\n") else message + "\n")
+    pmflush()
 
 
 # ---------------------------------------------------------------------------

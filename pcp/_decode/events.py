@@ -99,6 +99,54 @@ def _block_of(vset: Any, idx: int) -> Tuple[FlatResult, int, int]:
     return r, k, r.vtype[k]
 
 
+def _block_header(vtype: int, payload_len: int) -> bytes:
+    """The 4-byte pmValueBlock header (vtype:8, vlen:24, big-endian) of a payload."""
+    vlen = payload_len + 4
+    if vlen > 0xFFFFFF:             # no block a PDU or record held is this long
+        raise pmErr(PM_ERR_TOOBIG)
+    return ((vtype & 0xFF) << 24 | vlen).to_bytes(4, "big")
+
+
+def _event_block(r: FlatResult, k: int, kind: int) -> Tuple[Any, Tuple[int], Tuple[int],
+                                                                 Tuple[int]]:
+    """Unpacked's arguments for the event array of value k: in place when the result
+    holds whole blocks, else the bare payload (an archive pmFetch, an interpolated or
+    derived result) behind the header its value block had."""
+    boff, blen = r.c.boff[k], r.c.blen[k]
+    if r.framed:
+        return r.pdu, (boff - 4,), (blen + 4,), (kind,)
+    block = _block_header(kind, blen) + r.pdu[boff:boff + blen]
+    return block, (0,), (len(block),), (kind,)
+
+
+def _framed(f: FlatResult) -> FlatResult:
+    """A copy of an unframed result whose every block payload follows its header, for
+    the bulk unpacker (csrc/events.c finds event arrays by their headers)."""
+    n, m = f.nvalues, f.numpmid
+    c, mem = FlatResult.columns(m, n)
+    for col, size in (("pmid", 4), ("numval", 4), ("valfmt", 4), ("first", 4)):
+        ffi.memmove(getattr(c, col), getattr(f.c, col), m * size)
+    for col, size in (("inst", 4), ("vtype", 4), ("ival", 8), ("dval", 8), ("blen", 4)):
+        ffi.memmove(getattr(c, col), getattr(f.c, col), n * size)
+    vtype = ffi.unpack(f.c.vtype, n)
+    boff = ffi.unpack(f.c.boff, n)
+    blen = ffi.unpack(f.c.blen, n)
+    parts = []
+    used = 0
+    for k in range(n):
+        if vtype[k] < 0:
+            c.boff[k] = 0
+            continue
+        parts.append(_block_header(vtype[k], blen[k]))
+        parts.append(f.pdu[boff[k]:boff[k] + blen[k]])
+        c.boff[k] = used + 4
+        used += 4 + blen[k]
+    c.sec, c.nsec = f.sec, f.nsec
+    out = FlatResult.wrap(c, mem, b"".join(parts), framed=True)
+    out._inst = f._inst             # pmSortInstances' order, if the caller sorted
+    return out
+
+
 # ---- libpcp's shape: one pmResult per event ------------------------------------------
 
 class EventFlat(FlatResult):
@@ -160,6 +208,7 @@ def _records_as_results(u: Unpacked, highres: bool) -> List[Any]:
         f._dval = dval[a:b]
         f._blocks = None
         f.edits = 0
+        f.framed = True             # parameters are whole blocks inside the event array
         out.append(handle_type(result_type(f, numpmid[r])))
     return out
 
@@ -172,8 +221,7 @@ def unpack_event_records(vset: Any, idx: int, highres: bool) -> List[Any]:
     kind = PM_TYPE_HIGHRES_EVENT if highres else PM_TYPE_EVENT
     if vtype != kind:
         raise pmErr(PM_ERR_TYPE)
-    boff = r.c.boff[k]
-    u = Unpacked(r.pdu, (boff - 4,), (r.c.blen[k] + 4,), (kind,))
+    u = Unpacked(*_event_block(r, k, kind))
     if u.status[0] < 0:
         raise pmErr(u.status[0])
     if u.nrecords == 0:
@@ -244,8 +292,7 @@ def iter_event_records(vset: Any, idx: int = 0,
         return iter(())
     if vtype not in _EVENT_KINDS:
         raise pmErr(PM_ERR_TYPE)
-    boff = r.c.boff[k]
-    u = Unpacked(r.pdu, (boff - 4,), (r.c.blen[k] + 4,), (vtype,))
+    u = Unpacked(*_event_block(r, k, vtype))
     if u.status[0] < 0:
         raise pmErr(u.status[0])
     return _iter_unpacked(u, name_of)
@@ -420,7 +467,7 @@ def event_columns(results: Any, metrics: Optional[Iterable[int]] = None,
     out; Python makes views. `metrics` restricts to those event pmids."""
     import numpy as np
 
-    flats = _flats(results)
+    flats = [f if f.framed else _framed(f) for f in _flats(results)]
     wanted = [] if metrics is None else sorted({int(m) & 0xFFFFFFFF for m in metrics})
     n = len(flats)
     pdus = [f.pdu for f in flats]

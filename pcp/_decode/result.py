@@ -11,14 +11,15 @@ from itertools import repeat
 
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
-                                 PM_TYPE_U32, PM_TYPE_U64, PM_VAL_INSITU)
+                                 PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU,
+                                 PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import PCP_SELECT_NEED_ROOM
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 class ResultArrays(namedtuple("ResultArrays", ("pmid", "numval", "valfmt", "first", "inst",
@@ -149,11 +150,16 @@ class FlatResult:
 
     The C arrays live in one allocation; Python lists of the per-value columns are made
     on first use (one C-level unpack per column), so the drop-in accessors index lists
-    and the bulk API can copy the C arrays straight into numpy."""
+    and the bulk API can copy the C arrays straight into numpy.
+
+    `framed` says whether each block payload in `pdu` is preceded by its 4-byte block
+    header, as in a PDU or an archive record. Results made by copying payloads out (the
+    archive fetch's record select, interpolation, derived metrics) hold bare payloads;
+    what needs a whole block (the event unpacker) frames them itself."""
 
     __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
                  "_pmid", "_numval", "_valfmt", "_first", "_inst", "_vtype", "_ival", "_dval",
-                 "_blocks", "edits")
+                 "_blocks", "edits", "framed")
 
     def __init__(self, pdu: bytes, highres: bool) -> None:
         counts = ffi.new("int32_t[2]")
@@ -177,8 +183,9 @@ class FlatResult:
         self._setup(record, c, mem)
         return self
 
-    def _setup(self, pdu: bytes, c: Any, mem: Any) -> None:
+    def _setup(self, pdu: bytes, c: Any, mem: Any, framed: bool = True) -> None:
         self.pdu = pdu
+        self.framed = framed
         self.c = c
         self._mem = mem
         self.sec = c.sec
@@ -226,8 +233,24 @@ class FlatResult:
         if found == 0 and not even_if_absent:
             return None
         out = object.__new__(FlatResult)
-        out._setup(ffi.buffer(room.data, need_bytes[0])[:], c, mem)
+        out._setup(ffi.buffer(room.data, need_bytes[0])[:], c, mem, framed=False)
         return out
+
+    def copied_blocks(self) -> None:
+        """Make PM_VAL_SPTR sets PM_VAL_DPTR, as libpcp's derived-metric rewrite of a
+        result does when it copies every block into memory of its own."""
+        valfmt = self.c.valfmt
+        for i in range(self.numpmid):
+            if valfmt[i] == PM_VAL_SPTR:
+                valfmt[i] = PM_VAL_DPTR
+        self._valfmt = None
+
+    def no_values(self, sets: Sequence[int]) -> None:
+        """Give the value sets at these positions no values (numval 0)."""
+        for i in sets:
+            self.c.numval[i] = 0
+            self.c.valfmt[i] = 0
+        self._numval = self._valfmt = None
 
     @classmethod
     def columns(cls, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
@@ -236,10 +259,11 @@ class FlatResult:
         return _allocate(numpmid, nvalues)
 
     @classmethod
-    def wrap(cls, c: Any, mem: Any, data: bytes) -> "FlatResult":
-        """A result over columns C has filled, its blocks addressed within `data`."""
+    def wrap(cls, c: Any, mem: Any, data: bytes, framed: bool = False) -> "FlatResult":
+        """A result over columns C has filled, its blocks addressed within `data` (bare
+        payloads unless `framed`)."""
         self = object.__new__(cls)
-        self._setup(data, c, mem)
+        self._setup(data, c, mem, framed)
         return self
 
     @classmethod
@@ -276,7 +300,7 @@ class FlatResult:
         c.numpmid = len(sets)
         c.nvalues = len(values)
         out = object.__new__(cls)
-        out._setup(data, c, mem)
+        out._setup(data, c, mem, framed=False)
         return out
 
     @classmethod
@@ -410,11 +434,17 @@ class FlatResult:
         return blk.vtype, ctypes.string_at(ctypes.addressof(blk) + 4, max(blk.vlen - 4, 0))
 
 
+# Numbers the store encoder (csrc/store.c) and libpcp's event parameter conversion
+# swap: every numeric type.
 _NUMERIC_WIDTH = {0: 4, 1: 4, 4: 4, 2: 8, 3: 8, 5: 8}
+# What libpcp's __ntohpmValueBlock swaps in a value block: 64-bit, DOUBLE and FLOAT
+# only; a 32-bit type (or vtype 0, a v1 archive's untyped block, whatever the metric's
+# type) stays as it lies, so a string in an untyped block is read unchanged.
+_BLOCK_WIDTH = {4: 4, 2: 8, 3: 8, 5: 8}
 
 
-def _wire_to_host(vtype: int, payload: bytes) -> bytes:
-    width = _NUMERIC_WIDTH.get(vtype)
+def _wire_to_host(vtype: int, payload: bytes, widths: Dict[int, int] = _NUMERIC_WIDTH) -> bytes:
+    width = widths.get(vtype)
     if width and len(payload) >= width:
         return payload[:width][::-1] + payload[width:] if sys.byteorder == "little" else payload
     return payload
@@ -479,7 +509,7 @@ def _native_block(vtype: int, payload: bytes) -> Any:
     if vtype in (9, 10):
         data = _event_array_to_host(payload, vtype == 10)
     else:
-        data = _wire_to_host(vtype, payload)
+        data = _wire_to_host(vtype, payload, _BLOCK_WIDTH)
     size = 4 + len(data)
     buf = ctypes.create_string_buffer((size + 7) & ~7)
     ptr = ctypes.cast(buf, ctypes.POINTER(pmValueBlock))

@@ -31,7 +31,10 @@ def desc(pmid: int) -> Optional[Tuple[int, int, int, int, int]]:
 
 
 def is_derived(pmid: int) -> bool:
-    return pmid != PM_ID_NULL and (pmid >> 22) & 0x1FF == DYNAMIC_DOMAIN and (pmid & 0x3FF) != 0
+    """libpcp's IS_DERIVED: domain 511, item not 0, and not cluster bit 2048, which
+    marks a derived metric logged by pmlogger (an archive's own metric from then on)."""
+    return (pmid != PM_ID_NULL and (pmid >> 22) & 0x1FF == DYNAMIC_DOMAIN
+            and (pmid >> 10) & 2048 == 0 and (pmid & 0x3FF) != 0)
 
 
 def children(name: bytes) -> List[Tuple[bytes, int]]:

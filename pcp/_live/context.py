@@ -62,6 +62,7 @@ class HostContext:
         self._retry_after = 0.0
         self._fetch_cache: Tuple[Optional[tuple], bytes, bool] = (None, b"", False)
         self.conn = self._connector(spec, ctx_flags)
+        self._conn_host: Optional[str] = getattr(self.conn, "host", None)
 
     # ---- connection management ----------------------------------------------------
 
@@ -283,7 +284,13 @@ class HostContext:
                 request = codec.encode_fetch(self.handle, use_highres, wire.CTXID, key)
                 self._fetch_cache = (key, request, use_highres)
             if not self.profile.sent:
-                request = self.profile.encode(self.handle) + request
+                profile = self.profile.encode(self.handle)
+                if conn.secure:
+                    # One TLS record per PDU: pmcd reads one PDU per wakeup of its
+                    # select(), which cannot see a second PDU already decrypted.
+                    conn.send(profile)
+                else:
+                    request = profile + request
                 self.profile.sent = True
             expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
             changes = 0
@@ -355,7 +362,9 @@ class HostContext:
                         return name
         except pmErr:
             pass
-        host = getattr(self.conn, "hostname", None) if self.conn is not None else None
+        # the connection's host name, kept when a failed request has closed it
+        host = getattr(self.conn, "host", None) if self.conn is not None else None
+        host = host or self._conn_host
         if host and not host.startswith("localhost") and not host.startswith("/"):
             return host
         return socket.gethostname()

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_NOTHOST
@@ -268,3 +269,17 @@ def parse_hostspec(spec: str) -> HostSpec:
         raise pmErr(PM_ERR_NOTHOST)
     return HostSpec(spec=spec, protocol=protocol, hosts=hosts, unix_path=unix_path,
                     attributes=attrs)
+
+
+_PASSWORD_ITEM = re.compile(r"(?<=[?&])(pass|password)=[^&/]*")
+
+
+def redact_hostspec(spec: Any) -> Any:
+    """spec with the value of a password attribute hidden, for messages and exceptions
+    (libpcp prints the whole spec; a password must not end up in logs or tracebacks)."""
+    if isinstance(spec, bytes):
+        return redact_hostspec(spec.decode("utf-8", "surrogateescape")).encode(
+            "utf-8", "surrogateescape")
+    if not isinstance(spec, str) or "?" not in spec:
+        return spec
+    return _PASSWORD_ITEM.sub(lambda m: m.group(1) + "=****", spec)

@@ -1,6 +1,7 @@
 """Sockets to pmcd: the connection algorithm, the handshake, and PDU framing with timeouts."""
 from __future__ import annotations
 
+import dataclasses
 import errno
 import logging
 import math
@@ -13,13 +14,12 @@ import time
 from typing import Dict, List, Optional, Tuple, Union
 
 from pcp._core.constants import (PM_CTXFLAG_COMPRESS, PM_CTXFLAG_RELAXED, PM_CTXFLAG_SECURE,
-                                 PM_ERR_IPC, PM_ERR_NEEDCLIENTCERT, PM_ERR_PERMISSION,
-                                 PM_ERR_TIMEOUT)
+                                 PM_ERR_IPC, PM_ERR_NEEDCLIENTCERT, PM_ERR_TIMEOUT)
 from pcp._core.errors import pmErr
 from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, FEATURE_CREDS_REQD,
-                            PDU_ATTR, PDU_ERROR, PDU_HEADER_LEN, PDU_MAX_LEN,
-                            PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER)
-from pcp._live.hostspec import HostSpec, parse_hostspec
+                            FEATURE_SECURE, FEATURE_SECURE_ACK, PDU_ERROR, PDU_HEADER_LEN,
+                            PDU_MAX_LEN, PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER)
+from pcp._live.hostspec import HostSpec, parse_hostspec, redact_hostspec
 
 __all__ = [
     "Connection", "connect", "connect_timeout", "request_timeout", "pmcd_ports",
@@ -147,9 +147,9 @@ class Connection:
     Requests are synchronous: send() one request, recv_pdu() its reply.
     """
 
-    __slots__ = ("features", "spec", "is_unix", "host", "port", "request_timeout",
+    __slots__ = ("features", "spec", "is_unix", "host", "port", "request_timeout", "secure",
                  "_sock", "_buf", "_mv", "_start", "_end", "_armed", "_kernel_timeo",
-                 "_selector")
+                 "_selector", "_send_flags")
 
     def __init__(self, sock: socket.socket, spec: HostSpec, is_unix: bool, host: str,
                  port: Optional[int], request_timeout: float) -> None:
@@ -159,6 +159,8 @@ class Connection:
         self.host = host                    # host name, or the socket path
         self.port = port
         self.request_timeout = request_timeout
+        self.secure = False                 # TLS after the handshake
+        self._send_flags = _SEND_FLAGS
         self._sock: Optional[socket.socket] = sock
         self._buf = bytearray(_RECV_BUFSIZE)
         self._mv = memoryview(self._buf)
@@ -192,6 +194,28 @@ class Connection:
         self._sock.settimeout(t if t > 0 else None)
         self._armed = t
 
+    def start_tls(self, server: Optional[str]) -> None:
+        """Switch the socket to TLS (libpcp's order: after CREDS and the secure ack)."""
+        from pcp._live import tls as _tls
+        if self._start != self._end or self._sock is None:
+            raise pmErr(PM_ERR_IPC)     # pmcd sent more than the protocol allows here
+        raw = self._sock
+        # TLS reads cannot rely on the kernel's receive timeout (OpenSSL would retry an
+        # interrupted read for ever): the ssl module's own timeout bounds them instead.
+        try:
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(0.0))
+        except OSError:
+            pass
+        t = self.request_timeout if math.isfinite(self.request_timeout) else 0.0
+        self._sock = _tls.wrap_client(raw, server, t)
+        self.secure = True
+        self._send_flags = 0            # SSLSocket.sendall takes no flags
+        self._kernel_timeo = False
+        self._armed = None
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+
     # -- public API ------------------------------------------------------------------
 
     def fileno(self) -> int:
@@ -203,7 +227,7 @@ class Connection:
         if sock is None:
             raise pmErr(PM_ERR_IPC)
         try:
-            sock.sendall(data, _SEND_FLAGS)
+            sock.sendall(data, self._send_flags)
         except (BlockingIOError, socket.timeout):
             raise pmErr(PM_ERR_TIMEOUT) from None
         except OSError:
@@ -262,8 +286,9 @@ class Connection:
 
     def __repr__(self) -> str:
         where = self.host if self.port is None else "%s:%d" % (self.host, self.port)
-        return "<Connection %s features=0x%x%s>" % (where, self.features,
-                                                    " closed" if self._sock is None else "")
+        return "<Connection %s features=0x%x%s%s>" % (where, self.features,
+                                                      " tls" if self.secure else "",
+                                                      " closed" if self._sock is None else "")
 
     # -- receive internals -------------------------------------------------------------
 
@@ -289,6 +314,8 @@ class Connection:
         """A recv after the first one: wait for data within what is left of the deadline."""
         if deadline is not None:
             remaining = deadline - time.monotonic()
+            if self.secure and remaining > 0 and self._sock.pending():
+                return self._recv_first(view)   # decrypted bytes the kernel cannot see
             if remaining <= 0 or not self._wait_readable(remaining):
                 self._discard()
                 raise pmErr(PM_ERR_TIMEOUT)
@@ -481,7 +508,7 @@ def _unix_connect(path: str, timeout: float) -> socket.socket:
 class _Wanted:
     """What the context asks of the connection (flags and attributes)."""
 
-    __slots__ = ("flags", "container", "username", "password", "method")
+    __slots__ = ("flags", "container", "username", "password", "method", "realm", "unixsock")
 
     def __init__(self, spec: HostSpec, ctx_flags: int) -> None:
         attrs = spec.attributes
@@ -511,10 +538,12 @@ class _Wanted:
         self.username = attrs.get("username")
         self.password = attrs.get("password")
         self.method = attrs.get("method")
+        self.realm = attrs.get("realm")
+        # libpcp's peer-credentials shortcut looks for the unix: attribute only
+        self.unixsock = "unixsock" in attrs
 
-    def can_sasl_plain(self) -> bool:
-        return (self.username is not None and self.password is not None
-                and (self.method is None or self.method.upper() == "PLAIN"))
+    def __repr__(self) -> str:
+        return "<_Wanted flags=0x%x user=%r>" % (self.flags, self.username)
 
 
 def _is_local(spec: HostSpec, hostname: str) -> bool:
@@ -522,8 +551,8 @@ def _is_local(spec: HostSpec, hostname: str) -> bool:
             or "localhost" in hostname)
 
 
-def _pdu_flags(want: _Wanted, features: int, local: bool, unix_transport: bool) -> int:
-    """CREDS flags from the greeting's features, or pmErr (libpcp's check, without TLS)."""
+def _pdu_flags(want: _Wanted, features: int, local: bool) -> int:
+    """CREDS flags from the greeting's features, or pmErr: libpcp's check_feature_flags."""
     ctx = want.flags
     flags = 0
     if features & FEATURE_CREDS_REQD:
@@ -532,21 +561,18 @@ def _pdu_flags(want: _Wanted, features: int, local: bool, unix_transport: bool) 
         flags |= FEATURE_CERT_REQD
         if not ctx & PM_CTXFLAG_SECURE:
             raise pmErr(PM_ERR_NEEDCLIENTCERT)
-    if ctx & PM_CTXFLAG_SECURE:
-        # No TLS here: mandatory TLS cannot be honoured whether or not pmcd offers it.
-        raise pmErr(-errno.EOPNOTSUPP)
-    # PM_CTXFLAG_RELAXED: carry on in clear text.
+    if ctx & (PM_CTXFLAG_SECURE | PM_CTXFLAG_RELAXED):
+        if features & FEATURE_SECURE:
+            flags |= FEATURE_SECURE
+            if features & FEATURE_SECURE_ACK:
+                flags |= FEATURE_SECURE_ACK
+        elif ctx & PM_CTXFLAG_SECURE:
+            raise pmErr(-errno.EOPNOTSUPP)
+        # relaxed: carry on in clear text
     if ctx & PM_CTXFLAG_COMPRESS:
         raise pmErr(-errno.EOPNOTSUPP)
-    auth = bool(ctx & PM_CTXFLAG_AUTH)
-    if (flags & FEATURE_CREDS_REQD) and not unix_transport and not auth:
-        # pmcd wants user credentials and only a unix socket supplies them for free;
-        # libpcp would force SASL here. Without credentials pmcd would refuse anyway.
-        if not want.can_sasl_plain():
-            raise pmErr(PM_ERR_PERMISSION)
-        auth = True
-    if auth:
-        if not features & FEATURE_AUTH or not want.can_sasl_plain():
+    if ctx & PM_CTXFLAG_AUTH:
+        if not features & FEATURE_AUTH:
             raise pmErr(-errno.EOPNOTSUPP)
         flags |= FEATURE_AUTH
     if ctx & PM_CTXFLAG_CONTAINER:
@@ -603,31 +629,49 @@ def _handshake(conn: Connection, want: _Wanted, hostname: str) -> None:
         raise pmErr(code - 11345 if code <= -1000 else code)
     features = datum & 0xFFFF
     conn.features = features
-    flags = _pdu_flags(want, features, _is_local(conn.spec, hostname), conn.is_unix)
+    flags = _pdu_flags(want, features, _is_local(conn.spec, hostname))
     conn.send(_encode_creds(flags))
-    if flags & FEATURE_AUTH:
-        _sasl_plain(conn, want)
+    if flags:
+        _secure_handshake(conn, want, flags, hostname)
     if flags & FEATURE_CONTAINER:
         if want.container is None:
             raise pmErr(-errno.ESRCH)   # "?container" without a name, as libpcp
         conn.send(_encode_attr(ATTR_CONTAINER, want.container.encode("utf-8", "surrogateescape")))
 
 
-def _sasl_plain(conn: Connection, want: _Wanted) -> None:
-    ptype, pdu = conn.recv_pdu()
-    if ptype == PDU_ERROR:
-        code, _ = _error_code(pdu)
-        raise pmErr(code if code < 0 else PM_ERR_IPC)
-    if ptype != PDU_ATTR or len(pdu) < 16:
-        raise pmErr(PM_ERR_IPC)
-    mechs = bytes(pdu[16:]).split()
-    if b"PLAIN" not in [m.upper() for m in mechs]:
-        raise pmErr(-errno.EOPNOTSUPP)
-    user = want.username.encode("utf-8", "surrogateescape")
-    password = want.password.encode("utf-8", "surrogateescape")
-    # Mechanism name, NUL, then the PLAIN message: authzid NUL authcid NUL password.
-    # Success is silent; a failure is the ERROR that answers the next request.
-    conn.send(_encode_attr(ATTR_SASL, b"PLAIN\0" + user + b"\0" + user + b"\0" + password))
+def _secure_handshake(conn: Connection, want: _Wanted, flags: int, hostname: str) -> None:
+    """libpcp's __pmSecureClientHandshake: the secure ack, TLS, then SASL."""
+    if flags & FEATURE_SECURE_ACK:
+        ptype, pdu = conn.recv_pdu()
+        if ptype != PDU_ERROR:
+            raise pmErr(PM_ERR_IPC)
+        status, _ = _error_code(pdu)
+        if status < 0:
+            raise pmErr(status)
+    if flags & FEATURE_CREDS_REQD:
+        if want.unixsock:
+            return              # pmcd has the peer's credentials from the socket
+        flags |= FEATURE_AUTH   # libpcp forces SASL whatever the user asked
+    # cyrus-sasl and TLS get the local host's name for a socket path or "local..." name
+    name = hostname
+    if not name or name.startswith("/") or name.startswith("local"):
+        name = socket.gethostname()
+    if flags & FEATURE_SECURE:
+        conn.start_tls(hostname)
+    if flags & FEATURE_AUTH:
+        _authenticate(conn, want, name)
+
+
+def _authenticate(conn: Connection, want: _Wanted, host: str) -> None:
+    from pcp._live import sasl
+    creds = sasl.Credentials(want.username, want.password, want.realm)
+    want.password = None
+    try:
+        sasl.authenticate(conn.send, conn.recv_pdu,
+                          lambda payload: _encode_attr(ATTR_SASL, payload),
+                          lambda pdu: _error_code(pdu)[0], creds, want.method, host)
+    finally:
+        creds.forget()
 
 
 def _negotiate_proxy(sock: socket.socket, host: str, port: int, timeout: float) -> None:
@@ -665,6 +709,10 @@ def _establish(sock: socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool
     except BaseException:
         conn.close()
         raise
+    if "password" in spec.attributes:
+        # the connection keeps no password once it is authenticated
+        attrs = {k: v for k, v in spec.attributes.items() if k != "password"}
+        conn.spec = dataclasses.replace(spec, spec=redact_hostspec(spec.spec), attributes=attrs)
     if not finite:
         conn.request_timeout = rtimeout
     return conn
@@ -709,7 +757,8 @@ def connect(spec: Union[str, HostSpec], ctx_flags: int = 0, ctimeout: Optional[f
                                   hs.unix_path)
             except pmErr as e:
                 if hs.is_unix:
-                    raise
+                    # libpcp ends a failed unix: handshake as a failed connect: -ENOENT
+                    raise pmErr(-errno.ENOENT) from None
                 err = e
         # local: falls back to TCP on localhost with the default port list.
         log.debug("local socket %s failed (%s); trying localhost", hs.unix_path, err)

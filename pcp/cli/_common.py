@@ -49,7 +49,9 @@ class Source:
             self.ctx = pmapi.pmContext(kind, self.name)
         except pmErr as e:
             what = "archive" if self.is_archive else "host"
-            raise CliError("Cannot connect to %s \"%s\": %s" % (what, self.name, pmErrStr(e.code)))
+            from pcp._live.hostspec import redact_hostspec
+            shown = self.name if self.is_archive else redact_hostspec(self.name)
+            raise CliError("Cannot connect to %s \"%s\": %s" % (what, shown, pmErrStr(e.code)))
         self._descs: Dict[int, Any] = {}
         self._names: Dict[int, Optional[str]] = {}
         self._inames: Dict[Tuple[int, int], Optional[str]] = {}

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections import namedtuple
 
 from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
-                                 PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
+                                 PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE,
+                                 PM_VAL_DPTR, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
 from pcp._libpcp import pmns as _pmns
+from pcp._libpcp import anon as _anon
 from pcp._libpcp.anon import is_derived, stitch_children
 from pcp._libpcp.derived import bind as _bind, kernels as _kernels
 from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
@@ -322,31 +324,50 @@ class DerivedContext:
             # since this context last took them in (a name operation does) as unknown
             last = self._last_plan
             if last[0] is key:
-                plan = last[1]
+                plan, anon_at = last[1]
             else:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = self._plan(key)
-                self._last_plan = (key, plan)
+                planned = self._plans.get(key)
+                if planned is None:
+                    planned = self._plan(key)
+                self._last_plan = (key, planned)
+                plan, anon_at = planned
             if plan is _NO_DERIVED:
                 return self.inner.fetch(pmids, highres)
-            flat, changes = self.inner.fetch(plan.request, highres)
-            if type(plan) is Plan:
-                return plan.result(flat, self), changes
-            return self._rewrite_python(flat, key, plan), changes
+            if plan is _ANON_ONLY:
+                flat, changes = self.inner.fetch(pmids, highres)
+                flat.copied_blocks()
+            else:
+                flat, changes = self.inner.fetch(plan.request, highres)
+                if type(plan) is Plan:
+                    flat = plan.result(flat, self)
+                else:
+                    flat = self._rewrite_python(flat, key, plan)
+            if anon_at:
+                # event.flags / event.missed evaluate to no values in libpcp's rewrite,
+                # whatever the source said of them (an archive's INTERP: not logged)
+                flat.no_values(anon_at)
+            return flat, changes
 
-    def _plan(self, pmids: Tuple[int, ...]) -> Any:
+    def _plan(self, pmids: Tuple[int, ...]) -> Tuple[Any, Tuple[int, ...]]:
         """How a request is fetched (made on its first fetch, kept until the registry or
-        the connection changes): _NO_DERIVED, a Plan (numeric derived metrics, in C), or
-        a _PythonPlan."""
+        the connection changes): (_NO_DERIVED, _ANON_ONLY, a Plan (numeric derived
+        metrics, in C) or a _PythonPlan; the positions of event.flags / event.missed)."""
         if len(self._plans) >= _MAX_PLANS:
             self._plans.clear()
             self._last_plan = (None, None)
+        anon_at = tuple(i for i, p in enumerate(pmids) if p in _anon.BY_PMID)
         wanted = [self.by_pmid.get(p) if is_derived(p) else None for p in pmids]
-        if all(e is None for e in wanted):
-            self._plans[pmids] = _NO_DERIVED
-            return _NO_DERIVED
         trees = [self._bind(entry) if entry is not None else None for entry in wanted]
+        if all(tree is None for tree in trees):
+            # __dmprefetch's fetch_has_dm: no derived metric asked for binds here, so
+            # libpcp fetches the request as it is and returns that result unrewritten
+            # (the derived pmids get what the server or the archive gives them), unless
+            # it names event.flags / event.missed, anonymous derived metrics that always
+            # bind: then the rewrite copies every block
+            planned: Tuple[Any, Tuple[int, ...]] = (_ANON_ONLY if anon_at else _NO_DERIVED,
+                                                    anon_at)
+            self._plans[pmids] = planned
+            return planned
         listed = set(pmids)
         request = list(pmids)
         for entry, tree in zip(wanted, trees):
@@ -366,8 +387,8 @@ class DerivedContext:
                              [t.desc[1] if t is not None else 0 for t in trees])
         else:
             plan = _PythonPlan(tuple(request), wanted, trees)
-        self._plans[pmids] = plan
-        return plan
+        self._plans[pmids] = planned = (plan, anon_at)
+        return planned
 
     def derived_instance_name(self, indom: int, inst: int,
                               stamp: Tuple[int, int]) -> Optional[bytes]:
@@ -422,7 +443,9 @@ class DerivedContext:
                     sets.append((pmid, numval, 0))
                 continue
             numval = flat.numval[j]
-            sets.append((pmid, numval, flat.valfmt[j]))
+            # libpcp copies each block, so a PM_VAL_SPTR set comes back PM_VAL_DPTR
+            valfmt = flat.valfmt[j]
+            sets.append((pmid, numval, PM_VAL_DPTR if valfmt == PM_VAL_SPTR else valfmt))
             if numval > 0:
                 first = flat.first[j]
                 for k in range(first, first + numval):
@@ -439,4 +462,5 @@ class _PythonPlan(namedtuple("_PythonPlan", ("request", "wanted", "trees"))):
 
 
 _NO_DERIVED = object()          # a request without derived metrics: the context's own
+_ANON_ONLY = object()           # only event.flags/missed: the context's own, blocks copied
 _MAX_PLANS = 256                # requests remembered per context (a tool asks a few)

@@ -1,0 +1,140 @@
+"""PCP's QA archives (package pcp-testsuite) and the runner that reads them through both
+bindings with sweep_reader.py.
+
+The corpus is every archive the package installs under $PCP_VAR_DIR/testsuite: each
+archive of archives/ and badarchives/ (named by its base, compressed volumes too) and
+each directory of archives there (read as one multi-archive context)."""
+
+import json
+import os
+import re
+import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional, Sequence
+
+from support import difftest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+READER = os.path.join(HERE, "sweep_reader.py")
+TESTSUITE = os.environ.get("PCP_TESTSUITE_DIR", "/var/lib/pcp/testsuite")
+_META = re.compile(r"^(.*)\.meta(\.(xz|gz|bz2|lzma|zst))?$")
+# one reader process may take this long over its share before it is called hung
+SHARD_TIMEOUT = float(os.environ.get("PCP_SWEEP_TIMEOUT", "900"))
+
+
+def archives(root: str = TESTSUITE) -> List[str]:
+    """Every archive base name and archive directory under archives/ and badarchives/,
+    sorted; empty when the test suite is not installed."""
+    found = set()
+    for sub in ("archives", "badarchives"):
+        top = os.path.join(root, sub)
+        if not os.path.isdir(top):
+            continue
+        for name in os.listdir(top):
+            path = os.path.join(top, name)
+            if os.path.isdir(path):
+                if any(_META.match(f) for f in os.listdir(path)):
+                    found.add(path)
+                continue
+            m = _META.match(name)
+            if m:
+                found.add(os.path.join(top, m.group(1)))
+    return sorted(found)
+
+
+def name_of(path: str, root: str = TESTSUITE) -> str:
+    """An archive's name relative to the test suite (archives/foo, badarchives/bar)."""
+    return os.path.relpath(path, root)
+
+
+def _size(path: str) -> int:
+    base = os.path.dirname(path) if not os.path.isdir(path) else path
+    stem = os.path.basename(path) + "." if not os.path.isdir(path) else ""
+    total = 0
+    for f in os.listdir(base):
+        if f.startswith(stem):
+            try:
+                total += os.path.getsize(os.path.join(base, f))
+            except OSError:
+                pass
+    return total
+
+
+def _run_shard(python: str, reference: bool, paths: Sequence[str],
+               out: Dict[str, dict]) -> None:
+    """Read `paths` in one process into out[archive] = {"image": the JSON text, "close":
+    "ok"}. A process that dies (libpcp does on some archives) is pinned to the archive
+    it was on: while reading it, "crash" says how it died; while destroying its context,
+    "close" does. The rest of the share goes on in a new process."""
+    todo = list(paths)
+    while todo:
+        p = subprocess.run([python, READER] + todo, capture_output=True, text=True,
+                           errors="replace", env=difftest._env(not reference),
+                           cwd=difftest._cwd(), timeout=SHARD_TIMEOUT)
+        current = None
+        for line in p.stdout.splitlines():
+            if line.startswith("BEGIN "):
+                current = line[6:]
+                out[current] = {}
+            elif line.startswith("{"):
+                out[current]["image"] = line
+            elif line.startswith("CLOSED "):
+                out[current]["close"] = "ok"
+                current = None
+        if current is None:
+            if p.returncode != 0:
+                raise RuntimeError("sweep reader %s failed between archives (rc %d): %s"
+                                   % (python, p.returncode, p.stderr[-2000:]))
+            break
+        died = _crash(p)
+        if "image" in out[current]:
+            out[current]["close"] = died
+        else:
+            out[current]["crash"] = died
+        todo = todo[todo.index(current) + 1:]
+
+
+def _crash(p: subprocess.CompletedProcess) -> dict:
+    tail = [line for line in p.stderr.splitlines() if line.strip()][-2:]
+    return {"crash": p.returncode, "stderr": tail}
+
+
+def outcome(entry: dict) -> dict:
+    """One side's reading of an archive as one JSON value: the image's sections, plus
+    "close" (how its context closed) and "crash" (how the reader died, if it did)."""
+    image = json.loads(entry["image"]) if "image" in entry else {}
+    image = dict(image.get("image", {}))
+    for key in ("close", "crash"):
+        if key in entry:
+            image[key] = entry[key]
+    return image
+
+
+def sweep(paths: Sequence[str], our_python: Optional[str] = None, workers: int = 0,
+          shard: int = 8) -> Dict[str, Dict[str, dict]]:
+    """{"reference": {archive: entry}, "ours": {...}} (entries as _run_shard makes
+    them): each archive read through the official binding and through this package,
+    `workers` processes at a time (default: one per core), biggest archives first."""
+    our_python = our_python or difftest.OUR_PYTHON
+    workers = workers or os.cpu_count() or 1
+    ordered = sorted(paths, key=_size, reverse=True)
+    nshards = max(len(ordered) // shard, 1)
+    shards = [ordered[i::nshards] for i in range(nshards)]
+    results: Dict[str, Dict[str, dict]] = {"reference": {}, "ours": {}}
+    lock = threading.Lock()
+
+    def task(side: str, share: Sequence[str]) -> None:
+        got: Dict[str, dict] = {}
+        _run_shard(difftest.REF_PYTHON if side == "reference" else our_python,
+                   side == "reference",
+                   share, got)
+        with lock:
+            results[side].update(got)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(task, side, share) for share in shards
+                   for side in ("reference", "ours")]
+        for f in futures:
+            f.result()
+    return results

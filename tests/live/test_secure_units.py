@@ -1,0 +1,258 @@
+"""The pieces of secure connections without a pmcd: tls.conf as libpcp parses it, the
+SASL mechanism cyrus-sasl's client picks (compared with libpcp's pick on scripted
+mechanism lists), the MD5 mechanisms against their RFCs' examples, and the CREDS flags
+and secure ack of the TLS upgrade."""
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from typing import List, Optional
+
+import pytest
+
+from pcp._core.errors import pmErr
+from pcp._live import sasl, tls
+from pcp._live.hostspec import redact_hostspec
+from pcp._live.transport import connect
+from support.difftest import require_reference, run_program
+
+GREETING_FEATURES = 0x0E44          # pmcd 6.0.3 without TLS: AUTH among them
+
+
+# ---- tls.conf ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, parsed", [
+    ("tls-ca-cert-file = /x/ca.crt\n", ("tls-ca-cert-file", "/x/ca.crt")),
+    ("  tls-verify-clients=true # comment\n", ("tls-verify-clients", "true")),
+    ("tls-ciphers: HIGH:!aNULL\n", ("tls-ciphers", "HIGH:!aNULL")),
+    ("tls-ciphers = a b\n", ("tls-ciphers", "a")),            # a value ends at a blank
+    ("tls-cert-file /x\n", None),                             # no separator: no value
+    ("# tls-cert-file = /x\n", None),
+    ("tls-cert-file = \n", None),
+    ("tls-c = /y\n", ("tls-cert-file", "/y")),                # a prefix takes the first key
+    ("tls-ca-cert-file = /x/ca.crt", None),                   # a last line without newline
+    ("tls-unknown = 1\n", None),
+])
+def test_tls_conf_lines_as_libpcp_reads_them(line, parsed):
+    assert tls._parse_line(line) == parsed
+
+
+def test_tls_conf_file_later_lines_win(tmp_path):
+    path = tmp_path / "tls.conf"
+    path.write_text("tls-ca-cert-file = /a\n# tls-ca-cert-file = /b\ntls-ca-cert-file = /c\n"
+                    "tls-verify-clients = yes\n")
+    assert tls.read_tls_config(str(path)) == {"tls-ca-cert-file": "/c",
+                                              "tls-verify-clients": "yes"}
+    assert tls.read_tls_config(str(tmp_path / "missing")) is None
+
+
+def test_unloadable_ca_is_notconn(tmp_path, monkeypatch):
+    path = tmp_path / "tls.conf"
+    path.write_text("tls-ca-cert-file = %s\n" % (tmp_path / "nothing.crt"))
+    monkeypatch.setenv("PCP_TLSCONF_PATH", str(path))
+    with pytest.raises(pmErr) as e:
+        tls.client_context()
+    assert e.value.args[0] == -12391                        # PM_ERR_NOTCONN
+
+
+def test_sni_name_as_libpcp_gives_it():
+    assert tls.sni_name("pmcd.example.com") == "pmcd.example.com"
+    assert tls.sni_name("localhost") == socket.gethostname()
+    assert tls.sni_name("/run/pcp/pmcd.socket") == socket.gethostname()
+
+
+# ---- SASL pieces ------------------------------------------------------------------------
+
+def test_cram_md5_rfc2195_example():
+    mech = sasl._CramMD5(sasl.Credentials("tim", "tanstaaftanstaaf", None), "host")
+    assert mech.step(b"<1896.697170952@postoffice.reston.mci.net>") == \
+        b"tim b913a602c7eda7a495b4e6e7334d3890"
+    assert mech.done
+
+
+def test_digest_md5_rfc2831_example():
+    creds = sasl.Credentials("chris", "secret", None)
+    mech = sasl._DigestMD5(creds, "elwood.innosoft.com", service="imap",
+                           cnonce=b"OA6MHXh6VqTrRk")
+    answer = mech.step(b'realm="elwood.innosoft.com",nonce="OA6MG9tEQGm2hh",qop="auth",'
+                       b'algorithm=md5-sess,charset=utf-8')
+    assert b"response=d388dad90d4bbd760a152321f2143af7" in answer
+    assert b'digest-uri="imap/elwood.innosoft.com"' in answer
+    assert mech.step(b"rspauth=ea40f60335c427b5527b84dbabcdfffd") == b"" and mech.done
+
+
+def test_digest_md5_without_auth_qop_is_badprot():
+    mech = sasl._DigestMD5(sasl.Credentials("chris", "secret", None), "h", cnonce=b"c")
+    with pytest.raises(pmErr) as e:
+        mech.step(b'nonce="n",qop="auth-conf",algorithm=md5-sess')
+    assert e.value.args[0] == -21344 - 5
+
+
+def test_digest_md5_wrong_server_proof_is_badserv():
+    mech = sasl._DigestMD5(sasl.Credentials("chris", "secret", None), "h", cnonce=b"c")
+    mech.step(b'nonce="n",qop="auth",algorithm=md5-sess')
+    with pytest.raises(pmErr) as e:
+        mech.step(b"rspauth=00000000000000000000000000000000")
+    assert e.value.args[0] == -21344 - 10
+
+
+def test_credentials_repr_and_forget():
+    creds = sasl.Credentials("pcp", "hunter2", None)
+    assert "hunter2" not in repr(creds)
+    creds.forget()
+    assert creds.password() == b""
+    with pytest.raises(pmErr) as e:
+        sasl.Credentials(None, "x", None).user()
+    assert e.value.args[0] == -21351                         # SASL_BADPARAM
+
+
+def test_redact_hostspec():
+    assert redact_hostspec("h?username=u&password=p%20q&method=plain") == \
+        "h?username=u&password=****&method=plain"
+    assert redact_hostspec("h?pass=x") == "h?pass=****"
+    assert redact_hostspec(b"h?password=x") == b"h?password=****"
+    assert redact_hostspec("pcps://h:44321") == "pcps://h:44321"
+
+
+# ---- the mechanism libpcp picks from a list, on both bindings ----------------------------
+
+MECHANISM_LISTS = [
+    "PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1 SCRAM-SHA-256",
+    "PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1",
+    "PLAIN LOGIN CRAM-MD5 DIGEST-MD5",
+    "PLAIN LOGIN CRAM-MD5",
+    "LOGIN PLAIN",
+    "LOGIN",
+    "plain,login",
+    "SCRAM-SHA-512 SCRAM-SHA-256",
+    "GSSAPI SCRAM-SHA-256-PLUS PLAIN",
+    "EXTERNAL PLAIN",
+    "XYZ",
+    "",
+]
+
+
+class _MechanismServer:
+    """Greets like pmcd with AUTH, sends one mechanism list per connection (in order),
+    and records the mechanism name of the client's answer (None: no answer)."""
+
+    def __init__(self, lists: List[str]) -> None:
+        self.lists = lists
+        self.chosen: List[Optional[str]] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        for mechs in self.lists:
+            conn, _ = self.sock.accept()
+            with conn:
+                conn.settimeout(10)
+                try:
+                    conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0,
+                                             0x02010000 | GREETING_FEATURES))
+                    conn.recv(20)
+                    body = mechs.encode()
+                    conn.sendall(struct.pack(">iiii", 16 + len(body), 0x7011, 0, 0) + body)
+                    data = conn.recv(4096)
+                    self.chosen.append(data[16:].split(b"\0")[0].decode() if data else None)
+                except OSError:
+                    self.chosen.append(None)
+
+    def close(self) -> None:
+        self.thread.join(30)
+        self.sock.close()
+
+
+REFERENCE_PICKS = r'''
+import json, os
+from pcp import pmapi
+out = []
+for i in range(int(os.environ["N"])):
+    try:
+        pmapi.pmContext(1, "127.0.0.1:%s?username=pcp&password=x" % os.environ["PORT"])
+        out.append(0)
+    except pmapi.pmErr as e:
+        out.append(e.args[0])
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.reference
+def test_mechanism_choice_matches_libpcp():
+    require_reference()
+    results = {}
+    for side in (False, True):
+        server = _MechanismServer(MECHANISM_LISTS)
+        try:
+            codes = run_program(REFERENCE_PICKS, side, {"N": str(len(MECHANISM_LISTS)),
+                                                      "PORT": str(server.port),
+                                                      "PCP_CONSOLE": "none"}, 120)
+        finally:
+            server.close()
+        results[side] = (server.chosen, codes)
+    ours, ref = results[True], results[False]
+    assert ours == ref
+    # and what that is, for the record
+    assert ref[0][:6] == ["SCRAM-SHA-256", "SCRAM-SHA-1", "DIGEST-MD5", "CRAM-MD5",
+                          "PLAIN", "LOGIN"]
+    assert ref[1][-3:] == [-21348, -21348, -21348]            # SASL_NOMECH
+
+
+# ---- the upgrade's bytes -----------------------------------------------------------------
+
+def test_pcps_sends_secure_and_ack_flags_then_starts_tls(tmp_path, monkeypatch):
+    monkeypatch.setenv("PCP_TLSCONF_PATH", str(tmp_path / "none.conf"))
+    got: List[bytes] = []
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0, 0x02010000 | 0x0E55))
+            got.append(conn.recv(20))
+            conn.sendall(struct.pack(">iiii", 16, 0x7000, 0, 0))      # the secure ack
+            conn.settimeout(5)
+            got.append(conn.recv(5))                                  # a TLS record header
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    with pytest.raises(pmErr):
+        connect("pcps://127.0.0.1:%d" % srv.getsockname()[1], rtimeout=5)
+    t.join(10)
+    srv.close()
+    assert got[0][16:] == bytes.fromhex("01020011")                  # SECURE|SECURE_ACK
+    assert got[1][:1] == b"\x16"                                     # a TLS handshake
+
+
+def test_secure_ack_error_is_returned(tmp_path, monkeypatch):
+    monkeypatch.setenv("PCP_TLSCONF_PATH", str(tmp_path / "none.conf"))
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0, 0x02010000 | 0x0E55))
+            conn.recv(20)
+            conn.sendall(struct.pack(">iiii", 16, 0x7000, 0, -12387))
+            conn.settimeout(2)
+            try:
+                conn.recv(5)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    with pytest.raises(pmErr) as e:
+        connect("pcps://127.0.0.1:%d" % srv.getsockname()[1], rtimeout=5)
+    t.join(10)
+    srv.close()
+    assert e.value.args[0] == -12387
