@@ -22,9 +22,9 @@ import sys as _sys
 import time as _time
 
 from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined once)
-# libpcp_import's numbers belong to ``cpmi`` and libpcp_mmv's to ``cmmv``, not to the
-# official ``cpmapi``
-for _name in [_n for _n in dir() if _n.startswith(("PMI_", "MMV_"))
+# libpcp_import's, libpcp_pmda's and libpcp_mmv's numbers belong to ``cpmi``, ``cpmda``
+# and ``cmmv``, not to the official ``cpmapi``
+for _name in [_n for _n in dir() if _n.startswith(("PMI_", "PMDA_", "MMV_"))
               or _n in ("pmiErrSymDict", "pmi_error_texts")]:
     del globals()[_name]
 from pcp._core.constants import PM_XTB_FLAG  # used below

@@ -2,7 +2,7 @@
 # Install what the tests need from Debian: PCP 6.0.3 (pmcd, the reference python3-pcp
 # binding, libpcp headers for the benchmark's C clients), gcc, clang with its
 # libFuzzer runtime for the fuzz targets, and Python's venv and headers; start pmcd without systemd and install the
-# sample PMDA. Idempotent; needs root.
+# sample PMDA. python3-requests: pmdaopenmetrics on the reference binding (tests/pmda). Idempotent; needs root.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-packages="pcp python3-pcp libpcp3-dev libpcp-pmda3-dev make gcc clang libclang-rt-14-dev binutils python3-venv python3-dev xz-utils pcp-testsuite openssl sasl2-bin libsasl2-modules"
+packages="pcp python3-pcp libpcp3-dev libpcp-pmda3-dev make gcc clang libclang-rt-14-dev binutils python3-venv python3-dev xz-utils pcp-testsuite openssl sasl2-bin libsasl2-modules python3-requests"
 missing=""
 for p in $packages; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -16,7 +16,8 @@ SOURCES = sorted(path.name for path in HERE.glob("*.c"))
 # types (comments and preprocessor lines removed, which cdef cannot take).
 HEADERS = ["result.h", "pdu.h", "store.h", "archive.h", "events.h", "archive_columns.h",
            "convert.h", "fetchgroup.h", "interp.h", "interp_steps.h", "archive_write.h",
-           "derived.h", "derived_node.h", "derived_program.h", "derived_chunk.h"]
+           "derived.h", "derived_node.h", "derived_program.h", "derived_chunk.h",
+           "pdu_agent.h"]
 
 
 def _cdef_from_headers() -> str:

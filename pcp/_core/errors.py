@@ -247,6 +247,10 @@ class pmErr(Exception):
     Further arguments are appended to the message, separated by spaces.
     """
 
+    # the official binding defines it in pcp.pmapi, which tracebacks name (a PMDA's log
+    # shows "pcp.pmapi.pmErr: ..."); pcp.pmapi re-exports this class under that name
+    __module__ = "pcp.pmapi"
+
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         # BaseException stores args as a tuple, whatever is assigned.

@@ -20,7 +20,8 @@ LIBPCP_HEADERS = [pathlib.Path("/usr/include/pcp/pmapi.h"), pathlib.Path("/usr/i
 
 # floor of each package folder; a module may import from its own floor and those below.
 # _live and _archive stand side by side (neither imports the other).
-FLOORS = {"_core": 0, "_decode": 1, "_libpcp": 2, "_live": 3, "_archive": 3, "_bulk": 4}
+FLOORS = {"_core": 0, "_decode": 1, "_libpcp": 2, "_live": 3, "_archive": 3, "_pmda": 3,
+          "_bulk": 4}
 PUBLIC = 5      # pcp/*.py (pmapi, bulk, sampler, fleet, dask) and pcp/cli/
 
 

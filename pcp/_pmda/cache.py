@@ -1,0 +1,282 @@
+"""libpcp_pmda's instance-domain cache (pmdaCache*): entries kept in instance order,
+active or inactive, with a private value and the cache file under
+$PCP_VAR_DIR/config/pmda/<indom> in libpcp's format ("2 ins_mode maxinst" then
+"inst stamp name" lines)."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Dict, Iterator, List, Optional
+
+from pcp._core.config import pmGetConfig
+from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_INST, PM_IN_NULL
+
+from pcp._core.constants import (PMDA_CACHE_ACTIVE, PMDA_CACHE_ADD, PMDA_CACHE_CHECK,
+                                 PMDA_CACHE_CULL, PMDA_CACHE_DUMP, PMDA_CACHE_DUMP_ALL,
+                                 PMDA_CACHE_EMPTY, PMDA_CACHE_HIDE, PMDA_CACHE_INACTIVE,
+                                 PMDA_CACHE_LOAD, PMDA_CACHE_REORG, PMDA_CACHE_REUSE,
+                                 PMDA_CACHE_SAVE, PMDA_CACHE_SIZE, PMDA_CACHE_SIZE_ACTIVE,
+                                 PMDA_CACHE_SIZE_INACTIVE, PMDA_CACHE_STRINGS, PMDA_CACHE_SYNC,
+                                 PMDA_CACHE_WALK_NEXT, PMDA_CACHE_WALK_REWIND)
+
+_MAXINST = 0x7fffffff
+_DIRTY = 1
+
+
+def _hashlen(name: str) -> int:
+    """libpcp matches instance names up to the first space."""
+    space = name.find(" ")
+    return len(name) if space < 0 else space
+
+
+class _Entry:
+    __slots__ = ("inst", "name", "state", "private", "stamp")
+
+    def __init__(self, inst: int, name: str) -> None:
+        self.inst = inst
+        self.name = name
+        self.state = PMDA_CACHE_INACTIVE
+        self.private: Any = None
+        self.stamp = 0
+
+
+class IndomCache:
+    """One instance domain's cache."""
+
+    def __init__(self, indom: int) -> None:
+        self.indom = indom
+        self.entries: List[_Entry] = []     # in instance order
+        self.ins_mode = 0
+        self.maxinst = _MAXINST
+        self.dirty = 0
+        self._walk: Optional[Iterator[_Entry]] = None
+
+    def find_inst(self, inst: int) -> Optional[_Entry]:
+        for e in self.entries:
+            if e.inst == inst and e.state != PMDA_CACHE_EMPTY:
+                return e
+        return None
+
+    def find_name(self, name: str) -> Optional[_Entry]:
+        hashlen = _hashlen(name)
+        for e in self.entries:
+            if e.state == PMDA_CACHE_EMPTY:
+                continue
+            if e.name == name or (_hashlen(e.name) == hashlen and
+                                  e.name[:hashlen] == name[:hashlen] and
+                                  (hashlen == len(name) or hashlen == len(e.name))):
+                return e
+        return None
+
+    def insert(self, name: str, inst: int = PM_IN_NULL) -> _Entry:
+        if not name:
+            raise _CacheError(PM_ERR_GENERIC)
+        if inst != PM_IN_NULL:
+            e = self.find_inst(inst)
+            if e is not None:
+                return e
+            e = self.find_name(name)
+            if e is not None:
+                return e
+        else:
+            if self.ins_mode == 0 and self.entries:
+                inst = self.entries[-1].inst + 1
+                if self.entries[-1].inst >= self.maxinst:
+                    self.ins_mode = 1
+                    inst = PM_IN_NULL
+            elif not self.entries:
+                inst = 0
+            if inst == PM_IN_NULL:
+                inst = 0
+                for e in self.entries:
+                    if inst < e.inst:
+                        break
+                    inst += 1
+        e = _Entry(inst, name)
+        at = len(self.entries)
+        while at > 0 and self.entries[at - 1].inst > inst:
+            at -= 1
+        self.entries.insert(at, e)
+        self.dirty |= _DIRTY
+        return e
+
+    def walk_rewind(self) -> None:
+        self._walk = iter(list(self.entries))
+
+    def walk_next(self) -> int:
+        if self._walk is None:
+            return -1
+        for e in self._walk:
+            if e.state == PMDA_CACHE_ACTIVE:
+                return e.inst
+        return -1
+
+    def active(self) -> List[_Entry]:
+        return [e for e in self.entries if e.state == PMDA_CACHE_ACTIVE]
+
+    def path(self) -> Optional[str]:
+        var = pmGetConfig("PCP_VAR_DIR")
+        if var is None:
+            return None
+        from pcp._libpcp.strings import pmInDomStr
+        directory = os.path.join(var, "config", "pmda")
+        try:
+            os.mkdir(directory, 0o755)      # one level, as libpcp's mkdir2
+        except OSError:
+            pass
+        return os.path.join(directory, pmInDomStr(self.indom))
+
+    def save(self) -> int:
+        if not self.dirty:
+            return 0
+        path = self.path()
+        if path is None:
+            return PM_ERR_GENERIC
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("2 %d %d\n" % (self.ins_mode, self.maxinst))
+                now = int(time.time())
+                count = 0
+                for e in self.entries:
+                    if e.state == PMDA_CACHE_EMPTY:
+                        continue
+                    if e.stamp == 0:
+                        e.stamp = now
+                    f.write("%d %d %s\n" % (e.inst, e.stamp, e.name))
+                    count += 1
+        except OSError as exc:
+            return -exc.errno
+        self.dirty = 0
+        return count
+
+    def load(self) -> int:
+        path = self.path()
+        if path is None:
+            return PM_ERR_GENERIC
+        try:
+            with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
+                lines = f.read().splitlines()
+        except OSError as exc:
+            return -exc.errno
+        if not lines:
+            return 0
+        head = lines[0].split()
+        if len(head) < 2 or not head[0].isdigit() or int(head[0]) not in (1, 2):
+            return PM_ERR_GENERIC
+        self.ins_mode = int(head[1])
+        if int(head[0]) == 2 and len(head) >= 3:
+            self.maxinst = int(head[2])
+        count = 0
+        for line in lines[1:]:
+            fields = line.lstrip().split(None, 2)
+            if len(fields) < 3 or not fields[0].isdigit():
+                return PM_ERR_GENERIC
+            name = fields[2]
+            if name.startswith("["):       # a key: libpcp keeps it, we skip it
+                name = name[name.index("]") + 1:].lstrip()
+            e = self.insert(name, int(fields[0]))
+            e.stamp = int(fields[1]) if fields[1].isdigit() else 0
+            count += 1
+        return count
+
+
+class _CacheError(Exception):
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+_caches: Dict[int, IndomCache] = {}
+
+
+def check(indom: int) -> bool:
+    return indom in _caches
+
+
+def get(indom: int) -> IndomCache:
+    cache = _caches.get(indom)
+    if cache is None:
+        cache = _caches[indom] = IndomCache(indom)
+    return cache
+
+
+def cache_op(indom: int, op: int) -> int:
+    """pmdaCacheOp."""
+    if op == PMDA_CACHE_CHECK:
+        return 1 if indom in _caches else 0
+    cache = get(indom)
+    if op == PMDA_CACHE_LOAD:
+        return cache.load()
+    if op == PMDA_CACHE_SAVE or op == PMDA_CACHE_SYNC:
+        return cache.save()
+    if op in (PMDA_CACHE_ACTIVE, PMDA_CACHE_INACTIVE):
+        for e in cache.entries:
+            if e.state != PMDA_CACHE_EMPTY:
+                e.state = op
+        return 0
+    if op == PMDA_CACHE_CULL:
+        cache.entries = []
+        cache.dirty |= _DIRTY
+        return 0
+    if op == PMDA_CACHE_SIZE:
+        return len([e for e in cache.entries if e.state != PMDA_CACHE_EMPTY])
+    if op == PMDA_CACHE_SIZE_ACTIVE:
+        return len(cache.active())
+    if op == PMDA_CACHE_SIZE_INACTIVE:
+        return len([e for e in cache.entries if e.state == PMDA_CACHE_INACTIVE])
+    if op == PMDA_CACHE_WALK_REWIND:
+        cache.walk_rewind()
+        return 0
+    if op == PMDA_CACHE_WALK_NEXT:
+        return cache.walk_next()
+    if op in (PMDA_CACHE_REUSE, PMDA_CACHE_REORG, PMDA_CACHE_DUMP, PMDA_CACHE_DUMP_ALL,
+              PMDA_CACHE_STRINGS):
+        if op == PMDA_CACHE_REUSE:
+            cache.ins_mode = 1
+        return 0
+    return -22     # -EINVAL
+
+
+def store(indom: int, op: int, name: str, private: Any) -> int:
+    """pmdaCacheStore: ADD (active), HIDE (inactive) or CULL one name; the inst."""
+    cache = get(indom)
+    if op == PMDA_CACHE_CULL:
+        e = cache.find_name(name)
+        if e is None:
+            return PM_ERR_INST
+        cache.entries.remove(e)
+        cache.dirty |= _DIRTY
+        return e.inst
+    e = cache.find_name(name)
+    if e is None:
+        try:
+            e = cache.insert(name)
+        except _CacheError as exc:
+            return exc.code
+    if op == PMDA_CACHE_ADD:
+        e.state = PMDA_CACHE_ACTIVE
+        e.private = private
+    elif op == PMDA_CACHE_HIDE:
+        e.state = PMDA_CACHE_INACTIVE
+    return e.inst
+
+
+def lookup(indom: int, inst: int) -> Optional[_Entry]:
+    cache = _caches.get(indom)
+    return None if cache is None else cache.find_inst(inst)
+
+
+def lookup_name(indom: int, name: str) -> Optional[_Entry]:
+    cache = _caches.get(indom)
+    return None if cache is None else cache.find_name(name)
+
+
+def resize(indom: int, maximum: int) -> int:
+    cache = get(indom)
+    if maximum < 0:
+        return -22
+    for e in cache.entries:
+        if e.inst > maximum:
+            return -22
+    cache.maxinst = maximum
+    return 0

@@ -1,0 +1,77 @@
+"""A test PMDA (tests/pmda/pmdas/pmdaedge.python) under a private pmcd, on the official
+binding and on this package: every metric type and string, the odd fetch callback
+returns libpcp_pmda and cpmda handle their own way (tuples, None, exceptions, wrong types,
+overflows, error pairs), list and cache instances with the fetch profile, stores of every
+type and their refusals, labels and notes, dictionary texts, a failing refresh callback,
+and the PMDA's log lines."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.pmda.pmcdrun import PrivatePmcd, masked_log, on_both
+from tests.pmda.test_pmda_acceptance import _needs_private_pmcd
+
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+
+STEPS = [
+    ("all", ["pminfo", "-dfTtlmx", "edge.type", "edge.odd", "edge.inst", "edge.stored"]),
+    ("all_with_broken", ["pminfo", "-dTtlmx", "edge"]),
+    ("instances", ["pminfo", "-f", "edge.inst"]),
+    ("profile", ["pmval", "-s", "1", "-i", "one two,five", "-f", "3", "edge.inst.list"]),
+    ("profile_cache", ["pmval", "-s", "1", "-i", "beta", "edge.inst.cache"]),
+    ("store_32", ["pmstore", "edge.type.t0", "12"]),
+    ("store_32_refused", ["pmstore", "edge.type.t0", "-3"]),
+    ("store_u32", ["pmstore", "edge.type.t1", "4294967295"]),
+    ("store_64", ["pmstore", "edge.type.t2", "-1099511627776"]),
+    ("store_u64", ["pmstore", "edge.type.t3", "18446744073709551615"]),
+    ("store_float", ["pmstore", "edge.type.t4", "0.1"]),
+    ("store_double", ["pmstore", "edge.type.t5", "1e300"]),
+    ("store_string", ["pmstore", "edge.type.t6", "new text"]),
+    ("store_list", ["pmstore", "-i", "zero,five", "edge.inst.list", "9"]),
+    ("store_refused", ["pmstore", "edge.odd.none", "1"]),
+    ("stored", ["pminfo", "-f", "edge.stored"]),
+    ("refresh_fails", ["pminfo", "-f", "edge.broken.refresh"]),
+    ("refresh_mixed", ["pminfo", "-f", "edge.broken.refresh", "edge.type.t0"]),
+    ("instance_names", ["pminfo", "-f", "edge.inst.some"]),
+    ("unknown_pmid", ["pminfo", "-f", "480.9.9"]),
+    ("pmid_names", ["pminfo", "-m", "480.0.3"]),
+    ("context", ["pminfo", "-f", "edge.context"]),
+    ("context_again", ["pmprobe", "-v", "edge.context"]),
+    ("unix_socket", ["pminfo@unix", "-f", "edge.context", "edge.type.t1"]),
+]
+
+
+def _run(tmp, interpreter):
+    server = PrivatePmcd(tmp, "edge", 480, interpreter)
+    out = {}
+    try:
+        out.update(server.install_steps())
+        server.start()
+        for key, argv in STEPS:
+            out[key] = server.run(argv)
+    finally:
+        server.stop()
+    out["log"] = masked_log(server.log("edge.log"))
+    return out
+
+
+def _mask(text: str) -> str:
+    # pmval's sample times
+    return re.sub(r"\d\d:\d\d:\d\d\.\d{3}", "TIME", text)
+
+
+def test_edge_pmda_matches_the_official_binding(tmp_path):
+    _needs_private_pmcd()
+    ref, ours = on_both(lambda side, python: _run(tmp_path / side, python))
+    assert "edge.type.t6" in ref["all"] and "value" in ref["all"]
+    for key in [k for k, _ in STEPS] + ["domain.h.python", "pmns.python"]:
+        assert _mask(str(ours[key])) == _mask(str(ref[key])), key
+    # tracebacks differ only in the file paths of the two bindings' modules
+    strip = [re.sub(r'File "[^"]*", line \d+, in (\S+)', r"File in \1", line)
+             for line in ref["log"]]
+    mine = [re.sub(r'File "[^"]*", line \d+, in (\S+)', r"File in \1", line)
+            for line in ours["log"]]
+    assert [l for l in mine if not l.startswith("  ")] == \
+        [l for l in strip if not l.startswith("  ")]
