@@ -37,7 +37,9 @@ from support.archives import LABEL_LEN, meta_records, patch, records, truncate, 
 from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, run_ours
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+# the first test builds every damaged case's pair on both sides (PairCache's prebuild),
+# which under the sanitizers takes longer than one test's default 120 s
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(900)]
 
 # ---------------------------------------------------------------------------
 # byte surgery

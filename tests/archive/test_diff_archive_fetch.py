@@ -14,7 +14,8 @@ from support import archives
 from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, SideCrash
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+# the first test builds every variant's pair on both sides (PairCache's prebuild)
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(900)]
 
 VARIANTS = ["v2", "v3", "v3native", "xz_all", "bz2_v3", "noindex", "mv", "mv_gap",
             "mv3", "marks", "marks3", "list_pair", "list_pair3", "overlap_pair"]

@@ -14,7 +14,8 @@ from support import archives
 from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, run_ours
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+# the first test builds every variant's pair on both sides (PairCache's prebuild)
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(900)]
 
 VARIANTS = ["v2", "v3native", "mv_gap", "marks", "list_pair", "xz_all"]
 

@@ -21,7 +21,8 @@ from support import archives
 from support.archsnip import PairCache, check, snippet
 from support.difftest import Pair, SideCrash, assert_equal, run_ours
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+# the first test builds every variant's pair on both sides (PairCache's prebuild)
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(900)]
 
 VARIANTS = ["v2", "v3", "v3native", "xz_v3", "mv", "mv_gap", "marks3", "list_pair",
             "dir_pair", "list_pair3", "overlap_pair"]
