@@ -6,20 +6,9 @@ from typing import List, Optional, Sequence, Tuple
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core import wire
+from pcp._decode.pdu import _encode   # the one sizing-then-writing runner of C encoders
 
 FROM_ANON = 0
-
-
-def _encode(fn, *args) -> bytes:
-    """Run a C encoder twice: once to size the PDU, once to write it."""
-    need = fn(ffi.NULL, 0, *args)
-    if need < 0:
-        raise pmErr(need)
-    buf = ffi.new("uint8_t[]", need)
-    got = fn(buf, need, *args)
-    if got < 0:
-        raise pmErr(got)
-    return ffi.buffer(buf, got)[:]
 
 
 class Request:
