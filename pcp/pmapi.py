@@ -173,7 +173,8 @@ class pmContext(object):
             self._open_archive(typed, target)
             return
         if kind == c_api.PM_CONTEXT_LOCAL:
-            raise _not_supported("PM_CONTEXT_LOCAL")
+            self._open_local(typed)
+            return
         if kind != c_api.PM_CONTEXT_HOST:
             raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
         if target is None:
@@ -205,6 +206,17 @@ class pmContext(object):
             self._host = DerivedContext(ArchiveContext(handle, name, typed & ~0xFF))
         except pmErr as e:
             raise pmErr(e.code, [target]) from None     # not chained: as the official
+        self._ctx = handle
+        _registry.contexts[handle] = self._host
+        _registry.current = handle
+
+    def _open_local(self, typed: int) -> None:
+        """The PMDAs of the local table, each the daemon build of its DSO run as a child
+        process (see pcp._local), with the local PMNS: no pmcd involved."""
+        from pcp._local.context import LocalContext  # pylint: disable=import-outside-toplevel
+
+        handle = _registry.allocate()
+        self._host = DerivedContext(LocalContext(handle, typed & ~0xFF))
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle
@@ -388,8 +400,12 @@ class pmContext(object):
         try:
             names = source.traverse(_as_bytes(name))
         except pmErr as e:
-            if e.code != c_api.PM_ERR_NAME:
-                raise
+            found = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else []
+            if e.code != c_api.PM_ERR_NAME or found:
+                # libpcp reports the names found before the failure, then fails
+                for n in found:
+                    callback(_name_str(n))
+                raise pmErr(e.code) from None
             names = []
         if not names:
             raise pmErr(c_api.PM_ERR_NAME)

@@ -304,6 +304,56 @@ class FlatResult:
         return out
 
     @classmethod
+    def gather(cls, stamp: Tuple[int, int], pmids: Sequence[int],
+               parts: Sequence[Tuple[Optional["FlatResult"], int, int]]) -> "FlatResult":
+        """One result made of the value sets of others (a LOCAL fetch's agents' replies):
+        set i is set parts[i][1] of result parts[i][0], or when that is None pmids[i]
+        with numval parts[i][2] (an error code). Columns are copied a set at a time; the
+        sources' bytes are joined, so blocks keep their framing."""
+        sources: Dict[int, int] = {}
+        chunks: List[bytes] = []
+        at = 0
+        nvalues = 0
+        for src, j, _ in parts:
+            if src is None:
+                continue
+            if id(src) not in sources:
+                sources[id(src)] = at
+                chunks.append(src.pdu)
+                at += len(src.pdu)
+            nvalues += max(src.c.numval[j], 0)
+        c, mem = _allocate(len(parts), nvalues)
+        k = 0
+        for i, (src, j, code) in enumerate(parts):
+            c.first[i] = k
+            if src is None:
+                c.pmid[i], c.numval[i], c.valfmt[i] = pmids[i], code, 0
+                continue
+            s = src.c
+            n = s.numval[j]
+            c.pmid[i], c.numval[i], c.valfmt[i] = s.pmid[j], n, s.valfmt[j]
+            if n <= 0:
+                continue
+            f = s.first[j]
+            ffi.memmove(c.inst + k, s.inst + f, 4 * n)
+            ffi.memmove(c.vtype + k, s.vtype + f, 4 * n)
+            ffi.memmove(c.ival + k, s.ival + f, 8 * n)
+            ffi.memmove(c.dval + k, s.dval + f, 8 * n)
+            ffi.memmove(c.boff + k, s.boff + f, 4 * n)
+            ffi.memmove(c.blen + k, s.blen + f, 4 * n)
+            base = sources[id(src)]
+            if base:
+                for v in range(k, k + n):
+                    if c.vtype[v] != -1:
+                        c.boff[v] += base
+            k += n
+        c.sec, c.nsec = stamp
+        out = object.__new__(cls)
+        out._setup(b"".join(chunks), c, mem, framed=all(p[0].framed for p in parts
+                                                          if p[0] is not None))
+        return out
+
+    @classmethod
     def empty(cls, sec: int, nsec: int) -> "FlatResult":
         """A result with no value sets: an archive <mark> record made up by the reader."""
         c, mem = _allocate(0, 0)

@@ -359,18 +359,19 @@ def spec_local_error(spec: str) -> Optional[str]:
         if op != "del":
             return "missing domain in spec"
         rest = rest[1:]
-    path = None
+    path = init = None
     if rest.startswith(","):
-        pass                    # no path; an init routine alone is allowed
+        init = rest[1:] or None         # no path; an init routine alone is allowed
     elif rest:
         path, comma, init = rest.partition(",")
         if (not comma or not init) and op != "del":
             return "missing init-routine in spec"
+        init = init or None
     elif op != "del":
         return "missing dso-path in spec"
     if domain == -1 and path is None:
         return "missing domain and dso-path in spec"
-    if not _LOCAL_PMDAS.change(op, domain, path):
+    if not _LOCAL_PMDAS.change(op, domain, path, init):
         return "__pmLocalPMDA: %s" % pmErrStr(PM_ERR_INDOM)
     return None
 
@@ -380,7 +381,7 @@ class _LocalPMDAs:
     own left out, the linux PMDA's DSO put in), then what -K adds, deletes and clears."""
 
     def __init__(self) -> None:
-        self.table: Optional[List[List[Any]]] = None      # [domain, path], unread yet
+        self.table: Optional[List[List[Any]]] = None  # [domain, path, init], unread yet
 
     def _build(self) -> List[List[Any]]:
         table: List[List[Any]] = []
@@ -395,15 +396,23 @@ class _LocalPMDAs:
             if line.startswith("#") or line.startswith("pmcd"):
                 continue
             if line.startswith("linux"):
-                table.append([60, "%s/linux/pmda_linux.so" % pmdas])
+                table.append([60, "%s/linux/pmda_linux.so" % pmdas, "linux_init"])
                 continue
             words = line.split()
             if len(words) >= 5 and words[2].startswith("dso"):
                 domain, _ = strtol_int(words[1])
-                table.append([domain, words[4]])
+                table.append([domain, words[4], words[3]])
         return table
 
-    def change(self, op: str, domain: int, path: Optional[str]) -> bool:
+    def entries(self) -> List[Tuple[int, Optional[str], Optional[str]]]:
+        """The table as a local context sees it: (domain, DSO path, init routine) of each
+        entry not deleted, in table order (pmcd.conf's first)."""
+        if self.table is None:
+            self.table = self._build()
+        return [(e[0], e[1], e[2]) for e in self.table if e[0] != -1]
+
+    def change(self, op: str, domain: int, path: Optional[str],
+               init: Optional[str] = None) -> bool:
         """Apply one "add" / "del" / "clear"; False when a "del" matched nothing."""
         if op == "clear":
             self.table = []
@@ -411,7 +420,7 @@ class _LocalPMDAs:
         if self.table is None:
             self.table = self._build()
         if op == "add":
-            self.table.append([domain, path])
+            self.table.append([domain, path, init])
             return True
         found = False
         for entry in self.table:
@@ -424,9 +433,14 @@ class _LocalPMDAs:
 _LOCAL_PMDAS = _LocalPMDAs()
 
 
+def local_table() -> List[Tuple[int, Optional[str], Optional[str]]]:
+    """(domain, DSO path, init routine) of each PMDA a local context has, in table order."""
+    return _LOCAL_PMDAS.entries()
+
+
 def set_local_table(opts: Options, arg: str) -> None:
-    """-K / --spec-local / PCP_SPECLOCAL: checked as libpcp checks the specification
-    (pcp-native opens no local context, so it goes no further)."""
+    """-K / --spec-local / PCP_SPECLOCAL: checked as libpcp checks the specification,
+    then applied to the table of PMDAs local contexts use."""
     problem = spec_local_error(arg)
     if problem is not None:
         pmprintf("%s: pmSpecLocalPMDA failed: %s\n" % (pmGetProgname(), problem))

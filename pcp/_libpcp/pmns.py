@@ -339,13 +339,12 @@ class _Loader:
         return self._pass2(seen, count, dupok)
 
     def _pass2(self, seen: List[Tuple[str, Node]], count: int, dupok: bool) -> "Tree":
-        global LOADED  # pylint: disable=global-statement
         self.where = ("", -1)
         blocks = list(seen)
         # libpcp makes the tree the process's PMNS before pass 2 checks anything: a
-        # failure from here on leaves what was built in use
+        # failure from here on leaves what was built in use (load() takes self.tree)
         tree = Tree(None, count)
-        LOADED = tree
+        self.tree = tree
 
         def take(name: str) -> Optional[Node]:
             for i, (key, node) in enumerate(blocks):
@@ -545,7 +544,7 @@ def default_file() -> Optional[str]:
 def load(filename: Optional[str], dupok: bool, use_cpp: bool) -> int:
     """pmLoadNameSpace (use_cpp False) / pmLoadASCIINameSpace: make `filename` (None:
     the default PMNS) the process's PMNS. 0, or raises pmErr."""
-    global ATTEMPTED  # pylint: disable=global-statement
+    global ATTEMPTED, LOADED  # pylint: disable=global-statement
     with _lock:
         ATTEMPTED = True
         if LOADED is not None:
@@ -574,8 +573,25 @@ def load(filename: Optional[str], dupok: bool, use_cpp: bool) -> int:
                 raise pmErr(PM_ERR_PMNS) from None
         else:
             loader.lines = _plain_lines(path, loader)
-        loader.load(dupok)
+        try:
+            loader.load(dupok)
+        finally:
+            if loader.tree is not None:
+                LOADED = loader.tree
         return 0
+
+
+def read_tree(path: Optional[str], dupok: bool) -> Tree:
+    """A PMNS file read as it is (no pmcpp), kept apart from the process's loaded PMNS:
+    what a LOCAL context uses when nothing was loaded (libpcp's LoadDefault)."""
+    if path is None:
+        raise pmErr(PM_ERR_GENERIC)
+    loader = _Loader([])
+    if not os.access(path, os.R_OK):
+        loader.error('Cannot open "%s"' % path)
+        raise pmErr(PM_ERR_NOPMNS)
+    loader.lines = _plain_lines(path, loader)
+    return loader.load(dupok)
 
 
 def _plain_lines(path: str, loader: _Loader) -> Iterator[Tuple[str, int, str]]:

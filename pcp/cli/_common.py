@@ -45,6 +45,8 @@ class Source:
         self.is_archive = archive is not None
         self.name = archive if archive is not None else host
         kind = c_api.PM_CONTEXT_ARCHIVE if self.is_archive else c_api.PM_CONTEXT_HOST
+        if host == "@":         # -L: the local context, its PMDAs run as children
+            kind, self.name = c_api.PM_CONTEXT_LOCAL, None
         try:
             self.ctx = pmapi.pmContext(kind, self.name)
         except pmErr as e:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_OPTFLAG_DONE,
+from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
+                                 PM_OPTFLAG_DONE,
                                  PM_OPTFLAG_EXIT)
 from pcp._core.errors import pmflush, pmGetProgname, pmprintf, pmSetProgname
 from pcp._libpcp import options as _libopts, pmns, zones
@@ -152,8 +153,14 @@ def usage(opts: _libopts.Options) -> None:
     _libopts.usage_message(opts)
 
 
+# the host of a local context (-L): libpcp's metric specs write it "@"
+LOCAL_SOURCE = "@"
+
+
 def source(opts: _libopts.Options) -> Tuple[Optional[str], Optional[str]]:
-    """(archive, host) the options name: one of them."""
+    """(archive, host) the options name: one of them (host LOCAL_SOURCE for -L)."""
+    if opts.context == PM_CONTEXT_LOCAL or opts.Lflag:
+        return None, LOCAL_SOURCE
     if opts.context == PM_CONTEXT_ARCHIVE and opts.archives:
         return opts.archives[0], None
     if opts.context == PM_CONTEXT_HOST and opts.hosts:

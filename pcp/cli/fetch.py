@@ -56,7 +56,7 @@ TOOL = _options.Tool(
 
 # pmval options pcp-native does not do (yet), refused rather than ignored
 _NOT_DONE = (("delay", "-d"), ("filter", "-x"), ("timestamp", "-X"), ("verbose", "-v"),
-             ("spec-local", "-K"), ("container", "--container"), ("derived", "--derived"))
+             ("container", "--container"), ("derived", "--derived"))
 
 
 def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optional[int]:
@@ -86,8 +86,8 @@ def main(argv: List[str], out: Any = None) -> int:
     for key, what in _NOT_DONE:
         if parsed.flag(key):
             raise CliError("pmval's %s is not implemented by pcp-native" % what)
-    if opts.guiflag or opts.guiport_optarg is not None or opts.Lflag:
-        raise CliError("pmval's -g, -p and -L are not implemented by pcp-native")
+    if opts.guiflag or opts.guiport_optarg is not None:
+        raise CliError("pmval's -g and -p are not implemented by pcp-native")
     instances: List[str] = []
     for text in parsed.given.get("instances", ()):
         instances.extend(n.strip() for n in (text or "").split(",") if n.strip())

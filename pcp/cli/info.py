@@ -59,7 +59,7 @@ TOOL = _options.Tool(
 # pminfo options pcp-native does not do (yet), refused rather than ignored
 _NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"),
              ("series", "-s (series identifiers)"), ("events", "-x"),
-             ("spec-local", "-K"), ("local-PMDA", "-L"), ("container", "--container"))
+             ("container", "--container"))
 
 
 def main(argv: List[str], out: Any = None) -> int:
@@ -75,7 +75,7 @@ def main(argv: List[str], out: Any = None) -> int:
             opts.errors += 1
     _options.finish(parsed, "archive")
     for key, what in _NOT_DONE:
-        if parsed.flag(key) or (key == "local-PMDA" and opts.Lflag):
+        if parsed.flag(key):
             raise CliError("pminfo's %s is not implemented by pcp-native" % what)
     archive, host = _options.source(opts)
     args = SimpleNamespace(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from pcp._core.constants import (PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
+from pcp._core.constants import (PMNS_LOCAL, PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
                                  PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE,
                                  PM_VAL_DPTR, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
@@ -226,7 +226,13 @@ class DerivedContext:
             # pmGetChildren, derived children included, unbound ones too
             with self._lock:
                 out: List[bytes] = []
-                self._walk(name, out)
+                # a LOCAL context's walk ends at the first failure (a dynamic subtree
+                # whose PMDA is not there), the names found so far still reported
+                strict = source is self.inner and self.inner.pmns_location == PMNS_LOCAL
+                try:
+                    self._walk(name, out, strict)
+                except pmErr as e:
+                    raise pmErr(e.code, out) from None
                 return out
         with self._lock:
             failure: Optional[pmErr] = None
@@ -251,15 +257,17 @@ class DerivedContext:
                 raise failure or pmErr(PM_ERR_NAME)
             return names
 
-    def _walk(self, name: bytes, out: List[bytes]) -> None:
+    def _walk(self, name: bytes, out: List[bytes], strict: bool = False) -> None:
         children, _ = self.children(name, False)
         if not children:
             out.append(name)
             return
         for child in children:
             try:
-                self._walk(name + b"." + child if name else child, out)
+                self._walk(name + b"." + child if name else child, out, strict)
             except pmErr:
+                if strict:
+                    raise
                 return
 
     # ---- descriptors, text
