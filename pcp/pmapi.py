@@ -1681,8 +1681,8 @@ class fetchgroup(object):
     def __init__(self, typed: int = c_api.PM_CONTEXT_HOST, target: Any = "local:") -> None:
         """A fetchgroup over a new context of type `typed` on `target`."""
         self.items: List[Any] = []
-        if typed == c_api.PM_CONTEXT_LOCAL and target is None:
-            target = ""
+        if typed == c_api.PM_CONTEXT_LOCAL:
+            target = None       # the official binding hands libpcp "", which LOCAL ignores
         try:
             ctx = fetchgroup.pmContext_borrowed(typed, target)
         except pmErr as e:

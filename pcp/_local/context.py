@@ -43,9 +43,9 @@ def _domain(ident: int) -> int:
 # ---- the local table ---------------------------------------------------------------------
 
 _table_lock = threading.Lock()
-# (domain, DSO name, init) -> the child's command, or None when it cannot be served; an
-# entry is looked at once per process, as libpcp attaches each DSO once
-_resolved: Dict[Tuple[int, Optional[str], Optional[str]], Optional[List[str]]] = {}
+# (domain, DSO name, init) -> (the DSO's path, the child's command), or None when it
+# cannot be served; an entry is looked at once per process, as libpcp attaches each DSO once
+_resolved: Dict[Tuple[int, Optional[str], Optional[str]], Optional[Tuple[str, List[str]]]] = {}
 
 
 def _agents_of_table() -> Dict[int, _agents.Agent]:
@@ -57,10 +57,11 @@ def _agents_of_table() -> Dict[int, _agents.Agent]:
             if entry not in _resolved:
                 domain, name, init = entry
                 path = _agents.resolve_dso(name)
-                _resolved[entry] = None if path is None else _agents.daemon_argv(domain, path, init)
-            argv = _resolved[entry]
-            if argv is not None and entry[0] not in out:
-                out[entry[0]] = _agents.agent_for(entry[0], entry[1] or "", argv)
+                argv = None if path is None else _agents.daemon_argv(domain, path, init)
+                _resolved[entry] = None if argv is None or path is None else (path, argv)
+            found = _resolved[entry]
+            if found is not None and entry[0] not in out:
+                out[entry[0]] = _agents.agent_for(entry[0], found[0], found[1])
     return out
 
 

@@ -58,6 +58,10 @@ def value_image(ctx, result, i, desc):
     return out
 
 
+def _desc(d):
+    return [int(d.pmid), d.type, int(d.indom), d.sem, str(d.units)]
+
+
 def read_metric(ctx, name, want_values):
     img = {}
     try:
@@ -70,7 +74,7 @@ def read_metric(ctx, name, want_values):
         descs = ctx.pmLookupDescs(pmids)
         dp = descs[0]
         d = dp.contents
-        img["desc"] = [int(d.pmid), d.type, int(d.indom), d.sem, str(d.units)]
+        img["desc"] = _desc(d)
     except Exception as e:  # noqa: BLE001
         img["desc"] = err(e)
         return img
@@ -129,7 +133,7 @@ def main():
     OUT["children"] = {n: catch(lambda n=n: [list(x) if x else x for x in ctx.pmGetChildrenStatus(n)])
                        for n in SPEC.get("children", ())}
     OUT["pmids"] = {str(p): {"names": catch(ctx.pmNameAll, p),
-                             "desc": catch(lambda p=p: str(ctx.pmLookupDesc(p).contents))}
+                             "desc": catch(lambda p=p: _desc(ctx.pmLookupDesc(p).contents))}
                     for p in SPEC.get("pmids", ())}
     if SPEC.get("fetch_all"):
         names = SPEC["fetch_all"]
@@ -149,7 +153,8 @@ def main():
         descs = ctx.pmLookupDescs(pmids)
         result = ctx.pmFetch(pmids)
         before = value_image(ctx, result, 0, descs[0].contents) if result.contents.get_numval(0) > 0 else None
-        result.contents.get_vlist(0, 0).value.lval = value
+        if result.contents.get_numval(0) > 0:
+            result.contents.get_vlist(0, 0).value.lval = value
         sts = catch(ctx.pmStore, result)
         ctx.pmFreeResult(result)
         result = ctx.pmFetch(pmids)

@@ -1,0 +1,226 @@
+"""PM_CONTEXT_LOCAL against the official binding, which dlopen()s the DSO PMDAs: the same
+local table (a pmcd.conf of the test's, -K edits), read through every call a client makes
+(local_reader.py), must give the same image on both sides, and what the reader writes on
+stderr (libpcp's warnings for DSOs it cannot attach) must be the same too. The one
+difference kept on purpose, pmproxy's DSO, is pinned below."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import difftest, tool_archive
+
+pytestmark = [pytest.mark.reference, pytest.mark.timeout(300)]
+
+HERE = Path(__file__).resolve().parent
+READER = (HERE / "local_reader.py").read_text()
+PMDAS = "/var/lib/pcp/pmdas"
+
+CONF = """\
+# a local table of the test's: pmcd's own is left out, the linux line means its DSO
+pmcd\t2\tdso\tpmcd_init\t{p}/pmcd/pmda_pmcd.so
+sampledso\t30\tdso\tsample_init\t{p}/sample/pmda_sample.so
+linux\t60\tpipe\tbinary\t\t{p}/linux/pmdalinux
+""".format(p=PMDAS)
+
+# sampledso's metrics whose values do not move, and the linux PMDA's hardware inventory
+STATIC = ["sampledso.long.one", "sampledso.long.ten", "sampledso.long.hundred",
+          "sampledso.long.million", "sampledso.long.write_me", "sampledso.long.bin",
+          "sampledso.ulong.one", "sampledso.ulong.hundred", "sampledso.ulong.bin",
+          "sampledso.longlong.one", "sampledso.longlong.million", "sampledso.ulonglong.ten",
+          "sampledso.float.one", "sampledso.float.hundred", "sampledso.double.ten",
+          "sampledso.double.bin", "sampledso.string.hullo", "sampledso.string.write_me",
+          "sampledso.colour", "sampledso.bin", "sampledso.darkness", "sampledso.noinst",
+          "sampledso.dupnames.two.bin", "hinv.ncpu", "hinv.pagesize", "hinv.physmem",
+          "hinv.ndisk", "hinv.ninterface", "hinv.map.cpu_num", "hinv.cpu.vendor"]
+
+FULL = {
+    "subtrees": ["sampledso.long", "sampledso.ulong", "sampledso.longlong", "sampledso.float",
+                 "sampledso.double", "sampledso.string", "sampledso.aggregate",
+                 "sampledso.colour", "sampledso.bin", "sampledso.darkness", "sampledso.noinst",
+                 "sampledso.dupnames", "sampledso.secret", "sampledso.ghosts",
+                 "sampledso.event.type", "sampledso.event.param_string", "hinv"],
+    "walk": ["sampledso", "kernel.all", "disk", "nosuch"],
+    "names": ["sample.long.one", "sampledso.no.such", "sampledso.long", "event.flags",
+              "event.missed", "pmcd.version", "sampledso.secret.nope",
+              "sampledso.secret.foo.bar.max.redirect", "kernel.all.load", ""],
+    "values": STATIC,
+    "children": ["", "sampledso", "sampledso.secret", "sampledso.secret.foo",
+                 "sampledso.secret.foo.bar", "sampledso.long.one", "sampledso.ghosts",
+                 "sampledso.secret.nope", "nosuch", "event"],
+    "pmids": [(30 << 22) | 10, (30 << 22) | (7 << 10) | 99, (29 << 22) | 10, 1,
+              (60 << 22) | (0 << 10) | 32, (511 << 22) | (30 << 10)],
+    "fetch_all": ["sampledso.long.one", "hinv.ncpu", "sample.long.one", "sampledso.string.hullo",
+                  "event.missed", "sampledso.colour", "hinv.pagesize", "sampledso.long.one",
+                  "pmcd.version", "sampledso.bin", "hinv.ndisk"],
+    "store": [["sampledso.long.write_me", 42], ["sampledso.ulong.write_me", 7],
+              ["sampledso.long.one", 5], ["sample.long.write_me", 3]],
+}
+
+
+def _run(ours: bool, spec: dict, conf: Path, extra_env=None):
+    env = difftest._env(ours)
+    env.update({"PCP_PMCDCONF_PATH": str(conf), "LOCAL_READER_SPEC": json.dumps(spec)})
+    env.update(extra_env or {})
+    python = difftest.OUR_PYTHON if ours else difftest.REF_PYTHON
+    proc = subprocess.run([python, "-c", READER], cwd=difftest._cwd(), env=env,
+                          capture_output=True, text=True, timeout=180, check=False)
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0 and lines, ("ours" if ours else "reference",
+                                           proc.returncode, proc.stderr[-3000:])
+    return json.loads(lines[-1]), proc.stderr
+
+
+def _both(spec: dict, conf: Path, extra_env=None):
+    difftest.require_reference()
+    ref = _run(False, spec, conf, extra_env)
+    ours = _run(True, spec, conf, extra_env)
+    return ours, ref
+
+
+@pytest.fixture
+def conf(tmp_path):
+    path = tmp_path / "pmcd.conf"
+    path.write_text(CONF)
+    return path
+
+
+def test_sampledso_and_linux_read_as_the_dsos(conf):
+    """Names, descriptors, one-line and help text, labels, instances and their labels,
+    values of the static metrics, dynamic names (sampledso.secret, ghosts) through the
+    PMDA, PMNS walks, pmNameAll, errors for metrics of PMDAs not in the table, a fetch
+    across domains with a duplicate, stores allowed and refused."""
+    (ours, our_err), (ref, ref_err) = _both(FULL, conf)
+    difftest.assert_equal(ours, ref)
+    assert our_err == ref_err == ""
+    metrics = ref["metrics"]
+    # the image is not empty: values, text, dynamic names and errors are all in it
+    assert metrics["sampledso.long.hundred"]["values"] == [[-1, 100]]
+    assert metrics["sampledso.bin"]["indom"][1][0] == "bin-100"
+    assert "hullo" in metrics["sampledso.string.hullo"]["values"][0][1]
+    assert metrics["hinv.ncpu"]["values"][0][1] >= 1
+    assert b"constant value 1" in metrics["sampledso.long.one"]["help"].encode() or \
+        "constant value 1" in metrics["sampledso.long.one"]["help"]
+    assert "sampledso.secret.foo.bar.three" in metrics["traverse sampledso.secret"]["leaves"]
+    assert metrics["sample.long.one"]["numval"] == -12386          # PM_ERR_NOAGENT
+    assert len(metrics["walk kernel.all"]["leaves"]) > 10
+    assert ref["stores"][0][3] == "ok" and ref["stores"][0][4] == [[-1, 42]]
+    assert ref["stores"][3][3] == {"pmErr": -12386}
+
+
+def _spec_with(options):
+    return {"options": options, "subtrees": ["sampledso.long", "hinv.ncpu"],
+            "names": ["sample.long.ten", "sample.string.hullo", "sample.secret.foo.one",
+                      "hinv.pagesize", "sampledso.colour"],
+            "values": ["sampledso.long.one", "sampledso.long.ten", "hinv.ncpu", "hinv.pagesize",
+                       "sample.long.ten", "sample.string.hullo", "sample.secret.foo.one",
+                       "sampledso.colour"],
+            "walk": ["sample.secret", "sampledso.secret"],
+            "pmids": [(29 << 22) | (0 << 10) | 1000],
+            "fetch_all": ["sample.long.ten", "sampledso.long.ten", "hinv.ncpu"]}
+
+
+K_CASES = {
+    "-L": ["-L"],
+    "del 30": ["-L", "-K", "del,30"],
+    "del by path": ["-L", "-K", "del,,%s/sample/pmda_sample.so" % PMDAS],
+    "del linux": ["-L", "-K", "del,60"],
+    "clear": ["-L", "-K", "clear"],
+    "clear, add sample 29": ["-L", "-K", "clear", "-K",
+                             "add,29,%s/sample/pmda_sample.so,sample_init" % PMDAS],
+    "add relative to PCP_PMDAS_DIR": ["-L", "-K", "clear", "-K",
+                                      "add,29,sample/pmda_sample.so,sample_init"],
+    "add a second sampledso": ["-L", "-K", "add,29,sample/pmda_sample,sample_init"],
+}
+
+
+@pytest.mark.parametrize("options", list(K_CASES.values()), ids=list(K_CASES))
+def test_spec_local_edits_the_table_as_libpcp(conf, options):
+    ours, ref = _both(_spec_with(options), conf)
+    difftest.assert_equal(ours[0], ref[0])
+    assert ours[1] == ref[1]
+
+
+def test_a_dso_that_cannot_be_found_is_left_out_with_libpcps_warning(tmp_path, conf):
+    path = tmp_path / "pmcd2.conf"
+    path.write_text(CONF + "bogus\t77\tdso\tbogus_init\t/nonexistent/pmda_bogus.so\n")
+    spec = {"fetch_all": ["sampledso.long.one", "hinv.ncpu"], "pmids": [(77 << 22) | 1]}
+    ours, ref = _both(spec, path)
+    difftest.assert_equal(ours[0], ref[0])
+    assert "cannot find DSO" in ref[1]
+    assert ours[1] == ref[1]
+
+
+def test_the_machines_own_table(tmp_path):
+    """The stock pmcd.conf (sampledso, mmv, jbd2, the linux DSO, pmproxy's mmv DSO): the
+    whole PMNS walked, and every DSO's metrics read. pmproxy_init is the one DSO
+    pcp-native cannot serve (pmdammv cannot be the pmproxy PMDA): its names and values
+    are pinned as the difference, with the warning that says so."""
+    conf = Path("/etc/pcp/pmcd/pmcd.conf")
+    spec = {"walk": ["", "sampledso", "jbd2", "mmv", "pmproxy"],
+            "subtrees": ["jbd2.njournals", "mmv.control", "sampledso.long"],
+            "values": ["jbd2.njournals", "mmv.control.reload", "mmv.control.debug",
+                       "sampledso.long.one"],
+            "fetch_all": ["jbd2.njournals", "pmproxy.control.files", "sampledso.long.hundred",
+                          "hinv.ncpu", "mmv.control.files"]}
+    ours, ref = _both(spec, conf)
+    theirs = ref[0]
+    pmproxy = theirs["metrics"].pop("walk pmproxy")
+    assert pmproxy["count"] == 3 and pmproxy["sts"] is None, pmproxy
+    assert ours[0]["metrics"].pop("walk pmproxy") == {"sts": {"pmErr": -12386}, "count": 0,
+                                                      "leaves": []}
+    fetched = theirs["fetch_all"].pop(1)
+    assert fetched[0] == (4 << 22) | 2 and fetched[1] == 1, fetched
+    assert ours[0]["fetch_all"].pop(1) == [0xFFFFFFFF, -12386, None]
+    difftest.assert_equal(ours[0], theirs)
+    assert ref[1] == ""
+    assert ours[1] == ('__pmConnectLocal: Warning: error attaching DSO "%s/mmv/pmda_mmv.so"\n'
+                       'pcp-native runs pmda_mmv.so as its daemon build, which cannot serve '
+                       'init routine "pmproxy_init"\n\n' % PMDAS)
+
+
+PMREP_RUNS = [
+    ["-L", "-s", "3", "-t", "0.1", "sampledso.long.one", "sampledso.ulong.hundred",
+     "sampledso.bin", "sampledso.string.hullo", "hinv.ncpu"],
+    ["-L", "-K", "del,60", "-s", "2", "-t", "0.1", "sampledso.long.one", "hinv.ncpu"],
+    ["-L", "-K", "clear", "-K", "add,29,sample/pmda_sample.so,sample_init", "-s", "2",
+     "-t", "0.1", "sample.long.ten", "sample.string.hullo", "sample.bin"],
+    ["-L", "-s", "2", "-t", "0.1", "-o", "csv", "sampledso.double.bin", "hinv.pagesize"],
+]
+
+
+@pytest.mark.parametrize("argv", PMREP_RUNS, ids=[" ".join(a) for a in PMREP_RUNS])
+def test_pmrep_local(conf, argv):
+    """pmrep -L (pmconfig, fetchgroup) prints the same on both bindings."""
+    difftest.require_reference()
+    path = tool_archive.tool_path("pmrep")
+    env = {"PCP_PMCDCONF_PATH": str(conf)}
+    ref = tool_archive.run_tool(path, argv, False, env)
+    ours = tool_archive.run_tool(path, argv, True, env)
+    assert (ours["status"], ours["stderr"]) == (ref["status"], ref["stderr"])
+    assert ours["stdout"] == ref["stdout"]
+    assert ref["stdout"].count("\n") >= 3 or ref["status"] != 0
+
+
+INFO_RUNS = [
+    ["-L", "-f", "sampledso.long", "sampledso.bin", "hinv.ncpu"],
+    ["-L", "-dTtl", "sampledso.colour", "sampledso.string.hullo"],
+    ["-L", "-K", "del,30", "-f", "sampledso.long.one", "hinv.pagesize"],
+    ["-L", "-m", "sampledso.secret"],
+    ["-L", "-f", "sample.long.one", "nosuch.metric"],
+]
+
+
+@pytest.mark.parametrize("argv", INFO_RUNS, ids=[" ".join(a) for a in INFO_RUNS])
+def test_pcp_info_local_prints_what_pminfo_prints(conf, argv):
+    """`pcp info -L` (pminfo's command line) against the real pminfo -L."""
+    env = dict(os.environ, PCP_PMCDCONF_PATH=str(conf))
+    ref = subprocess.run(["pminfo"] + argv, capture_output=True, text=True, env=env,
+                         timeout=60, check=False)
+    ours = subprocess.run([sys.executable, "-m", "pcp", "info"] + argv, capture_output=True,
+                          text=True, env=env, timeout=60, check=False, cwd=difftest._cwd())
+    assert ours.stdout == ref.stdout
+    assert ours.returncode == ref.returncode
