@@ -40,6 +40,17 @@ typedef struct {
 size_t pcp_result_mem_size(int32_t numpmid, int32_t nvalues);
 void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalues);
 
+/* One result of value sets taken from others (a LOCAL fetch's per-domain replies): set i
+ * of `out` is set set_of[i] of srcs[src_of[i]], its value columns copied and its block
+ * offsets moved by base[src_of[i]] (where that source's bytes start in the joined
+ * buffer); src_of[i] < 0 gives set i pmid[i] and numval code[i]. With out NULL, returns
+ * the number of values `out` needs; else fills it (arrays of numpmid sets and that many
+ * values) and returns it. PM_ERR_TOOSMALL for a source or set index out of range, a
+ * value count out of range, or a moved offset past 32 bits. */
+int pcp_result_gather(pcp_result *out, int32_t numpmid, const uint32_t *pmid,
+                      const int32_t *src_of, const int32_t *set_of, const int32_t *code,
+                      const pcp_result *const *srcs, const uint32_t *base, int32_t nsrcs);
+
 /* Validate the value sets and count values. Returns 0 or PM_ERR_IPC (live) / the
  * `bad` code the caller chooses (archives use PM_ERR_LOGREC). */
 int pcp_result_valuesets_scan(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,

@@ -308,49 +308,39 @@ class FlatResult:
                parts: Sequence[Tuple[Optional["FlatResult"], int, int]]) -> "FlatResult":
         """One result made of the value sets of others (a LOCAL fetch's agents' replies):
         set i is set parts[i][1] of result parts[i][0], or when that is None pmids[i]
-        with numval parts[i][2] (an error code). Columns are copied a set at a time; the
-        sources' bytes are joined, so blocks keep their framing."""
-        sources: Dict[int, int] = {}
-        chunks: List[bytes] = []
-        at = 0
-        nvalues = 0
-        for src, j, _ in parts:
-            if src is None:
-                continue
-            if id(src) not in sources:
-                sources[id(src)] = at
-                chunks.append(src.pdu)
-                at += len(src.pdu)
-            nvalues += max(src.c.numval[j], 0)
-        c, mem = _allocate(len(parts), nvalues)
-        k = 0
-        for i, (src, j, code) in enumerate(parts):
-            c.first[i] = k
-            if src is None:
-                c.pmid[i], c.numval[i], c.valfmt[i] = pmids[i], code, 0
-                continue
-            s = src.c
-            n = s.numval[j]
-            c.pmid[i], c.numval[i], c.valfmt[i] = s.pmid[j], n, s.valfmt[j]
-            if n <= 0:
-                continue
-            f = s.first[j]
-            ffi.memmove(c.inst + k, s.inst + f, 4 * n)
-            ffi.memmove(c.vtype + k, s.vtype + f, 4 * n)
-            ffi.memmove(c.ival + k, s.ival + f, 8 * n)
-            ffi.memmove(c.dval + k, s.dval + f, 8 * n)
-            ffi.memmove(c.boff + k, s.boff + f, 4 * n)
-            ffi.memmove(c.blen + k, s.blen + f, 4 * n)
-            base = sources[id(src)]
-            if base:
-                for v in range(k, k + n):
-                    if c.vtype[v] != -1:
-                        c.boff[v] += base
-            k += n
+        with numval parts[i][2] (an error code). The columns are copied in C
+        (csrc/result_gather.c); the sources' bytes are joined, so blocks keep their
+        framing."""
+        index: Dict[int, int] = {}
+        sources: List["FlatResult"] = []
+        for src, _, _ in parts:
+            if src is not None and id(src) not in index:
+                index[id(src)] = len(sources)
+                sources.append(src)
+        n = len(parts)
+        src_of = ffi.new("int32_t[]", [index[id(p[0])] if p[0] is not None else -1
+                                       for p in parts])
+        set_of = ffi.new("int32_t[]", [p[1] for p in parts])
+        code = ffi.new("int32_t[]", [p[2] for p in parts])
+        ids = ffi.new("uint32_t[]", list(pmids))
+        srcs = ffi.new("pcp_result *[]", [s.c for s in sources] or [ffi.NULL])
+        bases, at = [], 0
+        for s in sources:
+            bases.append(at)
+            at += len(s.pdu)
+        base = ffi.new("uint32_t[]", bases or [0])
+        nvalues = lib.pcp_result_gather(ffi.NULL, n, ids, src_of, set_of, code, srcs, base,
+                                        len(sources))
+        if nvalues < 0:
+            raise pmErr(nvalues)
+        c, mem = _allocate(n, nvalues)
+        sts = lib.pcp_result_gather(c, n, ids, src_of, set_of, code, srcs, base, len(sources))
+        if sts < 0:
+            raise pmErr(sts)
         c.sec, c.nsec = stamp
         out = object.__new__(cls)
-        out._setup(b"".join(chunks), c, mem, framed=all(p[0].framed for p in parts
-                                                          if p[0] is not None))
+        out._setup(b"".join(s.pdu for s in sources), c, mem,
+                   framed=all(s.framed for s in sources))
         return out
 
     @classmethod

@@ -200,37 +200,49 @@ class Agent:
 
     # ---- requests ------------------------------------------------------------------------
 
-    def exchange(self, ctx: int, request: bytes, profile: Optional[Tuple[Tuple[int, int, int], bytes]] = None,
-                 reply: bool = True) -> Tuple[int, bytes]:
+    def exchange(self, ctx: int, request: bytes,
+                 profile: Optional[Tuple[Tuple[int, int, int], bytes]] = None) -> Tuple[int, bytes]:
         """Send `request` (after the context's profile, when the child has another one) and
         return the reply PDU (type, bytes); PM_ERR_NOAGENT when the child cannot be started
         or dies, PM_ERR_PMDANOTREADY while it says it is not ready."""
         with self.lock:
-            self._alive(ctx)
-            try:
+            self.send(ctx, request, profile)
+            return self.receive()
+
+    def send(self, ctx: int, request: bytes,
+             profile: Optional[Tuple[Tuple[int, int, int], bytes]] = None) -> None:
+        """The first half of exchange (the caller holds `lock` until receive): requests to
+        several agents can be out at once, so their PMDAs work at the same time."""
+        self._alive(ctx)
+        try:
+            if not self.ready:
+                self._poll_ready()
                 if not self.ready:
-                    self._poll_ready()
-                    if not self.ready:
-                        raise pmErr(PM_ERR_PMDANOTREADY)
-                if profile is not None and self.profile_of != profile[0]:
-                    self._write(profile[1])
-                    self.profile_of = profile[0]
-                self._write(request)
-                if not reply:
-                    return 0, b""
-                ptype, pdu = self._read(agent_timeout())
-            except AgentDied:
+                    raise pmErr(PM_ERR_PMDANOTREADY)
+            if profile is not None and self.profile_of != profile[0]:
+                self._write(profile[1])
+                self.profile_of = profile[0]
+            self._write(request)
+        except AgentDied:
+            self.stop()
+            raise pmErr(PM_ERR_NOAGENT) from None
+
+    def receive(self) -> Tuple[int, bytes]:
+        """The reply to the request send() wrote."""
+        try:
+            ptype, pdu = self._read(agent_timeout())
+        except AgentDied:
+            self.stop()
+            raise pmErr(PM_ERR_NOAGENT) from None
+        if ptype == wire.PDU_ERROR:
+            try:
+                code = codec.decode_error(pdu)
+            except pmErr:
                 self.stop()
-                raise pmErr(PM_ERR_NOAGENT) from None
-            if ptype == wire.PDU_ERROR:
-                try:
-                    code = codec.decode_error(pdu)
-                except pmErr:
-                    self.stop()
-                    raise pmErr(PM_ERR_IPC) from None
-                if code == PM_ERR_PMDANOTREADY:
-                    self.ready = False
-            return ptype, pdu
+                raise pmErr(PM_ERR_IPC) from None
+            if code == PM_ERR_PMDANOTREADY:
+                self.ready = False
+        return ptype, pdu
 
     def forget_context(self, ctx: int) -> None:
         """A context closed: its handle may come back for another context's profile."""

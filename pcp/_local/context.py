@@ -114,6 +114,8 @@ class LocalContext(HostContext):
         self._conn_host = None
         self.agents = _agents_of_table()
         self._profile_pdu: Tuple[Tuple[int, int, int], bytes] = ((-1, -1, -1), b"")
+        # request pmids -> [(domain, positions, FETCH PDU)]: a fetch loop asks again
+        self._plans: Dict[Tuple[int, ...], list] = {}
 
     # ---- lifetime ----------------------------------------------------------------------
 
@@ -320,40 +322,82 @@ class LocalContext(HostContext):
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
         """__pmFetchLocal: each domain's pmids to its agent (after the context's profile,
         when the agent last had another), the value sets back in request order; a domain
-        with no agent, or whose agent fails, gives its sets that error as numval."""
+        with no agent, or whose agent fails, gives its sets that error as numval. The
+        requests go out to every agent before the first reply is read, so the PMDAs
+        work at the same time; their locks are taken in domain order."""
         with self._lock:
             if len(pmids) < 1:
                 raise pmErr(PM_ERR_TOOSMALL)
-            groups: Dict[int, List[int]] = {}
-            for k, pmid in enumerate(pmids):
-                groups.setdefault(_domain(pmid), []).append(k)
-            parts: List[Tuple[Optional[FlatResult], int, int]] = [(None, 0, 0)] * len(pmids)
-            for domain, where in groups.items():
-                flat, code = self._fetch_domain(domain, [pmids[k] for k in where])
-                for j, k in enumerate(where):
-                    parts[k] = (flat, j, code)
+            key = tuple(pmids)
+            plan = self._plans.get(key)
+            if plan is None:
+                groups: Dict[int, List[int]] = {}
+                for k, pmid in enumerate(pmids):
+                    groups.setdefault(_domain(pmid), []).append(k)
+                plan = [(domain, where, codec.encode_fetch(self.handle, False, self.handle,
+                                                           [pmids[k] for k in where]))
+                        for domain, where in sorted(groups.items())]
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[key] = plan
+            replies = self._fetch_domains(plan)
             now = time.time_ns()
             stamp = (now // 1_000_000_000, now % 1_000_000_000)
-            first = parts[0][0]
-            if len(groups) == 1 and first is not None:
-                flat = first
+            if len(plan) == 1 and replies[0][0] is not None:
+                flat = replies[0][0]
                 flat.c.sec, flat.c.nsec = stamp
                 flat.sec, flat.nsec = stamp
             else:
+                parts: List[Tuple[Optional[FlatResult], int, int]] = [(None, 0, 0)] * len(pmids)
+                for (_, where, _), (flat, code) in zip(plan, replies):
+                    for j, k in enumerate(where):
+                        parts[k] = (flat, j, code)
                 flat = FlatResult.gather(stamp, pmids, parts)
             _anon.fix_client_side_sets(flat)
             return flat, 0
 
-    def _fetch_domain(self, domain: int, pmids: List[int]) -> Tuple[Optional[FlatResult], int]:
-        if domain not in self.agents:
-            return None, PM_ERR_NOAGENT
-        request = codec.encode_fetch(self.handle, False, self.handle, pmids)
+    def _fetch_domains(self, plan) -> List[Tuple[Optional[FlatResult], int]]:
+        """Each domain's RESULT (or None and the error its sets get), in plan order."""
+        profile = self._profile()
+        agents = [self.agents.get(domain) for domain, _, _ in plan]
+        held = [a for a in agents if a is not None]
+        for agent in held:
+            agent.lock.acquire()
         try:
-            pdu = self._ask(domain, request, wire.PDU_RESULT, with_profile=True)
+            sent: List[int] = []
+            for agent, (_, _, request) in zip(agents, plan):
+                if agent is None:
+                    sent.append(PM_ERR_NOAGENT)
+                    continue
+                try:
+                    agent.send(self.handle, request, profile)
+                    sent.append(0)
+                except pmErr as e:
+                    sent.append(e.code)
+            out: List[Tuple[Optional[FlatResult], int]] = []
+            for agent, code, (_, where, _) in zip(agents, sent, plan):
+                if code < 0:
+                    out.append((None, code))
+                    continue
+                out.append(self._result_of(agent.receive, len(where)))
+            return out
+        finally:
+            for agent in held:
+                agent.lock.release()
+
+    @staticmethod
+    def _result_of(receive, count: int) -> Tuple[Optional[FlatResult], int]:
+        try:
+            ptype, pdu = receive()
+            if ptype == wire.PDU_ERROR:
+                code = codec.decode_error(pdu)
+                return None, code if code < 0 else PM_ERR_IPC
+            if ptype != wire.PDU_RESULT:
+                return None, PM_ERR_IPC
             flat = FlatResult(pdu, False)
         except pmErr as e:
             return None, e.code
-        if flat.numpmid != len(pmids):
+        if flat.numpmid != count:
             return None, PM_ERR_IPC
         return flat, 0
 
