@@ -44,8 +44,8 @@ void pcp_result_bind(pcp_result *out, void *mem, int32_t numpmid, int32_t nvalue
  * of `out` is set set_of[i] of srcs[src_of[i]], its value columns copied and its block
  * offsets moved by base[src_of[i]] (where that source's bytes start in the joined
  * buffer); src_of[i] < 0 gives set i pmid[i] and numval code[i]. With out NULL, returns
- * the number of values `out` needs; else fills it (arrays of numpmid sets and that many
- * values) and returns it. PM_ERR_TOOSMALL for a source or set index out of range, a
+ * the number of values `out` needs; else fills it (arrays of numpmid sets, and of
+ * out->nvalues values on entry: at least that many) and returns it. PM_ERR_TOOSMALL for a source or set index out of range, a
  * value count out of range, or a moved offset past 32 bits. */
 int pcp_result_gather(pcp_result *out, int32_t numpmid, const uint32_t *pmid,
                       const int32_t *src_of, const int32_t *set_of, const int32_t *code,

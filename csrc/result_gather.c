@@ -74,5 +74,9 @@ pcp_result_gather(pcp_result *out, int32_t numpmid, const uint32_t *pmid,
         }
         k += n;
     }
+    if (out != NULL) {
+        out->numpmid = numpmid;
+        out->nvalues = (int32_t)k;
+    }
     return (int32_t)k;
 }

@@ -155,6 +155,62 @@ static void try_bound(const uint8_t *buf, size_t len, int highres, const pcp_res
     free(mem);
 }
 
+/* A LOCAL fetch's gather (csrc/result_gather.c) over the decoded result, as two sources
+ * (the second one's bytes placed after the first's): the sets in reverse order, each
+ * twice (once from each source), then a set with an error code; every copied value
+ * must be the source's, offsets moved by the base; bad indexes give PM_ERR_TOOSMALL. */
+static void try_gather(const pcp_result *r, size_t len)
+{
+    int32_t np = r->numpmid, n = 2 * np + 1;
+    int32_t *src_of = fz_alloc((size_t)n, 4), *set_of = fz_alloc((size_t)n, 4);
+    int32_t *code = fz_alloc((size_t)n, 4);
+    uint32_t *pmid = fz_alloc((size_t)n, 4);
+    const pcp_result *srcs[2] = {r, r};
+    uint32_t base[2] = {0, (uint32_t)len};
+    for (int32_t i = 0; i < np; i++) {
+        src_of[2 * i] = 0;
+        src_of[2 * i + 1] = 1;
+        set_of[2 * i] = set_of[2 * i + 1] = np - 1 - i;
+        code[2 * i] = code[2 * i + 1] = 0;
+        pmid[2 * i] = pmid[2 * i + 1] = 0;
+    }
+    src_of[n - 1] = -1;
+    set_of[n - 1] = 0;
+    code[n - 1] = PM_ERR_TOOSMALL;
+    pmid[n - 1] = 77;
+    int32_t total = pcp_result_gather(NULL, n, pmid, src_of, set_of, code, srcs, base, 2);
+    int32_t expect = 0;
+    for (int32_t i = 0; i < np; i++)
+        expect += r->numval[i] > 0 ? 2 * r->numval[i] : 0;
+    CHECK(total == expect);
+    pcp_result g;
+    fz_result_alloc(&g, n, total);
+    CHECK(pcp_result_gather(&g, n, pmid, src_of, set_of, code, srcs, base, 2) == total);
+    for (int32_t i = 0; i < 2 * np; i++) {
+        int32_t s = set_of[i], nv = r->numval[s];
+        CHECK(g.pmid[i] == r->pmid[s] && g.numval[i] == nv && g.valfmt[i] == r->valfmt[s]);
+        for (int32_t v = 0; v < nv; v++) {
+            int32_t a = g.first[i] + v, b = r->first[s] + v;
+            CHECK(g.inst[a] == r->inst[b] && g.vtype[a] == r->vtype[b]);
+            CHECK(g.ival[a] == r->ival[b] && g.blen[a] == r->blen[b]);
+            CHECK(g.boff[a] == (r->vtype[b] == -1 ? 0 : r->boff[b] + base[src_of[i]]));
+        }
+    }
+    CHECK(g.pmid[n - 1] == 77 && g.numval[n - 1] == PM_ERR_TOOSMALL);
+    fz_result_free(&g);
+    set_of[0] = np;                                     /* past the source's sets */
+    CHECK(np == 0 || pcp_result_gather(NULL, n, pmid, src_of, set_of, code, srcs, base, 2) ==
+          PM_ERR_TOOSMALL);
+    set_of[0] = 0;
+    src_of[0] = 2;                                      /* past the sources */
+    CHECK(np == 0 || pcp_result_gather(NULL, n, pmid, src_of, set_of, code, srcs, base, 2) ==
+          PM_ERR_TOOSMALL);
+    free(src_of);
+    free(set_of);
+    free(code);
+    free(pmid);
+}
+
 static void try_pdu(const uint8_t *buf, size_t len, int highres)
 {
     int32_t numpmid = -1, nvalues = -1;
@@ -178,6 +234,7 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
     }
     check_decoded(buf, len, &r, numpmid, nvalues);
     try_bound(buf, len, highres, &r);
+    try_gather(&r, len);
     fz_result_free(&r);
 }
 

@@ -41,6 +41,9 @@ PDU_VERSION = 2
 
 # pmcd waits this long for a PMDA's reply (pmcd -t, default 5 s) before giving up on it
 _DEFAULT_TIMEOUT = 5.0
+# and for a new PMDA's credentials (pmcd -q, 3 s); a PMDA written in Python on a loaded
+# machine can take longer to start, and a LOCAL client has no pmcd log to explain it
+_START_TIMEOUT = 10.0
 _HEADER = struct.Struct(">iii")
 
 
@@ -113,7 +116,7 @@ class Agent:
         self.ready = True
         self.profile_of = None
         try:
-            ptype, pdu = self._read(agent_timeout())
+            ptype, pdu = self._read(max(agent_timeout(), _START_TIMEOUT))
             if ptype != wire.PDU_CREDS:
                 raise AgentDied()
             creds = Request(pdu)

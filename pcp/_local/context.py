@@ -309,7 +309,8 @@ class LocalContext(HostContext):
     def labels(self, ident: int, type_: int) -> List[codec.LabelSetData]:
         if type_ & PM_LABEL_CONTEXT:
             from pcp._local.labels import context_labels  # pylint: disable=import-outside-toplevel
-            return [context_labels()]
+            found = context_labels()
+            return [] if found is None else [found]
         domain = ident if type_ & PM_LABEL_DOMAIN else _domain(ident)
         request = codec.encode_label_req(self.handle, ident, type_)
         pdu = self._ask(domain, request, wire.PDU_LABEL, with_profile=bool(type_ & PM_LABEL_INSTANCES))
