@@ -746,8 +746,10 @@ def add_labels(current: Optional[AddedLabels], extras: bytes, flags: int) -> Add
         raise pmErr(exc.code) from None
     if size >= PM_MAXLABELJSONLEN:
         raise pmErr(-E2BIG)
-    hsh = parsed.hash if parsed.hash.table else current.hash
-    return AddedLabels(bytes(out.buf[:size]), olabels, hsh)
+    # libpcp frees the new text's compound names right after the merge, so the set keeps
+    # the names of the text it was created from, keyed by offsets into that text's JSONB:
+    # a later merge can find a stale name at a label's new offset, and prints that.
+    return AddedLabels(bytes(out.buf[:size]), olabels, current.hash)
 
 
 # ---------------------------------------------------------------------------
