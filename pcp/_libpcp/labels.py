@@ -471,9 +471,11 @@ def _merge_sets(alabels: Sequence[Any], ajson: bytes, ah: Optional[_NameHash],
                 _stash_label(blabels[j - 1], bjson, bh, olabels, out, filt)
     if na or nb:
         # overwrite the final comma (libpcp does this even when the filter
-        # dropped every label, eating the "{")
+        # dropped every label, eating the "{"); libpcp counts the space left
+        # down, not up, when it steps back, so a result within three bytes of
+        # the buffer's end is refused
         out.bp -= 1
-        out.left += 1
+        out.left -= 1
     if 2 >= out.left:
         raise ParseError(-E2BIG)
     out.write(b"}")
