@@ -297,3 +297,44 @@ def test_lookup_labels_starts_with_the_context_set(monkeypatch, tmp_path):
         [ref["inst"], ref["json"], ref["labels"]]
     assert json.loads(got.json) == ref["context"]
     assert ref["context"]["site.rack"] == 4 and ref["context"]["team"] == "ops"
+
+
+def test_files_near_the_size_limit(monkeypatch, empty_pmcd_conf, tmp_path):
+    """A file past PM_MAXLABELJSONLEN-2 bytes is refused (-E2BIG) and skipped; a
+    dangling link reads as empty text and starts an empty set; a merge whose result
+    comes within three bytes of the buffer's end is refused and the file skipped."""
+    edge = '{"edge": "%s"}' % ("x" * (65533 - len('{"edge": ""}')))
+    root = write_tree(tmp_path / "s", {
+        "labels/big.json": '{"big":"%s"}' % ("x" * 65600),
+        "labels/edge.json": edge,
+        "labels/ok.json": '{"ok":1}',
+    })
+    os.symlink("/nonexistent", os.path.join(root, "labels", "dangling"))
+    ref = compare(monkeypatch, root, empty_pmcd_conf)
+    assert ref["dict"]["ok"] == 1 and "edge" not in ref["dict"]
+    # the same file first in an empty directory: the set is too big for the host labels
+    os.unlink(os.path.join(root, "labels", "dangling"))
+    assert compare(monkeypatch, root, empty_pmcd_conf)["count"] < 0
+
+
+MERGE_PROGRAM = r'''
+import json
+from pcp import pmapi
+out = []
+for n in range(65526, 65536):
+    text = '{"e":"' + 'x' * (n - 8) + '"}'
+    try:
+        out.append([n, len(pmapi.pmContext.pmMergeLabels([text]))])
+    except pmapi.pmErr as error:
+        out.append([n, error.args[0]])
+print(json.dumps(out))
+'''
+
+
+def test_merge_result_size_limit():
+    """__pmMergeLabelSets, shared by pmMergeLabels and __pmAddLabels, refuses a result
+    of PM_MAXLABELJSONLEN-3 bytes or more (it counts the space left down when it steps
+    back over the last comma)."""
+    ref = difftest.run_program(MERGE_PROGRAM, False)
+    assert ref == difftest.run_program(MERGE_PROGRAM, True)
+    assert [n for n, got in ref if got == -7] == [65532, 65533, 65534, 65535]
