@@ -26,7 +26,7 @@ Steps 2 and 3 override labels of the same name from the files.
 import errno
 import hashlib
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import PM_LABEL_CONTEXT, PM_LABEL_OPTIONAL, PM_MAXLABELJSONLEN
@@ -45,6 +45,24 @@ _MAXMACHINEIDLEN = 256
 _BUFSIZ = 8192
 _MACHINE_ID_FILE = "/etc/machine-id"
 _DOMAINNAME_FILE = "/proc/sys/kernel/domainname"
+
+
+class LocalLabelSetData(LabelSetData):
+    """A LabelSetData plus the compound names libpcp keeps with a LOCAL context's set.
+
+    ``compound_names`` maps a name offset to the dotted name libpcp's hash table holds
+    for it ({} when the pmLabelSet's ``compound`` bit is 0).  They are the names of the
+    first label file the set was created from, keyed by offsets into *that* file's
+    text, so pmMergeLabelSets on this set may print one of them for an unrelated label
+    that now sits at that offset; a label set read from pmcd never has any."""
+
+    __slots__ = ("compound_names",)
+
+    def __init__(self, inst: int, nlabels: int, json: bytes,
+                 labels: List[Tuple[int, int, int, int, int]],
+                 compound_names: Dict[int, bytes]) -> None:
+        super().__init__(inst, nlabels, json, labels)
+        self.compound_names = compound_names
 
 
 def _directory_labels(current: Optional[AddedLabels], path: bytes,
@@ -162,14 +180,15 @@ def _user_labels() -> bytes:
     return b'{"groupid":%d,"userid":%d}' % (os.getgid() & 0xFFFFFFFF, os.getuid() & 0xFFFFFFFF)
 
 
-def context_labels() -> Optional[LabelSetData]:
+def context_labels() -> Optional[LocalLabelSetData]:
     """The CONTEXT label set libpcp 6.0.3 answers for a PM_CONTEXT_LOCAL context
     (pmGetContextLabels, and the first set of pmLookupLabels), or None when it has no
     labels (libpcp then answers 0 sets).
 
     The set has inst PM_IN_NULL (-1), the label JSON text and one (name offset, name
     length, flags, value offset, value length) tuple per label, sorted by name, the
-    shape pcp._live.context.HostContext.labels() gives for a pmcd's answer.  Raises
+    shape pcp._live.context.HostContext.labels() gives for a pmcd's answer, plus the
+    compound names libpcp keeps with it (see LocalLabelSetData).  Raises
     pmErr(-errno) when $PCP_SYSCONF_DIR/labels cannot be listed (-ENOENT when there is
     none), as libpcp does."""
     sysconf = os.fsencode(pmGetConfig("PCP_SYSCONF_DIR") or "")
@@ -187,4 +206,8 @@ def context_labels() -> Optional[LabelSetData]:
         if not current.labels:
             return None
     entries: List[Tuple[int, int, int, int, int]] = current.entries()
-    return LabelSetData(_INST_NULL, len(entries), current.json, entries)
+    names: Dict[int, bytes] = {}
+    if current.hash is not None:
+        # what a lookup finds: the newest name stored under each offset
+        names = {offset: chain[0] for offset, chain in current.hash.table.items() if chain}
+    return LocalLabelSetData(_INST_NULL, len(entries), current.json, entries, names)
