@@ -219,6 +219,9 @@ def test_labels_without_optional(monkeypatch, empty_pmcd_conf, tmp_path):
     ("[global]\nmachineid_hash = none\n", False),
     ("[other]\nmachineid_hash = sha256\n", False),
     ("machineid_hash = md5\n", False),
+    ("  [global]\nmachineid_hash=sha256", True),
+    ("machineid_hashsha256\n", False),           # the character after the key is skipped
+    ("#" + "x" * 8190 + "machineid_hash = sha256\n", True),  # fgets' BUFSIZ pieces
 ])
 def test_labels_conf_machineid_hash(monkeypatch, empty_pmcd_conf, tmp_path, conf, hashed):
     root = write_tree(tmp_path / "s", {"labels": None, "labels.conf": conf})
