@@ -471,9 +471,11 @@ def _merge_sets(alabels: Sequence[Any], ajson: bytes, ah: Optional[_NameHash],
                 _stash_label(blabels[j - 1], bjson, bh, olabels, out, filt)
     if na or nb:
         # overwrite the final comma (libpcp does this even when the filter
-        # dropped every label, eating the "{")
+        # dropped every label, eating the "{"); libpcp counts the space left
+        # down, not up, when it steps back, so a result within three bytes of
+        # the buffer's end is refused
         out.bp -= 1
-        out.left += 1
+        out.left -= 1
     if 2 >= out.left:
         raise ParseError(-E2BIG)
     out.write(b"}")
@@ -746,8 +748,10 @@ def add_labels(current: Optional[AddedLabels], extras: bytes, flags: int) -> Add
         raise pmErr(exc.code) from None
     if size >= PM_MAXLABELJSONLEN:
         raise pmErr(-E2BIG)
-    hsh = parsed.hash if parsed.hash.table else current.hash
-    return AddedLabels(bytes(out.buf[:size]), olabels, hsh)
+    # libpcp frees the new text's compound names right after the merge, so the set keeps
+    # the names of the text it was created from, keyed by offsets into that text's JSONB:
+    # a later merge can find a stale name at a label's new offset, and prints that.
+    return AddedLabels(bytes(out.buf[:size]), olabels, current.hash)
 
 
 # ---------------------------------------------------------------------------
