@@ -72,9 +72,10 @@ _PERSONALITY = {"sample": {"help": "dsohelp", "rename": (b"sample.", b"sampledso
 class Agent:
     """One PMDA child: started on demand, restarted after it dies."""
 
-    def __init__(self, domain: int, label: str, argv: List[str]) -> None:
+    def __init__(self, domain: int, label: str, argv: List[str], table_name: str = "") -> None:
         self.domain = domain
-        self.label = label              # the DSO path, for messages
+        self.label = label              # the DSO's path
+        self.table_name = table_name or label   # the DSO as the local table names it
         self.argv = argv
         stem = _stem(label)
         personality = _PERSONALITY.get(stem, {})
@@ -290,13 +291,13 @@ def _log_dir() -> str:
         return _logdir
 
 
-def agent_for(domain: int, label: str, argv: List[str]) -> Agent:
+def agent_for(domain: int, label: str, argv: List[str], table_name: str = "") -> Agent:
     """The process's agent for this table entry (made once, started on first use)."""
     key = (domain, " ".join(argv))
     with _lock:
         agent = _agents.get(key)
         if agent is None:
-            agent = _agents[key] = Agent(domain, label, argv)
+            agent = _agents[key] = Agent(domain, label, argv, table_name)
         return agent
 
 

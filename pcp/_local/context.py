@@ -61,7 +61,7 @@ def _agents_of_table() -> Dict[int, _agents.Agent]:
                 _resolved[entry] = None if argv is None or path is None else (path, argv)
             found = _resolved[entry]
             if found is not None and entry[0] not in out:
-                out[entry[0]] = _agents.agent_for(entry[0], found[0], found[1])
+                out[entry[0]] = _agents.agent_for(entry[0], found[0], found[1], entry[1] or "")
     return out
 
 
@@ -315,6 +315,11 @@ class LocalContext(HostContext):
         request = codec.encode_label_req(self.handle, ident, type_)
         pdu = self._ask(domain, request, wire.PDU_LABEL, with_profile=bool(type_ & PM_LABEL_INSTANCES))
         _, _, sets = codec.decode_labels(pdu)
+        if not sets and type_ & PM_LABEL_DOMAIN:
+            # a PMDA of an interface before labels answers none: libpcp then gives the
+            # DSO's own (local_domain_labels), named by the table entry
+            from pcp._local.labels import domain_labels  # pylint: disable=import-outside-toplevel
+            return [domain_labels(self.agents[domain].table_name)]
         return sets
 
     # ---- fetch and store ---------------------------------------------------------------

@@ -29,11 +29,12 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
-from pcp._core.constants import PM_LABEL_CONTEXT, PM_LABEL_OPTIONAL, PM_MAXLABELJSONLEN
+from pcp._core.constants import (PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_OPTIONAL,
+                                 PM_MAXLABELJSONLEN)
 from pcp._core.errors import pmErr
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._decode.pdu import LabelSetData
-from pcp._libpcp.labels import AddedLabels, add_labels
+from pcp._libpcp.labels import AddedLabels, add_labels, parse_label_set
 
 # PM_IN_NULL as the label PDU decoder reports it (a signed 32-bit field).
 _INST_NULL = -1
@@ -211,3 +212,16 @@ def context_labels() -> Optional[LocalLabelSetData]:
         # what a lookup finds: the newest name stored under each offset
         names = {offset: chain[0] for offset, chain in current.hash.table.items() if chain}
     return LocalLabelSetData(_INST_NULL, len(entries), current.json, entries, names)
+
+
+def domain_labels(name: str) -> LabelSetData:
+    """__pmGetDomainLabels: the DOMAIN labels libpcp supplies for a DSO whose PMDA
+    interface predates labels, ``{"agent":NAME}`` with NAME the table's DSO name (a
+    "pmda" prefix and a " DSO" suffix dropped)."""
+    if name.startswith("pmda") and len(name) > 4:
+        name = name[4:]
+    if len(name) > 4 and name.endswith(" DSO"):
+        name = name[:-4]
+    json, labels, _ = parse_label_set(('{"agent":"%s"}' % name).encode("utf-8", "surrogateescape"),
+                                      PM_LABEL_DOMAIN)
+    return LabelSetData(_INST_NULL, len(labels), json, labels)
