@@ -19,9 +19,10 @@ PACKAGE = ROOT / "pcp"
 LIBPCP_HEADERS = [pathlib.Path("/usr/include/pcp/pmapi.h"), pathlib.Path("/usr/include/pcp/impl.h")]
 
 # floor of each package folder; a module may import from its own floor and those below.
-# _live and _archive stand side by side (neither imports the other).
+# _live and _archive stand side by side (neither imports the other); _local (LOCAL
+# contexts) stands on _live's request methods and _pmda's PDU family, as _bulk on _archive.
 FLOORS = {"_core": 0, "_decode": 1, "_libpcp": 2, "_live": 3, "_archive": 3, "_pmda": 3,
-          "_bulk": 4}
+          "_bulk": 4, "_local": 4}
 PUBLIC = 5      # pcp/*.py (pmapi, bulk, sampler, fleet, dask) and pcp/cli/
 
 
