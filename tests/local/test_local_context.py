@@ -210,7 +210,7 @@ PMREP_RUNS = [
     ["-L", "-K", "del,60", "-s", "2", "-t", "0.1", "sampledso.long.one", "hinv.ncpu"],
     ["-L", "-K", "clear", "-K", "add,29,sample/pmda_sample.so,sample_init", "-s", "2",
      "-t", "0.1", "sample.long.ten", "sample.string.hullo", "sample.bin"],
-    ["-L", "-s", "2", "-t", "0.1", "-o", "csv", "sampledso.double.bin", "hinv.pagesize"],
+    ["-L", "-s", "2", "-t", "0.1", "-r", "-U", "sampledso.double.bin", "hinv.pagesize"],
 ]
 
 
@@ -242,6 +242,7 @@ def test_pcp_info_local_prints_what_pminfo_prints(conf, argv):
     env = dict(os.environ, PCP_PMCDCONF_PATH=str(conf))
     ref = subprocess.run(["pminfo"] + argv, capture_output=True, text=True, env=env,
                          timeout=60, check=False)
+    env = dict(difftest._env(True), PCP_PMCDCONF_PATH=str(conf))
     ours = subprocess.run([sys.executable, "-m", "pcp", "info"] + argv, capture_output=True,
                           text=True, env=env, timeout=60, check=False, cwd=difftest._cwd())
     assert ours.stdout == ref.stdout
