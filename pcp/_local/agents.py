@@ -318,8 +318,13 @@ def shutdown() -> None:
     with _lock:
         agents = list(_agents.values())
     for agent in agents:
-        with agent.lock:
+        # a thread left in a request holds its agent: wait a little, then stop it anyway
+        held = agent.lock.acquire(timeout=2)
+        try:
             agent.stop()
+        finally:
+            if held:
+                agent.lock.release()
     if _logdir is not None and _own_logdir:
         shutil.rmtree(_logdir, ignore_errors=True)
         _logdir = None

@@ -18,8 +18,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
 from pcp._core.abc import locks_itself, serialized
-from pcp._core.constants import (PM_ERR_IPC, PM_ERR_NAME, PM_ERR_NOAGENT, PM_ERR_NONLEAF,
-                                 PM_ERR_NOPMNS, PM_ERR_PMID, PM_ERR_TOOSMALL, PM_ERR_VALUE,
+from pcp._core.constants import (PM_ERR_IPC, PM_ERR_MODE, PM_ERR_NAME, PM_ERR_NOAGENT,
+                                 PM_ERR_NONLEAF, PM_ERR_NOPMNS, PM_ERR_PMID, PM_ERR_TOOSMALL,
+                                 PM_ERR_VALUE,
                                  PM_ID_NULL, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN,
                                  PM_LABEL_INSTANCES, PMNS_LOCAL)
 from pcp._core.errors import pmErr
@@ -104,7 +105,9 @@ class LocalContext(HostContext):
 
     pmns_location = PMNS_LOCAL
 
-    def __init__(self, handle: int, ctx_flags: int = 0) -> None:  # pylint: disable=super-init-not-called
+    # pylint: disable-next=super-init-not-called
+    def __init__(self, handle: int, ctx_flags: int = 0) -> None:
+        # no connection to make: HostContext's __init__ would connect to pmcd
         self._lock = threading.RLock()
         self.handle = handle
         self.spec = None
@@ -139,6 +142,11 @@ class LocalContext(HostContext):
 
     def host_name(self) -> str:
         return socket.gethostname()
+
+    def set_mode(self, mode: int, when: Optional[Tuple[int, int]], delta: Tuple[int, int],
+                 direction: int) -> None:
+        """pmSetMode on a local context: libpcp refuses every mode, PM_MODE_LIVE too."""
+        raise pmErr(PM_ERR_MODE)
 
     # ---- one request to one agent ------------------------------------------------------
 
@@ -313,7 +321,8 @@ class LocalContext(HostContext):
             return [] if found is None else [found]
         domain = ident if type_ & PM_LABEL_DOMAIN else _domain(ident)
         request = codec.encode_label_req(self.handle, ident, type_)
-        pdu = self._ask(domain, request, wire.PDU_LABEL, with_profile=bool(type_ & PM_LABEL_INSTANCES))
+        pdu = self._ask(domain, request, wire.PDU_LABEL,
+                        with_profile=bool(type_ & PM_LABEL_INSTANCES))
         _, _, sets = codec.decode_labels(pdu)
         if not sets and type_ & PM_LABEL_DOMAIN:
             # a PMDA of an interface before labels answers none: libpcp then gives the

@@ -13,8 +13,8 @@ set by __pmAddLabels (pcp._libpcp.labels.add_labels here), later values winning:
    request with -errno (-ENOENT); a missing ``labels/optional`` does not.
 2. ``{"hostname":H,"domainname":D,"machineid":M}`` with PM_LABEL_CONTEXT only.  H is
    gethostname() ("localhost" when it fails), D is getdomainname() ("localdomain" when
-   it fails, is empty or is "(none)"; a 64-character one loses its last), M is the first word of /etc/machine-id
-   ("localmachine" without one).  ``machineid_hash = sha256`` in the [global] section of
+   it fails, is empty or is "(none)"; a 64-character one loses its last character), M is
+   the first word of /etc/machine-id ("localmachine" without one).  ``machineid_hash = sha256`` in the [global] section of
    ``$PCP_SYSCONF_DIR/labels.conf`` renames the label "machineid_sha256" and makes M
    the hex SHA-256 of the id.  The text is printed with no JSON escaping.
 3. ``{"groupid":G,"userid":U}`` (getgid(), getuid()) with PM_LABEL_CONTEXT and

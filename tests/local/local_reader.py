@@ -115,6 +115,8 @@ def main():
     OUT["hostname"] = catch(ctx.pmGetContextHostName)
     OUT["pmns_location"] = catch(ctx.pmGetPMNSLocation)
     OUT["context_labels"] = catch(ctx.pmGetContextLabels)
+    OUT["set_mode"] = catch(ctx.pmSetMode, c_api.PM_MODE_LIVE, None, 0)
+    OUT["set_mode_interp"] = catch(ctx.pmSetMode, c_api.PM_MODE_INTERP, None, 1)
     values = set(SPEC.get("values", ()))
     metrics = {}
     for subtree in SPEC.get("subtrees", ()):
