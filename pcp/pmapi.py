@@ -216,7 +216,10 @@ class pmContext(object):
         from pcp._local.context import LocalContext  # pylint: disable=import-outside-toplevel
 
         handle = _registry.allocate()
-        self._host = DerivedContext(LocalContext(handle, typed & ~0xFF))
+        try:
+            self._host = DerivedContext(LocalContext(handle, typed & ~0xFF))
+        except pmErr as e:
+            raise pmErr(e.code, [None]) from None     # pmcd.conf unreadable: as the official
         self._ctx = handle
         _registry.contexts[handle] = self._host
         _registry.current = handle

@@ -371,8 +371,9 @@ def spec_local_error(spec: str) -> Optional[str]:
         return "missing dso-path in spec"
     if domain == -1 and path is None:
         return "missing domain and dso-path in spec"
-    if not _LOCAL_PMDAS.change(op, domain, path, init):
-        return "__pmLocalPMDA: %s" % pmErrStr(PM_ERR_INDOM)
+    sts = _LOCAL_PMDAS.change(op, domain, path, init)
+    if sts < 0:
+        return "__pmLocalPMDA: %s" % pmErrStr(sts)
     return None
 
 
@@ -383,15 +384,21 @@ class _LocalPMDAs:
     def __init__(self) -> None:
         self.table: Optional[List[List[Any]]] = None  # [domain, path, init], unread yet
 
-    def _build(self) -> List[List[Any]]:
+    def _build(self) -> None:
+        """build_dsotab: the table from pmcd.conf, once. A file that cannot be read
+        fails the first local context (-errno) and leaves the table empty, not unread
+        (libpcp sets its count before it opens the file, so later contexts open)."""
         table: List[List[Any]] = []
+        self.table = table
         path = pmGetConfig("PCP_PMCDCONF_PATH")
-        pmdas = pmGetConfig("PCP_PMDAS_DIR") or ""
+        pmdas = pmGetConfig("PCP_PMDAS_DIR")
+        if path is None or pmdas is None:
+            raise pmErr(PM_ERR_GENERIC)
         try:
-            with open(path or "", encoding="utf-8", errors="surrogateescape") as conf:
+            with open(path, encoding="utf-8", errors="surrogateescape") as conf:
                 lines = conf.read().split("\n")
-        except OSError:
-            return table
+        except OSError as err:
+            raise pmErr(-(err.errno or 2)) from None
         for line in lines:
             if line.startswith("#") or line.startswith("pmcd"):
                 continue
@@ -402,32 +409,37 @@ class _LocalPMDAs:
             if len(words) >= 5 and words[2].startswith("dso"):
                 domain, _ = strtol_int(words[1])
                 table.append([domain, words[4], words[3]])
-        return table
 
     def entries(self) -> List[Tuple[int, Optional[str], Optional[str]]]:
         """The table as a local context sees it: (domain, DSO path, init routine) of each
         entry not deleted, in table order (pmcd.conf's first)."""
         if self.table is None:
-            self.table = self._build()
+            self._build()
+        assert self.table is not None
         return [(e[0], e[1], e[2]) for e in self.table if e[0] != -1]
 
     def change(self, op: str, domain: int, path: Optional[str],
-               init: Optional[str] = None) -> bool:
-        """Apply one "add" / "del" / "clear"; False when a "del" matched nothing."""
+               init: Optional[str] = None) -> int:
+        """Apply one "add" / "del" / "clear": 0, PM_ERR_INDOM when a "del" matched
+        nothing, or why the table could not be read."""
         if op == "clear":
             self.table = []
-            return True
+            return 0
         if self.table is None:
-            self.table = self._build()
+            try:
+                self._build()
+            except pmErr as err:
+                return err.code
+        assert self.table is not None
         if op == "add":
             self.table.append([domain, path, init])
-            return True
+            return 0
         found = False
         for entry in self.table:
             if (domain != -1 and entry[0] == domain) or (path is not None and entry[1] == path):
                 entry[0] = -1
                 found = True
-        return found
+        return 0 if found else PM_ERR_INDOM
 
 
 _LOCAL_PMDAS = _LocalPMDAs()

@@ -247,3 +247,30 @@ def test_pcp_info_local_prints_what_pminfo_prints(conf, argv):
                           text=True, env=env, timeout=60, check=False, cwd=difftest._cwd())
     assert ours.stdout == ref.stdout
     assert ours.returncode == ref.returncode
+
+
+UNREADABLE = r'''
+import json
+from pcp import pmapi
+import cpmapi as c_api
+out = []
+for _ in range(2):
+    try:
+        ctx = pmapi.pmContext(c_api.PM_CONTEXT_LOCAL, None)
+        r = ctx.pmFetch(ctx.pmLookupName(["hinv.ncpu"]))
+        out.append(["open", r.contents.get_numval(0)])
+    except pmapi.pmErr as e:
+        out.append(["pmErr", e.args[0], str(e)])
+print(json.dumps(out))
+'''
+
+
+def test_an_unreadable_table_fails_the_first_context_only(tmp_path):
+    """pmcd.conf missing: the first pmNewContext fails with -ENOENT; libpcp has by then
+    counted its table as read (empty), so the next one opens, with no PMDA at all."""
+    difftest.require_reference()
+    env = {"PCP_PMCDCONF_PATH": str(tmp_path / "nonexistent.conf")}
+    ours = difftest.run_program(UNREADABLE, True, env)
+    ref = difftest.run_program(UNREADABLE, False, env)
+    assert ref == [["pmErr", -2, "No such file or directory [None]"], ["open", -12386]]
+    difftest.assert_equal(ours, ref)
