@@ -193,6 +193,7 @@ class _Loader:
         # where the last token started (libpcp's linep, None before the first): the
         # caret of a message, even on a later line
         self.token_at: Optional[int] = None
+        self.tree: Optional["Tree"] = None     # set by pass 2, even when it then fails
 
     def error(self, message: str, in_buffer: bool = False) -> None:
         """libpcp's err(): the message, then the line buffer and a caret under the last
