@@ -88,7 +88,7 @@ class Agent:
         self.starts = 0
         # (context, profile identity, profile version) the child was last sent
         self.profile_of: Optional[Tuple[int, int, int]] = None
-        self._pending = b""
+        self._pending = bytearray()     # bytes read past the last whole PDU
 
     # ---- lifetime ----------------------------------------------------------------------
 
@@ -113,7 +113,7 @@ class Agent:
         finally:
             log.close()
         self.starts += 1
-        self._pending = b""
+        self._pending = bytearray()
         self.ready = True
         self.profile_of = None
         try:
@@ -189,7 +189,8 @@ class Agent:
         if length < 12 or length > wire.PDU_MAX_LEN:
             raise AgentDied()
         self._fill(length, deadline)
-        pdu, self._pending = self._pending[:length], self._pending[length:]
+        pdu = bytes(self._pending[:length])
+        del self._pending[:length]
         return ptype, pdu
 
     def _poll_ready(self) -> None:

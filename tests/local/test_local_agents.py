@@ -204,3 +204,29 @@ def test_contexts_of_several_threads_get_right_answers(tmp_path):
     expect, sample, count = out
     assert expect[0] == [1] and expect[1] == [100] and len(expect[3]) == 9
     assert count == 0, sample
+
+
+def test_a_pmda_not_ready_answers_so_until_it_says_it_is_ready(tmp_path):
+    """sampledso.not_ready: the sample PMDA's daemon goes into limbo (PM_ERR_PMDANOTREADY
+    instead of a reply, then PM_ERR_PMDAREADY on its own when it is back), as pmcd sees
+    it; meanwhile its requests fail at once with PM_ERR_PMDANOTREADY, others work."""
+    out = _run(tmp_path, '''
+        ctx = pmapi.pmContext(c_api.PM_CONTEXT_LOCAL, None)
+        pmids = ctx.pmLookupName(["sampledso.not_ready", "sampledso.long.one", "hinv.ncpu"])
+        r = ctx.pmFetch(pmids)
+        r.contents.get_vlist(0, 0).value.lval = 1
+        try:
+            store = ctx.pmStore(r)
+        except pmapi.pmErr as e:
+            store = e.args[0]
+        during = values(ctx, pmids)
+        t0 = time.monotonic()
+        while values(ctx, pmids)[1] != [1] and time.monotonic() - t0 < 10:
+            time.sleep(0.1)
+        print(json.dumps([store, during, values(ctx, pmids), time.monotonic() - t0]))
+    ''')
+    store, during, after, waited = out
+    assert store == -13394                                          # PM_ERR_PMDANOTREADY
+    assert during[0] == during[1] == -13394 and during[2][0] >= 1
+    assert after[0] == [0] and after[1] == [1]
+    assert 0.3 < waited < 5
