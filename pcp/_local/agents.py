@@ -89,6 +89,7 @@ class Agent:
         # (context, profile identity, profile version) the child was last sent
         self.profile_of: Optional[Tuple[int, int, int]] = None
         self._pending = bytearray()     # bytes read past the last whole PDU
+        self._handshaken = False
 
     # ---- lifetime ----------------------------------------------------------------------
 
@@ -96,7 +97,8 @@ class Agent:
     def pid(self) -> Optional[int]:
         return self.proc.pid if self.proc is not None else None
 
-    def _start(self, ctx: int) -> None:
+    def _spawn(self) -> None:
+        """Start the child; its credentials are read by _handshake."""
         logdir = _log_dir()
         log = open(os.path.join(logdir, "%s.stderr" % os.path.basename(self.argv[0])), "ab")
         env = None
@@ -113,9 +115,13 @@ class Agent:
         finally:
             log.close()
         self.starts += 1
+        self._handshaken = False
         self._pending = bytearray()
         self.ready = True
         self.profile_of = None
+
+    def _handshake(self, ctx: int) -> None:
+        """The child's credentials, pmcd's answer, and the attributes it asks for."""
         try:
             ptype, pdu = self._read(max(agent_timeout(), _START_TIMEOUT))
             if ptype != wire.PDU_CREDS:
@@ -130,6 +136,17 @@ class Agent:
         except (AgentDied, pmErr):
             self.stop()
             raise pmErr(PM_ERR_NOAGENT) from None
+        self._handshaken = True
+
+    def prestart(self) -> None:
+        """Start the child if it is not running (the caller holds `lock`): children a
+        fetch needs start side by side, each handshake waits for its own."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.stop()
+            try:
+                self._spawn()
+            except pmErr:
+                pass                    # send() tries again and reports it
 
     def stop(self) -> None:
         """End the child: end of file on its stdin, then a kill if it lingers."""
@@ -151,7 +168,9 @@ class Agent:
     def _alive(self, ctx: int) -> None:
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
-            self._start(ctx)
+            self._spawn()
+        if not self._handshaken:
+            self._handshake(ctx)
 
     # ---- the pipe ------------------------------------------------------------------------
 

@@ -379,6 +379,8 @@ class LocalContext(HostContext):
         for agent in held:
             agent.lock.acquire()
         try:
+            for agent in held:
+                agent.prestart()
             sent: List[int] = []
             for agent, (_, _, request) in zip(agents, plan):
                 if agent is None:
