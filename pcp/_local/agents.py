@@ -36,9 +36,6 @@ from pcp._core.errors import pmErr, pmflush, pmprintf
 from pcp._decode import pdu as codec
 from pcp._pmda.wire import Request
 
-PDU_FLAG_AUTH = 0x0004          # the PMDA wants the clients' connection attributes
-PDU_VERSION = 2
-
 # pmcd waits this long for a PMDA's reply (pmcd -t, default 5 s) before giving up on it
 _DEFAULT_TIMEOUT = 5.0
 # and for a new PMDA's credentials (pmcd -q, 3 s); a PMDA written in Python on a loaded
@@ -85,7 +82,6 @@ class Agent:
         self.proc: Optional[subprocess.Popen] = None
         self.flags = 0
         self.ready = True
-        self.starts = 0
         # (context, profile identity, profile version) the child was last sent
         self.profile_of: Optional[Tuple[int, int, int]] = None
         self._pending = bytearray()     # bytes read past the last whole PDU
@@ -114,7 +110,6 @@ class Agent:
             raise pmErr(-(err.errno or 2)) from None
         finally:
             log.close()
-        self.starts += 1
         self._handshaken = False
         self._pending = bytearray()
         self.ready = True
@@ -129,8 +124,8 @@ class Agent:
             creds = Request(pdu)
             self.flags = creds.b
             # pmcd's answer: its PDU version and the one flag it honours
-            self._write(codec.encode_creds(os.getpid(), self.flags & PDU_FLAG_AUTH))
-            if self.flags & PDU_FLAG_AUTH:
+            self._write(codec.encode_creds(os.getpid(), self.flags & wire.FEATURE_AUTH))
+            if self.flags & wire.FEATURE_AUTH:    # it wants the clients' attributes
                 for attr, value in _attributes():
                     self._write(codec.encode_attr(ctx, attr, value))
         except (AgentDied, pmErr):
@@ -329,6 +324,27 @@ def running() -> List[Agent]:
 def forget_context(ctx: int) -> None:
     for agent in running():
         agent.forget_context(ctx)
+
+
+def _forked() -> None:
+    """In a child of fork(): the parent's PMDA children stay the parent's. Forget them
+    (closing only this process's copies of their pipes), so this process starts its own
+    on first need instead of reading replies meant for the parent."""
+    global _lock  # pylint: disable=global-statement
+    _lock = threading.Lock()
+    for agent in _agents.values():
+        agent.lock = threading.RLock()
+        proc, agent.proc = agent.proc, None
+        agent.profile_of = None
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 @atexit.register

@@ -230,3 +230,30 @@ def test_a_pmda_not_ready_answers_so_until_it_says_it_is_ready(tmp_path):
     assert during[0] == during[1] == -13394 and during[2][0] >= 1
     assert after[0] == [0] and after[1] == [1]
     assert 0.3 < waited < 5
+
+
+def test_a_forked_child_starts_its_own_pmdas(tmp_path):
+    """After fork() the parent keeps its PMDA children and the child process starts its
+    own: both read right answers, neither takes the other's replies."""
+    out = _run(tmp_path, '''
+        ctx = pmapi.pmContext(c_api.PM_CONTEXT_LOCAL, None)
+        pmids = ctx.pmLookupName(["sampledso.long.one", "hinv.ncpu"])
+        before = values(ctx, pmids)
+        parent_pids = pids()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            mine = [values(ctx, pmids) for _ in range(20)]
+            os.write(w, json.dumps([mine[-1], pids()]).encode())
+            os._exit(0)
+        os.close(w)
+        theirs = [values(ctx, pmids) for _ in range(20)]
+        child = json.loads(os.read(r, 65536))
+        os.waitpid(pid, 0)
+        print(json.dumps([before, theirs[-1], child, parent_pids, pids()]))
+    ''')
+    before, parent_after, (child_values, child_pids), parent_pids, parent_pids_after = out
+    assert before == parent_after == child_values
+    assert parent_pids == parent_pids_after
+    assert {p for _, p in child_pids}.isdisjoint({p for _, p in parent_pids})
