@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+from array import array
 from itertools import repeat
 import os
 import socket
@@ -174,6 +175,8 @@ class Agent:
         self.metrics: Dict[int, Metric] = {}
         self.indoms: Dict[int, List[Tuple[int, str]]] = {}
         self.indom_insts: Dict[int, List[int]] = {}
+        self.plans: Dict[int, Any] = {}       # fetch_plan's, per indom
+        self.plans_generation = -1            # cache.generation they were made at
         self.callbacks: Dict[str, Optional[Callable]] = {}
         self.pmns_tree: Optional[Tree] = None
         self._reader = bytearray()
@@ -301,6 +304,7 @@ class Agent:
         self.metrics = metrics
         self.indoms = indoms
         self.indom_insts: Dict[int, List[int]] = {}
+        self.plans = {}
 
     def pmns_rebuild(self) -> None:
         if self.pmns_dict is None:
@@ -401,8 +405,28 @@ class Agent:
                 return wire.encode_error(sts)
         return self.pmda_fetch(pmids)
 
+    def fetch_plan(self, indom: int) -> Optional[Tuple[List[int], List[int], array]]:
+        """An indom's instances in the profile for a fetch: (as the wire's signed ints,
+        as the callback gets them (unsigned, as cpmda builds them with "I"), the
+        RESULT's instance column), or None when none. Kept until the profile, the
+        tables or a pmdaCache (cache.generation) change."""
+        plan = self.plans.get(indom, _NO_PLAN)
+        if plan is not _NO_PLAN:
+            return plan
+        insts = self.instances(indom)
+        if not insts:
+            plan = None
+        else:
+            uinsts = insts if min(insts) >= 0 else [i & 0xffffffff for i in insts]
+            plan = (insts, uinsts, array("i", insts))
+        self.plans[indom] = plan
+        return plan
+
     def pmda_fetch(self, pmids: List[int]) -> bytes:
-        """pmdaFetch: each pmid's instances in the profile, one callback call each."""
+        """pmdaFetch: each pmid's instances in the profile, one callback call each. A
+        set whose replies are all plain [value, 1] lists goes straight to one typed
+        array (array.array converts each value as cpmda's PyArg_Parse format does);
+        any other set is read reply by reply, as cpmda reads it."""
         self.last_ctx = self.context
         stamp = 0
         if self.ext_flags & PMDA_EXT_LABEL_CHANGE:
@@ -410,12 +434,15 @@ class Agent:
         if self.ext_flags & PMDA_EXT_NAMES_CHANGE:
             stamp |= PMCD_NAMES_CHANGE
         callback = self.callbacks.get("fetch_callback")
+        if self.plans_generation != cache.generation:
+            self.plans = {}
+            self.plans_generation = cache.generation
         numval: List[int] = []
         vtypes: List[int] = []
-        inst_col: List[int] = []
-        ival: List[int] = []
-        dval: List[float] = []
-        strs: List[bytes] = []
+        inst_parts: list = []       # per set: the instance column of its values
+        value_parts: list = []      # per numeric set: its values as one typed array
+        slen: List[int] = []
+        strings: List[bytes] = []
         metrics = self.metrics
         for pmid in pmids:
             m = metrics.get(pmid)
@@ -428,39 +455,39 @@ class Agent:
                 numval.append(C.PM_ERR_PMID)
                 vtypes.append(0)
                 continue
-            if m.indom == C.PM_INDOM_NULL:
-                insts = [-1]
-            else:
-                insts = self.instances(m.indom)
-                if not insts:
-                    numval.append(0)
-                    vtypes.append(m.type)
-                    continue
             mtype = m.type
-            values = None
+            if m.indom == C.PM_INDOM_NULL:
+                plan = _SINGULAR
+            else:
+                plan = self.fetch_plan(m.indom)
+                if plan is None:
+                    numval.append(0)
+                    vtypes.append(mtype)
+                    continue
+            insts, uinsts, inst_column = plan
+            results = None
             if callback is not None and self.pending is None:
-                results = self._call_all(callback, m, insts)
-                batch = _BATCH.get(mtype)
-                if batch is not None and results is not None:
-                    values = batch(results)
-            if values is not None:
-                # every reply a plain [value, 1]: the set in one go
-                n = len(values)
-                inst_col.extend(insts)
-                if mtype == C.PM_TYPE_DOUBLE:
-                    dval.extend(values)
-                    ival.extend([0] * n)
-                else:
-                    ival.extend(values)
-                    dval.extend([0.0] * n)
-                strs.extend([b""] * n)
-                numval.append(n)
-                vtypes.append(mtype)
-                continue
+                results = self._call_all(callback, m, uinsts)
+                typecode = _TYPECODES.get(mtype)
+                if typecode is not None:
+                    try:
+                        # _BAD (not a number) stops the conversion: read one by one
+                        values = array(typecode, [r[0] if type(r) is list and len(r) == 2
+                                                  and r[1] is _ONE else _BAD for r in results])
+                    except Exception:      # pylint: disable=broad-except
+                        values = None
+                    if values is not None:
+                        value_parts.append(values)
+                        inst_parts.append(inst_column)
+                        numval.append(len(values))
+                        vtypes.append(mtype)
+                        continue
             count = 0
             sts = 0
+            kept: List[int] = []
+            got: list = []
             for k, inst in enumerate(insts):
-                if callback is not None and self.pending is None and results is not None:
+                if results is not None and self.pending is None:
                     sts, value = self.read_reply(m, results[k])
                 else:
                     sts, value = self.fetch_one(callback, m, inst)
@@ -469,33 +496,31 @@ class Agent:
                     continue
                 if sts == 0:
                     continue
-                if mtype in (C.PM_TYPE_FLOAT, C.PM_TYPE_DOUBLE):
-                    dval.append(value)
-                    ival.append(0)
-                    strs.append(b"")
-                elif mtype == C.PM_TYPE_STRING:
-                    strs.append(value)
-                    ival.append(0)
-                    dval.append(0.0)
-                else:
-                    ival.append(value)
-                    dval.append(0.0)
-                    strs.append(b"")
-                inst_col.append(inst)
+                got.append(value)
+                kept.append(inst)
                 count += 1
+            if count:
+                inst_parts.append(array("i", kept))
+                if mtype == C.PM_TYPE_STRING:
+                    slen.extend(map(len, got))
+                    strings.extend(got)
+                else:
+                    value_parts.append(array(_STORED[mtype], got))
             numval.append(count if count else sts)
             vtypes.append(mtype)
-        pdu = wire.encode_result(stamp, pmids, numval, vtypes, inst_col, ival, dval, strs)
+        inst_col = inst_parts[0] if len(inst_parts) == 1 else b"".join(inst_parts)
+        values = value_parts[0] if len(value_parts) == 1 else b"".join(value_parts)
+        pdu = wire.encode_result(stamp, pmids, numval, vtypes, inst_col, values, slen,
+                                 b"".join(strings))
         self.ext_flags &= ~(PMDA_EXT_LABEL_CHANGE | PMDA_EXT_NAMES_CHANGE)
         return pdu
 
-    def _call_all(self, callback: Callable, m: Metric, insts: List[int]) -> Optional[list]:
-        """The callback's reply for every instance, in instance order; a call that
-        raised is a _Failed in its place (the caller reports it as cpmda does, and the
-        calls after it were made one by one, as cpmda makes them)."""
+    def _call_all(self, callback: Callable, m: Metric, uinsts: List[int]) -> list:
+        """The callback's reply for every instance (uinsts: as the callback gets them),
+        in instance order; a call that raised is a _Failed in its place (the caller
+        reports it as cpmda does, and the calls after it were made one by one, as cpmda
+        makes them)."""
         cluster, item = m.cluster, m.item
-        # the callback gets instances as unsigned ints (cpmda builds them with "I")
-        uinsts = insts if min(insts) >= 0 else [i & 0xffffffff for i in insts]
         count = len(uinsts)
         results: list = []
         try:
@@ -508,13 +533,13 @@ class Agent:
             # finish value by value from the failed one on
             append = results.append
             append(_Failed(failure))
-            for inst in insts[len(results):]:
+            for inst in uinsts[len(results):]:
                 if self.pending is not None:
-                    ok, res = self.call(callback, cluster, item, inst & 0xffffffff)
+                    ok, res = self.call(callback, cluster, item, inst)
                     append(res if ok else _Failed(self.failure))
                     continue
                 try:
-                    append(callback(cluster, item, inst & 0xffffffff))
+                    append(callback(cluster, item, inst))
                 except Exception as exc2:      # pylint: disable=broad-except
                     tb = exc2.__traceback__.tb_next if exc2.__traceback__ else None
                     append(_Failed("".join(traceback.format_exception(type(exc2), exc2, tb))))
@@ -944,6 +969,7 @@ class Agent:
             g_state, entries = wire.decode_profile(req)
             self.profile = (g_state, {ind: (st, {_s32(i) for i in insts})
                                       for ind, st, insts in entries})
+            self.plans = {}
         elif t == W.PDU_FETCH:
             reply = self.fetch(wire.decode_fetch(req))
         elif t == W.PDU_PMNS_NAMES:
@@ -1012,38 +1038,18 @@ _ONE = 1        # CPython's one small-int object: `is _ONE` is an exact int 1, n
 _BAD = object()
 
 
-def _plain_values(results: list, kind: type) -> Optional[list]:
-    """The values of replies that are all plain [value, 1] lists with a `kind` value, or
-    None (one comprehension: cheaper here than several C passes of map and set)."""
-    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is kind
-              else _BAD for r in results]
-    return None if _BAD in values else values
-
-
-def _batch_ints(results: list, low: int, high: int, mask: int) -> Optional[list]:
-    values = _plain_values(results, int)
-    if values is None:
-        return None
-    if min(values) < low or max(values) > high:
-        if not mask:
-            return None
-        values = [v & mask for v in values]
-        if mask == 0xffffffffffffffff:
-            values = [v - (1 << 64) if v > _I64[1] else v for v in values]
-    return values
-
-
-def _batch_doubles(results: list) -> Optional[list]:
-    return _plain_values(results, float)
-
-
-_BATCH = {
-    C.PM_TYPE_32: lambda r: _batch_ints(r, _I32[0], _I32[1], 0),
-    C.PM_TYPE_U32: lambda r: _batch_ints(r, 0, 0xffffffff, 0xffffffff),
-    C.PM_TYPE_64: lambda r: _batch_ints(r, _I64[0], _I64[1], 0),
-    C.PM_TYPE_U64: lambda r: _batch_ints(r, 0, _I64[1], 0xffffffffffffffff),
-    C.PM_TYPE_DOUBLE: _batch_doubles,
-}
+# A numeric metric type's array.array typecode whose conversion of a reply's value is
+# cpmda's PyArg_Parse format for that type ("i", "I", "L", "K", "f", "d"): the same value
+# where the array accepts it; where it refuses (a negative U32, say), the set is read one
+# reply at a time.
+_TYPECODES = {C.PM_TYPE_32: "i", C.PM_TYPE_U32: "I", C.PM_TYPE_64: "q", C.PM_TYPE_U64: "Q",
+              C.PM_TYPE_FLOAT: "f", C.PM_TYPE_DOUBLE: "d"}
+# The typecode of values read one by one (read_reply gives a U64 as its signed bits).
+_STORED = {C.PM_TYPE_32: "i", C.PM_TYPE_U32: "I", C.PM_TYPE_64: "q", C.PM_TYPE_U64: "q",
+           C.PM_TYPE_FLOAT: "f", C.PM_TYPE_DOUBLE: "d"}
+assert [array(t).itemsize for t in "iIqQfd"] == [4, 4, 8, 8, 4, 8]
+_SINGULAR = ([-1], [0xffffffff], array("i", [-1]))
+_NO_PLAN = object()
 
 _FORMATS = {C.PM_TYPE_32: b"(ii):fetch_cb_s32", C.PM_TYPE_U32: b"(Ii):fetch_cb_u32",
             C.PM_TYPE_64: b"(Li):fetch_cb_s64", C.PM_TYPE_U64: b"(Ki):fetch_cb_u64",

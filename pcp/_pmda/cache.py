@@ -187,6 +187,9 @@ class _CacheError(Exception):
 
 
 _caches: Dict[int, IndomCache] = {}
+# Bumped by every operation that may change a cache's entries or states: the agent's
+# fetch plans (instance lists per indom) are kept while it stays the same.
+generation = 0
 
 
 def check(indom: int) -> bool:
@@ -194,16 +197,20 @@ def check(indom: int) -> bool:
 
 
 def get(indom: int) -> IndomCache:
+    global generation
     cache = _caches.get(indom)
     if cache is None:
+        generation += 1         # a new cache indom: check() changes its answer
         cache = _caches[indom] = IndomCache(indom)
     return cache
 
 
 def cache_op(indom: int, op: int) -> int:
     """pmdaCacheOp."""
+    global generation
     if op == PMDA_CACHE_CHECK:
         return 1 if indom in _caches else 0
+    generation += 1
     cache = get(indom)
     if op == PMDA_CACHE_LOAD:
         return cache.load()
@@ -239,6 +246,8 @@ def cache_op(indom: int, op: int) -> int:
 
 def store(indom: int, op: int, name: str, private: Any) -> int:
     """pmdaCacheStore: ADD (active), HIDE (inactive) or CULL one name; the inst."""
+    global generation
+    generation += 1
     cache = get(indom)
     if op == PMDA_CACHE_CULL:
         e = cache.find_name(name)
@@ -272,6 +281,8 @@ def lookup_name(indom: int, name: str) -> Optional[_Entry]:
 
 
 def resize(indom: int, maximum: int) -> int:
+    global generation
+    generation += 1
     cache = get(indom)
     if maximum < 0:
         return -22
