@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import gc
 from array import array
 from itertools import repeat
 import os
@@ -403,7 +404,18 @@ class Agent:
             self.refresh_if_needed()
             if sts < 0:
                 return wire.encode_error(sts)
-        return self.pmda_fetch(pmids)
+        # A set's replies stay alive together (cpmda frees each before the next call):
+        # a thousand new lists would start the cyclic collector, which then walks
+        # the PMDA's whole heap, on every fetch. They are all freed when pmda_fetch
+        # returns, so the collector's count is back where it was.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            return self.pmda_fetch(pmids)
+        finally:
+            if collecting:
+                gc.enable()
 
     def fetch_plan(self, indom: int) -> Optional[Tuple[List[int], List[int], array]]:
         """An indom's instances in the profile for a fetch: (as the wire's signed ints,
@@ -469,11 +481,13 @@ class Agent:
             if callback is not None and self.pending is None:
                 results = self._call_all(callback, m, uinsts)
                 typecode = _TYPECODES.get(mtype)
-                if typecode is not None:
+                values = None
+                if typecode is not None and set(map(type, results)) == _LISTS:
                     try:
-                        # _BAD (not a number) stops the conversion: read one by one
-                        values = array(typecode, [r[0] if type(r) is list and len(r) == 2
-                                                  and r[1] is _ONE else _BAD for r in results])
+                        # unpacking refuses a list of another length; _BAD (not a
+                        # number) stops the conversion: then read one by one
+                        values = array(typecode, [v if c is _ONE else _BAD
+                                                  for v, c in results])
                     except Exception:      # pylint: disable=broad-except
                         values = None
                     if values is not None:
@@ -1036,6 +1050,7 @@ class _Failed:
 
 _ONE = 1        # CPython's one small-int object: `is _ONE` is an exact int 1, not True/1.0
 _BAD = object()
+_LISTS = {list}
 
 
 # A numeric metric type's array.array typecode whose conversion of a reply's value is

@@ -19,6 +19,7 @@ STEPS = [
     ("all", ["pminfo", "-dfTtlmx", "edge.type", "edge.odd", "edge.inst", "edge.stored"]),
     ("all_with_broken", ["pminfo", "-dTtlmx", "edge"]),
     ("instances", ["pminfo", "-f", "edge.inst"]),
+    ("replies", ["pminfo", "-f", "edge.reply"]),
     ("profile", ["pmval", "-s", "1", "-i", "one two,five", "-f", "3", "edge.inst.list"]),
     ("profile_cache", ["pmval", "-s", "1", "-i", "beta", "edge.inst.cache"]),
     ("store_32", ["pmstore", "edge.type.t0", "12"]),
