@@ -46,6 +46,84 @@ def _ctime() -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime())
 
 
+CONNECT_ENV = "PCP_PYTHON_PMDA_CONNECT"
+
+
+def socket_fd(how: str) -> int:
+    """The socket forms of libpcp_pmda's pmdaConnect (its -i, -6 and -u options, which
+    the official Python binding never parses): "inet:PORT" and "ipv6:PORT" (a number or
+    a service name) listen on the loopback address, "unix:PATH" on a unix socket, for
+    the one connection pmcd makes (pmcd.conf "socket inet PORT" / "socket unix PATH");
+    its file descriptor. Failures end the PMDA as libpcp_pmda ends it, exit status 1."""
+    kind, _, where = how.partition(":")
+    if kind not in ("inet", "ipv6", "unix") or not where:
+        notify(LOG_CRIT, "pmdaConnect: %s=%s: expected inet:PORT, ipv6:PORT, unix:PATH or "
+               "pipe\n" % (CONNECT_ENV, how))
+        sys.exit(1)
+    if kind == "unix":
+        return _unix_socket_fd(where)
+    family = socket.AF_INET if kind == "inet" else socket.AF_INET6
+    if where.isdigit():
+        port = int(where)
+    else:
+        try:
+            port = socket.getservbyname(where)
+        except OSError as exc:
+            notify(LOG_CRIT, "__pmdaOpenSocket: getservbyname(%s): %s\n" % (where, exc))
+            sys.exit(1)
+    what = "__pmdaOpenSocket(%s,%d,%d)" % ("" if where.isdigit() else where, port, family)
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1" if family == socket.AF_INET else "::1", port))
+        listener.listen(1)          # pmcd is the one client
+        conn, _ = listener.accept()
+    except OSError as exc:
+        notify(LOG_CRIT, "%s: %s\n" % (what, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    finally:
+        listener.close()
+    return conn.detach()
+
+
+def _unix_socket_fd(path: str) -> int:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.unlink(path)
+        notify(LOG_WARNING, "__pmdaOpenUnix(%s): socket exists, unlinked it\n" % path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        notify(LOG_CRIT, "__pmdaOpenUnix(%s): unlink() failed: %s\n"
+               % (path, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    try:
+        listener.bind(path)
+    except OSError as exc:
+        notify(LOG_CRIT, "__pmdaOpenUnix(%s): bind() failed: %s\n"
+               % (path, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    # pmcd may run as PCP_USER by now: the socket is its too
+    try:
+        os.chmod(path, 0o660)
+        import pwd
+        from pcp._core.config import pmGetConfig
+        user = pwd.getpwnam(pmGetConfig("PCP_USER") or "pcp")
+        os.chown(path, user.pw_uid, user.pw_gid)
+    except (OSError, KeyError):
+        pass
+    try:
+        listener.listen(5)
+        conn, _ = listener.accept()
+    except OSError as exc:
+        notify(LOG_CRIT, "__pmdaOpenUnix(%s): accept() failed: %s\n"
+               % (path, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    finally:
+        listener.close()
+    return conn.detach()
+
+
 class _Node:
     """A PMNS node of libpcp's tree: children in front-inserted order."""
     __slots__ = ("name", "pmid", "children", "parent")
@@ -236,12 +314,17 @@ class Agent:
             pass
 
     def connect(self) -> None:
-        """pmdaConnect for a pipe PMDA: our CREDS, then pmcd's."""
+        """pmdaConnect: a pipe PMDA's stdin and stdout, or (PCP_PYTHON_PMDA_CONNECT, see
+        socket_fd) the socket pmcd connects to; then our CREDS, then pmcd's."""
         if self.generating() or self.connected:
             if self.connected:
                 notify(LOG_CRIT, "pmdaConnect: called more than once\n")
             return
-        self.infd, self.outfd = sys.stdin.fileno(), sys.stdout.fileno()
+        how = os.environ.get(CONNECT_ENV, "")
+        if how and how != "pipe":
+            self.infd = self.outfd = socket_fd(how)
+        else:
+            self.infd, self.outfd = sys.stdin.fileno(), sys.stdout.fileno()
         self.send(wire.encode_creds(os.getpid(), self.comm_flags))
         pdu = self.read_pdu()
         if pdu is None:
@@ -265,7 +348,11 @@ class Agent:
 
     def _fill(self, need: int) -> bool:
         while len(self._reader) < need:
-            chunk = os.read(self.infd, max(65536, need - len(self._reader)))
+            try:
+                chunk = os.read(self.infd, max(65536, need - len(self._reader)))
+            except OSError as exc:
+                # a socket PMDA's pmcd may reset rather than close: libpcp's -errno
+                raise pmErr(-(exc.errno or C.PM_ERR_IPC)) from None
             if not chunk:
                 return False
             self._reader += chunk

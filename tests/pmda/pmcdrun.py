@@ -45,7 +45,9 @@ class PrivatePmcd:
     def __init__(self, base: Path, pmda: str, domain: int, interpreter: str,
                  files: Optional[Dict[str, str]] = None, source: Optional[Path] = None,
                  env: Optional[Dict[str, str]] = None, ipc: str = "binary",
-                 args: str = "") -> None:
+                 args: str = "", connect: Optional[str] = None) -> None:
+        """connect: pmcd.conf's "socket inet PORT" or "socket unix PATH" in place of
+        "pipe binary" (ipc)."""
         self.base = base
         self.pmda = pmda
         self.domain = domain
@@ -72,8 +74,8 @@ class PrivatePmcd:
                                   ("ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
                                   if os.environ.get(k)])
             command = "/usr/bin/env %s %s" % (sanitizer, command)
-        (base / "pmcd.conf").write_text("%s\t%d\tpipe\t%s\t\t%s\n"
-                                        % (pmda, domain, ipc, command))
+        (base / "pmcd.conf").write_text("%s\t%d\t%s\t\t%s\n"
+                                        % (pmda, domain, connect or "pipe\t" + ipc, command))
         (base / "root").write_text("root {\n\t%s\t%d:*:*\n}\n" % (pmda, domain))
         self.env = dict(os.environ, PCP_RUN_DIR=str(base), PCP_LOG_DIR=str(base / "log"),
                         PCP_PMDAS_DIR=str(base / "pmdas"), PCP_VAR_DIR=str(base / "var"),
