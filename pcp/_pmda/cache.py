@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_INST, PM_IN_NULL
@@ -20,7 +20,8 @@ from pcp._core.constants import (PMDA_CACHE_ACTIVE, PMDA_CACHE_ADD, PMDA_CACHE_C
                                  PMDA_CACHE_WALK_NEXT, PMDA_CACHE_WALK_REWIND)
 
 _MAXINST = 0x7fffffff
-_DIRTY = 1
+_DIRTY = 1          # an entry added or culled: PMDA_CACHE_SAVE writes the file
+_DIRTY_STAMP = 2    # an entry (re)added: its stamp is due, PMDA_CACHE_SYNC writes it
 
 
 def _hashlen(name: str) -> int:
@@ -30,7 +31,7 @@ def _hashlen(name: str) -> int:
 
 
 class _Entry:
-    __slots__ = ("inst", "name", "state", "private", "stamp")
+    __slots__ = ("inst", "name", "state", "private", "stamp", "key")
 
     def __init__(self, inst: int, name: str) -> None:
         self.inst = inst
@@ -38,6 +39,7 @@ class _Entry:
         self.state = PMDA_CACHE_INACTIVE
         self.private: Any = None
         self.stamp = 0
+        self.key = b""      # pmdaCacheStoreKey's key, as a loaded cache file gives it
 
 
 class IndomCache:
@@ -126,8 +128,9 @@ class IndomCache:
             pass
         return os.path.join(directory, pmInDomStr(self.indom))
 
-    def save(self) -> int:
-        if not self.dirty:
+    def save(self, when: int = _DIRTY) -> int:
+        """save_cache: the file, if the cache is dirty in one of the `when` ways."""
+        if not self.dirty & when:
             return 0
         path = self.path()
         if path is None:
@@ -142,7 +145,10 @@ class IndomCache:
                         continue
                     if e.stamp == 0:
                         e.stamp = now
-                    f.write("%d %d %s\n" % (e.inst, e.stamp, e.name))
+                    if e.key:
+                        f.write("%d %d [%s] %s\n" % (e.inst, e.stamp, e.key.hex(), e.name))
+                    else:
+                        f.write("%d %d %s\n" % (e.inst, e.stamp, e.name))
                     count += 1
         except OSError as exc:
             return -exc.errno
@@ -172,12 +178,41 @@ class IndomCache:
             if len(fields) < 3 or not fields[0].isdigit():
                 return PM_ERR_GENERIC
             name = fields[2]
-            if name.startswith("["):       # a key: libpcp keeps it, we skip it
-                name = name[name.index("]") + 1:].lstrip()
+            key = b""
+            if name.startswith("["):
+                key, name = _split_key(name)
+                if key is None:
+                    return PM_ERR_GENERIC
             e = self.insert(name, int(fields[0]))
             e.stamp = int(fields[1]) if fields[1].isdigit() else 0
+            e.key = key
             count += 1
         return count
+
+
+def _split_key(text: str) -> Tuple[Optional[bytes], str]:
+    """A cache file's "[hex] name" as libpcp's load_cache reads it: the key is the
+    first len/2 hex pairs inside the brackets, and the name starts two characters
+    after the last pair read (the "]" and the space, or whatever stands there), then
+    past blanks. (None, "") for a record libpcp calls illegal."""
+    end = text.find("]")
+    if end < 0:
+        return None, ""
+    pairs = (end - 1) // 2
+    key = bytearray()
+    for i in range(pairs):
+        pair = text[1 + 2 * i:3 + 2 * i]
+        try:
+            key.append(int(pair, 16))
+        except ValueError:       # sscanf's %2x read nothing: libpcp keeps a stale byte
+            key.append(0)
+    after = 1 + 2 * pairs + 2
+    if after > len(text):
+        return None, ""
+    name = text[after:].lstrip()
+    if not name:
+        return None, ""
+    return bytes(key), name
 
 
 class _CacheError(Exception):
@@ -214,8 +249,10 @@ def cache_op(indom: int, op: int) -> int:
     cache = get(indom)
     if op == PMDA_CACHE_LOAD:
         return cache.load()
-    if op == PMDA_CACHE_SAVE or op == PMDA_CACHE_SYNC:
-        return cache.save()
+    if op == PMDA_CACHE_SAVE:
+        return cache.save(_DIRTY)
+    if op == PMDA_CACHE_SYNC:
+        return cache.save(_DIRTY | _DIRTY_STAMP)
     if op in (PMDA_CACHE_ACTIVE, PMDA_CACHE_INACTIVE):
         for e in cache.entries:
             if e.state != PMDA_CACHE_EMPTY:
@@ -258,6 +295,8 @@ def store(indom: int, op: int, name: str, private: Any) -> int:
         return e.inst
     e = cache.find_name(name)
     if e is None:
+        if op != PMDA_CACHE_ADD:
+            return PM_ERR_INST
         try:
             e = cache.insert(name)
         except _CacheError as exc:
@@ -265,6 +304,9 @@ def store(indom: int, op: int, name: str, private: Any) -> int:
     if op == PMDA_CACHE_ADD:
         e.state = PMDA_CACHE_ACTIVE
         e.private = private
+        e.key = b""             # pmdaCacheStore stores no key
+        e.stamp = 0             # stamped at the next save
+        cache.dirty |= _DIRTY_STAMP
     elif op == PMDA_CACHE_HIDE:
         e.state = PMDA_CACHE_INACTIVE
     return e.inst

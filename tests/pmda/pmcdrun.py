@@ -160,11 +160,12 @@ class PrivatePmcd:
             raise RuntimeError("%s: %s" % (argv, done.stderr))
         return done.stdout + done.stderr
 
-    def record(self, root: str, pmval_metrics: List[str]) -> Dict[str, str]:
-        """pmval over 3 samples of each of pmval_metrics, and pmdumplog of a 3-sample
-        pmlogger archive of the PMDA's subtree `root`: its metadata (descs, indoms,
-        labels, help text) and its values. Times, pmlogger's pid and the numbers of
-        values are masked (they move between runs); types and instance sets stay."""
+    def record(self, root: str, pmval_metrics: List[str], samples: int = 3) -> Dict[str, str]:
+        """pmval over `samples` samples of each of pmval_metrics, and pmdumplog of a
+        pmlogger archive of as many samples of the PMDA's subtree `root`: its
+        metadata (descs, indoms, labels, help text) and its values. Times, pmlogger's
+        pid and the numbers of values are masked (they move between runs); types and
+        instance sets stay."""
         out: Dict[str, str] = {}
         env = self.client_env()
         tmp = self.base / "tmp"
@@ -172,7 +173,7 @@ class PrivatePmcd:
         env["PCP_TMP_DIR"] = str(tmp)      # pmlogger's control file: not the machine's
         pmval = []
         for metric in pmval_metrics:
-            done = subprocess.run(["pmval", "-h", "localhost", "-s", "3", "-t", "0.1",
+            done = subprocess.run(["pmval", "-h", "localhost", "-s", str(samples), "-t", "0.1",
                                    metric], env=env, capture_output=True, text=True,
                                   timeout=60)
             pmval.append(mask_samples(done.stdout + done.stderr))
@@ -180,8 +181,9 @@ class PrivatePmcd:
         config = self.base / "pmlogger.config"
         config.write_text("log mandatory on 250 msec {\n\t%s\n}\n" % root)
         archive = self.base / "archive"
-        done = subprocess.run(["pmlogger", "-c", str(config), "-s", "3", "-h", "localhost",
-                               "-l", str(self.base / "pmlogger.log"), str(archive)],
+        done = subprocess.run(["pmlogger", "-c", str(config), "-s", str(samples),
+                               "-h", "localhost", "-l", str(self.base / "pmlogger.log"),
+                               str(archive)],
                               env=env, capture_output=True, text=True, timeout=60)
         if done.returncode != 0:
             raise RuntimeError("pmlogger: %s %s" % (done.stderr, self.log("pmlogger.log")))
