@@ -48,27 +48,43 @@ class IndomCache:
     def __init__(self, indom: int) -> None:
         self.indom = indom
         self.entries: List[_Entry] = []     # in instance order
+        # lookups by instance and by the name up to its first space (libpcp hashes
+        # both): a PMDA looks names up per value in its fetch callback
+        self._by_inst: Dict[int, _Entry] = {}
+        self._by_key: Dict[str, List[_Entry]] = {}
         self.ins_mode = 0
         self.maxinst = _MAXINST
         self.dirty = 0
         self._walk: Optional[Iterator[_Entry]] = None
 
     def find_inst(self, inst: int) -> Optional[_Entry]:
-        for e in self.entries:
-            if e.inst == inst and e.state != PMDA_CACHE_EMPTY:
-                return e
-        return None
+        e = self._by_inst.get(inst)
+        return e if e is not None and e.state != PMDA_CACHE_EMPTY else None
 
     def find_name(self, name: str) -> Optional[_Entry]:
+        """The first entry (in instance order) whose name is `name`, or matches it up
+        to the first space where one of the two has nothing after that part."""
         hashlen = _hashlen(name)
-        for e in self.entries:
+        found: Optional[_Entry] = None
+        for e in self._by_key.get(name[:hashlen], ()):
+            # same key: the same part before the first space, of the same length
             if e.state == PMDA_CACHE_EMPTY:
                 continue
-            if e.name == name or (_hashlen(e.name) == hashlen and
-                                  e.name[:hashlen] == name[:hashlen] and
-                                  (hashlen == len(name) or hashlen == len(e.name))):
-                return e
-        return None
+            if e.name == name or hashlen == len(name) or hashlen == len(e.name):
+                if found is None or e.inst < found.inst:
+                    found = e
+        return found
+
+    def remove(self, e: _Entry) -> None:
+        self.entries.remove(e)
+        if self._by_inst.get(e.inst) is e:
+            del self._by_inst[e.inst]
+        self._by_key[e.name[:_hashlen(e.name)]].remove(e)
+
+    def clear(self) -> None:
+        self.entries = []
+        self._by_inst = {}
+        self._by_key = {}
 
     def insert(self, name: str, inst: int = PM_IN_NULL) -> _Entry:
         if not name:
@@ -99,6 +115,8 @@ class IndomCache:
         while at > 0 and self.entries[at - 1].inst > inst:
             at -= 1
         self.entries.insert(at, e)
+        self._by_inst[inst] = e
+        self._by_key.setdefault(name[:_hashlen(name)], []).append(e)
         self.dirty |= _DIRTY
         return e
 
@@ -259,7 +277,7 @@ def cache_op(indom: int, op: int) -> int:
                 e.state = op
         return 0
     if op == PMDA_CACHE_CULL:
-        cache.entries = []
+        cache.clear()
         cache.dirty |= _DIRTY
         return 0
     if op == PMDA_CACHE_SIZE:
@@ -290,7 +308,7 @@ def store(indom: int, op: int, name: str, private: Any) -> int:
         e = cache.find_name(name)
         if e is None:
             return PM_ERR_INST
-        cache.entries.remove(e)
+        cache.remove(e)
         cache.dirty |= _DIRTY
         return e.inst
     e = cache.find_name(name)
