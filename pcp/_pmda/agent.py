@@ -1224,27 +1224,6 @@ def _with_flags(labels: Any, flags: int) -> list:
     return [(n, nl, f | flags, v, vl) for n, nl, f, v, vl in labels.entries()]
 
 
-def _pair(result: Any) -> Tuple[Any, Any]:
-    if isinstance(result, (str, bytes)) or not hasattr(result, "__len__"):
-        raise TypeError
-    if len(result) != 2:
-        raise TypeError
-    return result[0], result[1]
-
-
-def _as_index(value: Any) -> int:
-    if isinstance(value, float):
-        raise TypeError
-    return int(value.__index__())
-
-
-def _as_c_int(value: Any) -> int:
-    v = _as_index(value)
-    if not _I32[0] <= v <= _I32[1]:
-        raise OverflowError
-    return v
-
-
 def _s32(v: int) -> int:
     v &= 0xffffffff
     return v - (1 << 32) if v & 0x80000000 else v
