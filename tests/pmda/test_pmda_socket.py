@@ -66,3 +66,21 @@ def test_pmdasimple_over_a_socket_serves_what_the_official_pipe_pmda_serves(tmp_
     while mine and mine[-1] == "":
         mine.pop()
     assert mine == ref["log"]
+
+
+def test_an_unknown_connect_form_ends_the_pmda_with_a_critical_line(tmp_path):
+    """libpcp_pmda's pmdaConnect exits 1 on a connection it cannot make; a form it
+    does not know is one."""
+    import os
+    import subprocess
+    script = tmp_path / "pmdaform.python"
+    script.write_text("from pcp.pmda import PMDA\nPMDA('form', 400).run()\n")
+    env = dict(os.environ, PCP_PYTHON_PMDA_CONNECT="tcp:44321")
+    env.pop("PCP_PYTHON_DOMAIN", None)
+    env.pop("PCP_PYTHON_PMNS", None)
+    done = subprocess.run([OURS, str(script)], cwd=str(tmp_path), env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert done.returncode == 1
+    log = (tmp_path / "form.log").read_text()
+    assert ("Critical: pmdaConnect: PCP_PYTHON_PMDA_CONNECT=tcp:44321: expected inet:PORT, "
+            "ipv6:PORT, unix:PATH or pipe") in log
