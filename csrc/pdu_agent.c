@@ -4,9 +4,6 @@
 #include "pdu_agent.h"
 #include "cursor.h"
 
-#include <float.h>
-#include <math.h>
-
 /* A sanity ceiling for what a PMDA sends: pmcd reads agents without a size limit, but
  * no reply of ours comes near this and a length past it is a caller's bug. */
 #define AGENT_PDU_MAX (64 * 1024 * 1024)
@@ -339,17 +336,35 @@ static size_t block_payload(int32_t vtype, uint32_t slen)
     }
 }
 
+/* The width of one value of a numeric type in the values column, 0 for STRING. */
+static size_t value_width(int32_t vtype)
+{
+    switch (vtype) {
+    case PM_TYPE_32:
+    case PM_TYPE_U32:
+    case PM_TYPE_FLOAT:
+        return 4;
+    case PM_TYPE_64:
+    case PM_TYPE_U64:
+    case PM_TYPE_DOUBLE:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
 int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stamp,
                             int32_t numpmid, const uint32_t *pmid, const int32_t *numval,
-                            const int32_t *vtype, const int32_t *inst, const int64_t *ival,
-                            const double *dval, const uint32_t *poff, const uint32_t *plen,
-                            const uint8_t *payload, size_t payload_len)
+                            const int32_t *vtype, const int32_t *inst, size_t ninst,
+                            const uint8_t *values, size_t values_len, const uint32_t *slen,
+                            size_t nstrings, const uint8_t *payload, size_t payload_len)
 {
     if (numpmid < 0 || numpmid > AGENT_PDU_MAX / 8)
         return PM_ERR_TOOBIG;
+    /* sizing pass: every column must hold what the sets claim, the PDU its bound */
     size_t sets = 24;
     size_t blocks = 0;
-    int64_t k = 0;
+    size_t nvalues = 0, value_bytes = 0, strings = 0, string_bytes = 0;
     for (int32_t i = 0; i < numpmid; i++) {
         if (numval[i] <= 0) {
             sets += 8;
@@ -361,16 +376,29 @@ int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stam
         if (t != PM_TYPE_32 && t != PM_TYPE_U32 && t != PM_TYPE_64 && t != PM_TYPE_U64 &&
             t != PM_TYPE_FLOAT && t != PM_TYPE_DOUBLE && t != PM_TYPE_STRING)
             return PM_ERR_TYPE;
-        sets += 12 + 8 * (size_t)numval[i];
-        for (int32_t j = 0; j < numval[i]; j++, k++) {
-            if (t == PM_TYPE_STRING) {
-                if (poff[k] > payload_len || payload_len - poff[k] < plen[k] ||
-                    plen[k] > 0xffffffu - 5)
+        size_t n = (size_t)numval[i];
+        if (n > ninst - nvalues)
+            return PM_ERR_TOOBIG;
+        nvalues += n;
+        sets += 12 + 8 * n;
+        if (t == PM_TYPE_STRING) {
+            if (n > nstrings - strings)
+                return PM_ERR_TOOBIG;
+            for (size_t j = 0; j < n; j++, strings++) {
+                if (slen[strings] > 0xffffffu - 5 ||
+                    slen[strings] > payload_len - string_bytes)
                     return PM_ERR_TOOBIG;
+                string_bytes += slen[strings];
+                blocks += pcp_pad4(4 + block_payload(t, slen[strings]));
             }
-            size_t n = block_payload(t, t == PM_TYPE_STRING ? plen[k] : 0);
-            if (n)
-                blocks += pcp_pad4(4 + n);
+        } else {
+            size_t width = value_width(t);
+            if (n > (values_len - value_bytes) / width)
+                return PM_ERR_TOOBIG;
+            value_bytes += n * width;
+            size_t block = block_payload(t, 0);
+            if (block)
+                blocks += n * pcp_pad4(4 + block);
         }
         if (sets + blocks > AGENT_PDU_MAX)
             return PM_ERR_TOOBIG;
@@ -381,7 +409,7 @@ int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stam
     pcp_write_i32(&w, 0);
     pcp_write_i32(&w, numpmid);
     size_t next_block = sets;
-    k = 0;
+    size_t k = 0, at = 0, s = 0;
     for (int32_t i = 0; i < numpmid; i++) {
         pcp_write_u32(&w, pmid[i]);
         pcp_write_i32(&w, numval[i]);
@@ -393,43 +421,57 @@ int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stam
         for (int32_t j = 0; j < numval[i]; j++, k++) {
             pcp_write_i32(&w, inst[k]);
             if (insitu) {
-                pcp_write_u32(&w, (uint32_t)ival[k]);
+                uint32_t word;
+                memcpy(&word, values + at, 4); /* host order, as array.array wrote it */
+                at += 4;
+                pcp_write_u32(&w, word);
                 continue;
             }
+            uint32_t len = 0;
+            if (t == PM_TYPE_STRING)
+                len = slen[s++];
+            else
+                at += value_width(t); /* its bits go in the block, below */
             pcp_write_u32(&w, (uint32_t)(next_block / 4));
-            next_block += pcp_pad4(4 + block_payload(t, t == PM_TYPE_STRING ? plen[k] : 0));
+            next_block += pcp_pad4(4 + block_payload(t, len));
         }
     }
-    k = 0;
+    at = 0;
+    s = 0;
+    size_t from_payload = 0;
     for (int32_t i = 0; i < numpmid; i++) {
         if (numval[i] <= 0)
             continue;
         int32_t t = vtype[i];
-        for (int32_t j = 0; j < numval[i]; j++, k++) {
-            size_t n = block_payload(t, t == PM_TYPE_STRING ? plen[k] : 0);
-            if (n == 0)
+        for (int32_t j = 0; j < numval[i]; j++) {
+            if (t == PM_TYPE_32 || t == PM_TYPE_U32) {
+                at += 4;
                 continue;
-            pcp_write_u32(&w, ((uint32_t)t << 24) | (uint32_t)(4 + n));
-            if (t == PM_TYPE_FLOAT) {
-                /* a double beyond float's range is infinite, not undefined behaviour */
-                double d = dval[k];
-                float f = d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
-                uint32_t bits;
-                memcpy(&bits, &f, 4);
-                pcp_write_u32(&w, bits);
-            } else if (t == PM_TYPE_DOUBLE) {
-                uint64_t bits;
-                memcpy(&bits, &dval[k], 8);
-                pcp_write_u64(&w, bits);
-            } else if (t == PM_TYPE_64 || t == PM_TYPE_U64) {
-                pcp_write_u64(&w, (uint64_t)ival[k]);
-            } else {
+            }
+            if (t == PM_TYPE_STRING) {
                 static const uint8_t nul = 0;
-                pcp_write_bytes(&w, payload + poff[k], plen[k], 0);
+                uint32_t len = slen[s++];
+                size_t n = block_payload(t, len);
+                pcp_write_u32(&w, ((uint32_t)t << 24) | (uint32_t)(4 + n));
+                pcp_write_bytes(&w, payload + from_payload, len, 0);
+                from_payload += len;
                 pcp_write_bytes(&w, &nul, 1, 0);
                 size_t fill = pcp_pad4(4 + n) - (4 + n);
                 pcp_write_bytes(&w, (const uint8_t *)"~~~", fill, 0);
+                continue;
             }
+            size_t n = block_payload(t, 0);
+            pcp_write_u32(&w, ((uint32_t)t << 24) | (uint32_t)(4 + n));
+            if (n == 4) {                        /* FLOAT: its bits as they are */
+                uint32_t bits;
+                memcpy(&bits, values + at, 4);
+                pcp_write_u32(&w, bits);
+            } else {                             /* 64-bit integers and DOUBLE */
+                uint64_t bits;
+                memcpy(&bits, values + at, 8);
+                pcp_write_u64(&w, bits);
+            }
+            at += n;
         }
     }
     return finish(&w);

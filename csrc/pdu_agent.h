@@ -77,15 +77,17 @@ int pcp_agent_encode_labels(uint8_t *buf, size_t cap, int32_t from, int32_t iden
                             const uint16_t *valuelen, int32_t nlabels_total);
 
 /* RESULT, the reply to a FETCH. Set i: pmid[i], numval[i] (<= 0: no values or an error
- * code). Value k (sets' values concatenated) has inst[k] and the metric type vtype[i] of
- * its set: 32-bit integers go in situ from ival[k]; 64-bit integers (ival[k]), FLOAT and
- * DOUBLE (dval[k]) and STRING (payload[poff[k] .. + plen[k]), written with a NUL)
- * become value blocks after the sets. `stamp` is the first timestamp word (the PMDA's
- * state-change flags). */
+ * code) and the metric type vtype[i]. Value k (the sets' values concatenated, ninst in
+ * all) has inst[k]. A numeric value is the next 4 bytes (32, U32, FLOAT) or 8 bytes (64,
+ * U64, DOUBLE) of `values`, in host order (as array.array holds them); 32-bit integers
+ * go in situ, the others in value blocks after the sets. A STRING value's text is the
+ * next slen[s] bytes of `payload`, sent with a NUL. Every column is checked against
+ * its length before anything is written. `stamp` is the first timestamp word (the
+ * PMDA's state-change flags). */
 int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stamp,
                             int32_t numpmid, const uint32_t *pmid, const int32_t *numval,
-                            const int32_t *vtype, const int32_t *inst, const int64_t *ival,
-                            const double *dval, const uint32_t *poff, const uint32_t *plen,
-                            const uint8_t *payload, size_t payload_len);
+                            const int32_t *vtype, const int32_t *inst, size_t ninst,
+                            const uint8_t *values, size_t values_len, const uint32_t *slen,
+                            size_t nstrings, const uint8_t *payload, size_t payload_len);
 
 #endif

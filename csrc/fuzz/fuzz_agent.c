@@ -2,7 +2,8 @@
  * requests decoded as they arrive and with the length and type words patched to each
  * request type; every name span returned must lie inside the input, the FETCH and
  * PROFILE decoders must fill exactly the room pcp_agent_decode_request announced, and
- * the decoded FETCH is encoded back as a RESULT whose length the sizing pass predicted. */
+ * the decoded FETCH is encoded back as a RESULT whose length the sizing pass predicted
+ * (and which it refuses when a column is one entry short). */
 #include "fuzz_common.h"
 #include "pdu_agent.h"
 
@@ -37,32 +38,54 @@ static void decode(const uint8_t *buf, size_t len)
             vtype[i] = (int32_t)((pmids[i] >> 2) % 7);
             nvalues += numval[i] > 0 ? (size_t)numval[i] : 0;
         }
-        int32_t *inst = fz_alloc(nvalues, sizeof *inst);
-        int64_t *ival = fz_alloc(nvalues, sizeof *ival);
-        double *dval = fz_alloc(nvalues, sizeof *dval);
-        uint32_t *poff = fz_alloc(nvalues, sizeof *poff);
-        uint32_t *plen = fz_alloc(nvalues, sizeof *plen);
-        for (size_t k = 0; k < nvalues; k++) {
-            inst[k] = (int32_t)k;
-            ival[k] = (int64_t)k * 7;
-            dval[k] = (double)k / 3.0;
-            poff[k] = (uint32_t)(k % (len + 1));
-            plen[k] = (uint32_t)((len - poff[k]) / 2);
+        /* the columns: exactly as long as the sets need, or (low pmid bit of the
+         * first set) one entry short somewhere, which the sizing pass must refuse */
+        size_t nstrings = 0, value_bytes = 0;
+        for (int32_t i = 0; i < req.b; i++) {
+            if (numval[i] <= 0)
+                continue;
+            if (vtype[i] == PM_TYPE_STRING)
+                nstrings += (size_t)numval[i];
+            else
+                value_bytes += (size_t)numval[i] * ((vtype[i] == PM_TYPE_64 ||
+                                                     vtype[i] == PM_TYPE_U64 ||
+                                                     vtype[i] == PM_TYPE_DOUBLE) ? 8 : 4);
         }
+        int short_by_one = req.b > 0 && (pmids[0] & 0x100) != 0;
+        size_t ninst = nvalues, nvbytes = value_bytes, nstr = nstrings;
+        if (short_by_one) {
+            switch (pmids[0] % 3) {
+            case 0: ninst -= ninst ? 1 : 0; break;
+            case 1: nvbytes -= nvbytes ? 1 : 0; break;
+            default: nstr -= nstr ? 1 : 0; break;
+            }
+        }
+        int32_t *inst = fz_alloc(nvalues, sizeof *inst);
+        uint8_t *values = fz_alloc(value_bytes, 1);
+        uint32_t *slen = fz_alloc(nstrings, sizeof *slen);
+        for (size_t k = 0; k < nvalues; k++)
+            inst[k] = (int32_t)k;
+        for (size_t k = 0; k < value_bytes; k++)
+            values[k] = (uint8_t)(k * 7);
+        for (size_t k = 0; k < nstrings; k++)
+            slen[k] = (uint32_t)(k % 5 == 4 ? len + 1 : (len / (nstrings + 1)));
         int need = pcp_agent_encode_result(NULL, 0, 0, 0, req.b, pmids, numval, vtype, inst,
-                                           ival, dval, poff, plen, buf, len);
+                                           ninst, values, nvbytes, slen, nstr, buf, len);
+        if (short_by_one && ninst + nvbytes + nstr < nvalues + value_bytes + nstrings)
+            CHECK(need < 0);
         if (need > 0) {
             uint8_t *out = fz_alloc((size_t)need, 1);
             CHECK(pcp_agent_encode_result(out, (size_t)need, 0, 0, req.b, pmids, numval,
-                                          vtype, inst, ival, dval, poff, plen, buf, len) == need);
+                                          vtype, inst, ninst, values, nvbytes, slen, nstr,
+                                          buf, len) == need);
             CHECK(fz_be32(out) == (uint32_t)need);
             if (need > 12)
                 CHECK(pcp_agent_encode_result(out, (size_t)need - 1, 0, 0, req.b, pmids, numval,
-                                              vtype, inst, ival, dval, poff, plen, buf, len)
-                      == PM_ERR_TOOBIG);
+                                              vtype, inst, ninst, values, nvbytes, slen, nstr,
+                                              buf, len) == PM_ERR_TOOBIG);
             free(out);
         }
-        free(inst); free(ival); free(dval); free(poff); free(plen);
+        free(inst); free(values); free(slen);
         free(numval); free(vtype); free(pmids);
     } else if (t == PDU_PROFILE) {
         int32_t g;

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import gc
+from array import array
 from itertools import repeat
 import os
 import socket
@@ -42,6 +44,84 @@ def notify(priority: int, message: str) -> None:
 
 def _ctime() -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime())
+
+
+CONNECT_ENV = "PCP_PYTHON_PMDA_CONNECT"
+
+
+def socket_fd(how: str) -> int:
+    """The socket forms of libpcp_pmda's pmdaConnect (its -i, -6 and -u options, which
+    the official Python binding never parses): "inet:PORT" and "ipv6:PORT" (a number or
+    a service name) listen on the loopback address, "unix:PATH" on a unix socket, for
+    the one connection pmcd makes (pmcd.conf "socket inet PORT" / "socket unix PATH");
+    its file descriptor. Failures end the PMDA as libpcp_pmda ends it, exit status 1."""
+    kind, _, where = how.partition(":")
+    if kind not in ("inet", "ipv6", "unix") or not where:
+        notify(LOG_CRIT, "pmdaConnect: %s=%s: expected inet:PORT, ipv6:PORT, unix:PATH or "
+               "pipe\n" % (CONNECT_ENV, how))
+        sys.exit(1)
+    if kind == "unix":
+        return _unix_socket_fd(where)
+    family = socket.AF_INET if kind == "inet" else socket.AF_INET6
+    if where.isdigit():
+        port = int(where)
+    else:
+        try:
+            port = socket.getservbyname(where)
+        except OSError as exc:
+            notify(LOG_CRIT, "__pmdaOpenSocket: getservbyname(%s): %s\n" % (where, exc))
+            sys.exit(1)
+    what = "__pmdaOpenSocket(%s,%d,%d)" % ("" if where.isdigit() else where, port, family)
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1" if family == socket.AF_INET else "::1", port))
+        listener.listen(1)          # pmcd is the one client
+        conn, _ = listener.accept()
+    except OSError as exc:
+        notify(LOG_CRIT, "%s: %s\n" % (what, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    finally:
+        listener.close()
+    return conn.detach()
+
+
+def _unix_socket_fd(path: str) -> int:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.unlink(path)
+        notify(LOG_WARNING, "__pmdaOpenUnix(%s): socket exists, unlinked it\n" % path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        notify(LOG_CRIT, "__pmdaOpenUnix(%s): unlink() failed: %s\n"
+               % (path, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    try:
+        listener.bind(path)
+    except OSError as exc:
+        notify(LOG_CRIT, "__pmdaOpenUnix(%s): bind() failed: %s\n"
+               % (path, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    # pmcd may run as PCP_USER by now: the socket is its too
+    try:
+        os.chmod(path, 0o660)
+        import pwd
+        from pcp._core.config import pmGetConfig
+        user = pwd.getpwnam(pmGetConfig("PCP_USER") or "pcp")
+        os.chown(path, user.pw_uid, user.pw_gid)
+    except (OSError, KeyError):
+        pass
+    try:
+        listener.listen(5)
+        conn, _ = listener.accept()
+    except OSError as exc:
+        notify(LOG_CRIT, "__pmdaOpenUnix(%s): accept() failed: %s\n"
+               % (path, os.strerror(exc.errno or 0)))
+        sys.exit(1)
+    finally:
+        listener.close()
+    return conn.detach()
 
 
 class _Node:
@@ -174,6 +254,8 @@ class Agent:
         self.metrics: Dict[int, Metric] = {}
         self.indoms: Dict[int, List[Tuple[int, str]]] = {}
         self.indom_insts: Dict[int, List[int]] = {}
+        self.plans: Dict[int, Any] = {}       # fetch_plan's, per indom
+        self.plans_generation = -1            # cache.generation they were made at
         self.callbacks: Dict[str, Optional[Callable]] = {}
         self.pmns_tree: Optional[Tree] = None
         self._reader = bytearray()
@@ -232,12 +314,17 @@ class Agent:
             pass
 
     def connect(self) -> None:
-        """pmdaConnect for a pipe PMDA: our CREDS, then pmcd's."""
+        """pmdaConnect: a pipe PMDA's stdin and stdout, or (PCP_PYTHON_PMDA_CONNECT, see
+        socket_fd) the socket pmcd connects to; then our CREDS, then pmcd's."""
         if self.generating() or self.connected:
             if self.connected:
                 notify(LOG_CRIT, "pmdaConnect: called more than once\n")
             return
-        self.infd, self.outfd = sys.stdin.fileno(), sys.stdout.fileno()
+        how = os.environ.get(CONNECT_ENV, "")
+        if how and how != "pipe":
+            self.infd = self.outfd = socket_fd(how)
+        else:
+            self.infd, self.outfd = sys.stdin.fileno(), sys.stdout.fileno()
         self.send(wire.encode_creds(os.getpid(), self.comm_flags))
         pdu = self.read_pdu()
         if pdu is None:
@@ -261,7 +348,11 @@ class Agent:
 
     def _fill(self, need: int) -> bool:
         while len(self._reader) < need:
-            chunk = os.read(self.infd, max(65536, need - len(self._reader)))
+            try:
+                chunk = os.read(self.infd, max(65536, need - len(self._reader)))
+            except OSError as exc:
+                # a socket PMDA's pmcd may reset rather than close: libpcp's -errno
+                raise pmErr(-(exc.errno or C.PM_ERR_IPC)) from None
             if not chunk:
                 return False
             self._reader += chunk
@@ -301,6 +392,7 @@ class Agent:
         self.metrics = metrics
         self.indoms = indoms
         self.indom_insts: Dict[int, List[int]] = {}
+        self.plans = {}
 
     def pmns_rebuild(self) -> None:
         if self.pmns_dict is None:
@@ -399,10 +491,41 @@ class Agent:
             self.refresh_if_needed()
             if sts < 0:
                 return wire.encode_error(sts)
-        return self.pmda_fetch(pmids)
+        # A set's replies stay alive together (cpmda frees each before the next call):
+        # a thousand new lists would start the cyclic collector, which then walks
+        # the PMDA's whole heap, on every fetch. They are all freed when pmda_fetch
+        # returns, so the collector's count is back where it was.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            return self.pmda_fetch(pmids)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def fetch_plan(self, indom: int) -> Optional[Tuple[List[int], List[int], array]]:
+        """An indom's instances in the profile for a fetch: (as the wire's signed ints,
+        as the callback gets them (unsigned, as cpmda builds them with "I"), the
+        RESULT's instance column), or None when none. Kept until the profile, the
+        tables or a pmdaCache (cache.generation) change."""
+        plan = self.plans.get(indom, _NO_PLAN)
+        if plan is not _NO_PLAN:
+            return plan
+        insts = self.instances(indom)
+        if not insts:
+            plan = None
+        else:
+            uinsts = insts if min(insts) >= 0 else [i & 0xffffffff for i in insts]
+            plan = (insts, uinsts, array("i", insts))
+        self.plans[indom] = plan
+        return plan
 
     def pmda_fetch(self, pmids: List[int]) -> bytes:
-        """pmdaFetch: each pmid's instances in the profile, one callback call each."""
+        """pmdaFetch: each pmid's instances in the profile, one callback call each. A
+        set whose replies are all plain [value, 1] lists goes straight to one typed
+        array (array.array converts each value as cpmda's PyArg_Parse format does);
+        any other set is read reply by reply, as cpmda reads it."""
         self.last_ctx = self.context
         stamp = 0
         if self.ext_flags & PMDA_EXT_LABEL_CHANGE:
@@ -410,12 +533,15 @@ class Agent:
         if self.ext_flags & PMDA_EXT_NAMES_CHANGE:
             stamp |= PMCD_NAMES_CHANGE
         callback = self.callbacks.get("fetch_callback")
+        if self.plans_generation != cache.generation:
+            self.plans = {}
+            self.plans_generation = cache.generation
         numval: List[int] = []
         vtypes: List[int] = []
-        inst_col: List[int] = []
-        ival: List[int] = []
-        dval: List[float] = []
-        strs: List[bytes] = []
+        inst_parts: list = []       # per set: the instance column of its values
+        value_parts: list = []      # per numeric set: its values as one typed array
+        slen: List[int] = []
+        strings: List[bytes] = []
         metrics = self.metrics
         for pmid in pmids:
             m = metrics.get(pmid)
@@ -428,39 +554,41 @@ class Agent:
                 numval.append(C.PM_ERR_PMID)
                 vtypes.append(0)
                 continue
-            if m.indom == C.PM_INDOM_NULL:
-                insts = [-1]
-            else:
-                insts = self.instances(m.indom)
-                if not insts:
-                    numval.append(0)
-                    vtypes.append(m.type)
-                    continue
             mtype = m.type
-            values = None
+            if m.indom == C.PM_INDOM_NULL:
+                plan = _SINGULAR
+            else:
+                plan = self.fetch_plan(m.indom)
+                if plan is None:
+                    numval.append(0)
+                    vtypes.append(mtype)
+                    continue
+            insts, uinsts, inst_column = plan
+            results = None
             if callback is not None and self.pending is None:
-                results = self._call_all(callback, m, insts)
-                batch = _BATCH.get(mtype)
-                if batch is not None and results is not None:
-                    values = batch(results)
-            if values is not None:
-                # every reply a plain [value, 1]: the set in one go
-                n = len(values)
-                inst_col.extend(insts)
-                if mtype == C.PM_TYPE_DOUBLE:
-                    dval.extend(values)
-                    ival.extend([0] * n)
-                else:
-                    ival.extend(values)
-                    dval.extend([0.0] * n)
-                strs.extend([b""] * n)
-                numval.append(n)
-                vtypes.append(mtype)
-                continue
+                results = self._call_all(callback, m, uinsts)
+                typecode = _TYPECODES.get(mtype)
+                values = None
+                if typecode is not None and set(map(type, results)) == _LISTS:
+                    try:
+                        # unpacking refuses a list of another length; _BAD (not a
+                        # number) stops the conversion: then read one by one
+                        values = array(typecode, [v if c is _ONE else _BAD
+                                                  for v, c in results])
+                    except Exception:      # pylint: disable=broad-except
+                        values = None
+                    if values is not None:
+                        value_parts.append(values)
+                        inst_parts.append(inst_column)
+                        numval.append(len(values))
+                        vtypes.append(mtype)
+                        continue
             count = 0
             sts = 0
+            kept: List[int] = []
+            got: list = []
             for k, inst in enumerate(insts):
-                if callback is not None and self.pending is None and results is not None:
+                if results is not None and self.pending is None:
                     sts, value = self.read_reply(m, results[k])
                 else:
                     sts, value = self.fetch_one(callback, m, inst)
@@ -469,33 +597,31 @@ class Agent:
                     continue
                 if sts == 0:
                     continue
-                if mtype in (C.PM_TYPE_FLOAT, C.PM_TYPE_DOUBLE):
-                    dval.append(value)
-                    ival.append(0)
-                    strs.append(b"")
-                elif mtype == C.PM_TYPE_STRING:
-                    strs.append(value)
-                    ival.append(0)
-                    dval.append(0.0)
-                else:
-                    ival.append(value)
-                    dval.append(0.0)
-                    strs.append(b"")
-                inst_col.append(inst)
+                got.append(value)
+                kept.append(inst)
                 count += 1
+            if count:
+                inst_parts.append(array("i", kept))
+                if mtype == C.PM_TYPE_STRING:
+                    slen.extend(map(len, got))
+                    strings.extend(got)
+                else:
+                    value_parts.append(array(_STORED[mtype], got))
             numval.append(count if count else sts)
             vtypes.append(mtype)
-        pdu = wire.encode_result(stamp, pmids, numval, vtypes, inst_col, ival, dval, strs)
+        inst_col = inst_parts[0] if len(inst_parts) == 1 else b"".join(inst_parts)
+        values = value_parts[0] if len(value_parts) == 1 else b"".join(value_parts)
+        pdu = wire.encode_result(stamp, pmids, numval, vtypes, inst_col, values, slen,
+                                 b"".join(strings))
         self.ext_flags &= ~(PMDA_EXT_LABEL_CHANGE | PMDA_EXT_NAMES_CHANGE)
         return pdu
 
-    def _call_all(self, callback: Callable, m: Metric, insts: List[int]) -> Optional[list]:
-        """The callback's reply for every instance, in instance order; a call that
-        raised is a _Failed in its place (the caller reports it as cpmda does, and the
-        calls after it were made one by one, as cpmda makes them)."""
+    def _call_all(self, callback: Callable, m: Metric, uinsts: List[int]) -> list:
+        """The callback's reply for every instance (uinsts: as the callback gets them),
+        in instance order; a call that raised is a _Failed in its place (the caller
+        reports it as cpmda does, and the calls after it were made one by one, as cpmda
+        makes them)."""
         cluster, item = m.cluster, m.item
-        # the callback gets instances as unsigned ints (cpmda builds them with "I")
-        uinsts = insts if min(insts) >= 0 else [i & 0xffffffff for i in insts]
         count = len(uinsts)
         results: list = []
         try:
@@ -508,13 +634,13 @@ class Agent:
             # finish value by value from the failed one on
             append = results.append
             append(_Failed(failure))
-            for inst in insts[len(results):]:
+            for inst in uinsts[len(results):]:
                 if self.pending is not None:
-                    ok, res = self.call(callback, cluster, item, inst & 0xffffffff)
+                    ok, res = self.call(callback, cluster, item, inst)
                     append(res if ok else _Failed(self.failure))
                     continue
                 try:
-                    append(callback(cluster, item, inst & 0xffffffff))
+                    append(callback(cluster, item, inst))
                 except Exception as exc2:      # pylint: disable=broad-except
                     tb = exc2.__traceback__.tb_next if exc2.__traceback__ else None
                     append(_Failed("".join(traceback.format_exception(type(exc2), exc2, tb))))
@@ -944,6 +1070,7 @@ class Agent:
             g_state, entries = wire.decode_profile(req)
             self.profile = (g_state, {ind: (st, {_s32(i) for i in insts})
                                       for ind, st, insts in entries})
+            self.plans = {}
         elif t == W.PDU_FETCH:
             reply = self.fetch(wire.decode_fetch(req))
         elif t == W.PDU_PMNS_NAMES:
@@ -1010,40 +1137,21 @@ class _Failed:
 
 _ONE = 1        # CPython's one small-int object: `is _ONE` is an exact int 1, not True/1.0
 _BAD = object()
+_LISTS = {list}
 
 
-def _plain_values(results: list, kind: type) -> Optional[list]:
-    """The values of replies that are all plain [value, 1] lists with a `kind` value, or
-    None (one comprehension: cheaper here than several C passes of map and set)."""
-    values = [r[0] if type(r) is list and len(r) == 2 and r[1] is _ONE and type(r[0]) is kind
-              else _BAD for r in results]
-    return None if _BAD in values else values
-
-
-def _batch_ints(results: list, low: int, high: int, mask: int) -> Optional[list]:
-    values = _plain_values(results, int)
-    if values is None:
-        return None
-    if min(values) < low or max(values) > high:
-        if not mask:
-            return None
-        values = [v & mask for v in values]
-        if mask == 0xffffffffffffffff:
-            values = [v - (1 << 64) if v > _I64[1] else v for v in values]
-    return values
-
-
-def _batch_doubles(results: list) -> Optional[list]:
-    return _plain_values(results, float)
-
-
-_BATCH = {
-    C.PM_TYPE_32: lambda r: _batch_ints(r, _I32[0], _I32[1], 0),
-    C.PM_TYPE_U32: lambda r: _batch_ints(r, 0, 0xffffffff, 0xffffffff),
-    C.PM_TYPE_64: lambda r: _batch_ints(r, _I64[0], _I64[1], 0),
-    C.PM_TYPE_U64: lambda r: _batch_ints(r, 0, _I64[1], 0xffffffffffffffff),
-    C.PM_TYPE_DOUBLE: _batch_doubles,
-}
+# A numeric metric type's array.array typecode whose conversion of a reply's value is
+# cpmda's PyArg_Parse format for that type ("i", "I", "L", "K", "f", "d"): the same value
+# where the array accepts it; where it refuses (a negative U32, say), the set is read one
+# reply at a time.
+_TYPECODES = {C.PM_TYPE_32: "i", C.PM_TYPE_U32: "I", C.PM_TYPE_64: "q", C.PM_TYPE_U64: "Q",
+              C.PM_TYPE_FLOAT: "f", C.PM_TYPE_DOUBLE: "d"}
+# The typecode of values read one by one (read_reply gives a U64 as its signed bits).
+_STORED = {C.PM_TYPE_32: "i", C.PM_TYPE_U32: "I", C.PM_TYPE_64: "q", C.PM_TYPE_U64: "q",
+           C.PM_TYPE_FLOAT: "f", C.PM_TYPE_DOUBLE: "d"}
+assert [array(t).itemsize for t in "iIqQfd"] == [4, 4, 8, 8, 4, 8]
+_SINGULAR = ([-1], [0xffffffff], array("i", [-1]))
+_NO_PLAN = object()
 
 _FORMATS = {C.PM_TYPE_32: b"(ii):fetch_cb_s32", C.PM_TYPE_U32: b"(Ii):fetch_cb_u32",
             C.PM_TYPE_64: b"(Li):fetch_cb_s64", C.PM_TYPE_U64: b"(Ki):fetch_cb_u64",
@@ -1114,27 +1222,6 @@ def _type_str(mtype: int) -> str:
 
 def _with_flags(labels: Any, flags: int) -> list:
     return [(n, nl, f | flags, v, vl) for n, nl, f, v, vl in labels.entries()]
-
-
-def _pair(result: Any) -> Tuple[Any, Any]:
-    if isinstance(result, (str, bytes)) or not hasattr(result, "__len__"):
-        raise TypeError
-    if len(result) != 2:
-        raise TypeError
-    return result[0], result[1]
-
-
-def _as_index(value: Any) -> int:
-    if isinstance(value, float):
-        raise TypeError
-    return int(value.__index__())
-
-
-def _as_c_int(value: Any) -> int:
-    v = _as_index(value)
-    if not _I32[0] <= v <= _I32[1]:
-        raise OverflowError
-    return v
 
 
 def _s32(v: int) -> int:

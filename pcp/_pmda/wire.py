@@ -1,7 +1,7 @@
 """Python half of csrc/pdu_agent.c: pmcd's requests decoded, a PMDA's replies encoded."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
@@ -128,28 +128,16 @@ def encode_labels(ident: int, type_: int,
 
 
 def encode_result(stamp: int, pmids: Sequence[int], numval: Sequence[int],
-                  vtype: Sequence[int], inst: Sequence[int], ival: Sequence[int],
-                  dval: Sequence[float], strings: Sequence[bytes]) -> bytes:
-    """A FETCH's RESULT. vtype is per set; inst, ival, dval and strings are per value
-    (each as long as inst): value k's number is ival[k] (integers) or dval[k] (FLOAT,
-    DOUBLE), a STRING's text strings[k]."""
-    nvalues = max(len(inst), 1)
-    if any(strings):
-        offs, lens, at = [], [], 0
-        for s in strings:
-            offs.append(at)
-            lens.append(len(s))
-            at += len(s)
-        poff = ffi.new("uint32_t[]", offs or [0])
-        plen = ffi.new("uint32_t[]", lens or [0])
-        payload = b"".join(strings)
-    else:
-        poff = plen = ffi.new("uint32_t[]", nvalues)       # zeroes: no string values
-        payload = b""
+                  vtype: Sequence[int], inst: Any, values: Any, slen: Sequence[int],
+                  payload: bytes) -> bytes:
+    """A FETCH's RESULT. numval and vtype are per set. inst holds every value's
+    instance as int32 in host order (an array.array("i") or its bytes); values every
+    numeric value, set after set, 4 or 8 bytes each by its set's type in host order
+    (array.array typecodes i, I, f or q, Q, d); slen the length of each STRING value,
+    whose texts are payload back to back. The C encoder checks every column's length."""
     args = (FROM_ANON, stamp, len(pmids), ffi.new("uint32_t[]", list(pmids) or [0]),
             ffi.new("int32_t[]", list(numval) or [0]), ffi.new("int32_t[]", list(vtype) or [0]),
-            ffi.new("int32_t[]", inst) if inst else ffi.new("int32_t[1]"),
-            ffi.new("int64_t[]", ival) if ival else ffi.new("int64_t[1]"),
-            ffi.new("double[]", dval) if dval else ffi.new("double[1]"),
-            poff, plen, payload, len(payload))
+            ffi.from_buffer("int32_t[]", inst), memoryview(inst).nbytes // 4,
+            ffi.from_buffer(values), memoryview(values).nbytes,
+            ffi.new("uint32_t[]", list(slen) or [0]), len(slen), payload, len(payload))
     return _encode(lib.pcp_agent_encode_result, *args)

@@ -4,6 +4,7 @@ encoders make decodes with the client decoders, and malformed requests are PM_ER
 from __future__ import annotations
 
 import struct
+from array import array
 
 import pytest
 
@@ -99,14 +100,34 @@ def test_label_reply_decodes_with_the_client_decoder():
 
 
 def test_result_reply_decodes_with_the_result_decoder():
-    pdu = agent.encode_result(0x08, [1, 2, 3, 4], [2, -12357, 1, 0],
-                              [PM_TYPE_U32, 0, PM_TYPE_STRING, PM_TYPE_DOUBLE],
-                              [0, 5, -1], [7, 0xffffffff, 0], [0.0, 0.0, 0.0],
-                              [b"", b"", "h\u00e9llo".encode()])
+    text = "h\u00e9llo".encode()
+    # an in-situ set after a set of value blocks: each reads its own part of the column
+    pdu = agent.encode_result(0x08, [1, 2, 3, 4, 5, 6], [2, -12357, 1, 0, 2, 1],
+                              [PM_TYPE_U32, 0, PM_TYPE_STRING, PM_TYPE_DOUBLE, PM_TYPE_DOUBLE,
+                               PM_TYPE_U32],
+                              array("i", [0, 5, -1, 3, 4, 9]),
+                              array("I", [7, 0xffffffff]).tobytes()
+                              + array("d", [0.5, -2.25]).tobytes() + array("I", [42]).tobytes(),
+                              [len(text)], text)
     result = FlatResult(pdu, False)
     assert result.sec == 0x08          # the state-change flags ride in the timestamp
-    assert result.pmid == [1, 2, 3, 4]
-    assert result.numval == [2, -12357, 1, 0]
-    assert result.inst == [0, 5, -1]
-    assert result.ival[:2] == [7, -1]      # the in-situ word, as the client reads it
-    assert result.payload(2) == "h\u00e9llo".encode() + b"\0"
+    assert result.pmid == [1, 2, 3, 4, 5, 6]
+    assert result.numval == [2, -12357, 1, 0, 2, 1]
+    assert result.inst == [0, 5, -1, 3, 4, 9]
+    assert result.ival[:2] == [7, -1]
+    assert result.ival[5] == 42      # the in-situ word, as the client reads it
+    assert result.payload(2) == text + b"\0"
+    assert result.payload(3) == struct.pack(">d", 0.5)
+    assert result.payload(4) == struct.pack(">d", -2.25)
+
+
+@pytest.mark.parametrize("inst, values, slen, payload", [
+    (array("i", [0]), array("I", [7]), [3], b"abc"),          # one instance short
+    (array("i", [0, 1, 2]), array("I", [7]), [3], b"abc"),    # one value short
+    (array("i", [0, 1, 2]), array("I", [7, 8]), [], b""),     # no string length
+    (array("i", [0, 1, 2]), array("I", [7, 8]), [4], b"abc"),  # payload shorter than slen
+])
+def test_result_columns_shorter_than_the_sets_are_refused(inst, values, slen, payload):
+    with pytest.raises(pmErr):
+        agent.encode_result(0, [1, 2], [2, 1], [PM_TYPE_U32, PM_TYPE_STRING],
+                            inst, values, slen, payload)

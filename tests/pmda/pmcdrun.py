@@ -45,7 +45,9 @@ class PrivatePmcd:
     def __init__(self, base: Path, pmda: str, domain: int, interpreter: str,
                  files: Optional[Dict[str, str]] = None, source: Optional[Path] = None,
                  env: Optional[Dict[str, str]] = None, ipc: str = "binary",
-                 args: str = "") -> None:
+                 args: str = "", connect: Optional[str] = None) -> None:
+        """connect: pmcd.conf's "socket inet PORT" or "socket unix PATH" in place of
+        "pipe binary" (ipc)."""
         self.base = base
         self.pmda = pmda
         self.domain = domain
@@ -72,8 +74,8 @@ class PrivatePmcd:
                                   ("ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
                                   if os.environ.get(k)])
             command = "/usr/bin/env %s %s" % (sanitizer, command)
-        (base / "pmcd.conf").write_text("%s\t%d\tpipe\t%s\t\t%s\n"
-                                        % (pmda, domain, ipc, command))
+        (base / "pmcd.conf").write_text("%s\t%d\t%s\t\t%s\n"
+                                        % (pmda, domain, connect or "pipe\t" + ipc, command))
         (base / "root").write_text("root {\n\t%s\t%d:*:*\n}\n" % (pmda, domain))
         self.env = dict(os.environ, PCP_RUN_DIR=str(base), PCP_LOG_DIR=str(base / "log"),
                         PCP_PMDAS_DIR=str(base / "pmdas"), PCP_VAR_DIR=str(base / "var"),
@@ -158,6 +160,41 @@ class PrivatePmcd:
             raise RuntimeError("%s: %s" % (argv, done.stderr))
         return done.stdout + done.stderr
 
+    def record(self, root: str, pmval_metrics: List[str], samples: int = 3) -> Dict[str, str]:
+        """pmval over `samples` samples of each of pmval_metrics, and pmdumplog of a
+        pmlogger archive of as many samples of the PMDA's subtree `root`: its
+        metadata (descs, indoms, labels, help text) and its values. Times, pmlogger's
+        pid and the numbers of values are masked (they move between runs); types and
+        instance sets stay."""
+        out: Dict[str, str] = {}
+        env = self.client_env()
+        tmp = self.base / "tmp"
+        tmp.mkdir(exist_ok=True)
+        env["PCP_TMP_DIR"] = str(tmp)      # pmlogger's control file: not the machine's
+        pmval = []
+        for metric in pmval_metrics:
+            done = subprocess.run(["pmval", "-h", "localhost", "-s", str(samples), "-t", "0.1",
+                                   metric], env=env, capture_output=True, text=True,
+                                  timeout=60)
+            pmval.append(mask_samples(done.stdout + done.stderr))
+        out["pmval"] = "\n".join(pmval)
+        config = self.base / "pmlogger.config"
+        config.write_text("log mandatory on 250 msec {\n\t%s\n}\n" % root)
+        archive = self.base / "archive"
+        done = subprocess.run(["pmlogger", "-c", str(config), "-s", str(samples),
+                               "-h", "localhost", "-l", str(self.base / "pmlogger.log"),
+                               str(archive)],
+                              env=env, capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            raise RuntimeError("pmlogger: %s %s" % (done.stderr, self.log("pmlogger.log")))
+        meta = subprocess.run(["pmdumplog", "-d", "-i", "-e", "-h", str(archive)],
+                              env=env, capture_output=True, text=True, timeout=60)
+        data = subprocess.run(["pmdumplog", str(archive), root], env=env,
+                              capture_output=True, text=True, timeout=60)
+        out["logmeta"] = mask_archive(meta.stdout + meta.stderr)
+        out["logdata"] = mask_archive(data.stdout + data.stderr, values=True)
+        return out
+
     def log(self, name: str) -> str:
         path = self.base / name
         return path.read_text(errors="replace") if path.exists() else ""
@@ -188,6 +225,35 @@ def masked_log(text: str) -> List[str]:
     while lines and (lines[-1] == "" or lines[-1].startswith("Log finished")):
         lines.pop()
     return lines
+
+
+_TIME = re.compile(r"\d\d:\d\d:\d\d\.\d+")
+_NUMBER = r"-?\d+(\.\d+)?(e[-+]?\d+)?"
+
+
+def mask_samples(text: str) -> str:
+    """pmval's output with the numbers of its sample rows masked."""
+    lines = []
+    for line in text.splitlines():
+        if re.fullmatch(r"[\s\d.eE+-]+", line) and re.search(r"\d", line):
+            # the numbers, and the widths they are printed in
+            line = " ".join(re.sub(_NUMBER, "N", line).split())
+        lines.append(_TIME.sub("TIME", line))
+    return "\n".join(lines)
+
+
+def mask_archive(text: str, values: bool = False) -> str:
+    """pmdumplog's output with times and pmlogger's pid (its pmcd.pmlogger instance)
+    masked, and with values=True every number a value line holds."""
+    text = _TIME.sub("TIME", text)
+    text = re.sub(r'\b(\d+) or "\1"', 'PID or "PID"', text)
+    text = re.sub(r"(commencing|ending) .*", r"\1 DATE", text)
+    # a label set's size, whose text (compared) may hold each side's own paths
+    text = re.sub(r"labels \(\d+ bytes\)", "labels (SIZE)", text)
+    text = re.sub(r"(name|value)\(\d+,\d+\)", r"\1(OFFSET,LENGTH)", text)
+    if values:
+        text = re.sub(r"(value )" + _NUMBER, r"\1N", text)
+    return text
 
 
 def on_both(session):

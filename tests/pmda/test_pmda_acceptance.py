@@ -24,8 +24,11 @@ def _needs_private_pmcd() -> None:
         pytest.skip(why)
 
 
+RECORDED = ("pmval", "logmeta", "logdata")      # PrivatePmcd.record's outputs
+
+
 def _session(tmp: Path, interpreter: str, pmda: str, domain: int, steps,
-             files: Dict[str, str] = None) -> Dict[str, object]:
+             files: Dict[str, str] = None, record=None) -> Dict[str, object]:
     server = PrivatePmcd(tmp, pmda, domain, interpreter, files)
     out: Dict[str, object] = {}
     try:
@@ -33,6 +36,8 @@ def _session(tmp: Path, interpreter: str, pmda: str, domain: int, steps,
         server.start()
         for key, argv in steps:
             out[key] = server.run(argv)
+        if record is not None:
+            out.update(server.record(*record))
     finally:
         server.stop()
     out["log"] = masked_log(server.log("%s.log" % pmda))
@@ -53,9 +58,10 @@ def test_pmdatrivial_runs_unchanged(tmp_path):
              ("store", ["pmstore", "trivial.time", "1"]),
              ("names", ["pminfo", "trivial"])]
     ref, ours = on_both(lambda side, python: _session(tmp_path / side, python, "trivial", 250,
-                                                      steps))
+                                                      steps, record=("trivial", ["trivial.time"])))
     assert "#define TRIVIAL 250" in ref["domain.h.python"]
-    for key in ("names", "store", "log", "cache", "domain.h.python", "pmns.python"):
+    assert "trivial.time" in ref["logmeta"] and "value N" in ref["logdata"]
+    for key in ("names", "store", "log", "cache", "domain.h.python", "pmns.python") + RECORDED:
         assert ours[key] == ref[key], key
     assert "value" in ref["pminfo"]
     masked = [re.sub(r"value \d+", "value NUM", str(r["pminfo"])) for r in (ref, ours)]
@@ -81,9 +87,11 @@ SIMPLE_STEPS = [
 def test_pmdasimple_runs_unchanged(tmp_path):
     _needs_private_pmcd()
     files = {"simple.conf": "sec,min,hour\n"}
-    ref, ours = on_both(lambda side, python: _session(tmp_path / side, python, "simple", 253,
-                                                      SIMPLE_STEPS, files))
-    for key, _ in SIMPLE_STEPS:
+    ref, ours = on_both(lambda side, python: _session(
+        tmp_path / side, python, "simple", 253, SIMPLE_STEPS, files,
+        record=("simple", ["simple.color", "simple.now"])))
+    assert "simple.now" in ref["logmeta"] and "samples:   3" in ref["pmval"]
+    for key in [k for k, _ in SIMPLE_STEPS] + list(RECORDED):
         a, b = _mask_times(str(ref[key])), _mask_times(str(ours[key]))
         if key in ("pminfo", "indom"):
             # simple.now's values are the clock's seconds, minutes and hours

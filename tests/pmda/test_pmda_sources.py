@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.pmda.pmcdrun import OFFICIAL, OURS, PMDAS, PrivatePmcd, masked_log, on_both
-from tests.pmda.test_pmda_acceptance import _needs_private_pmcd
+from tests.pmda.test_pmda_acceptance import RECORDED, _needs_private_pmcd
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference,
               # these PMDAs reach the agent's C codec through the paths test_pmda_edges
@@ -25,8 +25,12 @@ pytestmark = [pytest.mark.pmcd, pytest.mark.reference,
 
 
 def _run(tmp, interpreter, pmda, domain, steps, env=None, files=None, between=None,
-         ipc="binary"):
+         ipc="binary", record=None, prepare=None):
+    """steps on a private pmcd, then (record: (subtree, [metric])) pmval and a short
+    pmlogger archive of the PMDA (PrivatePmcd.record); prepare(server) first."""
     server = PrivatePmcd(tmp, pmda, domain, interpreter, files=files, env=env, ipc=ipc)
+    if prepare is not None:
+        prepare(server)
     out = {}
     try:
         out.update(server.install_steps())
@@ -35,6 +39,8 @@ def _run(tmp, interpreter, pmda, domain, steps, env=None, files=None, between=No
             if between is not None:
                 between(key)
             out[key] = server.run(argv)
+        if record is not None:
+            out.update(server.record(*record))
     finally:
         server.stop()
     out["log"] = masked_log(server.log("%s.log" % pmda))
@@ -42,6 +48,13 @@ def _run(tmp, interpreter, pmda, domain, steps, env=None, files=None, between=No
     out["cache"] = {p.name: [line.split(" ", 2)[::2] for line in p.read_text().splitlines()]
                     for p in sorted(cache_dir.iterdir())}     # stamps left out
     return out
+
+
+def _recorded(side: dict, root: str) -> None:
+    """The recording holds something to compare: values and the subtree's descs."""
+    assert "(%s." % root in side["logmeta"] and "Data Type" in side["logmeta"]
+    assert re.search(r"value (N|\")", side["logdata"])
+    assert "samples:   3" in side["pmval"] or not side["pmval"]
 
 
 def _zswap_stats(where: Path) -> Path:
@@ -65,10 +78,13 @@ def test_pmdazswap_on_a_fake_stats_directory(tmp_path):
     def session(side, interpreter):
         stats = _zswap_stats(tmp_path / ("stats-" + side))
         return _run(tmp_path / side, interpreter, "zswap", 125, steps,
-                    env={"ZSWAP_STATS_PATH": str(stats), "ZSWAP_PAGESIZE": "4096"})
+                    env={"ZSWAP_STATS_PATH": str(stats), "ZSWAP_PAGESIZE": "4096"},
+                    record=("zswap", ["zswap.pool_pages"]))
     ref, ours = on_both(session)
+    _recorded(ref, "zswap")
     assert "value 28700672" in ref["pminfo"]       # pool_pages 7007 * 4096
-    for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python", "pmns.python"]:
+    for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python",
+                "pmns.python", *RECORDED]:
         want = str(ref[key]).replace(str(tmp_path / "stats-ref"), "STATS")
         got = str(ours[key]).replace(str(tmp_path / "stats-ours"), "STATS")
         assert got == want, key
@@ -122,11 +138,13 @@ def test_pmdajson_on_sources_the_test_writes(tmp_path):
         _json_sources(sources)
         config = json.dumps({"directory_list": [], "trusted_directory_list": [str(sources)]})
         return _run(tmp_path / side, interpreter, "json", 137, steps,
-                    env={"PYTHONPATH": str(pymods)}, files={"config.json": config})
+                    env={"PYTHONPATH": str(pymods)}, files={"config.json": config},
+                    record=("json", ["json.app.disks.bytes"]))
     ref, ours = on_both(session)
+    _recorded(ref, "json")
     assert 'value "fast"' in ref["pminfo"] and "sdb" in ref["instances"]
     for key in ["pminfo", "instances", "profile", "store", "log", "cache",
-                "domain.h.python", "pmns.python"]:
+                "domain.h.python", "pmns.python", *RECORDED]:
         want = str(ref[key]).replace(str(tmp_path / "sources-ref"), "SOURCES")
         got = str(ours[key]).replace(str(tmp_path / "sources-ours"), "SOURCES")
         want = want.replace(str(tmp_path / "ref"), "RUN")
@@ -182,8 +200,10 @@ def test_pmdaopenmetrics_on_file_sources(tmp_path):
         (run / "pmdas" / "openmetrics" / "config.d").mkdir(parents=True)
         (run / "pmdas" / "openmetrics" / "config.d" / "app.url").write_text(
             "file://%s\n" % source)
-        return _run(run, interpreter, "openmetrics", 144, steps, ipc="binary notready")
+        return _run(run, interpreter, "openmetrics", 144, steps, ipc="binary notready",
+                    record=("openmetrics", ["openmetrics.app.http_requests_total"]))
     ref, ours = on_both(session)
+    _recorded(ref, "openmetrics")
     assert "1027" in ref["instances"] and "kitchen" in ref["labels"]
     for side in (ref, ours):
         # the PMDA's own timings, and its log footer: pmcd's SIGTERM at shutdown may
@@ -193,7 +213,7 @@ def test_pmdaopenmetrics_on_file_sources(tmp_path):
         for key in ("domain.h.python", "pmns.python"):
             side[key] = re.sub(r"in \d+\.\d+s", "in SECONDS", side[key])
     for key in ["pminfo", "instances", "labels", "store", "store_refused", "log", "cache",
-                "domain.h.python", "pmns.python"]:
+                "domain.h.python", "pmns.python", *RECORDED]:
         want = _mask_control(str(ref[key]).replace(str(tmp_path / "metrics-ref.txt"), "SOURCE"))
         got = _mask_control(str(ours[key]).replace(str(tmp_path / "metrics-ours.txt"), "SOURCE"))
         want = want.replace(str(tmp_path / "ref"), "RUN")
@@ -219,10 +239,12 @@ def test_pmdanfsclient_on_pcp_qa_mountstats(tmp_path, qa):
              ("store", ["pmstore", "nfsclient.options.proto", "1"])]
     ref, ours = on_both(lambda side, python: _run(
         tmp_path / side, python, "nfsclient", 62, steps,
-        env={"NFSCLIENT_MOUNTSTATS_PATH": str(NFS_QA / qa)}))
+        env={"NFSCLIENT_MOUNTSTATS_PATH": str(NFS_QA / qa)},
+        record=("nfsclient", ["nfsclient.bytes.read.normal"])))
+    _recorded(ref, "nfsclient")
     assert "nfsclient.bytes.read.normal" in ref["pminfo"] and "inst [" in ref["pminfo"]
     for key in ["pminfo", "instances", "profile", "store", "log", "cache",
-                "domain.h.python", "pmns.python"]:
+                "domain.h.python", "pmns.python", *RECORDED]:
         assert str(ours[key]) == str(ref[key]), key
 
 
@@ -248,9 +270,12 @@ def test_pmdaunbound_on_pcp_qa_stats(tmp_path):
              ("store", ["pmstore", "unbound.queries.cachehits", "1"])]
     ref, ours = on_both(lambda side, python: _run(
         tmp_path / side, python, "unbound", 132, steps,
-        env={"UNBOUND_STATS": "/bin/cat %s" % stats}))
+        env={"UNBOUND_STATS": "/bin/cat %s" % stats},
+        record=("unbound", ["unbound.total.num.cachehits"])))
+    _recorded(ref, "unbound")
     assert "value" in ref["pminfo"]
-    for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python", "pmns.python"]:
+    for key in ["pminfo", "again", "store", "log", "cache", "domain.h.python", "pmns.python",
+                *RECORDED]:
         assert str(ours[key]) == str(ref[key]), key
 
 
@@ -273,12 +298,72 @@ def test_pmdagluster_on_pcp_qa_volumes(tmp_path):
             "GLUSTER_VOL_INFO": script + " info info-single",
             "GLUSTER_VOL_STATS": script + " stats profile-%s-info",
             "GLUSTER_VOL_STOP": script + " stop %%s 1 %s/stop" % marks,
-            "GLUSTER_VOL_START": script + " start %%s 1 %s/start" % marks})
+            "GLUSTER_VOL_START": script + " start %%s 1 %s/start" % marks},
+            record=("gluster", ["gluster.volume.dist.count"]))
         out["marks"] = sorted((p.name, p.read_text()) for p in marks.iterdir())
         return out
     ref, ours = on_both(session)
+    _recorded(ref, "gluster")
     assert "gv0" in ref["instances"] and ref["marks"]
     for key in ["pminfo", "instances", "start", "stop", "bad", "marks", "log", "cache",
-                "domain.h.python", "pmns.python"]:
+                "domain.h.python", "pmns.python", *RECORDED]:
         want = str(ref[key]).replace(str(tmp_path / "marks-ref"), "MARKS")
         assert str(ours[key]).replace(str(tmp_path / "marks-ours"), "MARKS") == want, key
+
+
+NETCHECK_CONF = """[pmda]
+modules = port_open,dns_lookup
+hosts = 127.0.0.1,localhost
+background_check = False
+check_hosts_parallel = False
+check_interval = 1sec
+align_interval = False
+module_failure_fatal = True
+
+[port_open]
+ports = %d
+
+[dns_lookup]
+timeout = 1
+family = ipv4
+"""
+
+
+def _netcheck_tree(server) -> None:
+    """What the PMDA's Install leaves: its modules beside it, each module file also
+    under a .py name (its pyprep), and a configuration of checks that stay on this
+    machine: pmcd's own port open, localhost's name and address looked up."""
+    source = PMDAS / "netcheck"
+    shutil.copy(source / "pmdautil.python", server.pmdadir)
+    shutil.copytree(source / "modules", server.pmdadir / "modules")
+    for folder in (server.pmdadir, server.pmdadir / "modules"):
+        for module in folder.glob("*.python"):
+            if module.name != "pmdanetcheck.python":
+                os.symlink(module.name, folder / (module.name[:-len(".python")] + ".py"))
+    (server.pmdadir / "netcheck.conf").write_text(NETCHECK_CONF % server.port)
+
+
+@pytest.mark.skipif(not (PMDAS / "netcheck").is_dir(), reason="no pmdanetcheck")
+def test_pmdanetcheck_on_loopback_checks(tmp_path):
+    _needs_private_pmcd()
+    # every fetch runs the checks, each in a multiprocessing Manager (about 0.4 s):
+    # few fetches, no pmval
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "netcheck"])]
+    ports = {}
+
+    def session(side, python):
+        def prepare(server):
+            ports[side] = server.port
+            _netcheck_tree(server)
+        return _run(tmp_path / side, python, "netcheck", 152, steps, ipc="binary notready",
+                    prepare=prepare, record=("netcheck", [], 2))
+    ref, ours = on_both(session)
+    _recorded(ref, "netcheck")
+    assert "netcheck.port.status" in ref["pminfo"] and 'value "127.0.0.1"' in ref["pminfo"]
+
+    def masked(side: str, text: str) -> str:
+        text = text.replace(str(ports[side]), "PORT")
+        # the connection times move
+        return re.sub(r"value \d+\.\d+(e[-+]\d+)?", "value FLOAT", text)
+    for key in ["pminfo", "log", "cache", "domain.h.python", "pmns.python", *RECORDED]:
+        assert masked("ours", str(ours[key])) == masked("ref", str(ref[key])), key
