@@ -66,10 +66,6 @@ _PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
 _PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
 
 
-def _not_supported(what: str) -> pmErr:
-    return pmErr(c_api.PM_ERR_NYI, "%s is not supported by pcp-native yet" % what)
-
-
 class _Registry:
     """Context handles as libpcp numbers them (0, 1, 2, ... never reused) and the
     "current context" that pmWhichContext reports, which libpcp keeps per thread: a

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
-                                 PM_OPTFLAG_DONE,
-                                 PM_OPTFLAG_EXIT)
+                                 PM_OPTFLAG_DONE, PM_OPTFLAG_EXIT)
 from pcp._core.errors import pmflush, pmGetProgname, pmprintf, pmSetProgname
 from pcp._libpcp import options as _libopts, pmns, zones
 from pcp._libpcp.getopt import EOF, LongOption

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from pcp._core.constants import (PMNS_LOCAL, PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME, PM_ERR_PMID, PM_ERR_TEXT,
-                                 PM_ID_NULL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE,
-                                 PM_VAL_DPTR, PM_VAL_SPTR)
+from pcp._core.constants import (PMNS_LOCAL, PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME,
+                                 PM_ERR_PMID, PM_ERR_TEXT, PM_ID_NULL, PM_TEXT_DIRECT,
+                                 PM_TEXT_HELP, PM_TEXT_ONELINE, PM_VAL_DPTR, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
