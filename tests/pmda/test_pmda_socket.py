@@ -76,6 +76,9 @@ def test_an_unknown_connect_form_ends_the_pmda_with_a_critical_line(tmp_path):
     script = tmp_path / "pmdaform.python"
     script.write_text("from pcp.pmda import PMDA\nPMDA('form', 400).run()\n")
     env = dict(os.environ, PCP_PYTHON_PMDA_CONNECT="tcp:44321")
+    if os.environ.get("PCP_TEST_ASAN_PRELOAD"):
+        # under .ci/sanitize.sh the PMDA's python imports the sanitized build
+        env["LD_PRELOAD"] = os.environ["PCP_TEST_ASAN_PRELOAD"]
     env.pop("PCP_PYTHON_DOMAIN", None)
     env.pop("PCP_PYTHON_PMNS", None)
     done = subprocess.run([OURS, str(script)], cwd=str(tmp_path), env=env,
