@@ -339,18 +339,8 @@ static size_t block_payload(int32_t vtype, uint32_t slen)
 /* The width of one value of a numeric type in the values column, 0 for STRING. */
 static size_t value_width(int32_t vtype)
 {
-    switch (vtype) {
-    case PM_TYPE_32:
-    case PM_TYPE_U32:
-    case PM_TYPE_FLOAT:
-        return 4;
-    case PM_TYPE_64:
-    case PM_TYPE_U64:
-    case PM_TYPE_DOUBLE:
-        return 8;
-    default:
-        return 0;
-    }
+    int size = pcp_type_size((uint32_t)vtype);
+    return size > 0 ? (size_t)size : 0;
 }
 
 int pcp_agent_encode_result(uint8_t *buf, size_t cap, int32_t from, int32_t stamp,

@@ -31,18 +31,8 @@ static void write_payload(pcp_writer *w, int32_t vtype, const uint8_t *p, uint32
 
 static uint32_t numeric_size(int32_t vtype)
 {
-    switch (vtype) {
-    case PM_TYPE_32:
-    case PM_TYPE_U32:
-    case PM_TYPE_FLOAT:
-        return 4;
-    case PM_TYPE_64:
-    case PM_TYPE_U64:
-    case PM_TYPE_DOUBLE:
-        return 8;
-    default:
-        return 0;
-    }
+    int size = pcp_type_size((uint32_t)vtype);  /* 0 for STRING and the rest */
+    return size > 0 ? (uint32_t)size : 0;
 }
 
 int pcp_store_encode(uint8_t *buf, size_t cap, int32_t from, int64_t sec, int64_t usec,
