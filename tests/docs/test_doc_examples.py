@@ -132,6 +132,11 @@ def test_every_page_is_read():
     assert len(_of("python")) >= 20 and len(_of("console")) >= 3
 
 
+def test_readme_is_a_landing_page():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        assert len(f.read().splitlines()) < 250
+
+
 def test_fences_are_known_languages():
     unknown = [(e.id, e.lang) for e in EXAMPLES if e.lang not in ("python", "py", "console", "sh")]
     assert unknown == []
