@@ -1,21 +1,16 @@
 """Every example of README.md and of the documentation site (docs/**/*.md) runs as written
-and prints what the page shows, so a reader can paste it.
+and prints what the page shows, so a reader can paste it. The rules for writing one are in
+docs/contributing.md ("Examples"); in short:
 
-How a page writes its examples (docs/contributing.md says the same for authors):
-
-- ```python  runs here (against the bundled demo archive, PCP's QA archives and the local
-  pmcd with the sample and mmv PMDAs), in a fresh namespace, in a temporary directory.
-  The fenced ```text block that follows it is its output, compared exactly; an HTML
-  comment `<!-- output: numbers vary -->` before that block compares it with every number
-  masked (live values). A run example must show its output.
-- ```console  `$ pcp-native ...` lines, each followed by its output, run through the
-  package's command line and compared the same way.
-- ```py  a sketch that needs what only the reader has (a TLS pmcd, their own hosts): it
-  must compile, it is not run.
-- ```sh  set-up commands (pip, the scripts): not run; the extras they name must exist in
-  pyproject.toml and the scripts they name in scripts/.
-- An example that uses an optional package names its extra (`pcp-native[pandas]` ...) in
-  a comment, checked here.
+- ```python  runs (demo archive, QA archives, the local pmcd with the sample and mmv PMDAs)
+  in a fresh namespace in a temporary directory; the ```text block after it is its output,
+  compared exactly, or with numbers masked after `<!-- output: numbers vary -->`. One that
+  starts `# file: NAME` is a file for the page's later console examples (compiled only).
+- ```console  `$ ` lines, each followed by its output: `pcp-native ...` through the package's
+  command line, other lines under bash in the directory holding the page's files.
+- ```py  a sketch that needs what only the reader has: compiled, not run.
+- ```sh  set-up commands: the extras and scripts they name must exist.
+- An example that uses an optional package names its extra (`pcp-native[pandas]` ...).
 """
 from __future__ import annotations
 
