@@ -13,10 +13,10 @@ if ! .venv/bin/python -c "import mkdocs, mkdocstrings_handlers.python, material"
     echo "docs.sh: installing the [docs] extra into .venv"
     # the tools only: the API pages read the package's sources, not an installed copy
     .venv/bin/python - <<'PY'
-import re, subprocess, sys
-with open("pyproject.toml") as f:
-    docs = re.search(r"^docs = \[(.*?)\]", f.read(), re.M | re.S).group(1)
-subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", *re.findall(r'"([^"]+)"', docs)])
+import ast, re, subprocess, sys
+with open("pyproject.toml") as f:      # the [docs] extra: one line of pyproject.toml
+    docs = ast.literal_eval(re.search(r"^docs = (\[.*\])[ \t]*$", f.read(), re.M).group(1))
+subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", *docs])
 PY
 fi
 export NO_MKDOCS_2_WARNING=1
