@@ -16,7 +16,8 @@ from typing import Any, List
 import griffe
 
 TERM = re.compile(r"^([A-Za-z_][\w.]*(?:, [A-Za-z_][\w.]*)*)( {2,})(\S.*)$")
-SPECIAL = re.compile(r"([<>*_\\])")
+SPECIAL = re.compile(r"([*_\\])")
+CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 
 
 def _paragraphs(text: str) -> List[List[str]]:
@@ -39,14 +40,19 @@ def _is_term_list(lines: List[str]) -> bool:
             and all(TERM.match(line) or line.startswith("  ") for line in lines))
 
 
+def _escape_text(text: str) -> str:
+    # Python-Markdown has no backslash escape for "<": an entity instead
+    return SPECIAL.sub(r"\\\1", text).replace("<", "&lt;")
+
+
 def _escape(line: str) -> str:
-    """Markdown's special characters of running text escaped, code spans left alone."""
-    parts = line.split("`")
-    if len(parts) % 2 == 0:          # an unpaired backtick: no code spans to respect
-        parts = [line]
-    for k in range(0, len(parts), 2):
-        parts[k] = SPECIAL.sub(r"\\\1", parts[k])
-    escaped = "`".join(parts)
+    """Markdown's special characters of running text escaped, code spans (`x`, ``x``) left
+    alone."""
+    out, at = [], 0
+    for span in CODE_SPAN.finditer(line):
+        out += [_escape_text(line[at:span.start()]), span.group(0)]
+        at = span.end()
+    escaped = "".join(out) + _escape_text(line[at:])
     return "\\" + escaped if escaped.startswith("#") else escaped
 
 

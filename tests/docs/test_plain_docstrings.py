@@ -32,7 +32,7 @@ def test_a_term_list_becomes_a_bulleted_list(markdown_of):
 
 def test_tags_and_emphasis_of_running_text_are_escaped(markdown_of):
     assert markdown_of("after a <mark> record, __arrow_c_stream__ and PM_ERR_*") == \
-        r"after a \<mark\> record, \_\_arrow\_c\_stream\_\_ and PM\_ERR\_\*"
+        r"after a &lt;mark> record, \_\_arrow\_c\_stream\_\_ and PM\_ERR\_\*"
 
 
 def test_code_spans_and_indented_code_are_left_alone(markdown_of):
@@ -42,4 +42,9 @@ def test_code_spans_and_indented_code_are_left_alone(markdown_of):
 
 def test_prose_with_two_blanks_is_not_a_list(markdown_of):
     doc = "One sentence.  Another one\nand a third line."
+    assert markdown_of(doc) == doc
+
+
+def test_double_backtick_spans_are_code_too(markdown_of):
+    doc = "``__implementation__`` is \"pcp-native\", `a_b` and ``x`y`` too"
     assert markdown_of(doc) == doc
