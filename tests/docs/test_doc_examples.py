@@ -45,6 +45,8 @@ EXTRA_USES = {
     "dask": re.compile(r"pcp\.dask|from pcp import dask|import dask"),
     "progress": re.compile(r"progress=True|import tqdm"),
 }
+# an example that talks to a pmcd (the others read archives or write files)
+LIVE = re.compile(r'"local:"|PM_CONTEXT_HOST|PM_CONTEXT_LOCAL|Sampler\(|fetch_many|Fleet\(|-h ')
 EXTRA_MODULES = {"pandas": "pandas", "arrow": "pyarrow", "polars": "polars",
                  "duckdb": "duckdb", "dask": "dask.dataframe", "progress": "tqdm"}
 
@@ -177,9 +179,15 @@ def _need_extras(code: str) -> None:
             pytest.importorskip(EXTRA_MODULES[extra])
 
 
-@pytest.mark.pmcd
-@pytest.mark.parametrize("example", [e for e in _of("python") if not e.file_name],
-                         ids=lambda e: e.id)
+def _params(examples: List[Example], cli_pending: bool = False):
+    """Live examples need the pmcd (a failure under CI, a skip elsewhere without one)."""
+    return [pytest.param(e, id=e.id, marks=(
+        ([pytest.mark.pmcd] if LIVE.search(e.code) else [])
+        + ([CLI_PENDING] if cli_pending and "$ pcp-native" in e.code else [])))
+        for e in examples]
+
+
+@pytest.mark.parametrize("example", _params([e for e in _of("python") if not e.file_name]))
 def test_python_example_prints_what_the_page_shows(example, tmp_path, monkeypatch):
     # examples write files (cpu.parquet ...) where they run: not into the checkout
     monkeypatch.chdir(tmp_path)
@@ -212,10 +220,7 @@ def _cli() -> List[str]:
     return [script] if os.path.exists(script) else [sys.executable, "-m", "pcp"]
 
 
-@pytest.mark.pmcd
-@pytest.mark.parametrize("example", [
-    pytest.param(e, id=e.id, marks=[CLI_PENDING] if "$ pcp-native" in e.code else [])
-    for e in _of("console")])
+@pytest.mark.parametrize("example", _params(_of("console"), cli_pending=True))
 def test_console_example_prints_what_the_page_shows(example, tmp_path):
     for name, code in example.files.items():
         (tmp_path / name).write_text(code)
