@@ -8,8 +8,10 @@
 
 Each command reads its options with libpcp's rules (pcp/cli/_options.py).
 
-Without -a or -h, info, dump and export read the small archive bundled with the package
-(pcp/data/demo.*), so they run without a pmcd; fetch samples the local pmcd.
+With no source, each command does what its PCP tool does: info and fetch read the local
+pmcd (as pminfo and pmval), dump prints its usage and exits 1 (as pmdumplog), export
+asks for an archive. --demo names the small archive bundled with the package
+(pcp/data/demo.*), which needs no pmcd.
 """
 from __future__ import annotations
 
@@ -48,8 +50,12 @@ options of the PCP tool it mirrors, read by libpcp's rules (pmGetOptions):
   python -m pcp COMMAND -?      that command's options
   python -m pcp --version       which implementation this is
 
-Without -a/-h, info, dump and export read the bundled demo archive (%s);
-fetch samples the local pmcd.
+With no -a/-h, info and fetch read the local pmcd (as pminfo and pmval do);
+dump and export need an archive. --demo names the archive bundled with
+pcp-native (%s), to try the commands without a pmcd:
+
+  python -m pcp dump --demo -l
+  python -m pcp info --demo -f kernel.uname.release
 """
 
 

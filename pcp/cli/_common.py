@@ -1,4 +1,4 @@
-"""What the subcommands share: opening the source (-a / -h, the bundled archive),
+"""What the subcommands share: opening the source (-a / -h / --demo),
 descriptor and value text as PCP's tools print them, time stamps in a chosen zone."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp._libpcp.strings import DESC_TYPE_TEXT
-from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
+from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
 
 TYPE_TEXT = DESC_TYPE_TEXT
 NUMERIC_TYPES = (0, 1, 2, 3, 4, 5)
@@ -25,23 +25,15 @@ class CliError(Exception):
     """A failure reported as one line on stderr and exit status 1."""
 
 
-def demo_archive() -> str:
-    """The archive bundled with the package (pcp/data/demo.*)."""
-    return DEMO_ARCHIVE
-
-
 class Source:
     """An open context plus what the commands ask of it repeatedly (names, descriptors,
     instance names), each looked up once."""
 
-    def __init__(self, archive: Optional[str], host: Optional[str], default: str) -> None:
+    def __init__(self, archive: Optional[str], host: Optional[str]) -> None:
         if archive is not None and host is not None:
             raise CliError("-a and -h are mutually exclusive")
         if archive is None and host is None:
-            if default == "archive":
-                archive = DEMO_ARCHIVE
-            else:
-                host = "local:"
+            host = "local:"         # PCP's tools: the local pmcd
         self.is_archive = archive is not None
         self.name = archive if archive is not None else host
         kind = c_api.PM_CONTEXT_ARCHIVE if self.is_archive else c_api.PM_CONTEXT_HOST

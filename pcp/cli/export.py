@@ -55,6 +55,7 @@ TOOL = _options.Tool(
                      "RULE"),
         _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
         _options.own("no-progress", "", "never show a progress bar"),
+        _options.demo_option(),
     ],
     "[option...] [metricspec ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
 
@@ -72,10 +73,13 @@ def main(argv: List[str], out: Any = None) -> int:
             pmprintf("%s: --%s must be one of %s, not %r\n" % (pmGetProgname(), key,
                                                               ", ".join(choices), value))
             parsed.opts.errors += 1
-    _options.finish(parsed, "archive")
+    _options.finish(parsed, None)
     opts = parsed.opts
     if opts.hosts:
         raise CliError("export reads archives: -h is not for it")
+    if not opts.archives:
+        _options.usage_error(parsed, "export reads an archive: name it with -a ARCHIVE "
+                             "(or --demo, the one bundled with pcp-native)")
     interpolate = opts.interval != (0, 0) and not parsed.flag("no-interpol")
     for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg)):
         if given is not None and not interpolate:
@@ -134,7 +138,7 @@ def run(args: Any, out: Any = None) -> int:
         folder = os.path.dirname(os.path.abspath(args.output))
         if not os.path.isdir(folder):
             raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
-    src = Source(args.archive, None, default="archive")
+    src = Source(args.archive, None)
     try:
         _options.context_options(TOOL, args.parsed, src.ctx, True)
         opts = args.parsed.opts

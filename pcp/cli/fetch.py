@@ -50,6 +50,8 @@ TOOL = _options.Tool(
         _options.own("width", "w", "set the width of each column of output", "N"),
         _options.own("filter", "x", "store to the metric before fetching (filter)", "VALUE"),
         _options.own("timestamp", "X", "include date and microseconds in reported timestamps"),
+        _options.header("pcp-native options"),
+        _options.demo_option(),
     ],
     "[options] metricname", watch="s",
     flags=c_api.PM_OPTFLAG_BOUNDARIES | c_api.PM_OPTFLAG_STDOUT_TZ)
@@ -103,7 +105,7 @@ def run(args: Any, out: Any = None) -> int:
     """Sample the metrics and print pmval's report (or the table of several)."""
     out = out or sys.stdout
     opts = args.parsed.opts
-    src = Source(args.archive, args.host, default="host")
+    src = Source(args.archive, args.host)
     try:
         try:
             pmids = src.lookup(args.metrics)

@@ -52,6 +52,8 @@ TOOL = _options.Tool(
         _options.own("derived", "c", "load derived metric definitions from FILE(s)", "FILE"),
         _options.own("events", "x", "unpack and report on any fetched event records"),
         _options.own("verify", "v", "verify mode, be quiet and only report errors"),
+        _options.header("pcp-native options"),
+        _options.demo_option(),
     ],
     "[options] [metricname | pmid | indom]...", overrides="stT",
     flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
@@ -63,7 +65,8 @@ _NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"),
 
 
 def main(argv: List[str], out: Any = None) -> int:
-    """`pcp info ARGS`: pminfo's command line (without -a/-h: the bundled archive)."""
+    """`pcp-native info ARGS`: pminfo's command line (without -a/-h/--demo: the local
+    pmcd, as pminfo)."""
     parsed = _options.parse(TOOL, argv)
     opts = parsed.opts
     batch = parsed.value("batch")
@@ -73,7 +76,7 @@ def main(argv: List[str], out: Any = None) -> int:
         if not whole:
             pmprintf("%s: -b requires numeric argument\n" % pmGetProgname())
             opts.errors += 1
-    _options.finish(parsed, "archive")
+    _options.finish(parsed, "host")
     for key, what in _NOT_DONE:
         if parsed.flag(key):
             raise CliError("pminfo's %s is not implemented by pcp-native" % what)
@@ -96,7 +99,7 @@ def main(argv: List[str], out: Any = None) -> int:
 def run(args: Any, out: Any = None) -> int:
     """Print what pminfo prints for the names (every metric without them)."""
     out = out or sys.stdout
-    src = Source(args.archive, args.host, default="archive")
+    src = Source(args.archive, args.host)
     try:
         return _Info(src, args, out).run()
     finally:

@@ -89,7 +89,7 @@ DUMP_CASES = [
 @pytest.mark.parametrize("ours,theirs", DUMP_CASES, ids=[" ".join(c[1]) or "default" for c in DUMP_CASES])
 def test_dump_bundled_matches_pmdumplog(ours, theirs):
     ref = run_tool("pmdumplog", *theirs, DEMO_ARCHIVE, check=True)
-    got = run_cli("dump", *ours)
+    got = run_cli("dump", "--demo", *ours)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
 
@@ -99,7 +99,7 @@ def test_dump_bundled_matches_pmdumplog(ours, theirs):
 def test_dump_bundled_selected_metrics_match_pmdumplog(names):
     for flags in ([], ["-r"], ["-s"]):
         ref = run_tool("pmdumplog", *flags, DEMO_ARCHIVE, *names, check=True)
-        got = run_cli("dump", *flags, *names)
+        got = run_cli("dump", "--demo", *flags, *names)
         assert got.status == 0, got.err
         assert got.out == ref.stdout
 
@@ -107,7 +107,7 @@ def test_dump_bundled_selected_metrics_match_pmdumplog(names):
 def test_dump_bad_time_window_reports_as_pmdumplog():
     """pmdumplog's message for a time libpcp cannot read, under our program name."""
     ref = run_tool("pmdumplog", "-S", "@bogus", DEMO_ARCHIVE)
-    got = run_cli("dump", "-S", "@bogus")
+    got = run_cli("dump", "--demo", "-S", "@bogus")
     assert got.status == ref.returncode == 1
     assert got.err.replace("pcp dump:", "pmdumplog:", 1) == ref.stderr
 
@@ -174,7 +174,7 @@ def test_an_alternative_namespace_as_pmdumplog_and_pminfo_read_it(tmp_path, monk
         assert got.out == ref.stdout
     for flags in ([], ["-f"], ["-dm", "foo.load"], ["foo.one", "foo.load"]):
         ref = run_tool("pminfo", "-n", str(pmns), "-a", DEMO_ARCHIVE, *flags)
-        got = run_cli("info", "-n", str(pmns), *flags)
+        got = run_cli("info", "--demo", "-n", str(pmns), *flags)
         assert got.status == ref.returncode, got.err
         assert got.out == ref.stdout and got.err == ref.stderr
 
@@ -199,13 +199,13 @@ def test_info_live_zone_as_pminfo():
 
 
 def test_dump_unknown_metric_fails():
-    got = run_cli("dump", "no.such.metric")
+    got = run_cli("dump", "--demo", "no.such.metric")
     assert got.status == 1
     assert "No metric names can be translated" in got.err
 
 
 def test_dump_record_limit():
-    got = run_cli("dump", "--records", "2")
+    got = run_cli("dump", "--demo", "--records", "2")
     assert got.out.count(" metrics\n") == 2
 
 
@@ -227,7 +227,7 @@ INFO_CASES = [[], ["-m"], ["-M", "-t"], ["-d"], ["-f"], ["-T"], ["-l"], ["-dfmtT
 @pytest.mark.parametrize("flags", INFO_CASES, ids=[" ".join(c) or "default" for c in INFO_CASES])
 def test_info_bundled_matches_pminfo(flags):
     ref = run_tool("pminfo", "-a", DEMO_ARCHIVE, *flags, check=True)
-    got = run_cli("info", *flags)
+    got = run_cli("info", "--demo", *flags)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
 
@@ -235,13 +235,13 @@ def test_info_bundled_matches_pminfo(flags):
 def test_info_bad_pmid_and_indom_operands_report_as_pminfo():
     for argv in (["60.2.999"], ["60"], ["60.x"]):
         ref = run_tool("pminfo", "-a", DEMO_ARCHIVE, *argv)
-        got = run_cli("info", *argv)
+        got = run_cli("info", "--demo", *argv)
         assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
 
 
 def test_info_unknown_name_reports_and_fails():
     ref = run_tool("pminfo", "-a", DEMO_ARCHIVE, "-f", "sample.nope", "sample.long.one")
-    got = run_cli("info", "-f", "sample.nope", "sample.long.one")
+    got = run_cli("info", "--demo", "-f", "sample.nope", "sample.long.one")
     assert got.status == ref.returncode == 1
     assert got.out == ref.stdout
     assert "sample.nope: Unknown metric name" in got.err
@@ -255,20 +255,20 @@ def test_source_errors_are_one_line():
 
 
 def test_module_and_console_script_run():
-    p = run_module("dump", "-l")
+    p = run_module("dump", "--demo", "-l")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("Log Label (Log Format Version 3)")
     p = run_module("--help")
     assert p.returncode == 0 and "info" in p.stdout and "dump" in p.stdout
     script = os.path.join(os.path.dirname(sys.executable), "pcp-native")
     if os.path.exists(script):
-        p = subprocess.run([script, "info", "hinv.ncpu"], capture_output=True, text=True,
+        p = subprocess.run([script, "info", "--demo", "hinv.ncpu"], capture_output=True, text=True,
                            env=our_env())
         assert p.returncode == 0 and p.stdout == "hinv.ncpu\n"
 
 
 def test_broken_pipe_is_quiet():
-    p = subprocess.run("%s -m pcp dump --all | head -1" % sys.executable, shell=True,
+    p = subprocess.run("%s -m pcp dump --demo --all | head -1" % sys.executable, shell=True,
                        capture_output=True, text=True, env=our_env())
     assert p.stdout == "Log Label (Log Format Version 3)\n"
     assert "Traceback" not in p.stderr and "Error" not in p.stderr
@@ -364,5 +364,6 @@ def test_dump_takes_the_archive_first_as_pmdumplog_does(flags):
         got = run_cli("dump", *flags, DEMO_ARCHIVE, *names)
         assert got.status == 0, got.err
         assert got.out == ref.stdout
-    # a metric name that is not an archive is still a metric name
-    assert run_cli("dump", "sample.long.one").status == 0
+    # the first operand is the archive even when it reads like a metric name
+    assert run_cli("dump", "sample.long.one").status == \
+        run_tool("pmdumplog", "sample.long.one").returncode == 1
