@@ -5,7 +5,8 @@ values interpolated at every interval from the start (pmrep -t, with -A / -O). T
 metric's time x instance matrix, scattered in C without a Python object per value.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
-then one column per metric instance, named `metric` or `metric[instance]`. Long layout:
+then one column per metric instance, named `metric` or `metric[instance]` (as
+to_pandas() names them: `metric[instance] (id)` for an instance name that repeats). Long layout:
 one row per value (`time, metric, inst, instance, value`)."""
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import numpy as np
 
 import cpmapi as c_api
 from pcp import bulk
-from pcp._bulk import typed as _typed
+from pcp._bulk import export as _export, typed as _typed
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
@@ -193,7 +194,9 @@ class Table:
         self.stamps = cols.time.view(np.int64)
         self.columns: List[Column] = []
         for m in cols.values():
-            for j, name in enumerate(m.column_names()):
+            # to_pandas's names: an instance name that repeats gets its id, so that
+            # every reader (pyarrow, pandas, polars, duckdb) takes the header as written
+            for j, name in enumerate(_export.wide_names(m)):
                 if m.present[:, j].any():
                     self.columns.append(Column(name, m, j))
 

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from support.cliutil import DEMO_ARCHIVE, need_tool, run_cli, run_tool, tool_env
+from support.cliutil import DEMO_ARCHIVE, need_qa_archive, need_tool, run_cli, run_tool, tool_env
 
 _TIME = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) (\d+) metrics?$|^(\d\d:\d\d:\d\d\.\d+)  <mark>$")
 _SET = re.compile(r"^    [\d.]+ \((.*)\):(.*)$")
@@ -391,3 +391,48 @@ def test_the_progress_bar_follows_the_flags():
     assert run_cli("export", "--demo", "--no-progress", "kernel.all.load").err == ""
     shown = run_cli("export", "--demo", "--progress", "kernel.all.load")
     assert shown.status == 0 and "archive" in shown.err and quiet.out == shown.out
+
+
+# ---- what other readers make of the files -------------------------------------------
+
+def _read_back(path, suffix):
+    """The column names pandas, pyarrow, polars and duckdb read from the file, each
+    reader's own way (any of them raising fails the test)."""
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if suffix == ".parquet":
+        return {"pandas": list(pd.read_parquet(path).columns),
+                "pyarrow": pq.read_table(path).column_names,
+                "polars": pl.read_parquet(path).columns,
+                "duckdb": duckdb.sql("SELECT * FROM read_parquet('%s')" % path).columns}
+    return {"pandas": list(pd.read_csv(path).columns),
+            "pyarrow": pacsv.read_csv(path).column_names,
+            "polars": pl.read_csv(path).columns,
+            "duckdb": duckdb.sql("SELECT * FROM read_csv('%s', header=true)" % path).columns}
+
+
+@pytest.mark.parametrize("suffix,layout", [(".parquet", "wide"), (".parquet", "long"),
+                                           (".csv", "wide")])
+def test_every_reader_reads_the_export_back_with_its_header(tmp_path, suffix, layout):
+    """20180102's pmcd.agent.status has ten instances named "sample": the wide header
+    names them as to_pandas() does (the instance id after a repeated name), so pandas,
+    pyarrow, polars and duckdb each read the file and see the names it was written with."""
+    from pcp import bulk
+
+    archive = need_qa_archive("20180102")
+    metrics = ["pmcd.agent.status", "kernel.all.load", "pmcd.pmlogger.host"]
+    out = str(tmp_path / ("out" + suffix))
+    got = run_cli("export", "-a", archive, "-o", out, "--layout", layout, *metrics)
+    assert got.status == 0, got.err
+    seen = _read_back(out, suffix)
+    written = seen["pyarrow"]
+    assert all(names == written for names in seen.values()), seen
+    assert len(set(written)) == len(written)
+    if layout == "wide":
+        frame = bulk.read_archive(archive, metrics).to_pandas()
+        assert written == ["time"] + list(frame.columns)
+        assert sum(n.startswith("pmcd.agent.status[sample] (") for n in written) == 10
