@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
-from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
@@ -232,5 +232,6 @@ def _day(tm: time.struct_time) -> str:
 
 
 def fail(message: str) -> int:
-    sys.stderr.write("pcp: %s\n" % message)
+    """One line on stderr under the program's name ("pcp-native info: ..."), status 1."""
+    sys.stderr.write("%s: %s\n" % (pmGetProgname(), message))
     return 1

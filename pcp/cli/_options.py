@@ -17,6 +17,8 @@ from pcp._libpcp import options as _libopts, pmns, zones
 from pcp._libpcp.getopt import EOF, LongOption
 
 STANDARD = _libopts.STANDARD
+# what the program calls itself in usage and messages (`pcp` is PCP's own command)
+PROGRAM = "pcp-native"
 Stamp = Tuple[int, int]
 
 
@@ -97,7 +99,7 @@ def parse(tool: Tool, argv: Sequence[str]) -> Parsed:
         return int(c in claimed)
 
     opts.override = override
-    words = ["pcp " + tool.name] + list(argv)
+    words = [PROGRAM + " " + tool.name] + list(argv)
     while True:
         c = _libopts.get_options(words, opts)
         if c == EOF:

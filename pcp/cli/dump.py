@@ -1,8 +1,6 @@
 """`dump`: an archive's label, metadata and records, as pmdumplog prints them."""
 from __future__ import annotations
 
-import os
-import re
 import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -12,7 +10,7 @@ from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.wire import PM_LABEL_COMPOUND
-from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._libpcp import options as _libopts
 from pcp._libpcp.getopt import LongOption
@@ -215,7 +213,7 @@ class _Dump:
         for name in names:
             leaves, errors = self.src.expand([name])
             for msg in errors:
-                sys.stderr.write("pcp dump: %s\n" % msg)
+                sys.stderr.write("%s: %s\n" % (pmGetProgname(), msg))
             for leaf, pmid in zip(leaves, self.ctx.pmLookupName(leaves, relaxed=1) if leaves else []):
                 if pmid != c_api.PM_ID_NULL and pmid not in pmids:
                     pmids.append(pmid)

@@ -35,9 +35,9 @@ STANDARD = _options.STANDARD
 
 
 TOOL = _options.Tool(
-    "export", "A:a:D:F:h:n:O:o:rS:T:t:uVZ:z?", [
+    "export", "A:a:D:F:n:O:o:rS:T:t:uVZ:z?", [
         _options.header("General options"),
-        STANDARD["Archive"], STANDARD["Host"],
+        STANDARD["Archive"],
         _options.own("output", "o", "output target: csv (default), parquet, or a file whose "
                      "suffix (.csv, .parquet, .pq) names both", "OUTPUT"),
         _options.own("output-file", "F", "output file (default: stdout)", "OUTFILE"),
@@ -77,7 +77,7 @@ def main(argv: List[str], out: Any = None) -> int:
     _options.finish(parsed, None)
     opts = parsed.opts
     if opts.hosts:
-        raise CliError("export reads archives: -h is not for it")
+        raise CliError("export reads archives: not the host PCP_HOST names")
     if not opts.archives:
         _options.usage_error(parsed, "export reads an archive: name it with -a ARCHIVE "
                              "(or --demo, the one bundled with pcp-native)")

@@ -32,34 +32,25 @@ WIDTH = {0: 11, 1: 11, 2: 21, 3: 21, 4: 13, 5: 21, 6: 21, 7: 21, 8: 21}
 
 
 TOOL = _options.Tool(
-    "fetch", _libopts.PMAPI_OPTIONS + "df:i:K:LrU:vw:x:X", [
+    # pmval's letters but its time-control GUI ones (-g, -p)
+    "fetch", _libopts.PMAPI_OPTIONS.replace("g", "").replace("p:", "") + "f:i:K:LrU:w:", [
         _options.header("General options"),
-        STANDARD["Align"], STANDARD["Archive"], STANDARD["Debug"], STANDARD["GuiMode"],
-        STANDARD["Host"], STANDARD["Namespace"], STANDARD["Origin"], STANDARD["GuiPort"],
+        STANDARD["Align"], STANDARD["Archive"], STANDARD["Debug"],
+        STANDARD["Host"], STANDARD["Namespace"], STANDARD["Origin"],
         STANDARD["Start"], STANDARD["Samples"], STANDARD["Finish"], STANDARD["Interval"],
         STANDARD["TimeZone"], STANDARD["HostZone"], STANDARD["Version"], STANDARD["Help"],
-        STANDARD["SpecLocal"], STANDARD["LocalPMDA"], STANDARD["Container"],
-        STANDARD["Derived"],
+        STANDARD["SpecLocal"], STANDARD["LocalPMDA"], STANDARD["Derived"],
         _options.header("Reporting options"),
-        _options.own("delay", "d", "delay, pause between updates for archive replay"),
         _options.own("precision", "f", "fixed output format with N digits precision", "N"),
         _options.own("instances", "i", "comma-separated metrics instance list", "INST"),
         _options.own("raw", "r", "output raw counter values (no rate conversion)"),
         _options.own("nointerp", "U", "non-interpolated fetching; ignores interval", "FILE"),
-        _options.own("verbose", "v", "increase diagnostic output"),
         _options.own("width", "w", "set the width of each column of output", "N"),
-        _options.own("filter", "x", "store to the metric before fetching (filter)", "VALUE"),
-        _options.own("timestamp", "X", "include date and microseconds in reported timestamps"),
         _options.header("pcp-native options"),
         _options.demo_option(),
     ],
     "[options] metricname", watch="s",
     flags=c_api.PM_OPTFLAG_BOUNDARIES | c_api.PM_OPTFLAG_STDOUT_TZ)
-
-# pmval options pcp-native does not do (yet), refused rather than ignored
-_NOT_DONE = (("delay", "-d"), ("filter", "-x"), ("timestamp", "-X"), ("verbose", "-v"),
-             ("container", "--container"), ("derived", "--derived"))
-
 
 def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optional[int]:
     """pmval's check of -f / -w: a whole number, at least `low`."""
@@ -85,11 +76,9 @@ def main(argv: List[str], out: Any = None) -> int:
     if not opts.errors and not parsed.operands:
         _options.usage_error(parsed, "error - no metricname specified")
     _options.finish(parsed, "host")
-    for key, what in _NOT_DONE:
-        if parsed.flag(key):
-            raise CliError("pmval's %s is not implemented by pcp-native" % what)
     if opts.guiflag or opts.guiport_optarg is not None:
-        raise CliError("pmval's -g and -p are not implemented by pcp-native")
+        raise CliError("PCP_GUIMODE / PCP_GUIPORT: pmval's time-control GUI is not "
+                       "pcp-native's")
     instances: List[str] = []
     for text in parsed.given.get("instances", ()):
         instances.extend(n.strip() for n in (text or "").split(",") if n.strip())
@@ -381,7 +370,7 @@ class _Pmval(_Report):
             return
         if numval < 0:
             self.out.flush()
-            sys.stderr.write("\npmval: pmFetch: %s\n" % pmErrStr(numval))
+            sys.stderr.write("\n%s: pmFetch: %s\n" % (pmGetProgname(), pmErrStr(numval)))
             self._failed()
             return
         cur = self._current(s, a, i)

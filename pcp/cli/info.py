@@ -21,12 +21,11 @@ BATCH = 128
 
 
 TOOL = _options.Tool(
-    "info", "a:b:c:CdD:Ffh:IK:lLMmN:n:O:stTvVxzZ:?", [
+    "info", "a:b:c:dD:Ffh:IK:lLMmN:n:O:tTvVzZ:?", [
         _options.header("General options"),
         STANDARD["Archive"],
         STANDARD["Debug"],
         STANDARD["Host"],
-        STANDARD["Container"],
         STANDARD["LocalPMDA"],
         STANDARD["SpecLocal"],
         STANDARD["Namespace"],
@@ -45,24 +44,16 @@ TOOL = _options.Tool(
         _options.own("labels", "l", "print InDom, metric and instance labels"),
         _options.own("pmid", "m", "print PMID"),
         _options.own("fullpmid", "M", "print PMID in verbose format"),
-        _options.own("series", "s", "print source, metric, instance series identifiers"),
         _options.own("oneline", "t", "get and display (terse) oneline text"),
         _options.own("helptext", "T", "get and display (verbose) help text"),
         _options.header("Metrics options"),
         _options.own("derived", "c", "load derived metric definitions from FILE(s)", "FILE"),
-        _options.own("events", "x", "unpack and report on any fetched event records"),
         _options.own("verify", "v", "verify mode, be quiet and only report errors"),
         _options.header("pcp-native options"),
         _options.demo_option(),
     ],
-    "[options] [metricname | pmid | indom]...", overrides="stT",
+    "[options] [metricname | pmid | indom]...", overrides="tT",
     flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
-
-# pminfo options pcp-native does not do (yet), refused rather than ignored
-_NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"),
-             ("series", "-s (series identifiers)"), ("events", "-x"),
-             ("container", "--container"))
-
 
 def main(argv: List[str], out: Any = None) -> int:
     """`pcp-native info ARGS`: pminfo's command line (without -a/-h/--demo: the local
@@ -76,10 +67,14 @@ def main(argv: List[str], out: Any = None) -> int:
         if not whole:
             pmprintf("%s: -b requires numeric argument\n" % pmGetProgname())
             opts.errors += 1
+    for path in parsed.given.get("derived", ()):
+        # pminfo -c: pmLoadDerivedConfig before the context is made; a failure is
+        # reported and is not fatal
+        sts = _libopts.load_derived_config(path or "")
+        if sts < 0:
+            sys.stderr.write("%s: derived configuration(s) error: %s\n"
+                             % (pmGetProgname(), pmErrStr(sts)))
     _options.finish(parsed, "host")
-    for key, what in _NOT_DONE:
-        if parsed.flag(key):
-            raise CliError("pminfo's %s is not implemented by pcp-native" % what)
     archive, host = _options.source(opts)
     args = SimpleNamespace(
         parsed=parsed, archive=archive, host=host, names=parsed.operands,

@@ -313,7 +313,7 @@ def test_export_takes_pmreps_output_options(tmp_path):
     assert got.status == 1 and "pmrep -u" in got.err
     assert run_cli("export", "--demo", "-u", "hinv").out == run_cli("export", "--demo", "hinv").out
     got = run_cli("export", "--demo", "--layout", "tall")
-    assert got.status == 1 and "Usage: pcp export [option...] [metricspec ...]" in got.err
+    assert got.status == 1 and "Usage: pcp-native export [option...] [metricspec ...]" in got.err
 
 
 def test_export_to_file(tmp_path):
