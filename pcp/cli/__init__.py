@@ -86,6 +86,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return e.status
     except _common.CliError as e:
         return _common.fail(str(e))
+    except _common.pmErr as e:
+        # a PCP error no command reports in its tool's words: its one line, never a
+        # traceback
+        return _common.fail(_common.pmErrStr(e.code))
     except BrokenPipeError:
         # output piped into head & co: stop quietly, as C tools do on SIGPIPE (and
         # keep the interpreter's final flush from failing again)

@@ -28,6 +28,7 @@ from pcp._core.units import pmUnitsStr
 from pcp._libpcp import anon as _anon
 from pcp._core.errors import pmGetProgname, pmprintf
 from pcp.cli import _options
+from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
 STANDARD = _options.STANDARD
@@ -206,8 +207,12 @@ class Table:
 
 
 def _metric_names(src: Source, names: List[str]) -> List[str]:
-    """The leaf names under NAMEs whose values export can write (one name per pmid;
-    not libpcp's anonymous event.flags / event.missed, which records never hold)."""
+    """The leaf names under NAMEs whose values export can write, one name per pmid.
+    Derived metrics are exported when NAMEs name them (the columns reader evaluates
+    them); the whole archive (no NAMEs) is the metrics it holds. Never libpcp's
+    anonymous event.flags / event.missed, which records never hold. A derived metric
+    that cannot be evaluated here is refused by name (pmrep's rule), as is a named leaf
+    whose values are no table's (event records, aggregates)."""
     leaves, errors = src.expand(names or [""])
     if errors:
         raise CliError("; ".join(errors))
@@ -215,15 +220,20 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
     keep: List[str] = []
     seen = set()
     for name, pmid in zip(leaves, pmids):
-        if pmid == c_api.PM_ID_NULL or pmid in seen or _anon.is_derived(pmid):
+        if pmid == c_api.PM_ID_NULL or pmid in seen or pmid in _anon.BY_PMID:
+            continue
+        if _anon.is_derived(pmid) and not names:
             continue
         seen.add(pmid)
         try:
             desc = src.desc(pmid)
-        except pmErr:
-            continue
+        except pmErr as e:
+            raise CliError("%s: pmLookupDesc: %s" % (name, pmErrStr(e.code)))
         if desc.type in _typed.NUMERIC or desc.type == c_api.PM_TYPE_STRING:
             keep.append(name)
+        elif name in names:
+            raise CliError("%s: %s values are not exported (dump or info -f print them)"
+                           % (name, _common.TYPE_TEXT.get(desc.type, "Not Supported")))
     return keep
 
 

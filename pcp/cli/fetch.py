@@ -20,6 +20,7 @@ from pcp._core.intervals import PM_MAX_TIME_T
 from pcp._core.errors import pmErr, pmErrStr
 from pcp import pmapi
 from pcp._core.errors import pmGetProgname, pmprintf
+from pcp._libpcp.strings import pmTypeStr
 from pcp._libpcp import options as _libopts
 from pcp.cli import _common, _options
 from pcp.cli._common import CliError, Clock, Source
@@ -29,6 +30,8 @@ from pcp.sampler import Sampler
 
 
 WIDTH = {0: 11, 1: 11, 2: 21, 3: 21, 4: 13, 5: 21, 6: 21, 7: 21, 8: 21}
+# the types pmval has a column width for (its howide): numbers, strings, aggregates, events
+PRINTABLE = (0, 1, 2, 3, 4, 5, 6, 7, 8, c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT)
 
 
 TOOL = _options.Tool(
@@ -100,7 +103,19 @@ def run(args: Any, out: Any = None) -> int:
             pmids = src.lookup(args.metrics)
         except pmErr as e:
             raise CliError("pmLookupName(%s): %s" % (" ".join(args.metrics), pmErrStr(e.code)))
-        descs = src.descs(pmids)
+        descs = []
+        for pmid in pmids:
+            # pmval's checks, one metric at a time: a descriptor (a derived metric
+            # whose operands are missing has none), a type it can print
+            try:
+                descs.append(src.desc(pmid))
+            except pmErr as e:
+                raise CliError("pmLookupDesc: %s" % pmErrStr(e.code))
+            if descs[-1].type not in PRINTABLE:
+                if len(args.metrics) == 1:
+                    out.write("\n")
+                raise CliError("unknown performance metric value type %s"
+                               % pmTypeStr(descs[-1].type))
         for name, d in zip(args.metrics, descs):
             if d.type in (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT,
                           c_api.PM_TYPE_AGGREGATE, c_api.PM_TYPE_AGGREGATE_STATIC):
