@@ -29,7 +29,11 @@ class Source:
     """An open context plus what the commands ask of it repeatedly (names, descriptors,
     instance names), each looked up once."""
 
-    def __init__(self, archive: Optional[str], host: Optional[str]) -> None:
+    def __init__(self, archive: Optional[str], host: Optional[str],
+                 local_failure: str = "Cannot establish local context") -> None:
+        """Open the archive, else the host (local: when neither is named), else with
+        host "@" a local context; a failure is CliError with the PCP tools' words
+        (`local_failure` is the tool's own for a local context: pmval's by default)."""
         if archive is not None and host is not None:
             raise CliError("-a and -h are mutually exclusive")
         if archive is None and host is None:
@@ -42,10 +46,15 @@ class Source:
         try:
             self.ctx = pmapi.pmContext(kind, self.name)
         except pmErr as e:
-            what = "archive" if self.is_archive else "host"
+            why = pmErrStr(e.code)
+            if kind == c_api.PM_CONTEXT_LOCAL:
+                raise CliError("%s: %s" % (local_failure, why))
+            if self.is_archive:
+                raise CliError('Cannot open archive "%s": %s' % (self.name, why))
+            # the host as given, but for a password in it (PCP's tools print it whole)
             from pcp._live.hostspec import redact_hostspec
-            shown = self.name if self.is_archive else redact_hostspec(self.name)
-            raise CliError("Cannot connect to %s \"%s\": %s" % (what, shown, pmErrStr(e.code)))
+            raise CliError('Cannot connect to PMCD on host "%s": %s'
+                           % (redact_hostspec(self.name), why))
         self._descs: Dict[int, Any] = {}
         self._names: Dict[int, Optional[str]] = {}
         self._inames: Dict[Tuple[int, int], Optional[str]] = {}

@@ -209,16 +209,31 @@ class _Dump:
         return 0
 
     def _pmids(self, names: List[str]) -> List[int]:
+        """pmdumplog's metric operands: each name looked up, a non-leaf traversed, with
+        its messages for a name that fails; none left ends the dump (status 1)."""
         pmids: List[int] = []
+        prog = pmGetProgname()
         for name in names:
-            leaves, errors = self.src.expand([name])
-            for msg in errors:
-                sys.stderr.write("%s: %s\n" % (pmGetProgname(), msg))
-            for leaf, pmid in zip(leaves, self.ctx.pmLookupName(leaves, relaxed=1) if leaves else []):
-                if pmid != c_api.PM_ID_NULL and pmid not in pmids:
-                    pmids.append(pmid)
+            try:
+                found = [self.ctx.pmLookupName([name])[0]]
+            except pmErr as e:
+                if e.code != c_api.PM_ERR_NONLEAF:
+                    sys.stderr.write("%s: pmLookupName(%s): %s\n" % (prog, name,
+                                                                     pmErrStr(e.code)))
+                    continue
+                leaves: List[str] = []
+                try:
+                    self.ctx.pmTraversePMNS(name, leaves.append)
+                except pmErr as e:
+                    sys.stderr.write("%s: pmTraversePMNS(%s): %s\n" % (prog, name,
+                                                                       pmErrStr(e.code)))
+                found = [p for p in (self.ctx.pmLookupName(leaves, relaxed=1) if leaves else [])
+                         if p != c_api.PM_ID_NULL]
+            pmids.extend(p for p in found if p not in pmids)
         if not pmids:
-            raise CliError("No metric names can be translated, dump abandoned")
+            # pmdumplog's last word here is not under its name
+            sys.stderr.write("No metric names can be translated, dump abandoned\n")
+            raise _options.UsageExit(1)
         return pmids
 
     # ---- sections --------------------------------------------------------------------

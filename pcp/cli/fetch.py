@@ -1,10 +1,16 @@
 """`fetch`: sample metrics at an interval, as pmval does, over pcp.sampler.Sampler.
 
 One metric: pmval's report (header, instance columns, rates for counters with pmval's
-number layout). With an archive and -t, the values are interpolated at every interval
-from the start (pmval's archive mode: libpcp's PM_MODE_INTERP); without -t (or with -U)
-the records are replayed as they were logged (pmval's uninterpolated -U mode). Several
-metrics: one table, a column per metric instance."""
+number layout). With -a ARCHIVE the values are interpolated at every interval (-t; one
+second without it or with -t 0, as pmval) from the start (pmval's archive mode:
+libpcp's PM_MODE_INTERP); with -U ARCHIVE the records are replayed as they were logged
+(pmval's uninterpolated mode). Several metrics: one table, a column per metric instance
+(pmval takes one).
+
+Where it differs from pmval: several metrics make one table; event records and
+aggregates are refused (info -f and dump print them); the time-control GUI (-g, -p),
+-d, -v, -x (store a filter value) and -X are not offered; a password in a host spec
+is not echoed in "Cannot connect to PMCD on host" (pmval prints the spec whole)."""
 from __future__ import annotations
 
 import math
@@ -68,8 +74,9 @@ def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optio
 
 
 def main(argv: List[str], out: Any = None) -> int:
-    """`pcp fetch ARGS`: pmval's command line (several metrics make one table). An
-    archive (-a or -U) is replayed record by record, as pmval -U does."""
+    """`pcp-native fetch ARGS`: pmval's command line (several metrics make one table):
+    -a ARCHIVE interpolated at -t (one second by default), -U ARCHIVE replayed record
+    by record."""
     parsed = _options.parse(TOOL, argv)
     opts = parsed.opts
     for archive in parsed.given.get("nointerp", ()):
@@ -122,12 +129,13 @@ def run(args: Any, out: Any = None) -> int:
                 raise CliError("%s: event and aggregate metrics cannot be sampled "
                                "(use info -f or dump)" % name)
         clock = Clock(_options.context_options(TOOL, args.parsed, src.ctx, src.is_archive))
-        interval = opts.interval[0] + opts.interval[1] * 1e-9 if opts.interval != (0, 0) else 1.0
-        interpolate = src.is_archive and opts.interval != (0, 0) and \
-            not args.parsed.given.get("nointerp")
+        if opts.interval == (0, 0):
+            opts.interval = (1, 0)      # pmval: no -t (or -t 0) is one second
+        interval = opts.interval[0] + opts.interval[1] * 1e-9
+        interpolate = src.is_archive and not args.parsed.given.get("nointerp")
         if interpolate:
-            # pmval -t on an archive: values interpolated at every interval from the
-            # origin (-S / -A / -O), as libpcp's PM_MODE_INTERP gives them
+            # pmval -a: values interpolated at every interval (-t, one second without
+            # it) from the origin (-S / -A / -O), as libpcp's PM_MODE_INTERP gives them
             src.ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*opts.origin),
                                      pmapi.timespec(*opts.interval))
         elif src.is_archive:
@@ -152,7 +160,9 @@ def run(args: Any, out: Any = None) -> int:
             sampler.run(on_sample=report.sample)
         except pmErr as e:
             out.flush()
-            raise CliError("pmFetch: %s" % pmErrStr(e.code))
+            sys.stderr.write("\n")
+            raise CliError("%s: %s" % ("pmFetch" if interpolate or not src.is_archive
+                                       else "pmFetchArchive", pmErrStr(e.code)))
         return report.status
     finally:
         src.close()
@@ -385,7 +395,9 @@ class _Pmval(_Report):
             return
         if numval < 0:
             self.out.flush()
-            sys.stderr.write("\n%s: pmFetch: %s\n" % (pmGetProgname(), pmErrStr(numval)))
+            # pmval -U fetched with pmFetchArchive
+            call = "pmFetchArchive" if self.archive and not s.interpolated else "pmFetch"
+            sys.stderr.write("\n%s: %s: %s\n" % (pmGetProgname(), call, pmErrStr(numval)))
             self._failed()
             return
         cur = self._current(s, a, i)

@@ -1,4 +1,8 @@
-"""`info`: metric names, descriptors, help text, labels and values, as pminfo prints them."""
+"""`info`: metric names, descriptors, help text, labels and values, as pminfo prints them.
+
+Where it differs from pminfo: -s (series identifiers), -x (event records unpacked),
+-C and --container are not offered; a password in a host spec is not echoed in
+"Cannot connect to PMCD on host"."""
 from __future__ import annotations
 
 import json
@@ -94,7 +98,8 @@ def main(argv: List[str], out: Any = None) -> int:
 def run(args: Any, out: Any = None) -> int:
     """Print what pminfo prints for the names (every metric without them)."""
     out = out or sys.stdout
-    src = Source(args.archive, args.host)
+    src = Source(args.archive, args.host,
+                 local_failure="Cannot make standalone connection on localhost")
     try:
         return _Info(src, args, out).run()
     finally:

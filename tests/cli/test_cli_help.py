@@ -34,13 +34,14 @@ def test_derived_options_listed_are_done(tmp_path):
     their own: the definitions are global)."""
     conf = tmp_path / "derived.conf"
     conf.write_text("my.twice = 2 * sample.long.one\n")
-    for ours, theirs in ((["info", "-c", str(conf), "-f", "my.twice"],
+    for ours, theirs in ((["info", "--demo", "-c", str(conf), "-f", "my.twice"],
                           ["pminfo", "-a", DEMO_ARCHIVE, "-c", str(conf), "-f", "my.twice"]),
-                         (["fetch", "--derived", str(conf), "-s", "2", "my.twice"],
+                         (["fetch", "-U", DEMO_ARCHIVE, "--derived", str(conf), "-s", "2",
+                           "my.twice"],
                           ["pmval", "-U", DEMO_ARCHIVE, "--derived", str(conf), "-s", "2",
                            "my.twice"])):
         ref = run_tool(*theirs, check=True)
-        got = run_module(ours[0], "--demo", *ours[1:])
+        got = run_module(*ours)
         assert (got.returncode, got.stdout) == (0, ref.stdout)
         assert "Derived metric definition failed" not in ref.stdout
     # pminfo: a configuration that cannot be read is reported, and is not fatal
