@@ -51,20 +51,6 @@ EXTRA_MODULES = {"pandas": "pandas", "arrow": "pyarrow", "polars": "polars",
                  "duckdb": "duckdb", "dask": "dask.dataframe", "progress": "tqdm"}
 
 
-def _cli_has_demo() -> bool:
-    """The command line of issue 36 (`--demo`, the name pcp-native) has landed."""
-    for path in glob.glob(os.path.join(ROOT, "pcp", "cli", "*.py")):
-        with open(path) as f:
-            if '"--demo"' in f.read():
-                return True
-    return False
-
-
-CLI_PENDING = pytest.mark.xfail(
-    not _cli_has_demo(), strict=True,
-    reason="written for the command line of issue 36 (--demo), not merged yet")
-
-
 @dataclass
 class Example:
     page: str
@@ -179,12 +165,10 @@ def _need_extras(code: str) -> None:
             pytest.importorskip(EXTRA_MODULES[extra])
 
 
-def _params(examples: List[Example], cli_pending: bool = False):
+def _params(examples: List[Example]):
     """Live examples need the pmcd (a failure under CI, a skip elsewhere without one)."""
-    return [pytest.param(e, id=e.id, marks=(
-        ([pytest.mark.pmcd] if LIVE.search(e.code) else [])
-        + ([CLI_PENDING] if cli_pending and "$ pcp-native" in e.code else [])))
-        for e in examples]
+    return [pytest.param(e, id=e.id, marks=[pytest.mark.pmcd] if LIVE.search(e.code) else [])
+            for e in examples]
 
 
 @pytest.mark.parametrize("example", _params([e for e in _of("python") if not e.file_name]))
@@ -220,7 +204,7 @@ def _cli() -> List[str]:
     return [script] if os.path.exists(script) else [sys.executable, "-m", "pcp"]
 
 
-@pytest.mark.parametrize("example", _params(_of("console"), cli_pending=True))
+@pytest.mark.parametrize("example", _params(_of("console")))
 def test_console_example_prints_what_the_page_shows(example, tmp_path):
     for name, code in example.files.items():
         (tmp_path / name).write_text(code)
