@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 from pcp._core.errors import pmErr
 from pcp._live import sasl, scram
 from support.difftest import require_reference, run_program
+from tests.live.test_secure_units import CONNECT_EACH
 
 SASL_BADPROT = -21349
 SASL_BADAUTH = -21357
@@ -267,21 +268,6 @@ class _ScramServer:
         self.sock.close()
 
 
-CONNECT = r'''
-import json, os
-from pcp import pmapi
-out = []
-for user in json.loads(os.environ["USERS"]):
-    try:
-        pmapi.pmContext(1, "127.0.0.1:%s?username=%s&password=%s&method=SCRAM-SHA-256"
-                        % (os.environ["PORT"], user, os.environ["PASSWORD"]))
-        out.append(0)
-    except pmapi.pmErr as e:
-        out.append(e.args[0])
-print(json.dumps(out))
-'''
-
-
 @pytest.mark.reference
 def test_server_messages_and_user_names_as_libpcp():
     require_reference()
@@ -291,10 +277,10 @@ def test_server_messages_and_user_names_as_libpcp():
     for ours in (False, True):
         server = _ScramServer(scripts)
         try:
-            codes = run_program(CONNECT, ours, {"USERS": json.dumps(users),
-                                                "PORT": str(server.port),
-                                                "PASSWORD": PASSWORD.decode(),
-                                                "PCP_CONSOLE": "none"}, 120)
+            specs = ["127.0.0.1:%d?username=%s&password=%s&method=SCRAM-SHA-256"
+                     % (server.port, user, PASSWORD.decode()) for user in users]
+            codes = run_program(CONNECT_EACH, ours, {"SPECS": json.dumps(specs),
+                                                     "PCP_CONSOLE": "none"}, 120)
         finally:
             server.close()
         results[ours] = list(zip(codes, server.seen)) if isinstance(codes, list) else codes
