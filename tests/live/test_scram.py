@@ -12,8 +12,7 @@ import json
 import re
 import socket
 import struct
-import threading
-from typing import Callable, List, Optional, Tuple
+from typing import List, Tuple
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -21,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 from pcp._core.errors import pmErr
 from pcp._live import sasl, scram
 from support.difftest import require_reference, run_program
-from tests.live.test_secure_units import CONNECT_EACH
+from tests.live.test_secure_units import CONNECT_EACH, ScriptedServer
 
 SASL_BADPROT = -21349
 SASL_BADAUTH = -21357
@@ -203,41 +202,25 @@ def _attr(body: bytes) -> bytes:
     return struct.pack(">iiii", 16 + len(body), 0x7011, 0, 0) + body
 
 
-class _ScramServer:
-    """Greets like pmcd with AUTH, offers SCRAM-SHA-256, and plays one script per
-    connection; records what the client sent (nonces masked)."""
+class _ScramServer(ScriptedServer):
+    """Offers SCRAM-SHA-256 and plays one script per connection; records what the
+    client sent (nonces masked)."""
 
     def __init__(self, scripts: List[Tuple[bytes, object, int]]) -> None:
-        self.scripts = scripts
         self.seen: List[list] = []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(4)
-        self.port = self.sock.getsockname()[1]
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        super().__init__(scripts)
 
-    def _run(self) -> None:
-        self.sock.settimeout(30)
-        for first_template, final, _ in self.scripts:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(10)
-                seen: List[str] = []
-                try:
-                    self._play(conn, first_template, final, seen)
-                except (OSError, ValueError, IndexError) as e:
-                    seen.append("server: %r" % e)
-                self.seen.append(seen)
+    def serve(self, conn: socket.socket, script: Tuple[bytes, object, int]) -> None:
+        seen: List[str] = []
+        try:
+            self._play(conn, script[0], script[1], seen)
+        except (OSError, ValueError, IndexError) as e:
+            seen.append("server: %r" % e)
+        self.seen.append(seen)
 
     def _play(self, conn: socket.socket, first_template: bytes, final: object,
               seen: List[str]) -> None:
-        conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0, 0x02010E44))
-        _recv_pdu(conn)
-        conn.sendall(_attr(b"SCRAM-SHA-256"))
+        self.greet(conn, b"SCRAM-SHA-256")
         mech, _, client_first = _recv_pdu(conn)[16:].partition(b"\0")
         nonce = client_first.rpartition(b",r=")[2]
         seen.append((mech + b" " + client_first.replace(nonce, b"NONCE")).decode("latin-1"))
@@ -262,10 +245,6 @@ class _ScramServer:
         conn.sendall(_attr(message))
         after = _recv_pdu(conn)
         seen.append("answer %r" % after[16:].decode("latin-1") if after else "no answer")
-
-    def close(self) -> None:
-        self.thread.join(60)
-        self.sock.close()
 
 
 @pytest.mark.reference

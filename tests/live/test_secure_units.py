@@ -136,39 +136,60 @@ MECHANISM_LISTS = [
 ]
 
 
-class _MechanismServer:
-    """Greets like pmcd with AUTH, sends one mechanism list per connection (in order),
-    and records the mechanism name of the client's answer (None: no answer)."""
+class ScriptedServer:
+    """A listening socket on a free loopback port that plays one item of `items` per
+    connection, in order, on a thread (serve(conn, item) says how); close() waits for
+    the last one."""
 
-    def __init__(self, lists: List[str]) -> None:
-        self.lists = lists
-        self.chosen: List[Optional[str]] = []
+    def __init__(self, items: list) -> None:
+        self.items = items
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(4)
+        self.sock.settimeout(30)
         self.port = self.sock.getsockname()[1]
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        for mechs in self.lists:
-            conn, _ = self.sock.accept()
+        for item in self.items:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
             with conn:
                 conn.settimeout(10)
-                try:
-                    conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0,
-                                             0x02010000 | GREETING_FEATURES))
-                    conn.recv(20)
-                    body = mechs.encode()
-                    conn.sendall(struct.pack(">iiii", 16 + len(body), 0x7011, 0, 0) + body)
-                    data = conn.recv(4096)
-                    self.chosen.append(data[16:].split(b"\0")[0].decode() if data else None)
-                except OSError:
-                    self.chosen.append(None)
+                self.serve(conn, item)
+
+    def serve(self, conn: socket.socket, item) -> None:
+        raise NotImplementedError
+
+    def greet(self, conn: socket.socket, mechanisms: bytes) -> None:
+        """pmcd's greeting with AUTH, the client's CREDS, then the mechanism list."""
+        conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0, 0x02010000 | GREETING_FEATURES))
+        conn.recv(20)
+        conn.sendall(struct.pack(">iiii", 16 + len(mechanisms), 0x7011, 0, 0) + mechanisms)
 
     def close(self) -> None:
-        self.thread.join(30)
+        self.thread.join(60)
         self.sock.close()
+
+
+class _MechanismServer(ScriptedServer):
+    """Sends one mechanism list per connection and records the mechanism name of the
+    client's answer (None: no answer)."""
+
+    def __init__(self, lists: List[str]) -> None:
+        self.chosen: List[Optional[str]] = []
+        super().__init__(lists)
+
+    def serve(self, conn: socket.socket, mechs: str) -> None:
+        try:
+            self.greet(conn, mechs.encode())
+            data = conn.recv(4096)
+            self.chosen.append(data[16:].split(b"\0")[0].decode() if data else None)
+        except OSError:
+            self.chosen.append(None)
 
 
 # one pmNewContext per host spec of $SPECS: 0 or the pmErr code of each
