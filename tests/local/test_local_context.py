@@ -284,6 +284,28 @@ def test_pcp_info_local_prints_what_pminfo_prints(conf, argv):
     assert ours.returncode == ref.returncode
 
 
+def test_pmrep_and_pcp_info_on_the_machines_own_table():
+    """The stock pmcd.conf, pmproxy's DSO in it: pmrep -L and `pcp info -L` print what
+    the official tools print, stderr included (no warning for pmproxy_init)."""
+    difftest.require_reference()
+    argv = ["-L", "-s", "2", "-t", "0.1", "pmproxy.control.files", "sampledso.long.one"]
+    path = tool_archive.tool_path("pmrep")
+    ref = tool_archive.run_tool(path, argv, False, {})
+    ours = tool_archive.run_tool(path, argv, True, {})
+    assert (ours["status"], ours["stderr"], ours["stdout"]) == \
+        (ref["status"], ref["stderr"], ref["stdout"])
+    assert ref["status"] == 0 and ref["stdout"].count("\n") >= 3
+    argv = ["-L", "-f", "pmproxy", "sampledso.long.one"]
+    ref = subprocess.run(["pminfo"] + argv, capture_output=True, text=True, timeout=60,
+                         check=False)
+    ours = subprocess.run([sys.executable, "-m", "pcp", "info"] + argv, capture_output=True,
+                          text=True, env=difftest._env(True), timeout=60, check=False,
+                          cwd=difftest._cwd())
+    assert (ours.stdout, ours.stderr, ours.returncode) == \
+        (ref.stdout, ref.stderr, ref.returncode)
+    assert "pmproxy.control.files" in ref.stdout
+
+
 UNREADABLE = r'''
 import json
 from pcp import pmapi
