@@ -31,7 +31,7 @@ from typing import Callable, List, Optional, Tuple
 from pcp._core.constants import PM_ERR_IPC, PM_ERR_NYI
 from pcp._core.errors import pmErr
 from pcp._core.wire import PDU_ATTR, PDU_ERROR
-from pcp._live.scram import ScramAuthError, ScramClient, ScramProtocolError, ScramUserError
+from pcp._live.scram import ScramAuthError, ScramClient, ScramProtocolError
 
 __all__ = ["Credentials", "choose_mechanism", "authenticate", "SERVICE"]
 
@@ -78,10 +78,11 @@ class Credentials:
         return (self._password or "").encode("utf-8", "surrogateescape")
 
     def user(self) -> bytes:
+        """The name as cyrus-sasl's canon_user makes it, which every mechanism sends."""
         if self.username is None:
             # libpcp would prompt on the terminal; without one cyrus gets no name
             raise sasl_error(SASL_BADPARAM)
-        return self.username.encode("utf-8", "surrogateescape")
+        return canonical_user(self.username.encode("utf-8", "surrogateescape"))
 
     def forget(self) -> None:
         self._password = None
@@ -89,6 +90,22 @@ class Credentials:
     def __repr__(self) -> str:
         return "<Credentials user=%r password=%s>" % (
             self.username, "set" if self._password is not None else "unset")
+
+
+_C_SPACE = b" \t\n\v\f\r"       # isspace() in the C locale
+
+
+def canonical_user(user: bytes) -> bytes:
+    """cyrus-sasl's canon_user on the client: leading and trailing blanks trimmed. Its
+    check for an all-blank name compares the start of the trimmed name with the
+    position of its length: so it refuses (SASL_FAIL) the names where as many blanks
+    lead as characters are left (the empty name, " x", "  ab  "), and passes "   " as
+    an empty name."""
+    leading = len(user) - len(user.lstrip(_C_SPACE))
+    name = user.strip(_C_SPACE)
+    if leading == len(name):
+        raise sasl_error(SASL_FAIL)
+    return name
 
 
 def choose_mechanism(offered: str) -> str:
@@ -169,6 +186,26 @@ def _digest_fields(challenge: bytes) -> List[Tuple[bytes, bytes]]:
     return pairs
 
 
+def _as_8859_1(text: bytes) -> bytes:
+    """What DIGEST-MD5 hashes of a name, realm or password (cyrus's MD5_UTF8_8859_1):
+    UTF-8 that stays within ISO 8859-1 as 8859-1, anything else as it is."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        byte = text[i]
+        if byte > 0xC3:
+            return text
+        if byte >= 0xC0:
+            if i + 1 >= len(text) or not 0x80 <= text[i + 1] <= 0xBF:
+                return text
+            out.append(((byte & 0x3) << 6) | (text[i + 1] & 0x3F))
+            i += 2
+        else:
+            out.append(byte)
+            i += 1
+    return bytes(out)
+
+
 def _quote(value: bytes) -> bytes:
     return b'"' + value.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
@@ -214,8 +251,8 @@ class _DigestMD5(_Mechanism):
         cnonce = self._cnonce or base64.b64encode(os.urandom(24)).rstrip(b"=")
         nc = b"00000001"
         uri = ("%s/%s" % (self.service, self.host)).encode("utf-8", "surrogateescape")
-        utf8 = values.get(b"charset", b"").lower() == b"utf-8"
-        secret = hashlib.md5(user + b":" + realm + b":" + self.creds.password()).digest()
+        secret = hashlib.md5(b":".join(_as_8859_1(v) for v in (
+            user, realm, self.creds.password()))).digest()
         a1 = secret + b":" + nonce + b":" + cnonce
         ha1 = hashlib.md5(a1).hexdigest().encode()
 
@@ -229,10 +266,10 @@ class _DigestMD5(_Mechanism):
         parts = [b"username=" + _quote(user)]
         if realm:
             parts.append(b"realm=" + _quote(realm))
+        # cyrus 2.1.28 offers libpcp's buffer size and never says charset=utf-8
         parts += [b"nonce=" + _quote(nonce), b"cnonce=" + _quote(cnonce), b"nc=" + nc,
-                  b"qop=auth", b"digest-uri=" + _quote(uri), b"response=" + response]
-        if utf8:
-            parts.append(b"charset=utf-8")
+                  b"qop=auth", b"maxbuf=%d" % LIMIT_AUTH_PDU, b"digest-uri=" + _quote(uri),
+                  b"response=" + response]
         return b",".join(parts)
 
 
@@ -249,10 +286,7 @@ class _Scram(_Mechanism):
         self._state = 0
 
     def start(self) -> Optional[bytes]:
-        try:
-            self._client = ScramClient(self.name, self.creds.user(), self.creds.password())
-        except ScramUserError:
-            raise sasl_error(SASL_FAIL) from None
+        self._client = ScramClient(self.name, self.creds.user(), self.creds.password())
         return self._client.client_first()
 
     def step(self, challenge: bytes) -> bytes:

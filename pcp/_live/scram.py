@@ -5,7 +5,7 @@ What the plugin does, and so what this does:
 
 - the authentication and authorization ids are both the user name (libpcp answers
   SASL_CB_USER and SASL_CB_AUTHNAME alike), so the client-first message is
-  ``n,a=USER,n=USER,r=NONCE``; the name has its blanks trimmed (cyrus's canon_user) and
+  ``n,a=USER,n=USER,r=NONCE``, the name (as canon_user left it: sasl.Credentials) with
   "," and "=" escaped as "=2C" and "=3D";
 - neither the name nor the password goes through SASLprep: the password's bytes are
   the PBKDF2 key as given;
@@ -17,7 +17,7 @@ What the plugin does, and so what this does:
   is an authentication failure.
 
 The parsers take whatever bytes pmcd sent and raise only ScramProtocolError or
-ScramAuthError; a name canon_user refuses raises ScramUserError.
+ScramAuthError.
 """
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ import os
 import re
 from typing import Dict, Optional, Tuple
 
-__all__ = ["MECHANISMS", "ScramClient", "ScramProtocolError", "ScramAuthError",
-           "ScramUserError"]
+__all__ = ["MECHANISMS", "ScramClient", "ScramProtocolError", "ScramAuthError"]
 
 # mechanism name -> hashlib name: the five the plugin registers
 MECHANISMS: Dict[str, str] = {
@@ -40,7 +39,6 @@ MECHANISMS: Dict[str, str] = {
 NONCE_SIZE = 32                 # base64 characters
 MAX_ITERATIONS = 0x10000        # and no minimum: 2.1.28's check of one is empty
 MAX_SERVER_MESSAGE = 2048
-_C_SPACE = b" \t\n\v\f\r"       # isspace() in the C locale
 _ULONG_MAX = 2 ** 64 - 1
 # what sasl_decode64 accepts: whole groups of four, "=" only at the very end
 _BASE64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z")
@@ -52,10 +50,6 @@ class ScramProtocolError(ValueError):
 
 class ScramAuthError(ValueError):
     """The server did not prove it knows the password (SASL_BADAUTH)."""
-
-
-class ScramUserError(ValueError):
-    """cyrus-sasl's canon_user refuses the user name (SASL_FAIL)."""
 
 
 def escape_name(name: bytes) -> bytes:
@@ -122,18 +116,6 @@ def parse_server_final(message: bytes, digest_size: int) -> bytes:
     return signature
 
 
-def canonical_user(user: bytes) -> bytes:
-    """cyrus's canon_user on the client: leading and trailing blanks trimmed. Its check
-    for an all-blank name compares the start of the trimmed name with the position of
-    its length: so it refuses the names where as many blanks lead as characters are
-    left (the empty name, " x", "  ab  "), and passes "   " as an empty name."""
-    leading = len(user) - len(user.lstrip(_C_SPACE))
-    name = user.strip(_C_SPACE)
-    if leading == len(name):
-        raise ScramUserError("canon_user refuses the name")
-    return name
-
-
 class ScramClient:
     """One exchange: client_first(), client_final(server_first),
     verify(server_final). The password is dropped once the keys are derived."""
@@ -143,7 +125,7 @@ class ScramClient:
         # authorize_as_user=False leaves a= out, as RFC 5802's examples do
         self.hash_name = MECHANISMS[mechanism]
         self.digest_size = hashlib.new(self.hash_name).digest_size
-        name = escape_name(canonical_user(user))
+        name = escape_name(user)
         self._gs2_header = b"n," + (b"a=" + name if authorize_as_user else b"") + b","
         self._nonce = nonce or base64.b64encode(os.urandom(NONCE_SIZE * 3 // 4))
         self._first_bare = b"n=" + name + b",r=" + self._nonce

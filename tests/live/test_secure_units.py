@@ -4,7 +4,9 @@ mechanism lists), the MD5 mechanisms against their RFCs' examples, and the CREDS
 and secure ack of the TLS upgrade."""
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import socket
 import struct
 import threading
@@ -226,6 +228,98 @@ def test_mechanism_choice_matches_libpcp():
     assert ref[0][:6] == ["SCRAM-SHA-256", "SCRAM-SHA-1", "DIGEST-MD5", "CRAM-MD5",
                           "PLAIN", "LOGIN"]
     assert ref[1][-3:] == [-21348, -21348, -21348]            # SASL_NOMECH
+
+
+PASSWORD = "p\u00e9w"             # "pé w" in UTF-8: DIGEST-MD5 hashes it as ISO 8859-1
+
+
+def _digest_secret_variants(answer: bytes, password: bytes) -> str:
+    """Which secret a DIGEST-MD5 response was made with: the UTF-8 bytes of name, realm
+    and password as they are ("raw"), or as ISO 8859-1 where they fit ("8859-1"),
+    "both" when that is the same, "none" when neither."""
+    fields = dict(re.findall(rb'([a-z-]+)=("(?:[^"\\]|\\.)*"|[^,]*)', answer))
+    value = {k: re.sub(rb"\\(.)", rb"\1", v[1:-1]) if v.startswith(b'"') else v
+             for k, v in fields.items()}
+
+    def latin1(text: bytes) -> bytes:
+        try:
+            return text.decode("utf-8").encode("latin-1")
+        except (UnicodeDecodeError, UnicodeEncodeError):
+            return text
+
+    def response(convert) -> bytes:
+        secret = hashlib.md5(b":".join(convert(v) for v in (
+            value[b"username"], value.get(b"realm", b""), password))).digest()
+        ha1 = hashlib.md5(secret + b":" + value[b"nonce"] + b":" + value[b"cnonce"])
+        ha2 = hashlib.md5(b"AUTHENTICATE:" + value[b"digest-uri"])
+        return hashlib.md5(b":".join((ha1.hexdigest().encode(), value[b"nonce"],
+                                      value[b"nc"], value[b"cnonce"], value[b"qop"],
+                                      ha2.hexdigest().encode()))).hexdigest().encode()
+
+    raw, converted = response(lambda v: v), response(latin1)
+    got = value.get(b"response")
+    return {(True, True): "both", (True, False): "raw", (False, True): "8859-1"}.get(
+        (got == raw, got == converted), "none")
+
+
+class _ChallengeServer(ScriptedServer):
+    """Offers one mechanism per connection, answers the client's first message with one
+    challenge (none for PLAIN), and records both messages of the client (DIGEST-MD5's
+    random cnonce and the response made with it masked, and which secret it used)."""
+
+    CHALLENGES = {"PLAIN": None, "LOGIN": b"Username:", "CRAM-MD5": b"<1896.697170952@pmcd>",
+                  "DIGEST-MD5": b'realm="pmcd",nonce="OA6MG9tEQGm2hh",qop="auth",'
+                                b'algorithm=md5-sess,charset=utf-8'}
+
+    def __init__(self, mechanisms: List[str]) -> None:
+        self.seen: List[List[str]] = []
+        super().__init__(mechanisms)
+
+    def serve(self, conn: socket.socket, mech: str) -> None:
+        seen: List[str] = []
+        try:
+            self.greet(conn, mech.encode())
+            seen.append(conn.recv(4096)[16:].decode("latin-1"))
+            challenge = self.CHALLENGES[mech]
+            if challenge is not None:
+                conn.sendall(struct.pack(">iiii", 16 + len(challenge), 0x7011, 0, 0)
+                             + challenge)
+                answer = conn.recv(4096)[16:]
+                seen.append(re.sub(r'cnonce="[^"]*"|response=[0-9a-f]*', "MASKED",
+                                   answer.decode("latin-1")))
+                if mech == "DIGEST-MD5" and answer:
+                    seen.append(_digest_secret_variants(answer, PASSWORD.encode()))
+        except OSError:
+            pass
+        self.seen.append(seen)
+
+
+@pytest.mark.reference
+def test_user_names_as_cyrus_canon_user_makes_them():
+    """Every mechanism sends the name canon_user makes (blanks trimmed) or fails with
+    SASL_FAIL where it refuses the name, at the step that first needs it."""
+    require_reference()
+    users = ["pcp", "x%20", "%20x", "", "%20%20", "%20%20ab%20", "%20ab%20%20",
+             "%C3%A9", "%E2%82%AC"]
+    cases = [(mech, user) for mech in _ChallengeServer.CHALLENGES for user in users]
+    results = {}
+    for side in (False, True):
+        server = _ChallengeServer([mech for mech, _ in cases])
+        try:
+            specs = ["127.0.0.1:%d?username=%s&password=p%%C3%%A9w" % (server.port, user)
+                     for _, user in cases]
+            codes = run_program(CONNECT_EACH, side, {"SPECS": json.dumps(specs),
+                                                     "PCP_CONSOLE": "none"}, 120)
+        finally:
+            server.close()
+        results[side] = list(zip(cases, codes, server.seen))
+    ours, ref = results[True], results[False]
+    assert ours == ref, "\n".join("%s\n  ours %s\n  ref  %s" % (o[0], o[1:], r[1:])
+                                  for o, r in zip(ours, ref) if o != r)
+    plain = {user: code for (mech, user), code, _ in ref if mech == "PLAIN"}
+    assert plain["%20x"] == plain[""] == -21345 and plain["x%20"] == 0     # SASL_FAIL
+    digest = {user: seen[-1] for (mech, user), _, seen in ref if mech == "DIGEST-MD5"}
+    assert digest["pcp"] == digest["%C3%A9"] == "8859-1" and digest["%E2%82%AC"] == "8859-1"
 
 
 # ---- the upgrade's bytes -----------------------------------------------------------------
