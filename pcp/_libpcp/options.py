@@ -484,14 +484,19 @@ def _set_namespace(opts: Options, arg: str, dupok: int) -> None:
         opts.nsflag = 1
 
 
-def _set_derived(opts: Options, arg: str) -> None:
-    """--derived: pmLoadDerivedConfig of the argument (files, directories, a colon
-    list); a failure is counted as an option error, with libpcp's message."""
+def load_derived_config(arg: str) -> int:
+    """pmLoadDerivedConfig of a file, a directory or a colon list of them: its status."""
     from pcp._libpcp.derived import registry    # here: most tools never take --derived
 
     registry.REGISTRY.init()
-    sts = registry.load_path(registry.REGISTRY, arg.encode("utf-8", "surrogateescape"),
-                             recover=False)
+    return registry.load_path(registry.REGISTRY, arg.encode("utf-8", "surrogateescape"),
+                              recover=False)
+
+
+def load_derived(opts: Options, arg: str) -> None:
+    """--derived: pmLoadDerivedConfig of the argument (files, directories, a colon
+    list); a failure is counted as an option error, with libpcp's message."""
+    sts = load_derived_config(arg)
     if sts < 0:
         pmprintf("%s: pmLoadDerivedConfig failed: %s\n" % (pmGetProgname(), pmErrStr(sts)))
         opts.errors += 1
@@ -562,7 +567,7 @@ _BY_SHORT = {
 _BY_LONG = {
     "align": _BY_SHORT["A"], "archive": add_archive, "archive-list": add_archive_list,
     "archive-folio": add_archive_folio, "container": set_container, "debug": set_debug,
-    "derived": _set_derived, "guimode": _BY_SHORT["g"], "host": add_host,
+    "derived": load_derived, "guimode": _BY_SHORT["g"], "host": add_host,
     "hostsfile": add_host_file, "spec-local": set_local_table, "local-PMDA": _BY_SHORT["L"],
     "namespace": _BY_SHORT["n"], "uniqnames": _BY_SHORT["N"], "guiport": _set_gui_port,
     "host-list": add_host_list, "interval": set_interval, "origin": _BY_SHORT["O"],

@@ -1,15 +1,20 @@
-"""The pcp-native command line: `python -m pcp` or the `pcp-native` console script.
+"""The pcp-native command line: the `pcp-native` console script, or `python -m pcp`.
 
-    python -m pcp info   [pminfo's options] [NAME | PMID | INDOM ...]
-    python -m pcp dump   [pmdumplog's options] [ARCHIVE [NAME ...]]
-    python -m pcp fetch  [pmval's options, -U ARCHIVE too] METRIC ...
-    python -m pcp export [-a ARCHIVE] [-o csv|parquet] [-F FILE] [-r] [-S/-T/-Z/-z] [NAME ...]
-                         (pmrep's forms)
+    pcp-native info   [pminfo's options] [NAME | PMID | INDOM ...]
+    pcp-native dump   [pmdumplog's options] ARCHIVE [NAME ...]
+    pcp-native fetch  [pmval's options, -U ARCHIVE too] METRIC ...
+    pcp-native export -a ARCHIVE [-o csv|parquet] [-F FILE] [-r] [-S/-T/-Z/-z] [NAME ...]
+                      (pmrep's forms)
+
+The program calls itself pcp-native in its usage and messages: `pcp` is PCP's own
+command (/usr/bin/pcp).
 
 Each command reads its options with libpcp's rules (pcp/cli/_options.py).
 
-Without -a or -h, info, dump and export read the small archive bundled with the package
-(pcp/data/demo.*), so they run without a pmcd; fetch samples the local pmcd.
+With no source, each command does what its PCP tool does: info and fetch read the local
+pmcd (as pminfo and pmval), dump prints its usage and exits 1 (as pmdumplog), export
+asks for an archive. --demo names the small archive bundled with the package
+(pcp/data/demo.*), which needs no pmcd.
 """
 from __future__ import annotations
 
@@ -35,7 +40,7 @@ def _version_text() -> str:
                                                      pmapi.__file__)
 
 
-USAGE = """Usage: python -m pcp COMMAND [options] [operands]
+USAGE = """Usage: pcp-native COMMAND [options] [operands]    (or: python -m pcp ...)
 
 pcp-native tools: PCP archives and pmcds without libpcp. Each command takes the
 options of the PCP tool it mirrors, read by libpcp's rules (pmGetOptions):
@@ -45,11 +50,15 @@ options of the PCP tool it mirrors, read by libpcp's rules (pmGetOptions):
   fetch   sample metrics at an interval, counters as rates   (pmval)
   export  an archive's values as a CSV or Parquet table      (pmrep's options)
 
-  python -m pcp COMMAND -?      that command's options
-  python -m pcp --version       which implementation this is
+  pcp-native COMMAND -?      that command's options
+  pcp-native --version       which implementation this is
 
-Without -a/-h, info, dump and export read the bundled demo archive (%s);
-fetch samples the local pmcd.
+With no -a/-h, info and fetch read the local pmcd (as pminfo and pmval do);
+dump and export need an archive. --demo names the archive bundled with
+pcp-native (%s), to try the commands without a pmcd:
+
+  pcp-native dump --demo -l
+  pcp-native info --demo -f kernel.uname.release
 """
 
 
@@ -68,7 +77,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     command = words[0]
     if command not in COMMANDS:
-        sys.stderr.write("pcp: unknown command %r\n" % command)
+        sys.stderr.write("%s: unknown command %r\n" % (_options.PROGRAM, command))
         sys.stderr.write(usage_text())
         return 2
     try:
@@ -77,6 +86,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return e.status
     except _common.CliError as e:
         return _common.fail(str(e))
+    except _common.pmErr as e:
+        # a PCP error no command reports in its tool's words: its one line, never a
+        # traceback
+        return _common.fail(_common.pmErrStr(e.code))
     except BrokenPipeError:
         # output piped into head & co: stop quietly, as C tools do on SIGPIPE (and
         # keep the interpreter's final flush from failing again)

@@ -1,4 +1,4 @@
-"""What the subcommands share: opening the source (-a / -h, the bundled archive),
+"""What the subcommands share: opening the source (-a / -h / --demo),
 descriptor and value text as PCP's tools print them, time stamps in a chosen zone."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
-from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp._libpcp.strings import DESC_TYPE_TEXT
-from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the CLI's default archive)
+from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
 
 TYPE_TEXT = DESC_TYPE_TEXT
 NUMERIC_TYPES = (0, 1, 2, 3, 4, 5)
@@ -25,23 +25,19 @@ class CliError(Exception):
     """A failure reported as one line on stderr and exit status 1."""
 
 
-def demo_archive() -> str:
-    """The archive bundled with the package (pcp/data/demo.*)."""
-    return DEMO_ARCHIVE
-
-
 class Source:
     """An open context plus what the commands ask of it repeatedly (names, descriptors,
     instance names), each looked up once."""
 
-    def __init__(self, archive: Optional[str], host: Optional[str], default: str) -> None:
+    def __init__(self, archive: Optional[str], host: Optional[str],
+                 local_failure: str = "Cannot establish local context") -> None:
+        """Open the archive, else the host (local: when neither is named), else with
+        host "@" a local context; a failure is CliError with the PCP tools' words
+        (`local_failure` is the tool's own for a local context: pmval's by default)."""
         if archive is not None and host is not None:
             raise CliError("-a and -h are mutually exclusive")
         if archive is None and host is None:
-            if default == "archive":
-                archive = DEMO_ARCHIVE
-            else:
-                host = "local:"
+            host = "local:"         # PCP's tools: the local pmcd
         self.is_archive = archive is not None
         self.name = archive if archive is not None else host
         kind = c_api.PM_CONTEXT_ARCHIVE if self.is_archive else c_api.PM_CONTEXT_HOST
@@ -50,10 +46,15 @@ class Source:
         try:
             self.ctx = pmapi.pmContext(kind, self.name)
         except pmErr as e:
-            what = "archive" if self.is_archive else "host"
+            why = pmErrStr(e.code)
+            if kind == c_api.PM_CONTEXT_LOCAL:
+                raise CliError("%s: %s" % (local_failure, why))
+            if self.is_archive:
+                raise CliError('Cannot open archive "%s": %s' % (self.name, why))
+            # the host as given, but for a password in it (PCP's tools print it whole)
             from pcp._live.hostspec import redact_hostspec
-            shown = self.name if self.is_archive else redact_hostspec(self.name)
-            raise CliError("Cannot connect to %s \"%s\": %s" % (what, shown, pmErrStr(e.code)))
+            raise CliError('Cannot connect to PMCD on host "%s": %s'
+                           % (redact_hostspec(self.name), why))
         self._descs: Dict[int, Any] = {}
         self._names: Dict[int, Optional[str]] = {}
         self._inames: Dict[Tuple[int, int], Optional[str]] = {}
@@ -240,5 +241,6 @@ def _day(tm: time.struct_time) -> str:
 
 
 def fail(message: str) -> int:
-    sys.stderr.write("pcp: %s\n" % message)
+    """One line on stderr under the program's name ("pcp-native info: ..."), status 1."""
+    sys.stderr.write("%s: %s\n" % (pmGetProgname(), message))
     return 1

@@ -17,6 +17,8 @@ from pcp._libpcp import options as _libopts, pmns, zones
 from pcp._libpcp.getopt import EOF, LongOption
 
 STANDARD = _libopts.STANDARD
+# what the program calls itself in usage and messages (`pcp` is PCP's own command)
+PROGRAM = "pcp-native"
 Stamp = Tuple[int, int]
 
 
@@ -97,7 +99,7 @@ def parse(tool: Tool, argv: Sequence[str]) -> Parsed:
         return int(c in claimed)
 
     opts.override = override
-    words = ["pcp " + tool.name] + list(argv)
+    words = [PROGRAM + " " + tool.name] + list(argv)
     while True:
         c = _libopts.get_options(words, opts)
         if c == EOF:
@@ -119,18 +121,31 @@ def _key_of(tool: Tool, short: str) -> str:
     return short
 
 
-def finish(parsed: Parsed, default: str) -> None:
-    """Settle the metrics source as libpcp's __pmEndOptions does, `default` ("archive":
-    the bundled demo archive, or "host": local:) when the words named none; then the
-    checks that need all the options. Raises UsageExit (with the usage printed) for a
-    wrong command line, -? and -V."""
+def demo_option() -> LongOption:
+    """pcp-native's --demo: the small archive bundled with the package, chosen by name
+    (no command reads it unless asked)."""
+    return LongOption("demo", 0, "", None, "read the demo archive bundled with pcp-native")
+
+
+def finish(parsed: Parsed, default: Optional[str]) -> None:
+    """Settle the metrics source as libpcp's __pmEndOptions does: --demo is the bundled
+    archive; when the words named no source, `default` "host" is the local pmcd (local:,
+    as pminfo and pmval do) and None leaves the command without one (pmdumplog's usage,
+    export's refusal). Then the checks that need all the options. Raises UsageExit (with
+    the usage printed) for a wrong command line, -? and -V."""
     opts = parsed.opts
-    if not opts.archives and not opts.hosts and not opts.Lflag:
-        if default == "archive":
+    named = bool(opts.archives or opts.hosts or opts.Lflag)
+    if parsed.flag("demo"):
+        if named:
+            pmprintf("%s: --demo names the bundled archive: not with -a, -h or -L\n"
+                     % pmGetProgname())
+            opts.errors += 1
+        else:
             from pcp.data import DEMO_ARCHIVE
             _libopts.add_archive(opts, DEMO_ARCHIVE)
-        elif opts.origin_optarg is None:      # -O alone: libpcp's local pmlogger archive
-            _libopts.add_host(opts, "local:")
+    elif not named and default == "host" and opts.origin_optarg is None:
+        # -O alone: libpcp's local pmlogger archive
+        _libopts.add_host(opts, "local:")
     opts.flags &= ~PM_OPTFLAG_DONE
     _libopts.end_options(opts)
     _STATE.namespace = _STATE.namespace or bool(opts.nsflag)

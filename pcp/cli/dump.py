@@ -1,8 +1,6 @@
 """`dump`: an archive's label, metadata and records, as pmdumplog prints them."""
 from __future__ import annotations
 
-import os
-import re
 import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -12,7 +10,7 @@ from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.wire import PM_LABEL_COMPOUND
-from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._libpcp import options as _libopts
 from pcp._libpcp.getopt import LongOption
@@ -62,8 +60,8 @@ TOOL = _options.Tool(
         STANDARD["Version"],
         STANDARD["Help"],
         _options.header("pcp-native options"),
-        LongOption("archive", 1, "", "FILE", "the archive (default: the first operand, "
-                   "else the bundled demo archive)"),
+        LongOption("archive", 1, "", "FILE", "the archive (default: the first operand)"),
+        _options.demo_option(),
         _options.own("records", "", "dump at most N records", "N"),
     ],
     "[options] [archive [metricname ...]]", overrides="ahLst",
@@ -81,12 +79,15 @@ def main(argv: List[str], out: Any = None) -> int:
             _options.usage(opts)
             raise _options.UsageExit(0 if opts.flags & c_api.PM_OPTFLAG_EXIT else 1)
         return raw_dump(raw, out or sys.stdout)
-    if not opts.archives and names and (opts.errors or _looks_like_archive(names[0])
-                                        or not _looks_like_metric(names[0])):
+    if not opts.archives and names and not parsed.flag("demo"):
         # pmdumplog's form: the archive first, then metric names
         _libopts.add_archive(opts, names[0])
         names = names[1:]
-    _options.finish(parsed, "archive")
+    _options.finish(parsed, None)
+    if not opts.archives:
+        # pmdumplog without an archive: its usage, status 1
+        _options.usage(opts)
+        raise _options.UsageExit(1)
     records = parsed.value("records")
     if records is not None and not records.isdigit():
         _options.usage_error(parsed, "--records needs a number of records")
@@ -100,17 +101,6 @@ def main(argv: List[str], out: Any = None) -> int:
         sizes=parsed.flag("sizes"), index=parsed.flag("t"), xflag=parsed.count("x"),
         records=None if records is None else int(records))
     return run(args, out)
-
-
-def _looks_like_archive(name: str) -> bool:
-    """An archive on disk by any of the names pmNewContext takes: a base name (with its
-    .meta, compressed or not), one of its files, or a directory of archives."""
-    if os.path.isdir(name):
-        return True
-    if os.path.isfile(name) and re.search(r"\.(meta|index|\d+)(\.(xz|gz|bz2|lzma|zst))?$", name):
-        return True
-    return any(os.path.exists(name + ".meta" + z) for z in ("", ".xz", ".gz", ".bz2", ".lzma",
-                                                             ".zst"))
 
 
 def raw_dump(path: str, out: Any) -> int:
@@ -148,16 +138,11 @@ def raw_dump(path: str, out: Any) -> int:
     return 0
 
 
-def _looks_like_metric(name: str) -> bool:
-    """A PMNS name (or prefix): dotted words, as a metric name operand would be."""
-    return re.match(r"^[A-Za-z][\w.-]*$", name) is not None and not os.path.exists(name)
-
-
 def run(args: Any, out: Any = None) -> int:
     """Dump the archive parsed.opts names as pmdumplog does."""
     out = out or sys.stdout
     archive, _ = _options.source(args.parsed.opts)
-    src = Source(archive, None, default="archive")
+    src = Source(archive, None)
     try:
         return _Dump(src, args, out).run()
     finally:
@@ -224,16 +209,31 @@ class _Dump:
         return 0
 
     def _pmids(self, names: List[str]) -> List[int]:
+        """pmdumplog's metric operands: each name looked up, a non-leaf traversed, with
+        its messages for a name that fails; none left ends the dump (status 1)."""
         pmids: List[int] = []
+        prog = pmGetProgname()
         for name in names:
-            leaves, errors = self.src.expand([name])
-            for msg in errors:
-                sys.stderr.write("pcp dump: %s\n" % msg)
-            for leaf, pmid in zip(leaves, self.ctx.pmLookupName(leaves, relaxed=1) if leaves else []):
-                if pmid != c_api.PM_ID_NULL and pmid not in pmids:
-                    pmids.append(pmid)
+            try:
+                found = [self.ctx.pmLookupName([name])[0]]
+            except pmErr as e:
+                if e.code != c_api.PM_ERR_NONLEAF:
+                    sys.stderr.write("%s: pmLookupName(%s): %s\n" % (prog, name,
+                                                                     pmErrStr(e.code)))
+                    continue
+                leaves: List[str] = []
+                try:
+                    self.ctx.pmTraversePMNS(name, leaves.append)
+                except pmErr as e:
+                    sys.stderr.write("%s: pmTraversePMNS(%s): %s\n" % (prog, name,
+                                                                       pmErrStr(e.code)))
+                found = [p for p in (self.ctx.pmLookupName(leaves, relaxed=1) if leaves else [])
+                         if p != c_api.PM_ID_NULL]
+            pmids.extend(p for p in found if p not in pmids)
         if not pmids:
-            raise CliError("No metric names can be translated, dump abandoned")
+            # pmdumplog's last word here is not under its name
+            sys.stderr.write("No metric names can be translated, dump abandoned\n")
+            raise _options.UsageExit(1)
         return pmids
 
     # ---- sections --------------------------------------------------------------------

@@ -5,7 +5,8 @@ values interpolated at every interval from the start (pmrep -t, with -A / -O). T
 metric's time x instance matrix, scattered in C without a Python object per value.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
-then one column per metric instance, named `metric` or `metric[instance]`. Long layout:
+then one column per metric instance, named `metric` or `metric[instance]` (as
+to_pandas() names them: `metric[instance] (id)` for an instance name that repeats). Long layout:
 one row per value (`time, metric, inst, instance, value`)."""
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ import numpy as np
 
 import cpmapi as c_api
 from pcp import bulk
-from pcp._bulk import typed as _typed
+from pcp._bulk import export as _export, typed as _typed
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
 from pcp._libpcp import anon as _anon
 from pcp._core.errors import pmGetProgname, pmprintf
 from pcp.cli import _options
+from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
 STANDARD = _options.STANDARD
@@ -34,9 +36,9 @@ STANDARD = _options.STANDARD
 
 
 TOOL = _options.Tool(
-    "export", "A:a:D:F:h:n:O:o:rS:T:t:uVZ:z?", [
+    "export", "A:a:D:F:n:O:o:rS:T:t:uVZ:z?", [
         _options.header("General options"),
-        STANDARD["Archive"], STANDARD["Host"],
+        STANDARD["Archive"],
         _options.own("output", "o", "output target: csv (default), parquet, or a file whose "
                      "suffix (.csv, .parquet, .pq) names both", "OUTPUT"),
         _options.own("output-file", "F", "output file (default: stdout)", "OUTFILE"),
@@ -55,6 +57,7 @@ TOOL = _options.Tool(
                      "RULE"),
         _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
         _options.own("no-progress", "", "never show a progress bar"),
+        _options.demo_option(),
     ],
     "[option...] [metricspec ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
 
@@ -72,10 +75,13 @@ def main(argv: List[str], out: Any = None) -> int:
             pmprintf("%s: --%s must be one of %s, not %r\n" % (pmGetProgname(), key,
                                                               ", ".join(choices), value))
             parsed.opts.errors += 1
-    _options.finish(parsed, "archive")
+    _options.finish(parsed, None)
     opts = parsed.opts
     if opts.hosts:
-        raise CliError("export reads archives: -h is not for it")
+        raise CliError("export reads archives: not the host PCP_HOST names")
+    if not opts.archives:
+        _options.usage_error(parsed, "export reads an archive: name it with -a ARCHIVE "
+                             "(or --demo, the one bundled with pcp-native)")
     interpolate = opts.interval != (0, 0) and not parsed.flag("no-interpol")
     for letter, given in (("-A", opts.align_optarg), ("-O", opts.origin_optarg)):
         if given is not None and not interpolate:
@@ -128,13 +134,13 @@ def run(args: Any, out: Any = None) -> int:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise CliError("Parquet export needs pyarrow: pip install 'pcp-native[parquet]' "
+            raise CliError("Parquet export needs pyarrow: pip install 'pcp-native[arrow]' "
                            "(or pip install pyarrow), or export CSV instead")
     if args.output != "-":
         folder = os.path.dirname(os.path.abspath(args.output))
         if not os.path.isdir(folder):
             raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
-    src = Source(args.archive, None, default="archive")
+    src = Source(args.archive, None)
     try:
         _options.context_options(TOOL, args.parsed, src.ctx, True)
         opts = args.parsed.opts
@@ -189,7 +195,9 @@ class Table:
         self.stamps = cols.time.view(np.int64)
         self.columns: List[Column] = []
         for m in cols.values():
-            for j, name in enumerate(m.column_names()):
+            # to_pandas's names: an instance name that repeats gets its id, so that
+            # every reader (pyarrow, pandas, polars, duckdb) takes the header as written
+            for j, name in enumerate(_export.wide_names(m)):
                 if m.present[:, j].any():
                     self.columns.append(Column(name, m, j))
 
@@ -199,8 +207,12 @@ class Table:
 
 
 def _metric_names(src: Source, names: List[str]) -> List[str]:
-    """The leaf names under NAMEs whose values export can write (one name per pmid;
-    not libpcp's anonymous event.flags / event.missed, which records never hold)."""
+    """The leaf names under NAMEs whose values export can write, one name per pmid.
+    Derived metrics are exported when NAMEs name them (the columns reader evaluates
+    them); the whole archive (no NAMEs) is the metrics it holds. Never libpcp's
+    anonymous event.flags / event.missed, which records never hold. A derived metric
+    that cannot be evaluated here is refused by name (pmrep's rule), as is a named leaf
+    whose values are no table's (event records, aggregates)."""
     leaves, errors = src.expand(names or [""])
     if errors:
         raise CliError("; ".join(errors))
@@ -208,15 +220,20 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
     keep: List[str] = []
     seen = set()
     for name, pmid in zip(leaves, pmids):
-        if pmid == c_api.PM_ID_NULL or pmid in seen or _anon.is_derived(pmid):
+        if pmid == c_api.PM_ID_NULL or pmid in seen or pmid in _anon.BY_PMID:
+            continue
+        if _anon.is_derived(pmid) and not names:
             continue
         seen.add(pmid)
         try:
             desc = src.desc(pmid)
-        except pmErr:
-            continue
+        except pmErr as e:
+            raise CliError("%s: pmLookupDesc: %s" % (name, pmErrStr(e.code)))
         if desc.type in _typed.NUMERIC or desc.type == c_api.PM_TYPE_STRING:
             keep.append(name)
+        elif name in names:
+            raise CliError("%s: %s values are not exported (dump or info -f print them)"
+                           % (name, _common.TYPE_TEXT.get(desc.type, "Not Supported")))
     return keep
 
 

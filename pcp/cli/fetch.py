@@ -1,10 +1,16 @@
 """`fetch`: sample metrics at an interval, as pmval does, over pcp.sampler.Sampler.
 
 One metric: pmval's report (header, instance columns, rates for counters with pmval's
-number layout). With an archive and -t, the values are interpolated at every interval
-from the start (pmval's archive mode: libpcp's PM_MODE_INTERP); without -t (or with -U)
-the records are replayed as they were logged (pmval's uninterpolated -U mode). Several
-metrics: one table, a column per metric instance."""
+number layout). With -a ARCHIVE the values are interpolated at every interval (-t; one
+second without it or with -t 0, as pmval) from the start (pmval's archive mode:
+libpcp's PM_MODE_INTERP); with -U ARCHIVE the records are replayed as they were logged
+(pmval's uninterpolated mode). Several metrics: one table, a column per metric instance
+(pmval takes one).
+
+Where it differs from pmval: several metrics make one table; event records and
+aggregates are refused (info -f and dump print them); the time-control GUI (-g, -p),
+-d, -v, -x (store a filter value) and -X are not offered; a password in a host spec
+is not echoed in "Cannot connect to PMCD on host" (pmval prints the spec whole)."""
 from __future__ import annotations
 
 import math
@@ -20,6 +26,7 @@ from pcp._core.intervals import PM_MAX_TIME_T
 from pcp._core.errors import pmErr, pmErrStr
 from pcp import pmapi
 from pcp._core.errors import pmGetProgname, pmprintf
+from pcp._libpcp.strings import pmTypeStr
 from pcp._libpcp import options as _libopts
 from pcp.cli import _common, _options
 from pcp.cli._common import CliError, Clock, Source
@@ -29,35 +36,30 @@ from pcp.sampler import Sampler
 
 
 WIDTH = {0: 11, 1: 11, 2: 21, 3: 21, 4: 13, 5: 21, 6: 21, 7: 21, 8: 21}
+# the types pmval has a column width for (its howide): numbers, strings, aggregates, events
+PRINTABLE = (0, 1, 2, 3, 4, 5, 6, 7, 8, c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT)
 
 
 TOOL = _options.Tool(
-    "fetch", _libopts.PMAPI_OPTIONS + "df:i:K:LrU:vw:x:X", [
+    # pmval's letters but its time-control GUI ones (-g, -p)
+    "fetch", _libopts.PMAPI_OPTIONS.replace("g", "").replace("p:", "") + "f:i:K:LrU:w:", [
         _options.header("General options"),
-        STANDARD["Align"], STANDARD["Archive"], STANDARD["Debug"], STANDARD["GuiMode"],
-        STANDARD["Host"], STANDARD["Namespace"], STANDARD["Origin"], STANDARD["GuiPort"],
+        STANDARD["Align"], STANDARD["Archive"], STANDARD["Debug"],
+        STANDARD["Host"], STANDARD["Namespace"], STANDARD["Origin"],
         STANDARD["Start"], STANDARD["Samples"], STANDARD["Finish"], STANDARD["Interval"],
         STANDARD["TimeZone"], STANDARD["HostZone"], STANDARD["Version"], STANDARD["Help"],
-        STANDARD["SpecLocal"], STANDARD["LocalPMDA"], STANDARD["Container"],
-        STANDARD["Derived"],
+        STANDARD["SpecLocal"], STANDARD["LocalPMDA"], STANDARD["Derived"],
         _options.header("Reporting options"),
-        _options.own("delay", "d", "delay, pause between updates for archive replay"),
         _options.own("precision", "f", "fixed output format with N digits precision", "N"),
         _options.own("instances", "i", "comma-separated metrics instance list", "INST"),
         _options.own("raw", "r", "output raw counter values (no rate conversion)"),
         _options.own("nointerp", "U", "non-interpolated fetching; ignores interval", "FILE"),
-        _options.own("verbose", "v", "increase diagnostic output"),
         _options.own("width", "w", "set the width of each column of output", "N"),
-        _options.own("filter", "x", "store to the metric before fetching (filter)", "VALUE"),
-        _options.own("timestamp", "X", "include date and microseconds in reported timestamps"),
+        _options.header("pcp-native options"),
+        _options.demo_option(),
     ],
     "[options] metricname", watch="s",
     flags=c_api.PM_OPTFLAG_BOUNDARIES | c_api.PM_OPTFLAG_STDOUT_TZ)
-
-# pmval options pcp-native does not do (yet), refused rather than ignored
-_NOT_DONE = (("delay", "-d"), ("filter", "-x"), ("timestamp", "-X"), ("verbose", "-v"),
-             ("container", "--container"), ("derived", "--derived"))
-
 
 def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optional[int]:
     """pmval's check of -f / -w: a whole number, at least `low`."""
@@ -72,8 +74,9 @@ def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optio
 
 
 def main(argv: List[str], out: Any = None) -> int:
-    """`pcp fetch ARGS`: pmval's command line (several metrics make one table). An
-    archive (-a or -U) is replayed record by record, as pmval -U does."""
+    """`pcp-native fetch ARGS`: pmval's command line (several metrics make one table):
+    -a ARCHIVE interpolated at -t (one second by default), -U ARCHIVE replayed record
+    by record."""
     parsed = _options.parse(TOOL, argv)
     opts = parsed.opts
     for archive in parsed.given.get("nointerp", ()):
@@ -83,11 +86,9 @@ def main(argv: List[str], out: Any = None) -> int:
     if not opts.errors and not parsed.operands:
         _options.usage_error(parsed, "error - no metricname specified")
     _options.finish(parsed, "host")
-    for key, what in _NOT_DONE:
-        if parsed.flag(key):
-            raise CliError("pmval's %s is not implemented by pcp-native" % what)
     if opts.guiflag or opts.guiport_optarg is not None:
-        raise CliError("pmval's -g and -p are not implemented by pcp-native")
+        raise CliError("PCP_GUIMODE / PCP_GUIPORT: pmval's time-control GUI is not "
+                       "pcp-native's")
     instances: List[str] = []
     for text in parsed.given.get("instances", ()):
         instances.extend(n.strip() for n in (text or "").split(",") if n.strip())
@@ -103,25 +104,38 @@ def run(args: Any, out: Any = None) -> int:
     """Sample the metrics and print pmval's report (or the table of several)."""
     out = out or sys.stdout
     opts = args.parsed.opts
-    src = Source(args.archive, args.host, default="host")
+    src = Source(args.archive, args.host)
     try:
         try:
             pmids = src.lookup(args.metrics)
         except pmErr as e:
             raise CliError("pmLookupName(%s): %s" % (" ".join(args.metrics), pmErrStr(e.code)))
-        descs = src.descs(pmids)
+        descs = []
+        for pmid in pmids:
+            # pmval's checks, one metric at a time: a descriptor (a derived metric
+            # whose operands are missing has none), a type it can print
+            try:
+                descs.append(src.desc(pmid))
+            except pmErr as e:
+                raise CliError("pmLookupDesc: %s" % pmErrStr(e.code))
+            if descs[-1].type not in PRINTABLE:
+                if len(args.metrics) == 1:
+                    out.write("\n")
+                raise CliError("unknown performance metric value type %s"
+                               % pmTypeStr(descs[-1].type))
         for name, d in zip(args.metrics, descs):
             if d.type in (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT,
                           c_api.PM_TYPE_AGGREGATE, c_api.PM_TYPE_AGGREGATE_STATIC):
                 raise CliError("%s: event and aggregate metrics cannot be sampled "
                                "(use info -f or dump)" % name)
         clock = Clock(_options.context_options(TOOL, args.parsed, src.ctx, src.is_archive))
-        interval = opts.interval[0] + opts.interval[1] * 1e-9 if opts.interval != (0, 0) else 1.0
-        interpolate = src.is_archive and opts.interval != (0, 0) and \
-            not args.parsed.given.get("nointerp")
+        if opts.interval == (0, 0):
+            opts.interval = (1, 0)      # pmval: no -t (or -t 0) is one second
+        interval = opts.interval[0] + opts.interval[1] * 1e-9
+        interpolate = src.is_archive and not args.parsed.given.get("nointerp")
         if interpolate:
-            # pmval -t on an archive: values interpolated at every interval from the
-            # origin (-S / -A / -O), as libpcp's PM_MODE_INTERP gives them
+            # pmval -a: values interpolated at every interval (-t, one second without
+            # it) from the origin (-S / -A / -O), as libpcp's PM_MODE_INTERP gives them
             src.ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*opts.origin),
                                      pmapi.timespec(*opts.interval))
         elif src.is_archive:
@@ -146,7 +160,9 @@ def run(args: Any, out: Any = None) -> int:
             sampler.run(on_sample=report.sample)
         except pmErr as e:
             out.flush()
-            raise CliError("pmFetch: %s" % pmErrStr(e.code))
+            sys.stderr.write("\n")
+            raise CliError("%s: %s" % ("pmFetch" if interpolate or not src.is_archive
+                                       else "pmFetchArchive", pmErrStr(e.code)))
         return report.status
     finally:
         src.close()
@@ -379,7 +395,9 @@ class _Pmval(_Report):
             return
         if numval < 0:
             self.out.flush()
-            sys.stderr.write("\npmval: pmFetch: %s\n" % pmErrStr(numval))
+            # pmval -U fetched with pmFetchArchive
+            call = "pmFetchArchive" if self.archive and not s.interpolated else "pmFetch"
+            sys.stderr.write("\n%s: %s: %s\n" % (pmGetProgname(), call, pmErrStr(numval)))
             self._failed()
             return
         cur = self._current(s, a, i)

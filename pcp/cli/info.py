@@ -1,4 +1,8 @@
-"""`info`: metric names, descriptors, help text, labels and values, as pminfo prints them."""
+"""`info`: metric names, descriptors, help text, labels and values, as pminfo prints them.
+
+Where it differs from pminfo: -s (series identifiers), -x (event records unpacked),
+-C and --container are not offered; a password in a host spec is not echoed in
+"Cannot connect to PMCD on host"."""
 from __future__ import annotations
 
 import json
@@ -21,12 +25,11 @@ BATCH = 128
 
 
 TOOL = _options.Tool(
-    "info", "a:b:c:CdD:Ffh:IK:lLMmN:n:O:stTvVxzZ:?", [
+    "info", "a:b:c:dD:Ffh:IK:lLMmN:n:O:tTvVzZ:?", [
         _options.header("General options"),
         STANDARD["Archive"],
         STANDARD["Debug"],
         STANDARD["Host"],
-        STANDARD["Container"],
         STANDARD["LocalPMDA"],
         STANDARD["SpecLocal"],
         STANDARD["Namespace"],
@@ -45,25 +48,20 @@ TOOL = _options.Tool(
         _options.own("labels", "l", "print InDom, metric and instance labels"),
         _options.own("pmid", "m", "print PMID"),
         _options.own("fullpmid", "M", "print PMID in verbose format"),
-        _options.own("series", "s", "print source, metric, instance series identifiers"),
         _options.own("oneline", "t", "get and display (terse) oneline text"),
         _options.own("helptext", "T", "get and display (verbose) help text"),
         _options.header("Metrics options"),
         _options.own("derived", "c", "load derived metric definitions from FILE(s)", "FILE"),
-        _options.own("events", "x", "unpack and report on any fetched event records"),
         _options.own("verify", "v", "verify mode, be quiet and only report errors"),
+        _options.header("pcp-native options"),
+        _options.demo_option(),
     ],
-    "[options] [metricname | pmid | indom]...", overrides="stT",
+    "[options] [metricname | pmid | indom]...", overrides="tT",
     flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
 
-# pminfo options pcp-native does not do (yet), refused rather than ignored
-_NOT_DONE = (("derived", "-c (derived metrics)"), ("C", "-C"),
-             ("series", "-s (series identifiers)"), ("events", "-x"),
-             ("container", "--container"))
-
-
 def main(argv: List[str], out: Any = None) -> int:
-    """`pcp info ARGS`: pminfo's command line (without -a/-h: the bundled archive)."""
+    """`pcp-native info ARGS`: pminfo's command line (without -a/-h/--demo: the local
+    pmcd, as pminfo)."""
     parsed = _options.parse(TOOL, argv)
     opts = parsed.opts
     batch = parsed.value("batch")
@@ -73,10 +71,14 @@ def main(argv: List[str], out: Any = None) -> int:
         if not whole:
             pmprintf("%s: -b requires numeric argument\n" % pmGetProgname())
             opts.errors += 1
-    _options.finish(parsed, "archive")
-    for key, what in _NOT_DONE:
-        if parsed.flag(key):
-            raise CliError("pminfo's %s is not implemented by pcp-native" % what)
+    for path in parsed.given.get("derived", ()):
+        # pminfo -c: pmLoadDerivedConfig before the context is made; a failure is
+        # reported and is not fatal
+        sts = _libopts.load_derived_config(path or "")
+        if sts < 0:
+            sys.stderr.write("%s: derived configuration(s) error: %s\n"
+                             % (pmGetProgname(), pmErrStr(sts)))
+    _options.finish(parsed, "host")
     archive, host = _options.source(opts)
     args = SimpleNamespace(
         parsed=parsed, archive=archive, host=host, names=parsed.operands,
@@ -96,7 +98,8 @@ def main(argv: List[str], out: Any = None) -> int:
 def run(args: Any, out: Any = None) -> int:
     """Print what pminfo prints for the names (every metric without them)."""
     out = out or sys.stdout
-    src = Source(args.archive, args.host, default="archive")
+    src = Source(args.archive, args.host,
+                 local_failure="Cannot make standalone connection on localhost")
     try:
         return _Info(src, args, out).run()
     finally:

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from support.cliutil import DEMO_ARCHIVE, need_tool, run_cli, run_tool, tool_env
+from support.cliutil import DEMO_ARCHIVE, need_qa_archive, need_tool, run_cli, run_tool, tool_env
 
 _TIME = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) (\d+) metrics?$|^(\d\d:\d\d:\d\d\.\d+)  <mark>$")
 _SET = re.compile(r"^    [\d.]+ \((.*)\):(.*)$")
@@ -122,7 +122,7 @@ def names_of(metrics, inst):
 
 
 def test_export_csv_matches_pmdumplog_values():
-    got = run_cli("export", "-r")
+    got = run_cli("export", "--demo", "-r")
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
     assert header[0] == "time"
@@ -136,7 +136,7 @@ def test_export_csv_matches_pmdumplog_values():
 def test_export_time_window_keeps_the_records_pmdumplog_dumps(window):
     """-S / -T in libpcp's forms: the rows are the records pmdumplog prints with the same
     window (and hold its values)."""
-    got = run_cli("export", "-r", *window)
+    got = run_cli("export", "--demo", "-r", *window)
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
     env_tz = os.environ.get("TZ")
@@ -155,7 +155,7 @@ def test_export_time_window_keeps_the_records_pmdumplog_dumps(window):
 
 
 def test_export_selected_metrics_and_long_layout():
-    got = run_cli("export", "-r", "--layout", "long", "sample.colour", "kernel.all.load",
+    got = run_cli("export", "--demo", "-r", "--layout", "long", "sample.colour", "kernel.all.load",
                   "kernel.uname.release")
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
@@ -174,8 +174,8 @@ def test_export_selected_metrics_and_long_layout():
 
 
 def test_export_rates():
-    raw = _csv(run_cli("export", "-r", "sample.seconds", "kernel.all.cpu.user").out)
-    rates = _csv(run_cli("export", "sample.seconds", "kernel.all.cpu.user").out)
+    raw = _csv(run_cli("export", "--demo", "-r", "sample.seconds", "kernel.all.cpu.user").out)
+    rates = _csv(run_cli("export", "--demo", "sample.seconds", "kernel.all.cpu.user").out)
     assert raw[0] == rates[0]
     times = [np.datetime64(r[0][:-1]) for r in raw[1]]
     col = raw[0].index("sample.seconds")
@@ -204,7 +204,7 @@ def test_export_rates_match_pmrep(window):
                          capture_output=True, text=True, env=tool_env(), timeout=120)
     assert ref.returncode == 0, ref.stderr
     theirs = list(csv.reader(io.StringIO(ref.stdout)))
-    header, rows = _csv(run_cli("export", *window, *metrics).out)
+    header, rows = _csv(run_cli("export", "--demo", *window, *metrics).out)
     assert [h.replace("[", "-").rstrip("]") for h in header[1:]] == theirs[0][1:]
     assert len(rows) == len(theirs) - 1 > 3
     for ours, their in zip(rows, theirs[1:]):
@@ -231,7 +231,7 @@ def test_export_interpolated_matches_pmrep(argv):
                          capture_output=True, text=True, env=tool_env(), timeout=120)
     assert ref.returncode == 0, ref.stderr
     theirs = list(csv.reader(io.StringIO(ref.stdout)))
-    got = run_cli("export", "-Z", "UTC", *argv, *metrics)
+    got = run_cli("export", "--demo", "-Z", "UTC", *argv, *metrics)
     assert got.status == 0, got.err
     header, rows = _csv(got.out)
     their_names = theirs[0][1:]
@@ -255,10 +255,10 @@ def test_export_parquet_matches_csv(tmp_path):
     import pyarrow.parquet as pq
 
     out = tmp_path / "demo.parquet"
-    got = run_cli("export", "-r", "-o", "parquet", "-F", str(out))
+    got = run_cli("export", "--demo", "-r", "-o", "parquet", "-F", str(out))
     assert got.status == 0, got.err
     table = pq.read_table(out)
-    header, rows = _csv(run_cli("export", "-r").out)
+    header, rows = _csv(run_cli("export", "--demo", "-r").out)
     assert table.column_names == header
     assert table.num_rows == len(rows)
     assert table.schema.field("time").type == pa.timestamp("ns", tz="UTC")
@@ -285,7 +285,7 @@ def test_export_parquet_long(tmp_path):
     import pyarrow.parquet as pq
 
     out = tmp_path / "long.pq"
-    assert run_cli("export", "-o", str(out), "--layout", "long", "kernel.all.load").status == 0
+    assert run_cli("export", "--demo", "-o", str(out), "--layout", "long", "kernel.all.load").status == 0
     t = pq.read_table(out, columns=["metric", "instance", "value"]).to_pydict()
     ref = pmdumplog_values(DEMO_ARCHIVE, ["kernel.all.load"])
     assert len(t["value"]) == sum(len(v) for v in ref.values())
@@ -295,7 +295,7 @@ def test_export_parquet_long(tmp_path):
 
 def test_export_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    got = run_cli("export", "-o", str(tmp_path / "x.parquet"))
+    got = run_cli("export", "--demo", "-o", str(tmp_path / "x.parquet"))
     assert got.status == 1
     assert "pyarrow" in got.err and "Traceback" not in got.err
     assert not (tmp_path / "x.parquet").exists()
@@ -304,21 +304,21 @@ def test_export_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
 def test_export_takes_pmreps_output_options(tmp_path):
     """pmrep's forms: -o the target, -F the file, counters as rates unless -r."""
     out = tmp_path / "rep.out"
-    assert run_cli("export", "-o", "csv", "-F", str(out), "hinv").status == 0
-    assert out.read_text() == run_cli("export", "hinv").out
-    assert run_cli("export", "-o", "parquet", "hinv").status == 1        # needs -F
-    got = run_cli("export", "-o", "json", "-F", str(out), "hinv")
+    assert run_cli("export", "--demo", "-o", "csv", "-F", str(out), "hinv").status == 0
+    assert out.read_text() == run_cli("export", "--demo", "hinv").out
+    assert run_cli("export", "--demo", "-o", "parquet", "hinv").status == 1        # needs -F
+    got = run_cli("export", "--demo", "-o", "json", "-F", str(out), "hinv")
     assert got.status == 1 and "output target" in got.err
-    got = run_cli("export", "-A", "2sec", "hinv")
+    got = run_cli("export", "--demo", "-A", "2sec", "hinv")
     assert got.status == 1 and "pmrep -u" in got.err
-    assert run_cli("export", "-u", "hinv").out == run_cli("export", "hinv").out
-    got = run_cli("export", "--layout", "tall")
-    assert got.status == 1 and "Usage: pcp export [option...] [metricspec ...]" in got.err
+    assert run_cli("export", "--demo", "-u", "hinv").out == run_cli("export", "--demo", "hinv").out
+    got = run_cli("export", "--demo", "--layout", "tall")
+    assert got.status == 1 and "Usage: pcp-native export [option...] [metricspec ...]" in got.err
 
 
 def test_export_to_file(tmp_path):
     out = tmp_path / "demo.csv"
-    assert run_cli("export", "-o", str(out), "hinv").status == 0
+    assert run_cli("export", "--demo", "-o", str(out), "hinv").status == 0
     header, rows = _csv(out.read_text())
     assert header == ["time", "hinv.ncpu", "hinv.physmem"]
     assert len(rows) == 1
@@ -355,17 +355,17 @@ def test_export_corpus_matches_pmdumplog(pmcd, name):
 
 def test_an_output_suffix_that_names_no_format_is_refused(tmp_path):
     target = str(tmp_path / "x.json")
-    got = run_cli("export", "-o", target)
+    got = run_cli("export", "--demo", "-o", target)
     assert got.status == 1 and got.out == ""
     assert got.err.count("\n") == 1 and "x.json" in got.err and "-o csv|parquet" in got.err
     assert not os.path.exists(target)
-    assert run_cli("export", "-o", "csv", "-F", target).status == 0     # said explicitly
+    assert run_cli("export", "--demo", "-o", "csv", "-F", target).status == 0     # said explicitly
     with open(target) as f:
         assert f.readline().startswith("time,")
 
 
 def test_an_output_in_a_missing_directory_is_a_one_line_error(tmp_path):
-    got = run_cli("export", "-o", str(tmp_path / "no" / "such" / "x.csv"))
+    got = run_cli("export", "--demo", "-o", str(tmp_path / "no" / "such" / "x.csv"))
     assert got.status == 1 and got.err.count("\n") == 1 and "no such directory" in got.err
     assert "Traceback" not in got.err
 
@@ -386,8 +386,53 @@ def test_a_damaged_archive_is_reported_and_can_be_skipped_past(tmp_path, pmcd):
 
 def test_the_progress_bar_follows_the_flags():
     pytest.importorskip("tqdm")
-    quiet = run_cli("export", "kernel.all.load")            # stderr is no terminal here
+    quiet = run_cli("export", "--demo", "kernel.all.load")            # stderr is no terminal here
     assert quiet.status == 0 and quiet.err == ""
-    assert run_cli("export", "--no-progress", "kernel.all.load").err == ""
-    shown = run_cli("export", "--progress", "kernel.all.load")
+    assert run_cli("export", "--demo", "--no-progress", "kernel.all.load").err == ""
+    shown = run_cli("export", "--demo", "--progress", "kernel.all.load")
     assert shown.status == 0 and "archive" in shown.err and quiet.out == shown.out
+
+
+# ---- what other readers make of the files -------------------------------------------
+
+def _read_back(path, suffix):
+    """The column names pandas, pyarrow, polars and duckdb read from the file, each
+    reader's own way (any of them raising fails the test)."""
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if suffix == ".parquet":
+        return {"pandas": list(pd.read_parquet(path).columns),
+                "pyarrow": pq.read_table(path).column_names,
+                "polars": pl.read_parquet(path).columns,
+                "duckdb": duckdb.sql("SELECT * FROM read_parquet('%s')" % path).columns}
+    return {"pandas": list(pd.read_csv(path).columns),
+            "pyarrow": pacsv.read_csv(path).column_names,
+            "polars": pl.read_csv(path).columns,
+            "duckdb": duckdb.sql("SELECT * FROM read_csv('%s', header=true)" % path).columns}
+
+
+@pytest.mark.parametrize("suffix,layout", [(".parquet", "wide"), (".parquet", "long"),
+                                           (".csv", "wide")])
+def test_every_reader_reads_the_export_back_with_its_header(tmp_path, suffix, layout):
+    """20180102's pmcd.agent.status has ten instances named "sample": the wide header
+    names them as to_pandas() does (the instance id after a repeated name), so pandas,
+    pyarrow, polars and duckdb each read the file and see the names it was written with."""
+    from pcp import bulk
+
+    archive = need_qa_archive("20180102")
+    metrics = ["pmcd.agent.status", "kernel.all.load", "pmcd.pmlogger.host"]
+    out = str(tmp_path / ("out" + suffix))
+    got = run_cli("export", "-a", archive, "-o", out, "--layout", layout, *metrics)
+    assert got.status == 0, got.err
+    seen = _read_back(out, suffix)
+    written = seen["pyarrow"]
+    assert all(names == written for names in seen.values()), seen
+    assert len(set(written)) == len(written)
+    if layout == "wide":
+        frame = bulk.read_archive(archive, metrics).to_pandas()
+        assert written == ["time"] + list(frame.columns)
+        assert sum(n.startswith("pmcd.agent.status[sample] (") for n in written) == 10

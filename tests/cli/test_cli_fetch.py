@@ -1,4 +1,4 @@
-"""`python -m pcp fetch` against pmval: archives replayed as pmval -U does (byte for
+"""`python -m pcp fetch` against pmval: archives replayed as pmval -U does (-U; byte for
 byte: header, instance columns, rates, <mark>s, no-value records), interpolated as
 pmval -t does, live sampling of
 metrics whose values do not move, rates of a known counter, the many-metric table."""
@@ -31,7 +31,7 @@ ARCHIVE_CASES = [
 @pytest.mark.parametrize("argv", ARCHIVE_CASES, ids=[" ".join(a) for a in ARCHIVE_CASES])
 def test_fetch_archive_matches_pmval_uninterpolated(argv):
     ref = run_tool("pmval", "-U", DEMO_ARCHIVE, *argv, check=True)
-    got = run_cli("fetch", "-a", DEMO_ARCHIVE, *argv)
+    got = run_cli("fetch", "-U", DEMO_ARCHIVE, *argv)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
 
@@ -53,7 +53,7 @@ def test_fetch_corpus_matches_pmval_uninterpolated(pmcd, name):
         ref = run_tool("pmval", "-U", path, metric)
         if ref.returncode < 0 or ref.returncode >= 128:
             continue                # pmval 6.0.3 crashes on some v3 instance domains
-        got = run_cli("fetch", "-a", path, metric)
+        got = run_cli("fetch", "-U", path, metric)
         assert got.out == ref.stdout, metric
         compared += 1
     assert compared >= len(CORPUS_METRICS) - 2
@@ -150,7 +150,7 @@ def test_fetch_table_of_several_metrics():
 
 
 def test_fetch_table_on_an_archive():
-    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "kernel.all.load", "sample.seconds")
+    got = run_cli("fetch", "-U", DEMO_ARCHIVE, "kernel.all.load", "sample.seconds")
     assert got.status == 0, got.err
     rows = [l for l in got.out.splitlines() if re.match(r"\d\d:\d\d:\d\d\.\d{3} ", l)]
     ref = run_tool("pmdumplog", DEMO_ARCHIVE, "kernel.all.load", "sample.seconds", check=True)
@@ -178,7 +178,7 @@ def test_fetch_days_one_to_nine_match_pmval(tmp_path, version, argv):
     base = ab.early_day_archive(str(tmp_path / ("early%d" % version)), version)
     ref = run_tool("pmval", "-U", base, *argv, "sample.long.one", check=True)
     assert "Jan  5" in ref.stdout
-    got = run_cli("fetch", "-a", base, *argv, "sample.long.one")
+    got = run_cli("fetch", "-U", base, *argv, "sample.long.one")
     assert got.status == 0, got.err
     assert got.out == ref.stdout
 
@@ -229,12 +229,12 @@ def test_values_of_instances_missing_from_the_instance_domain_warn_as_pmval(monk
         return [i for i, _ in keep], [n for _, n in keep]
 
     monkeypatch.setattr(pmapi.pmContext, "pmGetInDomArchive", without_blue)
-    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-s", "2", "sample.colour")
+    got = run_cli("fetch", "-U", DEMO_ARCHIVE, "-s", "2", "sample.colour")
     lines = got.out.splitlines()
     warnings = [l for l in lines if l.startswith("Warning:")]
     assert len(warnings) == 2
     assert re.fullmatch(r"Warning: value=\d+, but instance=2 is unknown", warnings[0])
     rows = [l for l in lines if re.match(r"\d\d:\d\d:\d\d\.\d{3} ", l)]
     assert len(rows) == 2 and len(rows[0].split()) == 3          # time, red, green
-    got = run_cli("fetch", "-a", DEMO_ARCHIVE, "-s", "2", "-r", "kernel.all.load")
+    got = run_cli("fetch", "-U", DEMO_ARCHIVE, "-s", "2", "-r", "kernel.all.load")
     assert "Warning" not in got.out

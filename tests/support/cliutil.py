@@ -16,17 +16,32 @@ import pytest
 from pcp.cli import main
 from pcp.cli._common import DEMO_ARCHIVE
 
-__all__ = ["DEMO_ARCHIVE", "run_cli", "run_tool", "need_tool", "tool_env"]
+__all__ = ["DEMO_ARCHIVE", "run_cli", "run_tool", "need_tool", "need_qa_archive", "tool_env"]
+
+
+def _missing(why: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail("%s (CI is set: this is a failure, not a skip)" % why, pytrace=False)
+    pytest.skip(why)
 
 
 def need_tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        why = "PCP tool %s is not installed" % name
-        if os.environ.get("CI"):
-            pytest.fail("%s (CI is set: this is a failure, not a skip)" % why, pytrace=False)
-        pytest.skip(why)
+        _missing("PCP tool %s is not installed" % name)
     return path
+
+
+QA_ARCHIVES = "/var/lib/pcp/testsuite/archives"
+
+
+def need_qa_archive(name: str) -> str:
+    """The base path of one of PCP's QA archives (pcp-testsuite), required as need_tool
+    requires a tool."""
+    base = os.path.join(QA_ARCHIVES, name)
+    if not any(os.path.exists(base + ".meta" + z) for z in ("", ".xz", ".gz")):
+        _missing("PCP QA archive %s is not installed (pcp-testsuite)" % name)
+    return base
 
 
 def tool_env() -> dict:
