@@ -10,8 +10,8 @@ to the first request, depending on the mechanism.
 The mechanism is chosen the way cyrus-sasl's client chooses among the plugins Debian's
 libsasl2-modules installs (measured with libpcp against scripted mechanism lists): the
 strongest of the server's list (or of the user's ``method``, which replaces it), and no
-mechanism at all when EXTERNAL is in the list. SCRAM comes from the ``scramp`` package
-(pg8000's), the MD5 mechanisms from hashlib/hmac.
+mechanism at all when EXTERNAL is in the list. Every mechanism is written over
+hashlib/hmac: SCRAM in ``scram``, the MD5 ones here.
 
 Failures carry libpcp's codes: ``PM_ERR_NYI + sasl_code`` (SASL_NOMECH -4, SASL_BADPROT
 -5, SASL_BADPARAM -7 ...). Credentials are never logged nor put in an exception; the
@@ -31,6 +31,7 @@ from typing import Callable, List, Optional, Tuple
 from pcp._core.constants import PM_ERR_IPC, PM_ERR_NYI
 from pcp._core.errors import pmErr
 from pcp._core.wire import PDU_ATTR, PDU_ERROR
+from pcp._live.scram import ScramAuthError, ScramClient, ScramProtocolError
 
 __all__ = ["Credentials", "choose_mechanism", "authenticate", "SERVICE"]
 
@@ -39,17 +40,19 @@ log = logging.getLogger(__name__)
 SERVICE = "PCP Collector"       # libpcp's SASL service name
 LIMIT_AUTH_PDU = 2048           # libpcp's largest SASL transfer
 
+SASL_FAIL = -1
 SASL_NOMECH = -4
 SASL_BADPROT = -5
 SASL_BADPARAM = -7
+SASL_BADAUTH = -13
 SASL_BADSERV = -10
 
-# cyrus-sasl's client preference among Debian's plugins, strongest first. Mechanisms
-# marked None would be chosen by libpcp but are not implemented here: choosing one
+# cyrus-sasl's client preference among Debian's plugins, strongest first. The ones in
+# _NOT_IMPLEMENTED would be chosen by libpcp but are not implemented here: choosing one
 # fails with SASL_NOMECH (see README, deliberate differences).
 _PREFERENCE = ("SCRAM-SHA-512", "SCRAM-SHA-384", "SCRAM-SHA-256", "SCRAM-SHA-224",
                "SCRAM-SHA-1", "DIGEST-MD5", "CRAM-MD5", "NTLM", "PLAIN", "LOGIN", "ANONYMOUS")
-_NOT_IMPLEMENTED = frozenset(("SCRAM-SHA-384", "SCRAM-SHA-224", "NTLM", "ANONYMOUS"))
+_NOT_IMPLEMENTED = frozenset(("NTLM", "ANONYMOUS"))
 _MECH_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -75,10 +78,11 @@ class Credentials:
         return (self._password or "").encode("utf-8", "surrogateescape")
 
     def user(self) -> bytes:
+        """The name as cyrus-sasl's canon_user makes it, which every mechanism sends."""
         if self.username is None:
             # libpcp would prompt on the terminal; without one cyrus gets no name
             raise sasl_error(SASL_BADPARAM)
-        return self.username.encode("utf-8", "surrogateescape")
+        return canonical_user(self.username.encode("utf-8", "surrogateescape"))
 
     def forget(self) -> None:
         self._password = None
@@ -86,6 +90,22 @@ class Credentials:
     def __repr__(self) -> str:
         return "<Credentials user=%r password=%s>" % (
             self.username, "set" if self._password is not None else "unset")
+
+
+_C_SPACE = b" \t\n\v\f\r"       # isspace() in the C locale
+
+
+def canonical_user(user: bytes) -> bytes:
+    """cyrus-sasl's canon_user on the client: leading and trailing blanks trimmed. Its
+    check for an all-blank name compares the start of the trimmed name with the
+    position of its length: so it refuses (SASL_FAIL) the names where as many blanks
+    lead as characters are left (the empty name, " x", "  ab  "), and passes "   " as
+    an empty name."""
+    leading = len(user) - len(user.lstrip(_C_SPACE))
+    name = user.strip(_C_SPACE)
+    if leading == len(name):
+        raise sasl_error(SASL_FAIL)
+    return name
 
 
 def choose_mechanism(offered: str) -> str:
@@ -98,7 +118,8 @@ def choose_mechanism(offered: str) -> str:
     for mech in _PREFERENCE:
         if mech in names:
             if mech in _NOT_IMPLEMENTED:
-                log.warning("SASL mechanism %s is not implemented", mech)
+                log.warning("SASL mechanism %s is not implemented by pcp-native; "
+                            "name another with ?method= in the host spec", mech)
                 raise sasl_error(SASL_NOMECH)
             return mech
     raise sasl_error(SASL_NOMECH)
@@ -165,6 +186,26 @@ def _digest_fields(challenge: bytes) -> List[Tuple[bytes, bytes]]:
     return pairs
 
 
+def _as_8859_1(text: bytes) -> bytes:
+    """What DIGEST-MD5 hashes of a name, realm or password (cyrus's MD5_UTF8_8859_1):
+    UTF-8 that stays within ISO 8859-1 as 8859-1, anything else as it is."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        byte = text[i]
+        if byte > 0xC3:
+            return text
+        if byte >= 0xC0:
+            if i + 1 >= len(text) or not 0x80 <= text[i + 1] <= 0xBF:
+                return text
+            out.append(((byte & 0x3) << 6) | (text[i + 1] & 0x3F))
+            i += 2
+        else:
+            out.append(byte)
+            i += 1
+    return bytes(out)
+
+
 def _quote(value: bytes) -> bytes:
     return b'"' + value.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
@@ -210,8 +251,8 @@ class _DigestMD5(_Mechanism):
         cnonce = self._cnonce or base64.b64encode(os.urandom(24)).rstrip(b"=")
         nc = b"00000001"
         uri = ("%s/%s" % (self.service, self.host)).encode("utf-8", "surrogateescape")
-        utf8 = values.get(b"charset", b"").lower() == b"utf-8"
-        secret = hashlib.md5(user + b":" + realm + b":" + self.creds.password()).digest()
+        secret = hashlib.md5(b":".join(_as_8859_1(v) for v in (
+            user, realm, self.creds.password()))).digest()
         a1 = secret + b":" + nonce + b":" + cnonce
         ha1 = hashlib.md5(a1).hexdigest().encode()
 
@@ -225,47 +266,43 @@ class _DigestMD5(_Mechanism):
         parts = [b"username=" + _quote(user)]
         if realm:
             parts.append(b"realm=" + _quote(realm))
+        # cyrus 2.1.28 offers libpcp's buffer size and never says charset=utf-8
         parts += [b"nonce=" + _quote(nonce), b"cnonce=" + _quote(cnonce), b"nc=" + nc,
-                  b"qop=auth", b"digest-uri=" + _quote(uri), b"response=" + response]
-        if utf8:
-            parts.append(b"charset=utf-8")
+                  b"qop=auth", b"maxbuf=%d" % LIMIT_AUTH_PDU, b"digest-uri=" + _quote(uri),
+                  b"response=" + response]
         return b",".join(parts)
 
 
 class _Scram(_Mechanism):
+    """SCRAM-SHA-* (pcp/_live/scram.py): client-first, client-final, then the server's
+    signature checked."""
+
     client_first = True
 
     def __init__(self, creds: Credentials, host: str, name: str) -> None:
         super().__init__(creds, host)
         self.name = name
-        self._client = None
+        self._client: Optional[ScramClient] = None
         self._state = 0
 
     def start(self) -> Optional[bytes]:
-        try:
-            import scramp
-        except ImportError:
-            log.warning("SCRAM needs the scramp package (pip install scramp)")
-            raise sasl_error(SASL_NOMECH) from None
-        user = self.creds.user().decode("utf-8", "surrogateescape")
-        password = self.creds.password().decode("utf-8", "surrogateescape")
-        self._client = scramp.ScramClient([self.name], user, password)
-        return self._client.get_client_first().encode("utf-8")
+        self._client = ScramClient(self.name, self.creds.user(), self.creds.password())
+        return self._client.client_first()
 
     def step(self, challenge: bytes) -> bytes:
-        from scramp import ScramException
         self._state += 1
         client = self._client
         try:
-            if self._state == 1:
-                client.set_server_first(challenge.decode("utf-8"))
-                return client.get_client_final().encode("utf-8")
-            if self._state == 2:
-                client.set_server_final(challenge.decode("utf-8"))
+            if self._state == 1 and client is not None:
+                return client.client_final(challenge)
+            if self._state == 2 and client is not None:
+                self._client = None     # it holds the salted password's keys
+                client.verify(challenge)
                 self.done = True
-                self._client = None     # it holds the salted password
                 return b""
-        except (ScramException, UnicodeDecodeError, ValueError, KeyError):
+        except ScramAuthError:
+            raise sasl_error(SASL_BADAUTH) from None
+        except ScramProtocolError:
             raise sasl_error(SASL_BADPROT) from None
         raise sasl_error(SASL_BADPROT)
 
@@ -299,18 +336,27 @@ def authenticate(send: Callable[[bytes], None], recv: Callable[[], Tuple[int, by
             message = name + b"\0" + initial
         else:
             message = name + b"\0"
-        send(encode_attr(message))
+        _send(send, encode_attr, message)
         while not mech.done:
             challenge = _receive(recv, decode_error)
-            send(encode_attr(mech.step(challenge)))
+            _send(send, encode_attr, mech.step(challenge))
     finally:
         creds.forget()
     return mech_name
 
 
+def _send(send: Callable[[bytes], None], encode_attr: Callable[[bytes], bytes],
+          payload: bytes) -> None:
+    if len(payload) >= LIMIT_AUTH_PDU:      # __pmSendAuth's limit
+        raise pmErr(PM_ERR_IPC)
+    send(encode_attr(payload))
+
+
 def _receive(recv: Callable[[], Tuple[int, bytes]], decode_error: Callable[[bytes], int]) -> bytes:
     ptype, pdu = recv()
     if ptype == PDU_ATTR and len(pdu) >= 16:
+        if len(pdu) - 16 >= LIMIT_AUTH_PDU:     # __pmDecodeAuth's limit
+            raise pmErr(PM_ERR_IPC)
         return bytes(pdu[16:])
     if ptype == PDU_ERROR:
         code = decode_error(pdu)

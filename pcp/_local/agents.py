@@ -64,6 +64,13 @@ class AgentDied(Exception):
 # names it answers are renamed.
 _PERSONALITY = {"sample": {"help": "dsohelp", "rename": (b"sample.", b"sampledso."),
                            "later": ("dynamic.indom",)}}
+# Init routines that are not their DSO's own but that its daemon build serves under
+# another program name: pmda_mmv.so's pmproxy_init is the MMV reader with the "pmproxy"
+# prefix (pmproxy's own files under $PCP_TMP_DIR/pmproxy), which pmdammv's main() becomes
+# when its program name is pmdapmproxy.
+_PROGRAM_NAME_OF_INIT = {("mmv", "pmproxy_init"): "pmdapmproxy"}
+# a command's argv[0] -> the file to run, where they differ (_PROGRAM_NAME_OF_INIT)
+_EXECUTABLES: Dict[str, str] = {}
 
 
 class Agent:
@@ -103,7 +110,8 @@ class Agent:
         try:
             # cwd is the log directory: a PMDA's default log file name is relative, as
             # pmcd starts them from its own log directory
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
+            self.proc = subprocess.Popen(self.argv, executable=_EXECUTABLES.get(self.argv[0]),
+                                         stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=log, cwd=logdir,
                                          close_fds=True, bufsize=0, env=env)
         except OSError as err:
@@ -400,13 +408,14 @@ def daemon_argv(domain: int, dso: str, init: Optional[str]) -> Optional[List[str
     """The command that serves what the DSO at path `dso` (resolved) would: its daemon
     build, ``pmda<name>`` beside ``pmda_<name>.so``, with the DSO's domain. None (and
     libpcp's warning for a DSO it cannot attach, with the reason) when there is none, or
-    the init routine is not the DSO's own (pmproxy_init in pmda_mmv.so: the daemon can
-    only be the mmv PMDA)."""
+    the init routine is neither the DSO's own nor one its daemon serves under another
+    program name (pmproxy_init in pmda_mmv.so: pmdammv run as pmdapmproxy)."""
     base = os.path.basename(dso)
     stem = _stem(dso)
     daemon = os.path.join(os.path.dirname(dso), "pmda" + stem)
+    program_name = _PROGRAM_NAME_OF_INIT.get((stem, init or ""))
     reason = None
-    if init is not None and init != stem + "_init":
+    if init is not None and init != stem + "_init" and program_name is None:
         reason = ("pcp-native runs %s as its daemon build, which cannot serve init "
                   "routine \"%s\"" % (base, init))
     elif not os.access(daemon, os.X_OK):
@@ -416,12 +425,16 @@ def daemon_argv(domain: int, dso: str, init: Optional[str]) -> Optional[List[str
         pmflush()
         return None
     argv = [daemon, "-d", str(domain)]
-    if os.getuid() != 0:
-        # a daemon PMDA switches to the pcp user, which only root may do: stay as we are
-        try:
-            argv += ["-U", pwd.getpwuid(os.getuid()).pw_name]
-        except KeyError:
-            pass
+    if program_name is not None:
+        argv[0] = os.path.join(os.path.dirname(dso), program_name)
+        _EXECUTABLES[argv[0]] = daemon
+    # a daemon PMDA switches to the pcp user (only root may); a DSO runs as its caller,
+    # and reads what the caller may (an MMV file of root's in a private $PCP_TMP_DIR):
+    # the daemon stays as we are
+    try:
+        argv += ["-U", pwd.getpwuid(os.getuid()).pw_name]
+    except KeyError:
+        pass
     return argv
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
@@ -23,7 +24,9 @@ from pcp._core.constants import (
     PM_IN_NULL, PM_LABEL_CLUSTER, PM_LABEL_INDOM, PM_LABEL_INSTANCES, PM_LABEL_ITEM,
     PM_LABEL_OPTIONAL, PM_TIME_USEC,
 )
+from pcp._core.errors import pmErr
 from pcp._core.units import pmParseUnitsStr, pmUnits
+from pcp._libpcp.labels import parse_label_set
 from pcp._mmv import layout as _layout
 from pcp._mmv import values as _values
 from pcp._mmv.region import VIEW_FORMATS, MappedFile
@@ -50,11 +53,20 @@ def _units(units: Units) -> pmUnits:
     return units
 
 
+# what glibc's strtod reads to the end (C locale): blanks, a sign, then a decimal or
+# hexadecimal number, inf/infinity or nan/nan(...)
+_STRTOD_WHOLE = re.compile(
+    r"[ \t\n\v\f\r]*[+-]?(?:0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?"
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan(?:\([0-9a-z_]*\))?)\Z",
+    re.IGNORECASE | re.ASCII)
+
+
 def label_payload(name: str, value: str, kind: int) -> bytes:
     """get_label of libpcp_mmv: the label {"name":value} checked as it checks it (the
     name as pmLookupLabel names, the value by its MMV_*_TYPE); ValueError when it
     refuses (E2BIG for a label beyond MMV_LABELMAX)."""
-    if len(name) + len(value) + 5 > MMV_LABELMAX:
+    if len(name.encode("utf-8", "surrogateescape")) + len(
+            value.encode("utf-8", "surrogateescape")) + 5 > MMV_LABELMAX:      # strlen()s
         raise ValueError(errno.E2BIG, "label %r is too long" % name)
     if not name or not name[0].isascii() or not name[0].isalpha() or not all(
             c.isascii() and (c.isalnum() or c == "_") for c in name[1:]):
@@ -70,21 +82,18 @@ def label_payload(name: str, value: str, kind: int) -> bytes:
     elif kind == MMV_STRING_TYPE:
         ok = len(value) >= 2 and value[0] == '"' and value[-1] == '"'
     elif kind == MMV_NUMBER_TYPE:
-        try:
-            float(value)
-            ok = bool(value) and value.strip() == value
-        except ValueError:
-            ok = False
+        ok = _STRTOD_WHOLE.match(value) is not None
     else:
         ok = False
     if kind != MMV_NULL_TYPE and not ok:
         raise ValueError(errno.EINVAL, "bad label value %r for type %d" % (value, kind))
-    text = '{"%s":%s}' % (name, value)
+    text = ('{"%s":%s}' % (name, value)).encode("utf-8", "surrogateescape")
     try:
-        json.loads(text)
-    except ValueError:
-        raise ValueError(errno.EINVAL, "label %s is not JSON" % text) from None
-    return text.encode("utf-8") + b"\0"
+        parse_label_set(text)               # __pmParseLabelSet: libpcp's label rules
+    except pmErr as exc:
+        raise ValueError(-exc.args[0], "label %r refused by libpcp's label parser"
+                         % text) from None
+    return text + b"\0"
 
 
 def _typed_label(value: LabelValue) -> tuple:

@@ -827,14 +827,19 @@ class Agent:
             return wire.encode_error(C.PM_ERR_TEXT)
         return wire.encode_text(ident, str(value).encode("utf-8", "surrogateescape"))
 
-    def _add_labels(self, current: Any, text: str, flags: int, what: str) -> Tuple[Any, int]:
+    def _add_labels(self, current: Any, text: str, flags: int) -> Tuple[Any, Optional[int]]:
+        """cpmda's ``if (!empty_labelset(s) && (sts = __pmAddLabels(lp, s, type)) < 0)``:
+        (the set, the status), the status None for an empty text (cpmda's sts is then
+        left as it was: a refused label set stays refused after empty notes)."""
         from pcp._libpcp.labels import add_labels
         if len(text) < 2 or text.startswith("{}"):
-            return current, 0
+            return current, None
         try:
-            return add_labels(current, text.encode("utf-8"), flags), 0
+            added = add_labels(current, text.encode("utf-8"), flags)
+            return added, len(added.labels)
         except pmErr as exc:
             code = exc.args[0] if exc.args else C.PM_ERR_GENERIC
+            # 6.0.3's message (the text and "(optional)" came later)
             notify(LOG_ERR, "__pmAddLabels failed: %s\n" % pmErrStr(code))
             return current, code
 
@@ -864,8 +869,8 @@ class Agent:
                     notify(LOG_ERR, "bad %s result (expected string)\n" % which)
                     return wire.encode_error(-EINVAL)
                 flags = type_ if which == "labels" else type_ | C.PM_LABEL_OPTIONAL
-                what = "__pmAddLabels" if which == "labels" else "__pmAddLabels (optional)"
-                current, sts = self._add_labels(current, res[1], flags, what)
+                current, added = self._add_labels(current, res[1], flags)
+                sts = sts if added is None else added
             if sts < 0:
                 return wire.encode_error(sts)
         self.last_ctx = self.context      # pmdaLabel, after the Python callbacks
@@ -876,7 +881,7 @@ class Agent:
                 if base == C.PM_LABEL_DOMAIN:
                     agent = self.name[4:] if self.name.startswith("pmda") else self.name
                     current, _ = self._add_labels(None, '{"agent":"%s"}' % agent,
-                                                  C.PM_LABEL_DOMAIN, "__pmAddLabels")
+                                                  C.PM_LABEL_DOMAIN)
                 elif base == C.PM_LABEL_CONTEXT:
                     current = None
                 if current is None:
@@ -921,12 +926,8 @@ class Agent:
                     sts = -EINVAL
                     continue
                 flags = C.PM_LABEL_INSTANCES | (C.PM_LABEL_OPTIONAL if which == "notes" else 0)
-                what = "__pmAddLabels" if which == "label" else "__pmAddLabels (optional)"
-                current, s = self._add_labels(current, res, flags, what)
-                if s < 0:
-                    sts = s
-                elif current is not None:
-                    sts = len(current.labels)
+                current, added = self._add_labels(current, res, flags)
+                sts = sts if added is None else added
         if sts < 0:
             notify(LOG_DEBUG, "pmdaLabel: InDom %s[%d]: %s\n"
                    % (pmInDomStr(indom), _s32(inst), pmErrStr(sts)))

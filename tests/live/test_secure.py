@@ -11,6 +11,10 @@ Each scenario is a host spec run through pmNewContext, pmGetContextHostName,
 pmLookupName and pmFetch in one process per binding and client environment (libpcp
 keeps its TLS client context for the life of a process): the outcome of every call,
 the error code and the call it appears at, must be the same.
+
+The SASL scenarios run twice on this package's side: in the test venv, and in a venv
+holding only the package and its declared dependencies (support/plainenv.py), which is
+what a plain ``pip install`` gives: every mechanism must work there too.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import pytest
 
 from support.cliutil import our_env
 from support.difftest import OUR_PYTHON, REF_PYTHON, require_reference, run_program
+from support.plainenv import make_plain_env
 from support.securepmcd import SASL_PASSWORD, SASL_USER, SecureSetup, missing_tools
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(300)]
@@ -117,18 +122,44 @@ def pmcds(tmp_path_factory):
         setup.stop()
 
 
-def run_both(specs: List[str], env: Dict[str, str]) -> Tuple[list, list]:
+@pytest.fixture(scope="module")
+def plain_python(tmp_path_factory):
+    """The interpreter of a venv with the package and its dependencies only."""
+    python = make_plain_env(str(tmp_path_factory.mktemp("plainenv") / "venv"))
+    probe = run_program("import importlib.util, json; print(json.dumps(["
+                        "importlib.util.find_spec(m) is None for m in %r]))" % (EXTRAS,),
+                        True, python=python)
+    assert probe == [True] * len(EXTRAS), probe
+    return python
+
+
+# what the extras bring: none of it may be importable in the plain venv
+EXTRAS = ("scramp", "pandas", "pyarrow", "hypothesis", "pytest", "dask", "tqdm")
+
+
+@pytest.fixture(params=["test-venv", "plain-install"])
+def our_python(request):
+    """This package's interpreter: the test venv's, then the plain venv's."""
+    if request.param == "plain-install":
+        return request.getfixturevalue("plain_python")
+    return OUR_PYTHON
+
+
+def run_both(specs: List[str], env: Dict[str, str],
+             python: str = OUR_PYTHON) -> Tuple[list, list]:
     full = dict(env, PCP_TEST_SPECS=json.dumps(specs), PCP_CONSOLE="none")
     with ThreadPoolExecutor(2) as pool:
-        ours = pool.submit(run_program, PROGRAM, True, full, 120)
+        ours = pool.submit(run_program, PROGRAM, True, full, 120, python)
         ref = pool.submit(run_program, PROGRAM, False, full, 120)
         return ours.result(), ref.result()
 
 
-def check(specs: List[str], env: Dict[str, str], expected: List[dict]) -> None:
+def check(specs: List[str], env: Dict[str, str], expected: List[dict],
+          python: str = OUR_PYTHON) -> None:
     """Both bindings give the same outcomes, and these are the expected ones (on the
-    keys given: the call that failed and its code, or a value)."""
-    ours, ref = run_both(specs, env)
+    keys given: the call that failed and its code, or a value). python: this package's
+    interpreter."""
+    ours, ref = run_both(specs, env, python)
     assert isinstance(ours, list) and isinstance(ref, list), (ours, ref)
     assert ours == ref, "\n".join("%s\n  ours %s\n  ref  %s" % (s, o, r)
                                   for s, o, r in zip(specs, ours, ref) if o != r) or (ours, ref)
@@ -237,7 +268,7 @@ def _auth(port: int, user: str, password: str, method: str = "", proto: str = ""
     return spec + ("&method=%s" % method if method else "")
 
 
-def test_sasl_mechanisms(pmcds):
+def test_sasl_mechanisms(pmcds, our_python):
     setup, p, conf = pmcds
     specs, expected = [], []
     outcomes = {
@@ -249,7 +280,11 @@ def test_sasl_mechanisms(pmcds):
                        fails_at("pmNewContext", SASL_NOUSER)),
         "scram-sha-1": (OK, fails_at("pmNewContext", SASL_BADAUTH),
                         fails_at("pmNewContext", SASL_NOUSER)),
+        "SCRAM-SHA-224": (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                          fails_at("pmNewContext", SASL_NOUSER)),
         "SCRAM-SHA-256": (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                          fails_at("pmNewContext", SASL_NOUSER)),
+        "SCRAM-SHA-384": (OK, fails_at("pmNewContext", SASL_BADAUTH),
                           fails_at("pmNewContext", SASL_NOUSER)),
         "SCRAM-SHA-512": (OK, fails_at("pmNewContext", SASL_BADAUTH),
                           fails_at("pmNewContext", SASL_NOUSER)),
@@ -261,10 +296,10 @@ def test_sasl_mechanisms(pmcds):
                   _auth(p["tls"], SASL_USER, "wrong", method),
                   _auth(p["tls"], "nosuchuser", SASL_PASSWORD, method)]
         expected += [good, wrong, unknown]
-    check(specs, {"PCP_TLSCONF_PATH": conf["verify"]}, expected)
+    check(specs, {"PCP_TLSCONF_PATH": conf["verify"]}, expected, our_python)
 
 
-def test_sasl_over_tls_and_required_authentication(pmcds):
+def test_sasl_over_tls_and_required_authentication(pmcds, our_python):
     setup, p, conf = pmcds
     sock = setup.socket_path("reqauth")
     specs = [
@@ -282,7 +317,8 @@ def test_sasl_over_tls_and_required_authentication(pmcds):
     check(specs, {"PCP_TLSCONF_PATH": conf["verify"]},
           [OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmNewContext", SASL_BADPARAM),
            fails_at("pmNewContext", SASL_BADAUTH), OK, OK, dict(OK, features=[1, 1, 1, 0]), OK,
-           fails_at("pmNewContext", SASL_NOMECH), fails_at("pmNewContext", SASL_BADPARAM)])
+           fails_at("pmNewContext", SASL_NOMECH), fails_at("pmNewContext", SASL_BADPARAM)],
+          our_python)
 
 
 # ---- this package only: credentials, features, the CLI, Fleet --------------------------

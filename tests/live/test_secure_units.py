@@ -4,6 +4,9 @@ mechanism lists), the MD5 mechanisms against their RFCs' examples, and the CREDS
 and secure ack of the TLS upgrade."""
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import socket
 import struct
 import threading
@@ -125,6 +128,8 @@ MECHANISM_LISTS = [
     "LOGIN PLAIN",
     "LOGIN",
     "plain,login",
+    "SCRAM-SHA-384 SCRAM-SHA-224 PLAIN",
+    "SCRAM-SHA-224 DIGEST-MD5",
     "SCRAM-SHA-512 SCRAM-SHA-256",
     "GSSAPI SCRAM-SHA-256-PLUS PLAIN",
     "EXTERNAL PLAIN",
@@ -133,48 +138,70 @@ MECHANISM_LISTS = [
 ]
 
 
-class _MechanismServer:
-    """Greets like pmcd with AUTH, sends one mechanism list per connection (in order),
-    and records the mechanism name of the client's answer (None: no answer)."""
+class ScriptedServer:
+    """A listening socket on a free loopback port that plays one item of `items` per
+    connection, in order, on a thread (serve(conn, item) says how); close() waits for
+    the last one."""
 
-    def __init__(self, lists: List[str]) -> None:
-        self.lists = lists
-        self.chosen: List[Optional[str]] = []
+    def __init__(self, items: list) -> None:
+        self.items = items
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(4)
+        self.sock.settimeout(30)
         self.port = self.sock.getsockname()[1]
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        for mechs in self.lists:
-            conn, _ = self.sock.accept()
+        for item in self.items:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
             with conn:
                 conn.settimeout(10)
-                try:
-                    conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0,
-                                             0x02010000 | GREETING_FEATURES))
-                    conn.recv(20)
-                    body = mechs.encode()
-                    conn.sendall(struct.pack(">iiii", 16 + len(body), 0x7011, 0, 0) + body)
-                    data = conn.recv(4096)
-                    self.chosen.append(data[16:].split(b"\0")[0].decode() if data else None)
-                except OSError:
-                    self.chosen.append(None)
+                self.serve(conn, item)
+
+    def serve(self, conn: socket.socket, item) -> None:
+        raise NotImplementedError
+
+    def greet(self, conn: socket.socket, mechanisms: bytes) -> None:
+        """pmcd's greeting with AUTH, the client's CREDS, then the mechanism list."""
+        conn.sendall(struct.pack(">iiiiI", 20, 0x7000, 0, 0, 0x02010000 | GREETING_FEATURES))
+        conn.recv(20)
+        conn.sendall(struct.pack(">iiii", 16 + len(mechanisms), 0x7011, 0, 0) + mechanisms)
 
     def close(self) -> None:
-        self.thread.join(30)
+        self.thread.join(60)
         self.sock.close()
 
 
-REFERENCE_PICKS = r'''
+class _MechanismServer(ScriptedServer):
+    """Sends one mechanism list per connection and records the mechanism name of the
+    client's answer (None: no answer)."""
+
+    def __init__(self, lists: List[str]) -> None:
+        self.chosen: List[Optional[str]] = []
+        super().__init__(lists)
+
+    def serve(self, conn: socket.socket, mechs: str) -> None:
+        try:
+            self.greet(conn, mechs.encode())
+            data = conn.recv(4096)
+            self.chosen.append(data[16:].split(b"\0")[0].decode() if data else None)
+        except OSError:
+            self.chosen.append(None)
+
+
+# one pmNewContext per host spec of $SPECS: 0 or the pmErr code of each
+CONNECT_EACH = r'''
 import json, os
 from pcp import pmapi
 out = []
-for i in range(int(os.environ["N"])):
+for spec in json.loads(os.environ["SPECS"]):
     try:
-        pmapi.pmContext(1, "127.0.0.1:%s?username=pcp&password=x" % os.environ["PORT"])
+        pmapi.pmContext(1, spec)
         out.append(0)
     except pmapi.pmErr as e:
         out.append(e.args[0])
@@ -189,9 +216,9 @@ def test_mechanism_choice_matches_libpcp():
     for side in (False, True):
         server = _MechanismServer(MECHANISM_LISTS)
         try:
-            codes = run_program(REFERENCE_PICKS, side, {"N": str(len(MECHANISM_LISTS)),
-                                                      "PORT": str(server.port),
-                                                      "PCP_CONSOLE": "none"}, 120)
+            spec = "127.0.0.1:%d?username=pcp&password=x" % server.port
+            codes = run_program(CONNECT_EACH, side, {
+                "SPECS": json.dumps([spec] * len(MECHANISM_LISTS)), "PCP_CONSOLE": "none"}, 120)
         finally:
             server.close()
         results[side] = (server.chosen, codes)
@@ -201,6 +228,98 @@ def test_mechanism_choice_matches_libpcp():
     assert ref[0][:6] == ["SCRAM-SHA-256", "SCRAM-SHA-1", "DIGEST-MD5", "CRAM-MD5",
                           "PLAIN", "LOGIN"]
     assert ref[1][-3:] == [-21348, -21348, -21348]            # SASL_NOMECH
+
+
+PASSWORD = "p\u00e9w"             # "pé w" in UTF-8: DIGEST-MD5 hashes it as ISO 8859-1
+
+
+def _digest_secret_variants(answer: bytes, password: bytes) -> str:
+    """Which secret a DIGEST-MD5 response was made with: the UTF-8 bytes of name, realm
+    and password as they are ("raw"), or as ISO 8859-1 where they fit ("8859-1"),
+    "both" when that is the same, "none" when neither."""
+    fields = dict(re.findall(rb'([a-z-]+)=("(?:[^"\\]|\\.)*"|[^,]*)', answer))
+    value = {k: re.sub(rb"\\(.)", rb"\1", v[1:-1]) if v.startswith(b'"') else v
+             for k, v in fields.items()}
+
+    def latin1(text: bytes) -> bytes:
+        try:
+            return text.decode("utf-8").encode("latin-1")
+        except (UnicodeDecodeError, UnicodeEncodeError):
+            return text
+
+    def response(convert) -> bytes:
+        secret = hashlib.md5(b":".join(convert(v) for v in (
+            value[b"username"], value.get(b"realm", b""), password))).digest()
+        ha1 = hashlib.md5(secret + b":" + value[b"nonce"] + b":" + value[b"cnonce"])
+        ha2 = hashlib.md5(b"AUTHENTICATE:" + value[b"digest-uri"])
+        return hashlib.md5(b":".join((ha1.hexdigest().encode(), value[b"nonce"],
+                                      value[b"nc"], value[b"cnonce"], value[b"qop"],
+                                      ha2.hexdigest().encode()))).hexdigest().encode()
+
+    raw, converted = response(lambda v: v), response(latin1)
+    got = value.get(b"response")
+    return {(True, True): "both", (True, False): "raw", (False, True): "8859-1"}.get(
+        (got == raw, got == converted), "none")
+
+
+class _ChallengeServer(ScriptedServer):
+    """Offers one mechanism per connection, answers the client's first message with one
+    challenge (none for PLAIN), and records both messages of the client (DIGEST-MD5's
+    random cnonce and the response made with it masked, and which secret it used)."""
+
+    CHALLENGES = {"PLAIN": None, "LOGIN": b"Username:", "CRAM-MD5": b"<1896.697170952@pmcd>",
+                  "DIGEST-MD5": b'realm="pmcd",nonce="OA6MG9tEQGm2hh",qop="auth",'
+                                b'algorithm=md5-sess,charset=utf-8'}
+
+    def __init__(self, mechanisms: List[str]) -> None:
+        self.seen: List[List[str]] = []
+        super().__init__(mechanisms)
+
+    def serve(self, conn: socket.socket, mech: str) -> None:
+        seen: List[str] = []
+        try:
+            self.greet(conn, mech.encode())
+            seen.append(conn.recv(4096)[16:].decode("latin-1"))
+            challenge = self.CHALLENGES[mech]
+            if challenge is not None:
+                conn.sendall(struct.pack(">iiii", 16 + len(challenge), 0x7011, 0, 0)
+                             + challenge)
+                answer = conn.recv(4096)[16:]
+                seen.append(re.sub(r'cnonce="[^"]*"|response=[0-9a-f]*', "MASKED",
+                                   answer.decode("latin-1")))
+                if mech == "DIGEST-MD5" and answer:
+                    seen.append(_digest_secret_variants(answer, PASSWORD.encode()))
+        except OSError:
+            pass
+        self.seen.append(seen)
+
+
+@pytest.mark.reference
+def test_user_names_as_cyrus_canon_user_makes_them():
+    """Every mechanism sends the name canon_user makes (blanks trimmed) or fails with
+    SASL_FAIL where it refuses the name, at the step that first needs it."""
+    require_reference()
+    users = ["pcp", "x%20", "%20x", "", "%20%20", "%20%20ab%20", "%20ab%20%20",
+             "%C3%A9", "%E2%82%AC"]
+    cases = [(mech, user) for mech in _ChallengeServer.CHALLENGES for user in users]
+    results = {}
+    for side in (False, True):
+        server = _ChallengeServer([mech for mech, _ in cases])
+        try:
+            specs = ["127.0.0.1:%d?username=%s&password=p%%C3%%A9w" % (server.port, user)
+                     for _, user in cases]
+            codes = run_program(CONNECT_EACH, side, {"SPECS": json.dumps(specs),
+                                                     "PCP_CONSOLE": "none"}, 120)
+        finally:
+            server.close()
+        results[side] = list(zip(cases, codes, server.seen))
+    ours, ref = results[True], results[False]
+    assert ours == ref, "\n".join("%s\n  ours %s\n  ref  %s" % (o[0], o[1:], r[1:])
+                                  for o, r in zip(ours, ref) if o != r)
+    plain = {user: code for (mech, user), code, _ in ref if mech == "PLAIN"}
+    assert plain["%20x"] == plain[""] == -21345 and plain["x%20"] == 0     # SASL_FAIL
+    digest = {user: seen[-1] for (mech, user), _, seen in ref if mech == "DIGEST-MD5"}
+    assert digest["pcp"] == digest["%C3%A9"] == "8859-1" and digest["%E2%82%AC"] == "8859-1"
 
 
 # ---- the upgrade's bytes -----------------------------------------------------------------

@@ -1,8 +1,7 @@
 """PM_CONTEXT_LOCAL against the official binding, which dlopen()s the DSO PMDAs: the same
 local table (a pmcd.conf of the test's, -K edits), read through every call a client makes
 (local_reader.py), must give the same image on both sides, and what the reader writes on
-stderr (libpcp's warnings for DSOs it cannot attach) must be the same too. The one
-difference kept on purpose, pmproxy's DSO, is pinned below."""
+stderr (libpcp's warnings for DSOs it cannot attach) must be the same too."""
 import json
 import os
 import subprocess
@@ -178,30 +177,66 @@ def test_a_dso_that_cannot_be_found_is_left_out_with_libpcps_warning(tmp_path, c
 
 def test_the_machines_own_table(tmp_path):
     """The stock pmcd.conf (sampledso, mmv, jbd2, the linux DSO, pmproxy's mmv DSO): the
-    whole PMNS walked, and every DSO's metrics read. pmproxy_init is the one DSO
-    pcp-native cannot serve (pmdammv cannot be the pmproxy PMDA): its names and values
-    are pinned as the difference, with the warning that says so."""
+    whole PMNS walked, and every DSO's metrics read, pmproxy_init's among them (pmdammv
+    run under the program name pmdapmproxy): the same names, values and stderr."""
     conf = Path("/etc/pcp/pmcd/pmcd.conf")
     spec = {"walk": ["", "sampledso", "jbd2", "mmv", "pmproxy"],
-            "subtrees": ["jbd2.njournals", "mmv.control", "sampledso.long"],
+            "subtrees": ["jbd2.njournals", "mmv.control", "sampledso.long", "pmproxy"],
             "values": ["jbd2.njournals", "mmv.control.reload", "mmv.control.debug",
-                       "sampledso.long.one"],
+                       "sampledso.long.one", "pmproxy.control.files",
+                       "pmproxy.control.debug", "pmproxy.control.reload"],
             "fetch_all": ["jbd2.njournals", "pmproxy.control.files", "sampledso.long.hundred",
                           "hinv.ncpu", "mmv.control.files"]}
     ours, ref = _both(spec, conf)
-    theirs = ref[0]
-    pmproxy = theirs["metrics"].pop("walk pmproxy")
+    pmproxy = ref[0]["metrics"]["walk pmproxy"]
     assert pmproxy["count"] == 3 and pmproxy["sts"] is None, pmproxy
-    assert ours[0]["metrics"].pop("walk pmproxy") == {"sts": {"pmErr": -12386}, "count": 0,
-                                                      "leaves": []}
-    fetched = theirs["fetch_all"].pop(1)
+    fetched = ref[0]["fetch_all"][1]
     assert fetched[0] == (4 << 22) | 2 and fetched[1] == 1, fetched
-    assert ours[0]["fetch_all"].pop(1) == [0xFFFFFFFF, -12386, None]
-    difftest.assert_equal(ours[0], theirs)
-    assert ref[1] == ""
-    assert ours[1] == ('__pmConnectLocal: Warning: error attaching DSO "%s/mmv/pmda_mmv.so"\n'
-                       'pcp-native runs pmda_mmv.so as its daemon build, which cannot serve '
-                       'init routine "pmproxy_init"\n\n' % PMDAS)
+    difftest.assert_equal(ours[0], ref[0])
+    assert ours[1] == ref[1] == ""
+
+
+PMPROXY_MMV = r'''
+import os
+from pcp import mmv
+reg = mmv.Registry(os.path.join(os.environ["PCP_TMP_DIR"], "pmproxy", "pmproxy"), cluster=5)
+total = reg.counter("requests.total", "Requests\nAll of them.")
+queue = reg.gauge("queue", "Depth", instances=["a", "b"])
+state = reg.text("state", "State", labels={"role": "proxy"})
+reg.start()
+total.inc(7)
+queue["b"].set(3)
+state.set("up")
+'''
+
+
+def test_pmproxy_serves_pmproxys_own_mmv_file(tmp_path):
+    """pmproxy_init reads $PCP_TMP_DIR/pmproxy (never mmv's files): a registry written
+    there with pcp.mmv is served as pmproxy.* with its help, labels, instances and
+    values; mmv.* sees only its own directory."""
+    tmpdir = tmp_path / "tmp"
+    for sub in ("pmproxy", "mmv"):
+        (tmpdir / sub).mkdir(parents=True)
+    env = {"PCP_TMP_DIR": str(tmpdir)}
+    written = difftest.run_program(PMPROXY_MMV + "print(1)\n", True, env)
+    assert written == 1, written
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("pmproxy\t4\tdso\tpmproxy_init\t%s/mmv/pmda_mmv.so\n"
+                    "mmv\t70\tdso\tmmv_init\t%s/mmv/pmda_mmv.so\n" % (PMDAS, PMDAS))
+    # the file's metrics are named prefix.file.metric
+    spec = {"walk": ["", "pmproxy", "mmv"], "subtrees": ["pmproxy", "mmv"],
+            "values": ["pmproxy.pmproxy.requests.total", "pmproxy.pmproxy.state",
+                       "pmproxy.pmproxy.queue", "pmproxy.control.files", "mmv.control.files"],
+            "fetch_all": ["pmproxy.pmproxy.requests.total", "mmv.control.files",
+                          "pmproxy.pmproxy.queue"]}
+    ours, ref = _both(spec, conf, env)
+    metrics = ref[0]["metrics"]
+    assert metrics["pmproxy.pmproxy.requests.total"]["values"] == [[-1, 7]], metrics
+    assert metrics["pmproxy.control.files"]["values"] == [[-1, 1]]
+    assert metrics["mmv.control.files"]["values"] == [[-1, 0]]
+    assert metrics["walk mmv"]["count"] == 3           # mmv's controls alone
+    difftest.assert_equal(ours[0], ref[0])
+    assert ours[1] == ref[1]
 
 
 PMREP_RUNS = [
@@ -247,6 +282,28 @@ def test_pcp_info_local_prints_what_pminfo_prints(conf, argv):
                           text=True, env=env, timeout=60, check=False, cwd=difftest._cwd())
     assert ours.stdout == ref.stdout
     assert ours.returncode == ref.returncode
+
+
+def test_pmrep_and_pcp_info_on_the_machines_own_table():
+    """The stock pmcd.conf, pmproxy's DSO in it: pmrep -L and `pcp info -L` print what
+    the official tools print, stderr included (no warning for pmproxy_init)."""
+    difftest.require_reference()
+    argv = ["-L", "-s", "2", "-t", "0.1", "pmproxy.control.files", "sampledso.long.one"]
+    path = tool_archive.tool_path("pmrep")
+    ref = tool_archive.run_tool(path, argv, False, {})
+    ours = tool_archive.run_tool(path, argv, True, {})
+    assert (ours["status"], ours["stderr"], ours["stdout"]) == \
+        (ref["status"], ref["stderr"], ref["stdout"])
+    assert ref["status"] == 0 and ref["stdout"].count("\n") >= 3
+    argv = ["-L", "-f", "pmproxy", "sampledso.long.one"]
+    ref = subprocess.run(["pminfo"] + argv, capture_output=True, text=True, timeout=60,
+                         check=False)
+    ours = subprocess.run([sys.executable, "-m", "pcp", "info"] + argv, capture_output=True,
+                          text=True, env=difftest._env(True), timeout=60, check=False,
+                          cwd=difftest._cwd())
+    assert (ours.stdout, ours.stderr, ours.returncode) == \
+        (ref.stdout, ref.stderr, ref.returncode)
+    assert "pmproxy.control.files" in ref.stdout
 
 
 UNREADABLE = r'''

@@ -52,6 +52,10 @@ def _requests():
         ("labels_domain", client.encode_label_req(3, 480, 0x02)),
         ("labels_instances", client.encode_label_req(3, 480 << 22, 0x20)),
         ("labels_item", client.encode_label_req(3, (480 << 22) | 0, 0x10)),
+        # labels __pmAddLabels refuses: alone, then followed by good notes
+        ("labels_item_refused", client.encode_label_req(3, (480 << 22) | 1, 0x10)),
+        ("labels_item_refused_notes", client.encode_label_req(3, (480 << 22) | 2, 0x10)),
+        ("labels_instances_refused", client.encode_label_req(3, (480 << 22) | 1, 0x20)),
         ("store", store),
         ("fetch", client.encode_fetch(3, False, 3, [(480 << 22) | 0, (480 << 22) | 6,
                                                     (480 << 22) | (2 << 10)])),

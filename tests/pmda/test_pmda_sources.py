@@ -177,8 +177,9 @@ def _mask_control(text: str) -> str:
     return "\n\n".join(blocks)
 
 
-@pytest.mark.skipif(not (PMDAS / "openmetrics").is_dir(), reason="no pmdaopenmetrics")
-def test_pmdaopenmetrics_on_file_sources(tmp_path):
+def _openmetrics_on_both(tmp_path: Path, text: str, steps, record=None):
+    """pmdaopenmetrics reading `text` from a file source (app.url) under a private pmcd,
+    on both bindings: (reference, ours) with the PMDA's timings masked."""
     _needs_private_pmcd()
     for python in (OFFICIAL, OURS):
         # pmdaopenmetrics imports requests: python3-requests and the test extras
@@ -188,23 +189,17 @@ def test_pmdaopenmetrics_on_file_sources(tmp_path):
             if os.environ.get("CI"):
                 pytest.fail(why)
             pytest.skip(why)
-    steps = [("pminfo", ["pminfo", "-dfTtlm", "openmetrics"]),
-             ("instances", ["pminfo", "-f", "openmetrics.app.http_requests_total"]),
-             ("labels", ["pminfo", "-l", "openmetrics.app.room_temperature"]),
-             ("store", ["pmstore", "openmetrics.control.debug", "0"]),
-             ("store_refused", ["pmstore", "openmetrics.app.room_temperature", "1"])]
+
     def session(side, interpreter):
         source = tmp_path / ("metrics-" + side + ".txt")
-        source.write_text(OPENMETRICS)
+        source.write_text(text)
         run = tmp_path / side
         (run / "pmdas" / "openmetrics" / "config.d").mkdir(parents=True)
         (run / "pmdas" / "openmetrics" / "config.d" / "app.url").write_text(
             "file://%s\n" % source)
         return _run(run, interpreter, "openmetrics", 144, steps, ipc="binary notready",
-                    record=("openmetrics", ["openmetrics.app.http_requests_total"]))
+                    record=record)
     ref, ours = on_both(session)
-    _recorded(ref, "openmetrics")
-    assert "1027" in ref["instances"] and "kitchen" in ref["labels"]
     for side in (ref, ours):
         # the PMDA's own timings, and its log footer: pmcd's SIGTERM at shutdown may
         # reach the threaded PMDA before it has left (then no footer) on either binding
@@ -212,13 +207,73 @@ def test_pmdaopenmetrics_on_file_sources(tmp_path):
                        if line and not line.startswith("Log finished")]
         for key in ("domain.h.python", "pmns.python"):
             side[key] = re.sub(r"in \d+\.\d+s", "in SECONDS", side[key])
-    for key in ["pminfo", "instances", "labels", "store", "store_refused", "log", "cache",
-                "domain.h.python", "pmns.python", *RECORDED]:
+    return ref, ours
+
+
+def _assert_same(tmp_path: Path, ref: dict, ours: dict, keys) -> None:
+    for key in keys:
         want = _mask_control(str(ref[key]).replace(str(tmp_path / "metrics-ref.txt"), "SOURCE"))
         got = _mask_control(str(ours[key]).replace(str(tmp_path / "metrics-ours.txt"), "SOURCE"))
         want = want.replace(str(tmp_path / "ref"), "RUN")
         got = got.replace(str(tmp_path / "ours"), "RUN")
         assert got == want, key
+
+
+@pytest.mark.skipif(not (PMDAS / "openmetrics").is_dir(), reason="no pmdaopenmetrics")
+def test_pmdaopenmetrics_on_file_sources(tmp_path):
+    steps = [("pminfo", ["pminfo", "-dfTtlm", "openmetrics"]),
+             ("instances", ["pminfo", "-f", "openmetrics.app.http_requests_total"]),
+             ("labels", ["pminfo", "-l", "openmetrics.app.room_temperature"]),
+             ("store", ["pmstore", "openmetrics.control.debug", "0"]),
+             ("store_refused", ["pmstore", "openmetrics.app.room_temperature", "1"])]
+    ref, ours = _openmetrics_on_both(tmp_path, OPENMETRICS, steps,
+                                     ("openmetrics", ["openmetrics.app.http_requests_total"]))
+    _recorded(ref, "openmetrics")
+    assert "1027" in ref["instances"] and "kitchen" in ref["labels"]
+    _assert_same(tmp_path, ref, ours, ["pminfo", "instances", "labels", "store",
+                                       "store_refused", "log", "cache", "domain.h.python",
+                                       "pmns.python", *RECORDED])
+
+
+PROM_EXAMPLE = Path("/var/lib/pcp/testsuite/openmetrics/samples/"
+                    "prom-exposition-formats-example1.txt")
+
+
+@pytest.mark.skipif(not (PMDAS / "openmetrics").is_dir(), reason="no pmdaopenmetrics")
+@pytest.mark.skipif(not PROM_EXAMPLE.exists() and not os.environ.get("CI"),
+                    reason="no pcp-testsuite")
+def test_pmdaopenmetrics_labels_libpcp_refuses(tmp_path):
+    """PCP's QA sample prom-exposition-formats-example1: the item labels of
+    msdos_file_access_time_seconds (escaped backslashes, quotes and a newline, which
+    the PMDA writes unescaped) are refused by __pmAddLabels (-EINVAL), the other
+    metrics' labels served: the same answers and log on both bindings (before, this
+    package answered an empty set)."""
+    metric = "openmetrics.app.msdos_file_access_time_seconds"
+    # pminfo -l leaves a failed label request out: a client of the official binding
+    # (run as a tool: "-h HOST" follows argv[0]) asks for the item labels themselves
+    client = tmp_path / "item_labels.py"
+    client.write_text(ITEM_LABELS_CLIENT)
+    client.chmod(0o755)
+    steps = [("labels", ["pminfo", "-l", metric, "openmetrics.app.http_requests_total"]),
+             ("values", ["pminfo", "-f", metric]),
+             ("item_labels", [str(client), metric, "openmetrics.app.http_requests_total"])]
+    ref, ours = _openmetrics_on_both(tmp_path, PROM_EXAMPLE.read_text(), steps)
+    assert any("__pmAddLabels failed: Invalid argument" in line for line in ref["log"])
+    assert ref["item_labels"].splitlines()[0] == "-22", ref["item_labels"]
+    _assert_same(tmp_path, ref, ours, ["labels", "values", "item_labels", "log"])
+
+
+ITEM_LABELS_CLIENT = """#!%s
+import sys
+from pcp import pmapi
+import cpmapi as c_api
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, sys.argv[2])
+for name in sys.argv[3:]:
+    try:
+        print(ctx.pmGetItemLabels(ctx.pmLookupName([name])[0]))
+    except pmapi.pmErr as e:
+        print(e.args[0])
+""" % OFFICIAL
 
 
 NFS_QA = Path("/var/lib/pcp/testsuite/nfsclient")

@@ -336,12 +336,14 @@ def run_reference(code: str, timeout: float = 120) -> Any:
                              "--- stderr ---\n%s" % (lines[-1][:500], proc.stderr)) from exc
 
 
-def run_program(code: str, ours: bool, env: Optional[dict] = None, timeout: float = 60) -> Any:
+def run_program(code: str, ours: bool, env: Optional[dict] = None, timeout: float = 60,
+                python: Optional[str] = None) -> Any:
     """Run a whole program on one side (ours or the reference), with extra environment
-    variables; the JSON of its last output line, or {"__crash__": ...}."""
+    variables; the JSON of its last output line, or {"__crash__": ...}. python replaces
+    our side's interpreter (support/plainenv.py's, say)."""
     full = _env(ours)
     full.update(env or {})
-    python = OUR_PYTHON if ours else REF_PYTHON
+    python = python or (OUR_PYTHON if ours else REF_PYTHON)
     proc = subprocess.run([python, "-c", code], cwd=_cwd(), env=full, capture_output=True,
                           text=True, timeout=timeout, check=False)
     lines = proc.stdout.strip().splitlines()

@@ -26,7 +26,8 @@ OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
 # unknown one at the first request); the password exists only in the private sasldb.
 SASL_USER = "pcp"
 SASL_PASSWORD = "s3cret-Pass"
-SASL_MECHS = "PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1 SCRAM-SHA-256 SCRAM-SHA-512"
+SASL_MECHS = ("PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1 SCRAM-SHA-224 SCRAM-SHA-256 "
+              "SCRAM-SHA-384 SCRAM-SHA-512")
 
 
 def missing_tools() -> Optional[str]:
