@@ -12,6 +12,7 @@ import pytest
 
 from support import archives
 from support.cliutil import need_qa_archive
+from support.daskcluster import local_client
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -27,14 +28,8 @@ METRICS = ["kernel.all.load", "mem.util.used"]
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    c = distributed.Client(cluster)
-    try:
+    with local_client(processes=True, threads=1) as c:      # as the issue ran it
         yield c
-    finally:
-        c.close()
-        cluster.close()
 
 
 @pytest.fixture(scope="module")
