@@ -26,8 +26,21 @@ export PATH="$shim:$PATH"
 if [ -n "$missing" ]; then
     apt-get update -qq
     # apt hands dpkg its own PATH (DPkg::Path), so the shim must be named there too.
-    apt-get install -y -qq --no-install-recommends -o DPkg::Path="$shim:/usr/sbin:/usr/bin:/sbin:/bin" $missing >/dev/null || true
-    PATH="$shim:$PATH" dpkg --configure -a >/dev/null
+    log=$(mktemp)
+    if ! apt-get install -y -qq --no-install-recommends \
+            -o DPkg::Path="$shim:/usr/sbin:/usr/bin:/sbin:/bin" $missing >"$log" 2>&1; then
+        # a maintainer script that wants systemd can still fail after unpacking: finish
+        # the configuration, and report the install only if that fails too
+        if ! PATH="$shim:$PATH" dpkg --configure -a >>"$log" 2>&1; then
+            cat "$log" >&2
+            echo "install-pcp.sh: apt-get install$missing failed" >&2
+            exit 1
+        fi
+    fi
+    rm -f "$log"
+    for p in $packages; do
+        dpkg -s "$p" >/dev/null 2>&1 || { echo "install-pcp.sh: $p did not install" >&2; exit 1; }
+    done
 fi
 
 pmcd_running() {

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Run the pytest suite against a copy of pcp._native built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (PCP_NATIVE_SANITIZE=1, see csrc/build_ffi.py).
+# Run the C-facing tests against a copy of pcp._native built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (PCP_NATIVE_SANITIZE=1, see csrc/build_ffi.py), on every core
+# (pytest-xdist), then check with gcov's counts that they called every entry point of the
+# C core (.ci/entry_census.py): the pass runs the tests that drive C, not the whole suite,
+# and the census is what says that choice still reaches everything.
 #
 #   .ci/sanitize.sh [pytest args...]      e.g. .ci/sanitize.sh tests/native/test_native_decoders.py -q
+#
+# With no test paths among the args, SANITIZE_TESTS below is run and the census checked;
+# with paths, just those (no census: a part need not reach everything).
 #
 # The sanitized extension is built in a temporary copy of the source tree, so the
 # normal build in the checkout (and any editable install pointing at it) is never
@@ -10,8 +16,9 @@
 # a sanitized module behind. The copy is removed on exit (SANITIZE_KEEP=1 keeps it).
 #
 #   PYTHON   interpreter to use (default: $VIRTUAL_ENV/bin/python, else python3); it
-#            needs cffi, setuptools, pytest, hypothesis - if they are missing the
-#            script runs `pip install -e .[test]` once (works from a fresh clone).
+#            needs cffi, setuptools, pytest, pytest-xdist, hypothesis - if they are
+#            missing the script runs `pip install -e .[test]` once (works from a fresh clone).
+#   SANITIZE_JOBS  pytest-xdist workers (default: the number of cores)
 #
 # The interpreter is not sanitized, so the ASan runtime the extension was linked with
 # is LD_PRELOADed. Python's own allocations at exit are not freed, hence detect_leaks=0;
@@ -28,7 +35,7 @@ else
     PY=python3
 fi
 
-if ! "$PY" -c "import cffi, setuptools, pytest, hypothesis" 2>/dev/null; then
+if ! "$PY" -c "import cffi, setuptools, pytest, xdist, hypothesis" 2>/dev/null; then
     echo "sanitize.sh: installing build/test dependencies (pip install -e .[test])"
     "$PY" -m pip install -q -e "$ROOT[test]"
 fi
@@ -59,7 +66,7 @@ else
 fi
 
 echo "sanitize.sh: building the sanitized extension in $COPY"
-(cd "$COPY" && PCP_NATIVE_SANITIZE=1 "$PY" setup.py -q build_ext --inplace) \
+(cd "$COPY" && PCP_NATIVE_SANITIZE=1 PCP_NATIVE_COVERAGE=1 "$PY" setup.py -q build_ext --inplace) \
     >"$COPY/build.log" 2>&1 || { cat "$COPY/build.log"; echo "sanitize.sh: build failed" >&2; exit 2; }
 
 SO=$(find "$COPY/pcp" -maxdepth 1 -name '_native*.so' -print -quit)
@@ -80,14 +87,37 @@ if [ ! -e "$ASAN_LIB" ]; then
     exit 2
 fi
 
-# Paths into the checkout are redirected to the copy; the default is the whole suite.
+# The tests that drive the C core: the decoders (PDUs, results, events, the agent side),
+# the archive reader, interpolation, derived metrics, fetchgroup's conversions, the
+# writer, the bulk columns and grids, LOCAL's result gathering, pmStore's packing; each
+# against the live pmcd, hostile servers and the QA sweep's sample (every bad archive).
+# What only Python runs (the CLI's printing, pcp.mmv, TLS and SASL, PCP's tools on top
+# of pmapi) is left to the plain pass. The entry census checks the choice.
+SANITIZE_TESTS=(
+    tests/native tests/decode tests/archive tests/libpcp
+    tests/bulk/test_columns_api.py tests/bulk/test_columns_diff.py
+    tests/bulk/test_columns_hostile.py tests/bulk/test_derived_columns.py
+    tests/bulk/test_grid_diff.py tests/bulk/test_grid_sweep.py tests/bulk/test_write_frame.py
+    tests/bulk/test_sampler.py tests/bulk/test_fleet.py
+    tests/live/test_diff_fetch.py tests/live/test_diff_desc.py tests/live/test_diff_pmns.py
+    tests/live/test_diff_store.py tests/live/test_events_live.py
+    tests/live/test_hostile_server.py tests/live/test_threads.py
+    tests/local/test_local_context.py tests/local/test_local_agents.py
+    tests/pmda/test_pmda_pipe.py tests/pmda/test_pmda_edges.py tests/pmda/test_pmda_socket.py
+    tests/corpus/test_archive_sweep.py
+)
+
+# Paths into the checkout are redirected to the copy; no path given: SANITIZE_TESTS.
 args=()
+census=1
 for a in "$@"; do
     case "$a" in
-        "$ROOT"/*) args+=("$COPY/${a#"$ROOT"/}") ;;
+        "$ROOT"/*) args+=("$COPY/${a#"$ROOT"/}"); census=0 ;;
+        tests/*|tests) args+=("$a"); census=0 ;;
         *) args+=("$a") ;;
     esac
 done
+[ $census -eq 0 ] || args+=("${SANITIZE_TESTS[@]}")
 
 export LD_PRELOAD="$ASAN_LIB${LD_PRELOAD:+:$LD_PRELOAD}"
 # pytest captures fd 2, and a sanitizer report ends the process before pytest can show
@@ -101,7 +131,7 @@ export PYTHONPATH="$COPY${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 # The QA-archive sweep reads its sample here (every bad archive among it); the plain
 # pass reads the whole corpus.
-export PCP_SWEEP=${PCP_SWEEP:-quick}
+export PCP_SWEEP=${SANITIZE_SWEEP:-quick}
 cd "$COPY"
 
 loaded=$("$PY" -c 'import pcp._native as m; print(m.__file__)')
@@ -112,9 +142,12 @@ esac
 echo "sanitize.sh: LD_PRELOAD=$ASAN_LIB, module $loaded"
 
 set +e
-"$PY" -m pytest -p no:cacheprovider "${args[@]}"
+"$PY" -m pytest -q -p no:cacheprovider -n "${SANITIZE_JOBS:-$(nproc)}" --dist loadgroup "${args[@]}"
 rc=$?
 set -e
+if [ $census -eq 1 ]; then
+    env -u LD_PRELOAD "$PY" "$ROOT/.ci/entry_census.py" "$COPY" || { [ $rc -ne 0 ] || rc=1; }
+fi
 reports=$(find "$LOGDIR" -type f | sort)
 if [ -n "$reports" ]; then
     for r in $reports; do

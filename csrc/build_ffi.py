@@ -1,7 +1,8 @@
 """The one cffi build definition (out-of-line API mode) for pcp._native.
 
 Build-time only: setup.py names it in cffi_modules; nothing imports it at run time.
-Set PCP_NATIVE_SANITIZE=1 to compile the core with AddressSanitizer and UBSan.
+Set PCP_NATIVE_SANITIZE=1 to compile the core with AddressSanitizer and UBSan, and
+PCP_NATIVE_COVERAGE=1 to count, with gcov, what runs of it.
 """
 import os
 import pathlib
@@ -42,13 +43,19 @@ def _compile_args() -> list:
     if os.environ.get("PCP_NATIVE_SANITIZE"):
         args += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                  "-fno-sanitize-recover=undefined"]
+    if os.environ.get("PCP_NATIVE_COVERAGE"):
+        # gcov's counts: .ci/sanitize.sh checks that its tests call every entry point
+        args.append("--coverage")
     return args
 
 
 def _link_args() -> list:
+    args = []
     if os.environ.get("PCP_NATIVE_SANITIZE"):
-        return ["-fsanitize=address,undefined"]
-    return []
+        args.append("-fsanitize=address,undefined")
+    if os.environ.get("PCP_NATIVE_COVERAGE"):
+        args.append("--coverage")
+    return args
 
 
 ffibuilder = FFI()

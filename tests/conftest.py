@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if "libasan" in os.environ.get("LD_PRELOAD", ""):
     os.environ["PCP_TEST_ASAN_PRELOAD"] = os.environ.pop("LD_PRELOAD")
 
-from support import difftest  # noqa: E402
+from support import difftest, shared  # noqa: E402
 
 PMCD_UNIX_SOCKETS = ("/run/pcp/pmcd.socket", "/var/run/pcp/pmcd.socket")
 PMCD_TCP = ("127.0.0.1", int(os.environ.get("PMCD_PORT", "44321").split(",")[0]))
@@ -78,6 +78,35 @@ def _pmcd_status():
             return "pmcd is up but the sample PMDA does not answer: %r %r" % (
                 p.stdout.strip(), p.stderr.strip())
     return None
+
+
+def pytest_configure(config):
+    """The controlling process makes the session's shared directory (support.shared)
+    before pytest-xdist starts the workers, which inherit it through the environment."""
+    if not hasattr(config, "workerinput"):
+        config._pcp_session_dir = shared.make_session_dir()
+        if os.environ.get("PCP_TEST_ASAN_PRELOAD") and config.getoption("numprocesses", None):
+            # this process runs no test: its workers need the ASan runtime preloaded to
+            # import the sanitized extension (each takes it out again, as above)
+            os.environ["LD_PRELOAD"] = os.environ["PCP_TEST_ASAN_PRELOAD"]
+
+
+@pytest.hookimpl(tryfirst=True)     # before pytest-xdist's, which reads the groups
+def pytest_collection_modifyitems(session, config, items):
+    """Under pytest-xdist (--dist loadgroup) a module's tests stay on one worker, so its
+    module- and session-scoped fixtures (the reference's facts about an archive, the QA
+    sweep itself) are computed once, not once per worker. Tests that change the shared
+    pmcd's state say so with their own group (pmcd_state), which keeps them together
+    across modules."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_pcp_session_dir", None)
+    if folder and not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
+        shutil.rmtree(folder, True)
 
 
 _PMCD = {}
@@ -155,3 +184,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.section("skipped, by reason")
     for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line("%6d  %s" % (count, reason))
+

@@ -136,7 +136,7 @@ def run(args: Any, out: Any = None) -> int:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise CliError("Parquet export needs pyarrow: pip install 'pcp-native[parquet]' "
+            raise CliError("Parquet export needs pyarrow: pip install 'pcp-native[arrow]' "
                            "(or pip install pyarrow), or export CSV instead")
     if args.output != "-":
         folder = os.path.dirname(os.path.abspath(args.output))

@@ -19,3 +19,19 @@ if sys.version_info >= (3, 10):
 @pytest.mark.parametrize("module", EXTRAS)
 def test_extra_installed_in_ci(module):
     importlib.import_module(module)
+
+
+USER_EXTRAS = {"pandas", "arrow", "polars", "duckdb", "progress", "dask"}
+
+
+def test_extras_are_one_coherent_set():
+    """The user-facing extras of issue 33, [all] = all of them, [test] = [all] and the test
+    tools; no overlapping leftovers ([parquet] is [arrow], [secure] is scramp, a test need)."""
+    tomllib = pytest.importorskip("tomllib")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    assert set(extras) == USER_EXTRAS | {"all", "test", "docs", "fuzz"}
+    assert extras["all"] == ["pcp-native[pandas,arrow,polars,duckdb,progress,dask]"]
+    assert "pcp-native[all]" in extras["test"]
+    assert any(req.startswith("pyarrow") for req in extras["arrow"])      # Parquet included

@@ -398,7 +398,11 @@ def test_listed_differences_name_runs():
     assert set(known_differences.SCRIPT_CHANGES) == set(known_differences.SCRIPTS)
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[r.id for r in RUNS])
+# Runs that restart the sample PMDA's event cycle share it with every other test that
+# reads or resets it: one pytest-xdist worker runs them all (the pmcd_state group).
+@pytest.mark.parametrize("run", [pytest.param(r, marks=pytest.mark.xdist_group("pmcd_state"))
+                                 if r.events else r for r in RUNS],
+                         ids=[r.id for r in RUNS])
 def test_qa_script_prints_the_same(request, run):
     if run.script in NO_CONTEXT and os.environ.get("PCP_TEST_ASAN_PRELOAD"):
         pytest.skip("opens no context: nothing for the sanitizers (run in the normal pass)")

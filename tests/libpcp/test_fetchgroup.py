@@ -12,7 +12,9 @@ import pytest
 from support import archives, difftest
 from support.fetchgroup_driver import PROGRAM
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference,
+              # stores into the sample PMDA and its event cycle: one worker runs them
+              pytest.mark.xdist_group("pmcd_state")]
 
 HOST = 1        # PM_CONTEXT_HOST
 ARCHIVE = 2     # PM_CONTEXT_ARCHIVE

@@ -14,7 +14,9 @@ import pytest
 
 from support.difftest import Pair
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference,
+              # stores into the sample PMDA and its event cycle: one worker runs them
+              pytest.mark.xdist_group("pmcd_state")]
 
 DEFAULTS = [("sample.write_me", "2"), ("sample.long.write_me", "13"),
             ("sample.ulong.write_me", "13"), ("sample.longlong.write_me", "13"),

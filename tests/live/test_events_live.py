@@ -17,7 +17,9 @@ from conftest import _unavailable
 from support.eventutil import (EVENT, FLAGS_PMID, HIGHRES_EVENT, MISSED, MISSED_PMID, event_oracle,  # noqa: F401
                        TIME, flags_str, print_value, render_ours, run_oracle)
 
-pytestmark = pytest.mark.pmcd
+pytestmark = [pytest.mark.pmcd,
+              # resets the sample PMDA's event cycle: one worker runs them
+              pytest.mark.xdist_group("pmcd_state")]
 
 METRICS = ["sample.event.records", "sample.event.highres_records",
            "sample.event.no_indom_records"]

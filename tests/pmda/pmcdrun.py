@@ -208,7 +208,23 @@ class PrivatePmcd:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
-            time.sleep(0.3)     # the PMDA writes its log footer on EOF
+            self._wait_for_log_footer()
+
+    def _wait_for_log_footer(self) -> None:
+        """The PMDA sees EOF and writes its log's footer last: wait for that however
+        loaded the machine is (a fixed pause cut the log short under the sanitizers),
+        or until the log has not grown for a second (a PMDA that died writes none)."""
+        deadline = time.time() + 20
+        last, still_since = None, time.time()
+        while time.time() < deadline:
+            text = self.log("%s.log" % self.pmda)
+            if "\nLog finished" in text:
+                return
+            if text != last:
+                last, still_since = text, time.time()
+            elif time.time() - still_since > 1.0:
+                return
+            time.sleep(0.05)
 
 
 def masked_log(text: str) -> List[str]:

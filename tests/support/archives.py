@@ -52,7 +52,6 @@ run to run: tests compare ours vs reference on the same files, never against
 hard-coded values.
 """
 
-import atexit
 import bz2
 import glob
 import gzip
@@ -63,6 +62,8 @@ import subprocess
 import tempfile
 import threading
 import time
+
+from . import shared
 
 FAST = [
     "sample.long", "sample.ulong", "sample.longlong", "sample.ulonglong",
@@ -99,7 +100,6 @@ SMALL_CONFIG = """log mandatory on 100 msec {
 MANY_SCHEDULE = [(0.7, 2), (1.3, 0), (1.9, 8)]
 
 _LOCK = threading.Lock()
-_CORPUS = {}
 
 
 class CorpusError(Exception):
@@ -315,30 +315,28 @@ def build(root):
 
 
 def get_corpus():
-    """Build the corpus once per process (thread-safe); raise CorpusError on
-    failure (also on every later call)."""
+    """Build the corpus once per test session, shared by every worker process
+    (support.shared); raise CorpusError on failure (also on every later call)."""
     with _LOCK:
-        if "corpus" in _CORPUS:
-            return _CORPUS["corpus"]
-        if "error" in _CORPUS:
-            raise _CORPUS["error"]
-        errors = []
-        # one retry: pmlogger fails now and then when pmcd is busy (or was
-        # just restarted by another test run)
-        for attempt in range(2):
-            root = tempfile.mkdtemp(prefix="pcp-archtests-")
-            if not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
-                atexit.register(shutil.rmtree, root, True)
-            try:
-                _CORPUS["corpus"] = build(root)
-                _CORPUS["corpus"]["root"] = root
-                _CORPUS["corpus"]["build_errors"] = errors
-                return _CORPUS["corpus"]
-            except (CorpusError, OSError, subprocess.SubprocessError) as e:
-                errors.append("%s: %s" % (root, e))
-                time.sleep(2)
-        _CORPUS["error"] = CorpusError("cannot build the archive corpus: %s" % errors)
-        raise _CORPUS["error"]
+        return shared.build_once("archive-corpus", _build_with_retry, CorpusError)
+
+
+def _build_with_retry(folder):
+    errors = []
+    # one retry: pmlogger fails now and then when pmcd is busy (or was
+    # just restarted by another test run)
+    for attempt in range(2):
+        root = tempfile.mkdtemp(prefix="attempt-", dir=folder)
+        try:
+            corpus = build(root)
+        except (CorpusError, OSError, subprocess.SubprocessError) as e:
+            errors.append("%s: %s" % (root, e))
+            time.sleep(2)
+            continue
+        corpus["root"] = root
+        corpus["build_errors"] = errors
+        return corpus
+    raise CorpusError("cannot build the archive corpus: %s" % errors)
 
 
 # Variants with one archive, for the parametrised tests

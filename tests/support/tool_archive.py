@@ -7,16 +7,13 @@ so it is made in a temporary directory and removed at exit, never committed. Der
 metrics are kept out of the recording (PCP_DERIVED_CONFIG=""), as pmlogger cannot log
 the ones the default configuration defines over metrics that have no values here.
 """
-import atexit
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import threading
-from typing import Dict, List, Optional
+from typing import List, Optional
 
-from support import difftest
+from support import difftest, shared
 
 CONFIG = """log mandatory on 250 msec {
   disk kernel mem swap network.interface network.tcp network.udp hinv proc tape
@@ -27,28 +24,27 @@ SAMPLES = 12
 TOOL_DIRS = ("/usr/bin", "/usr/lib/pcp/bin", "/usr/libexec/pcp/bin")
 
 _lock = threading.Lock()
-_archive: Dict[str, str] = {}
 
 
 def linux_archive() -> str:
-    """The base name of the session's Linux archive (recorded on first use)."""
+    """The base name of the session's Linux archive (recorded on first use, once for
+    every worker of the session)."""
     with _lock:
-        if "base" not in _archive:
-            root = tempfile.mkdtemp(prefix="pcp-native-tools-")
-            if not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
-                atexit.register(shutil.rmtree, root, True)
-            base = os.path.join(root, "linux")
-            env = dict(os.environ, PCP_DERIVED_CONFIG="")
-            with open(base + ".config", "w", encoding="utf-8") as stream:
-                stream.write(CONFIG)
-            proc = subprocess.run(
-                ["pmlogger", "-h", "local:", "-c", base + ".config", "-s", str(SAMPLES),
-                 "-l", base + ".log", base], capture_output=True, text=True, timeout=120,
-                env=env, cwd=root, check=False)
-            if proc.returncode != 0 or not os.path.exists(base + ".0"):
-                raise RuntimeError("pmlogger failed (%s): %s" % (proc.returncode, proc.stderr))
-            _archive["base"] = base
-        return _archive["base"]
+        return shared.build_once("tool-archive", _record)["base"]
+
+
+def _record(root: str) -> dict:
+    base = os.path.join(root, "linux")
+    env = dict(os.environ, PCP_DERIVED_CONFIG="")
+    with open(base + ".config", "w", encoding="utf-8") as stream:
+        stream.write(CONFIG)
+    proc = subprocess.run(
+        ["pmlogger", "-h", "local:", "-c", base + ".config", "-s", str(SAMPLES),
+         "-l", base + ".log", base], capture_output=True, text=True, timeout=120,
+        env=env, cwd=root, check=False)
+    if proc.returncode != 0 or not os.path.exists(base + ".0"):
+        raise RuntimeError("pmlogger failed (%s): %s" % (proc.returncode, proc.stderr))
+    return {"base": base}
 
 
 def tool_path(name: str) -> Optional[str]:
