@@ -381,6 +381,9 @@ def _union_names(tables: List[Table]) -> List[str]:
     return list(seen)
 
 
+CSV_BLOCK_ROWS = 64
+
+
 def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
     """The tables (one per host) as CSV; several hosts get a `host` column after time."""
     w = csv.writer(stream, lineterminator="\n")
@@ -395,18 +398,28 @@ def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
         times = _iso_times(table)
         host = [table.hostname] if hosts else []
         if layout == "long":
-            texts = {name: _texts(m.values.ravel()) for name, m in table.cols.items()}
+            # one metric's texts at a time (_long_rows goes metric by metric)
+            name, texts = None, []
             for r, m, inst, iname, j in _long_rows(table):
+                if m.name != name:
+                    name, texts = m.name, _texts(m.values.ravel())
                 w.writerow([times[r]] + host + [m.name, "" if inst is None else inst,
-                                                iname or "", texts[m.name][r * m.shape[1] + j]])
+                                                iname or "", texts[r * m.shape[1] + j]])
             continue
-        mine = {c.name: (_texts(c.values), c.present.tolist()) for c in table.columns}
-        lists = [mine.get(name) for name in union]
-        for row in range(table.nrows):
-            line = [times[row]] + host
-            for cell in lists:
-                line.append(cell[0][row] if cell is not None and cell[1][row] else "")
-            w.writerow(line)
+        mine = {c.name: c for c in table.columns}
+        columns = [mine.get(name) for name in union]
+        # the texts of a block of rows at a time: a Python string per cell of the
+        # whole table would take ten times the matrices' memory
+        for first in range(0, table.nrows, CSV_BLOCK_ROWS):
+            last = min(first + CSV_BLOCK_ROWS, table.nrows)
+            cells = [None if c is None else (_texts(c.values[first:last]),
+                                             c.present[first:last].tolist())
+                     for c in columns]
+            for k in range(last - first):
+                line = [times[first + k]] + host
+                for cell in cells:
+                    line.append(cell[0][k] if cell is not None and cell[1][k] else "")
+                w.writerow(line)
 
 
 def write_parquet(tables: List[Table], path: str, layout: str) -> None:

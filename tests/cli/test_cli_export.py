@@ -492,3 +492,27 @@ def test_export_of_a_fleet_strictly_and_with_a_damaged_archive(tmp_path):
     assert got.status == 0 and junk in got.err and "left out" in got.err
     assert len(got.out.splitlines()) == len(run_cli("export", "-a", naslog,
                                                     "kernel.all.load").out.splitlines())
+
+
+MEMORY_PROGRAM = r'''
+import resource, sys
+from pcp.cli import main
+status = main(["export", "-a", sys.argv[1], "-o", sys.argv[2]])
+print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+'''
+
+
+def test_wide_csv_export_formats_a_block_of_rows_at_a_time(tmp_path):
+    """20180102 (7 MB, 9022 columns x 724 rows, 37 MB of matrices): its text is made a
+    block of rows at a time, not a Python string per cell of the table (411 MB before)."""
+    from support.cliutil import our_env
+
+    archive = need_qa_archive("20180102")
+    p = subprocess.run([sys.executable, "-c", MEMORY_PROGRAM, archive,
+                        str(tmp_path / "all.csv")], capture_output=True, text=True,
+                       env=our_env(), timeout=300)
+    status, peak_mb = (int(x) for x in p.stdout.split())
+    assert status == 0, p.stderr
+    assert peak_mb < 340, peak_mb          # 402 MB before; 190-300 MB after
+    with open(tmp_path / "all.csv") as f:
+        assert f.readline().count(",") == 7034        # the columns holding a value
