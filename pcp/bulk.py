@@ -18,9 +18,9 @@ of the volume already decoded are handed back to the kernel.
 """
 from __future__ import annotations
 
-from pcp._bulk.arrays import ArchiveColumns, MetricArray
+from pcp._bulk.arrays import ArchiveColumns, MetricArray, MissingMetricsWarning
 from pcp._bulk.columns import ArchiveReader, read_archive
 from pcp._bulk.records import Chunk, scan_archive
 
-__all__ = ["ArchiveColumns", "ArchiveReader", "Chunk", "MetricArray", "read_archive",
-           "scan_archive"]
+__all__ = ["ArchiveColumns", "ArchiveReader", "Chunk", "MetricArray", "MissingMetricsWarning",
+           "read_archive", "scan_archive"]

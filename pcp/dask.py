@@ -12,6 +12,13 @@ Forms: "long" (default; index time, columns host, metric, instance, value and te
 archive's metadata, absent where an archive has no such instance; building the schema
 opens every archive's metadata before the graph is made).
 
+A fleet's archives never all carry the same metrics, and some are damaged: an archive
+that lacks a selected metric gives no rows for it, and one that cannot be read is what
+`errors` says ("raise", or "skip" / "stop": left out, as are its damaged records), both
+said in a MissingMetricsWarning and in the computed frame's attrs ("pcp_missing":
+{archive: names}, "pcp_unreadable": {archive: error}); missing="raise" makes a lacking
+metric an error before anything is computed.
+
 Divisions come from the archive labels (and, per volume, each volume's first record)
 when the partitions' time ranges follow one another (one host's archives); for a fleet,
 whose archives overlap in time, they are unknown. Column projection reaches the reader:
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -30,7 +38,10 @@ import dask.dataframe as dd
 
 from pcp._archive.reader import Archive
 from pcp._archive.files import expand_names
+from pcp._bulk.arrays import MissingMetricsWarning
 from pcp._bulk.columns import ArchiveReader
+from pcp._core.constants import PM_ERR_NAME
+from pcp._core.errors import pmErr, pmErrStr
 from pcp._bulk.selection import NS_MAX, NS_MIN, TimeLike, to_ns, window_ns
 from pcp._bulk import export as _columns_export
 
@@ -73,11 +84,13 @@ def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
     return parts, divisions
 
 
-def _partitions(paths: Union[str, Sequence[str]], split: str, start: TimeLike, end: TimeLike
+def _partitions(paths: Union[str, Sequence[str]], split: str, start: TimeLike, end: TimeLike,
+                unreadable: Optional[Dict[str, str]] = None
                 ) -> Tuple[List[Part], Optional[List[int]], Tuple[int, int], Tuple[str, str]]:
     """archive_partitions, also the window in nanoseconds (PCP's time forms read against
     the span of all the archives) and the zone every archive's label shares (UTC's
-    when they differ)."""
+    when they differ). With `unreadable`, an archive whose label or index cannot be
+    read is left out and noted there (archive -> error) instead of raising."""
     if split not in ("archive", "volume"):
         raise ValueError("split must be 'archive' or 'volume'")
     found: List[Tuple[int, int, Part]] = []
@@ -85,7 +98,13 @@ def _partitions(paths: Union[str, Sequence[str]], split: str, start: TimeLike, e
     for name in _names(paths):
         arch = Archive(name, 0)
         try:
-            arch.open()                 # label and index: the metadata is not loaded
+            try:
+                arch.open()             # label and index: the metadata is not loaded
+            except (pmErr, OSError) as e:
+                if unreadable is None:
+                    raise
+                unreadable[name] = _error_text(e)
+                continue
             host = arch.label.hostname.decode("utf-8", "replace")
             zones.add((arch.label.timezone.decode("utf-8", "replace"),
                        arch.label.zoneinfo.decode("utf-8", "replace")))
@@ -154,16 +173,20 @@ class _ReadPartition:
         columns = list(self.meta.columns) if columns is None else list(columns)
         meta = self.meta[columns]
         metrics = self.metrics(columns)
-        if self.wide_metric is not None and not metrics:
-            cols = None
-        elif o.get("interval") is not None:
-            cols = _grid_partition(name, vol, metrics, o)
-        else:
-            reader = ArchiveReader(name, metrics, o["start"], o["end"], o["rate"],
-                                   chunk_bytes=o["chunk_bytes"], progress=False,
-                                   volumes=None if vol is None else [vol])
-            cols = reader.read()
-        if cols is None or len(cols) == 0:
+        with warnings.catch_warnings():
+            # what each archive lacks was said once, when the graph was made
+            warnings.simplefilter("ignore", MissingMetricsWarning)
+            if self.wide_metric is not None and not metrics:
+                cols = None
+            elif o.get("interval") is not None:
+                cols = _grid_partition(name, vol, metrics, o)
+            else:
+                reader = ArchiveReader(name, metrics, o["start"], o["end"], o["rate"],
+                                       chunk_bytes=o["chunk_bytes"], progress=False,
+                                       volumes=None if vol is None else [vol],
+                                       errors=o["errors"], missing="skip")
+                cols = reader.read()
+        if cols is None or len(cols) == 0 or not cols.metrics:
             return meta.iloc[:0].copy()
         if self.wide_metric is None:
             df = _long_frame(cols)
@@ -173,7 +196,9 @@ class _ReadPartition:
         df["host"] = host
         df = df[columns]
         df.index = df.index.tz_convert(meta.index.tz)     # a fleet's zones differ
-        return df.astype(meta.dtypes.to_dict())
+        df = df.astype(meta.dtypes.to_dict())
+        df.attrs = dict(meta.attrs)         # pandas' concat keeps attrs all parts share
+        return df
 
 
 def _grid_partition(name: str, vol: Optional[int], metrics: Any, o: Dict[str, Any]):
@@ -183,7 +208,7 @@ def _grid_partition(name: str, vol: Optional[int], metrics: Any, o: Dict[str, An
     counters after a <mark> and rates come out as in a read of the whole grid)."""
     reader = ArchiveReader(name, metrics, o["start"], o["end"], o["rate"],
                            chunk_bytes=o["chunk_bytes"], progress=False,
-                           interval=o["interval"], align=o["align"])
+                           interval=o["interval"], align=o["align"], missing="skip")
     if vol is not None:
         arch = Archive(name, 0)
         try:
@@ -229,19 +254,44 @@ def _long_meta(tz: Any) -> pd.DataFrame:
     return pd.DataFrame(data, index=_empty_index(tz))
 
 
-def _wide_meta(parts: List[Part], options: Dict[str, Any], tz: Any
+def _error_text(e: BaseException) -> str:
+    return pmErrStr(e.code) if isinstance(e, pmErr) else str(e)
+
+
+def _survey(parts: List[Part], options: Dict[str, Any], unreadable: Dict[str, str]
+            ) -> Tuple[Dict[str, ArchiveReader], Dict[str, List[str]]]:
+    """Each archive's metadata against the selection, before the graph: its reader, and
+    archive -> the selected names it lacks. An archive whose metadata cannot be read
+    raises (errors="raise") or is noted in `unreadable`."""
+    readers: Dict[str, ArchiveReader] = {}
+    lacking: Dict[str, List[str]] = {}
+    for name, _, _ in parts:
+        if name in readers or name in unreadable:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MissingMetricsWarning)
+                reader = ArchiveReader(name, options["metrics"], options["start"],
+                                       options["end"], options["rate"], progress=False,
+                                       interval=options.get("interval"),
+                                       align=options.get("align"), missing="skip")
+        except (pmErr, OSError) as e:
+            if options["errors"] == "raise":
+                raise
+            unreadable[name] = _error_text(e)
+            continue
+        readers[name] = reader
+        if reader.missing:
+            lacking[name] = list(reader.missing)
+    return readers, lacking
+
+
+def _wide_meta(readers: Dict[str, ArchiveReader], tz: Any
                ) -> Tuple[pd.DataFrame, Dict[str, str]]:
     """The union of every archive's wide columns (metadata only), and column -> metric."""
     dtypes: Dict[str, Any] = {}
     metric_of: Dict[str, str] = {}
-    seen = set()
-    for name, _, _ in parts:
-        if name in seen:
-            continue
-        seen.add(name)
-        reader = ArchiveReader(name, options["metrics"], options["start"], options["end"],
-                               options["rate"], progress=False,
-                               interval=options.get("interval"), align=options.get("align"))
+    for reader in readers.values():
         empty = reader._empty()
         frame = empty.to_pandas("wide")
         for mname, m in empty.items():
@@ -256,11 +306,25 @@ def _wide_meta(parts: List[Part], options: Dict[str, Any], tz: Any
     return meta, metric_of
 
 
+def _note_left_out(meta: pd.DataFrame, lacking: Dict[str, List[str]],
+                   unreadable: Dict[str, str]) -> None:
+    """Say what the frame leaves out: a warning, and the attrs every partition carries."""
+    if lacking:
+        meta.attrs["pcp_missing"] = lacking
+    if unreadable:
+        meta.attrs["pcp_unreadable"] = unreadable
+    said = ["%s lacks %s" % (a, ", ".join(n)) for a, n in lacking.items()]
+    said += ["%s cannot be read (%s)" % (a, why) for a, why in unreadable.items()]
+    if said:
+        warnings.warn(MissingMetricsWarning("left out: " + "; ".join(said)), stacklevel=3)
+
+
 def read_archives(paths: Union[str, Sequence[str]], metrics: Any = None,
                   start: TimeLike = None, end: TimeLike = None, rate: bool = False,
                   form: str = "long", split: str = "archive",
                   chunk_bytes: int = 32 << 20, interval: Union[None, float, str] = None,
-                  align: Union[None, float, str] = None) -> "dd.DataFrame":
+                  align: Union[None, float, str] = None, errors: str = "raise",
+                  missing: str = "skip") -> "dd.DataFrame":
     """A Dask DataFrame of archives: `paths` is a list of archive names, a directory, a
     comma-separated list or a glob pattern; metrics, start, end and rate as for
     pcp.bulk.ArchiveReader; form "long" or "wide"; split "archive" (a partition per
@@ -270,23 +334,52 @@ def read_archives(paths: Union[str, Sequence[str]], metrics: Any = None,
     ("@13:30", "-5min") are read against the span of all the archives. With an
     `interval` (and `align`) each archive is read on its regular grid, as
     ArchiveReader(..., interval=) reads it (from start if given, else from the archive's
-    own start); split "volume" then gives each volume's time range of that grid."""
+    own start); split "volume" then gives each volume's time range of that grid.
+
+    errors: at a damaged record or an archive that cannot be read, "raise", or "skip"
+    (read on where libpcp's reader would; an unreadable archive left out) or "stop"
+    (end that volume there; an unreadable archive left out). missing: an archive that
+    lacks a selected metric (or a derived metric's operands) gives no rows for it
+    ("skip") or is an error raised here, before any compute ("raise"). What was left
+    out is said in a MissingMetricsWarning and in the attrs of the computed frame (and
+    of its meta): "pcp_missing" {archive: names}, "pcp_unreadable" {archive: error}."""
     if form not in ("long", "wide"):
         raise ValueError("form must be 'long' or 'wide'")
-    parts, divisions, (lo, hi), zone = _partitions(paths, split, start, end)
+    if errors not in ("raise", "skip", "stop"):
+        raise ValueError("errors must be 'raise', 'skip' or 'stop'")
+    if missing not in ("raise", "skip"):
+        raise ValueError("missing must be 'raise' or 'skip'")
+    unreadable: Dict[str, str] = {}
+    parts, divisions, (lo, hi), zone = _partitions(
+        paths, split, start, end, None if errors == "raise" else unreadable)
     if not parts:
         raise ValueError("no archive in %r has data in the window" % (paths,))
     # the window resolved once, against all the archives (PCP's forms are relative)
     options = {"metrics": metrics, "start": None if start is None else np.datetime64(lo, "ns"),
                "end": None if end is None else np.datetime64(hi, "ns"), "rate": rate,
-               "chunk_bytes": chunk_bytes, "interval": interval, "align": align}
+               "chunk_bytes": chunk_bytes, "interval": interval, "align": align,
+               "errors": errors}
     tz = _columns_export.pandas_tz(*zone)
+    readers: Dict[str, ArchiveReader] = {}
+    lacking: Dict[str, List[str]] = {}
+    if metrics is not None or form == "wide":
+        readers, lacking = _survey(parts, options, unreadable)
+        if unreadable:
+            parts = [p for p in parts if p[0] not in unreadable]
+            divisions = None if divisions is None or len(parts) + 1 != len(divisions) \
+                else divisions
+        if lacking and missing == "raise":
+            raise pmErr(PM_ERR_NAME, "; ".join("%s lacks %s" % (a, ", ".join(n))
+                                               for a, n in lacking.items()))
+    if not parts:
+        raise ValueError("no archive in %r can be read" % (paths,))
     if form == "long":
         meta = _long_meta(tz)
         func = _ReadPartition(options, meta)
     else:
-        meta, metric_of = _wide_meta(parts, options, tz)
+        meta, metric_of = _wide_meta(readers, tz)
         func = _ReadPartition(options, meta, metric_of)
+    _note_left_out(meta, lacking, unreadable)
     div = None
     if divisions is not None:
         div = tuple(pd.Timestamp(d, tz="UTC").tz_convert(tz) for d in divisions)

@@ -185,6 +185,11 @@ class MetricArray:
                                              " rate" if self.rate else "")
 
 
+class MissingMetricsWarning(UserWarning):
+    """Archives of a collection lack metrics the selection names: they give no rows for
+    them (read strictly, missing="raise", they are an error instead)."""
+
+
 class ArchiveColumns:
     """Rows of an archive scan (a chunk, or the whole scan): one row per record that
     holds at least one selected metric.
@@ -193,16 +198,19 @@ class ArchiveColumns:
     after_mark  bool per row: a <mark> record (or an archive boundary) came before it
     metrics     metric name -> MetricArray, in selection order; also ``cols[name]``
     timezone, zoneinfo  the archive label's zone (a TZ string, and the zoneinfo name
-                v3 labels add): the zone of the pandas indexes"""
+                v3 labels add): the zone of the pandas indexes
+    missing     archives -> the selected names they lack (a collection read leniently:
+                ArchiveReader's missing="skip"); the pandas frames' attrs["pcp_missing"]"""
 
     def __init__(self, time: np.ndarray, after_mark: np.ndarray,
                  metrics: Dict[str, MetricArray], timezone: str = "",
-                 zoneinfo: str = "") -> None:
+                 zoneinfo: str = "", missing: Optional[Dict[str, List[str]]] = None) -> None:
         self.time = time
         self.after_mark = after_mark
         self.metrics = metrics
         self.timezone = timezone
         self.zoneinfo = zoneinfo
+        self.missing: Dict[str, List[str]] = dict(missing or {})
 
     def __getitem__(self, name: str) -> MetricArray:
         return self.metrics[name]
@@ -282,7 +290,8 @@ class ArchiveColumns:
                                         last.indom, np.concatenate(vals),
                                         np.concatenate(pres), last.instances,
                                         last.instance_names, last.rate)
-        return ArchiveColumns(time, after, metrics, parts[0].timezone, parts[0].zoneinfo)
+        return ArchiveColumns(time, after, metrics, parts[0].timezone, parts[0].zoneinfo,
+                              parts[0].missing)
 
 
 def absent(shape: Tuple[int, int], dtype: np.dtype, rate: bool = False) -> np.ndarray:

@@ -19,13 +19,14 @@ pcp._bulk.export and need those optional packages.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from pcp._archive.context import ArchiveContext
 from pcp._bulk import derived_columns, export, grid
-from pcp._bulk.arrays import ArchiveColumns, MetricArray
+from pcp._bulk.arrays import ArchiveColumns, MetricArray, MissingMetricsWarning
 from pcp._bulk.scan import Scan
 from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_window,
                                  is_pcp_time, stamp_ns, to_ns, window_ns)
@@ -58,6 +59,14 @@ class ArchiveReader:
               is a terminal and tqdm is installed
     errors    at a damaged record: "raise" (pmErr PM_ERR_LOGREC, after the rows before
               it), "skip" (go on where libpcp's reader would) or "stop" (end that volume)
+    missing   a selected name the archives lack (PM_ERR_NAME; a derived metric whose
+              operands they lack, PM_ERR_BADDERIVE): "raise" (strict), or "skip": no
+              columns for it, the names in `missing`, a MissingMetricsWarning, and the
+              results' `missing` ({archives: names}; the pandas frames'
+              attrs["pcp_missing"]). Default: "skip" for several archives (a list, a
+              comma-separated list or a directory: a collection is never uniform; an
+              archive of it that lacks a metric another has gives no rows for it
+              anyway), "raise" for one
     volumes   read only these data volumes (numbers) of each archive (a partition of a
               large archive, as pcp.dask makes them); rates start afresh in each
     interval  read a regular time grid instead of the records (pcp._bulk.grid): seconds,
@@ -94,9 +103,11 @@ class ArchiveReader:
                  progress: Optional[bool] = None, errors: str = "raise",
                  volumes: Optional[Sequence[int]] = None,
                  interval: Union[None, float, str] = None, align: Union[None, float, str] = None,
-                 ) -> None:
+                 missing: Optional[str] = None) -> None:
         if errors not in ("raise", "skip", "stop"):
             raise ValueError("errors must be 'raise', 'skip' or 'stop'")
+        if missing not in (None, "raise", "skip"):
+            raise ValueError("missing must be 'raise' or 'skip'")
         if isinstance(archives, (list, tuple)):
             if not archives:
                 raise ValueError("no archives")
@@ -115,6 +126,10 @@ class ArchiveReader:
             ctx = ArchiveContext(0, spec)
         except pmErr as e:
             raise pmErr(e.code, [spec]) from None    # as pmNewContext's error names it
+        self.missing: List[str] = []
+        if missing is None:
+            missing = "skip" if len(ctx.archives) > 1 else "raise"
+        self.missing_rule = missing
         try:
             label = ctx.archive_label()
             self.timezone = label.timezone.decode("utf-8", "replace")
@@ -151,7 +166,8 @@ class ArchiveReader:
         self._names: List[Tuple[str, Selected]] = []
         self._derived: List[derived_columns.DerivedSelected] = []
         by_pmid: Dict[int, Selected] = {}
-        for name, pmid, tree in derived_columns.resolve(ctx, metrics):
+        lacking = self.missing if self.missing_rule == "skip" else None
+        for name, pmid, tree in derived_columns.resolve(ctx, metrics, lacking):
             if tree is not None:
                 d = derived_columns.selected(name, pmid, tree, meta, self.start_ns,
                                              self.end_ns, self.rate)
@@ -173,6 +189,11 @@ class ArchiveReader:
                     name = names[0].decode("utf-8", "replace") if names else str(pmid)
                     by_pmid[pmid] = self._selected(meta, name, pmid, False)
                     self._metrics.append(by_pmid[pmid])
+        if self.missing:
+            warnings.warn(MissingMetricsWarning(
+                "%s: no archive holds %s: no rows for %s" % (
+                    self.spec, ", ".join(self.missing),
+                    "it" if len(self.missing) == 1 else "them")), stacklevel=4)
 
     def _selected(self, meta, name: str, pmid: int, rate: bool) -> Selected:
         m = Selected(name, meta.descs[pmid])
@@ -209,6 +230,7 @@ class ArchiveReader:
         scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self, drop_unknown)
         for chunk in scan.run():
             chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
+            chunk.missing = self.missing_by_archive
             yield chunk
 
     def read(self) -> ArchiveColumns:
@@ -227,7 +249,12 @@ class ArchiveReader:
                 np.zeros((0, len(m.insts)), dtype), np.zeros((0, len(m.insts)), bool),
                 np.array(m.insts, np.int32), list(m.inames), m.rate)
         return ArchiveColumns(np.zeros(0, "datetime64[ns]"), np.zeros(0, bool), metrics,
-                              self.timezone, self.zoneinfo)
+                              self.timezone, self.zoneinfo, self.missing_by_archive)
+
+    @property
+    def missing_by_archive(self) -> Dict[str, List[str]]:
+        """{the archives read: the selected names they lack}, empty when none."""
+        return {self.spec: list(self.missing)} if self.missing else {}
 
     def to_pandas(self, form: str = "wide"):
         """The whole scan as a pandas DataFrame (wide: a column per metric and instance; long: a

@@ -81,10 +81,12 @@ def _nodes(np_: Optional[Node]) -> List[Node]:
     return [] if np_ is None else [np_] + _nodes(np_.left) + _nodes(np_.right)
 
 
-def resolve(ctx: Any, metrics: Any) -> List[Resolved]:
+def resolve(ctx: Any, metrics: Any, missing: Optional[List[str]] = None) -> List[Resolved]:
     """The selection's metrics in its order: archive leaves (selection.resolve's rules)
     and derived metrics, a name given or every derived metric under a PMNS prefix that
-    can be a column. None selects the archive's metrics only."""
+    can be a column. None selects the archive's metrics only. A name the archives do not
+    have (PM_ERR_NAME, or a derived metric whose operands they lack: PM_ERR_BADDERIVE)
+    is an error, or with a `missing` list is appended to it and left out."""
     meta = ctx.meta
     if metrics is None:
         return [(n, p, None) for n, p in resolve_archive(meta, None)]
@@ -114,9 +116,15 @@ def resolve(ctx: Any, metrics: Any) -> List[Resolved]:
             continue
         if dctx is None:
             dctx = DerivedContext(ctx)
-        found = _derived_under(dctx, w)
-        if leaves is None and not found:
-            raise pmErr(PM_ERR_NAME, w)
+        try:
+            found = _derived_under(dctx, w)
+            if leaves is None and not found:
+                raise pmErr(PM_ERR_NAME, w)
+        except pmErr as e:
+            if missing is None or e.code not in (PM_ERR_NAME, PM_ERR_BADDERIVE):
+                raise
+            missing.append(w)
+            continue
         for name, pmid, tree in found:
             if name not in seen_names:
                 seen_names.add(name)

@@ -73,8 +73,14 @@ def _has_blobs(metrics) -> bool:
 def to_pandas(cols: ArchiveColumns, form: str = "wide"):
     _check_form(form)
     pd = need("pandas", "pandas")
-    if form == "long":
-        return _long_pandas(pd, cols)
+    frame = _long_pandas(pd, cols) if form == "long" else _wide_pandas(pd, cols)
+    if cols.missing:
+        # which archives of a collection lacked which of the selected metrics
+        frame.attrs["pcp_missing"] = {k: list(v) for k, v in cols.missing.items()}
+    return frame
+
+
+def _wide_pandas(pd: Any, cols: ArchiveColumns):
     data: Dict[str, Any] = {}
     for m in cols.metrics.values():
         vt = np.ascontiguousarray(m.values.T)

@@ -21,8 +21,9 @@ from __future__ import annotations
 import sys
 from typing import List, Optional
 
-from pcp.cli import _common, _options
-
+# what the program calls itself (pcp.cli._options.PROGRAM): the usage and --help need
+# nothing more, and import nothing else (the PMAPI is a tenth of a second away)
+PROGRAM = "pcp-native"
 COMMANDS = ("info", "dump", "export", "fetch")
 
 
@@ -63,7 +64,9 @@ pcp-native (%s), to try the commands without a pmcd:
 
 
 def usage_text() -> str:
-    return USAGE % _common.DEMO_ARCHIVE
+    from pcp.data import DEMO_ARCHIVE
+
+    return USAGE % DEMO_ARCHIVE
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -77,9 +80,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     command = words[0]
     if command not in COMMANDS:
-        sys.stderr.write("%s: unknown command %r\n" % (_options.PROGRAM, command))
+        sys.stderr.write("%s: unknown command %r\n" % (PROGRAM, command))
         sys.stderr.write(usage_text())
         return 2
+    from pcp.cli import _common, _options
+
     try:
         return _module(command).main(words[1:])
     except _options.UsageExit as e:

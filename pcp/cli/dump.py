@@ -156,6 +156,9 @@ class _Dump:
         self.args = args
         self.w = out.write
         self.host: ArchiveContext = pmapi.context_of(self.ctx)   # metadata, index
+        # instance names of the record being dumped: its time, indom -> {inst: name}
+        self._names_at: Any = None
+        self._names_of: Dict[int, Dict[int, str]] = {}
         label = self.ctx.pmGetHighResArchiveLabel()
         self.label = label
         self.version = label.magic & 0xFF
@@ -460,13 +463,14 @@ class _Dump:
             w(head)
             if numval > 1:
                 w("\n       ")
+            names = self._inst_names(indom) if indom != c_api.PM_INDOM_NULL else None
             for j in range(numval):
                 k = first + j
                 if j:
                     w("       ")
-                if indom != c_api.PM_INDOM_NULL:
+                if names is not None:
                     inst = int(arrays.inst[k])
-                    iname = self._inst_name(indom, inst, sec, nsec)
+                    iname = names.get(inst)
                     if iname is None:
                         w(" inst [%d or ???]" % inst)
                     else:
@@ -568,8 +572,22 @@ class _Dump:
                     nbyte += int(((blen + 4 + 3) // 4 * 4).sum())
         return nbyte
 
-    def _inst_name(self, indom: int, inst: int, sec: int, nsec: int) -> Optional[str]:
-        return self.src.inst_name(indom, inst)
+    def _inst_names(self, indom: int) -> Dict[int, str]:
+        """pmNameInDom's answers at the record's time (the context's after its fetch),
+        inst -> name: the instance-domain record in force then, looked up once per
+        record and domain (a lookup per value was most of a large archive's dump)."""
+        origin = self.host.origin
+        if origin != self._names_at:
+            self._names_at = origin
+            self._names_of = {}
+        names = self._names_of.get(indom)
+        if names is None:
+            names = self._names_of[indom] = {}
+            snap = self.host.meta.indom_at(indom, origin)
+            for i, n in zip(snap.insts, snap.names) if snap is not None else ():
+                # pmNameInDom: the first instance of that id, its name as ASCII
+                names.setdefault(i, (n or b"").decode("ascii", "ignore"))
+        return names
 
 
 def hash_order(keys: Any) -> List[int]:

@@ -15,7 +15,7 @@ import datetime
 import os
 import sys
 from types import SimpleNamespace
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -55,6 +55,8 @@ TOOL = _options.Tool(
         _options.own("errors", "", "at a damaged record: fail (raise, default), read on "
                      "where libpcp's reader would (skip), or end that volume there (stop)",
                      "RULE"),
+        _options.own("strict", "", "several archives: a metric one of them lacks is an error "
+                     "(default: a warning, and no rows for it there)"),
         _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
         _options.own("no-progress", "", "never show a progress bar"),
         _options.demo_option(),
@@ -98,7 +100,7 @@ def main(argv: List[str], out: Any = None) -> int:
     args = SimpleNamespace(
         parsed=parsed, archive=archive, names=parsed.operands, output=output, format=target,
         layout=parsed.value("layout", "wide"), rates=not parsed.flag("raw"),
-        errors=parsed.value("errors", "raise"), progress=progress,
+        errors=parsed.value("errors", "raise"), progress=progress, strict=parsed.flag("strict"),
         interval=opts.interval if interpolate else None)
     return run(args, out)
 
@@ -140,7 +142,78 @@ def run(args: Any, out: Any = None) -> int:
         folder = os.path.dirname(os.path.abspath(args.output))
         if not os.path.isdir(folder):
             raise CliError("cannot write %s: no such directory %s" % (args.output, folder))
-    src = Source(args.archive, None)
+    groups = _host_groups(args.archive, args.errors)
+    # a collection is never uniform: a metric an archive lacks is a warning there, and
+    # an error only with --strict (or for one archive, as pmrep has it)
+    several = len(groups) > 1 or "," in groups[0][1]
+    lenient = several and not getattr(args, "strict", False)
+    tables: List[Table] = []
+    for _, spec in groups:
+        try:
+            table = _read_group(args, spec, lenient)
+        except CliError as e:
+            if not several or str(e).startswith(spec):
+                raise
+            raise CliError("%s: %s" % (spec, e))     # which archives of the collection
+        if table is not None:
+            tables.append(table)
+    if not tables:
+        raise CliError("no numeric or string metrics to export")
+    try:
+        if fmt == "parquet":
+            write_parquet(tables, args.output, args.layout)
+        elif args.output == "-":
+            write_csv(tables, out or sys.stdout, args.layout)
+        else:
+            with open(args.output, "w", newline="") as f:
+                write_csv(tables, f, args.layout)
+    except BrokenPipeError:
+        raise                       # a reader that stopped early (| head): quietly
+    except OSError as e:
+        raise CliError("cannot write %s: %s" % (args.output, e.strerror or e))
+    return 0
+
+
+# ---- gathering ---------------------------------------------------------------------------
+
+def _host_groups(spec: str, errors: str) -> List[Tuple[str, str]]:
+    """The archives -a names (each -a a name, a comma-separated list or a directory),
+    grouped by the host of their labels: [(host, comma-separated archives)], each read
+    as one libpcp multi-archive context. An archive whose label cannot be read is an
+    error, or with --errors skip / stop a warning and left out."""
+    from pcp._archive.files import expand_names
+    from pcp._archive.reader import Archive
+
+    names = expand_names(spec)
+    if len(names) <= 1:
+        return [("", spec)]
+    groups: Dict[str, List[str]] = {}
+    for name in names:
+        arch = Archive(name, 0)
+        try:
+            arch.open()
+            host = arch.label.hostname.decode("utf-8", "replace")
+        except pmErr as e:
+            if errors == "raise":
+                raise CliError('Cannot open archive "%s": %s' % (name, pmErrStr(e.code)))
+            _warn('%s: %s: left out' % (name, pmErrStr(e.code)))
+            continue
+        finally:
+            arch.close()
+        groups.setdefault(host, []).append(name)
+    if not groups:
+        raise CliError('Cannot open archive "%s": none of its archives can be read' % spec)
+    return [(host, ",".join(group)) for host, group in groups.items()]
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write("%s: Warning: %s\n" % (pmGetProgname(), message))
+
+
+def _read_group(args: Any, spec: str, lenient: bool) -> Optional["Table"]:
+    """One host's archives read into a Table (None: nothing of the selection in them,
+    said in a warning when lenient)."""
+    src = Source(spec, None)
     try:
         _options.context_options(TOOL, args.parsed, src.ctx, True)
         opts = args.parsed.opts
@@ -152,26 +225,11 @@ def run(args: Any, out: Any = None) -> int:
             window = (opts.origin, opts.finish)
         elif opts.start_optarg is not None or opts.finish_optarg is not None:
             window = (opts.start, opts.finish)
-        table = collect(src, args.names, rates=args.rates, errors=args.errors,
-                        progress=args.progress, window=window, interval=interval)
+        return collect(src, args.names, rates=args.rates, errors=args.errors,
+                       progress=args.progress, window=window, interval=interval,
+                       lenient=lenient)
     finally:
         src.close()
-    try:
-        if fmt == "parquet":
-            write_parquet(table, args.output, args.layout)
-        elif args.output == "-":
-            write_csv(table, out or sys.stdout, args.layout)
-        else:
-            with open(args.output, "w", newline="") as f:
-                write_csv(table, f, args.layout)
-    except BrokenPipeError:
-        raise                       # a reader that stopped early (| head): quietly
-    except OSError as e:
-        raise CliError("cannot write %s: %s" % (args.output, e.strerror or e))
-    return 0
-
-
-# ---- gathering ---------------------------------------------------------------------------
 
 class Column:
     """One instance column of the wide layout: its metric and values per row."""
@@ -206,16 +264,20 @@ class Table:
         return len(self.stamps)
 
 
-def _metric_names(src: Source, names: List[str]) -> List[str]:
+def _metric_names(src: Source, names: List[str], lenient: bool = False) -> List[str]:
     """The leaf names under NAMEs whose values export can write, one name per pmid.
     Derived metrics are exported when NAMEs name them (the columns reader evaluates
     them); the whole archive (no NAMEs) is the metrics it holds. Never libpcp's
     anonymous event.flags / event.missed, which records never hold. A derived metric
     that cannot be evaluated here is refused by name (pmrep's rule), as is a named leaf
-    whose values are no table's (event records, aggregates)."""
+    whose values are no table's (event records, aggregates). Lenient (a collection of
+    archives): a name they lack, or a derived metric whose operands they lack, is a
+    warning naming them and gets no column."""
     leaves, errors = src.expand(names or [""])
-    if errors:
+    if errors and not lenient:
         raise CliError("; ".join(errors))
+    for text in errors:
+        _warn("%s: %s: no column for it" % (src.name, text))
     pmids = list(src.ctx.pmLookupName(leaves, relaxed=1)) if leaves else []
     keep: List[str] = []
     seen = set()
@@ -228,7 +290,11 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
         try:
             desc = src.desc(pmid)
         except pmErr as e:
-            raise CliError("%s: pmLookupDesc: %s" % (name, pmErrStr(e.code)))
+            if not lenient:
+                raise CliError("%s: pmLookupDesc: %s" % (name, pmErrStr(e.code)))
+            _warn("%s: %s: pmLookupDesc: %s: no column for it" % (src.name, name,
+                                                                 pmErrStr(e.code)))
+            continue
         if desc.type in _typed.NUMERIC or desc.type == c_api.PM_TYPE_STRING:
             keep.append(name)
         elif name in names:
@@ -240,16 +306,21 @@ def _metric_names(src: Source, names: List[str]) -> List[str]:
 def collect(src: Source, names: List[str], rates: bool = False, errors: str = "raise",
             progress: Optional[bool] = False,
             window: Optional[Tuple[Tuple[int, int], Tuple[int, int]]] = None,
-            interval: Optional[Tuple[int, int]] = None) -> Table:
+            interval: Optional[Tuple[int, int]] = None,
+            lenient: bool = False) -> Optional["Table"]:
     """Every value of the chosen metrics, read by the columns reader: rows are the
     records holding any of them; counters become rates with its rule (per instance over
     its previous value, none after a <mark>) when asked. `errors` is the reader's rule at
     a damaged record; `progress` None shows a bar when stderr is a terminal; `window`
     ((sec, nsec) start, end), inclusive, keeps the records inside it. With an `interval`
     ((sec, nsec)) the rows are the times start, start + interval, ... up to end, the
-    values interpolated there as libpcp's PM_MODE_INTERP gives them (pmrep -t)."""
-    keep = _metric_names(src, names)
+    values interpolated there as libpcp's PM_MODE_INTERP gives them (pmrep -t).
+    `lenient`: names the archives lack are warnings (None when none is left)."""
+    keep = _metric_names(src, names, lenient)
     if not keep:
+        if lenient:
+            _warn("%s: none of the metrics to export: left out" % src.name)
+            return None
         raise CliError("no numeric or string metrics to export")
     try:
         start = end = None
@@ -301,29 +372,77 @@ def _long_rows(table: Table):
                 yield r, m, int(m.instances[j]), m.instance_names[j], j
 
 
-def write_csv(table: Table, stream: Any, layout: str) -> None:
+def _union_names(tables: List[Table]) -> List[str]:
+    """The wide columns of several hosts' tables: each name once, in order of first use."""
+    seen: Dict[str, None] = {}
+    for table in tables:
+        for c in table.columns:
+            seen.setdefault(c.name)
+    return list(seen)
+
+
+CSV_BLOCK_ROWS = 64
+
+
+def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
+    """The tables (one per host) as CSV; several hosts get a `host` column after time."""
     w = csv.writer(stream, lineterminator="\n")
-    times = _iso_times(table)
+    hosts = len(tables) > 1
+    lead = ["time", "host"] if hosts else ["time"]
     if layout == "long":
-        w.writerow(["time", "metric", "inst", "instance", "value"])
-        texts = {name: _texts(m.values.ravel()) for name, m in table.cols.items()}
-        for r, m, inst, iname, j in _long_rows(table):
-            w.writerow([times[r], m.name, "" if inst is None else inst, iname or "",
-                        texts[m.name][r * m.shape[1] + j]])
-        return
-    w.writerow(["time"] + [c.name for c in table.columns])
-    lists = [(_texts(c.values), c.present.tolist()) for c in table.columns]
-    for row in range(table.nrows):
-        line = [times[row]]
-        for vals, present in lists:
-            line.append(vals[row] if present[row] else "")
-        w.writerow(line)
+        w.writerow(lead + ["metric", "inst", "instance", "value"])
+    else:
+        union = _union_names(tables)
+        w.writerow(lead + union)
+    for table in tables:
+        times = _iso_times(table)
+        host = [table.hostname] if hosts else []
+        if layout == "long":
+            # one metric's texts at a time (_long_rows goes metric by metric)
+            name, texts = None, []
+            for r, m, inst, iname, j in _long_rows(table):
+                if m.name != name:
+                    name, texts = m.name, _texts(m.values.ravel())
+                w.writerow([times[r]] + host + [m.name, "" if inst is None else inst,
+                                                iname or "", texts[r * m.shape[1] + j]])
+            continue
+        mine = {c.name: c for c in table.columns}
+        columns = [mine.get(name) for name in union]
+        # the texts of a block of rows at a time: a Python string per cell of the
+        # whole table would take ten times the matrices' memory
+        for first in range(0, table.nrows, CSV_BLOCK_ROWS):
+            last = min(first + CSV_BLOCK_ROWS, table.nrows)
+            cells = [None if c is None else (_texts(c.values[first:last]),
+                                             c.present[first:last].tolist())
+                     for c in columns]
+            for k in range(last - first):
+                line = [times[first + k]] + host
+                for cell in cells:
+                    line.append(cell[0][k] if cell is not None and cell[1][k] else "")
+                w.writerow(line)
 
 
-def write_parquet(table: Table, path: str, layout: str) -> None:
+def write_parquet(tables: List[Table], path: str, layout: str) -> None:
+    """The tables (one per host) as one Parquet file; several hosts get a `host`
+    column after time, and a wide column a host lacks is null in its rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if len(tables) == 1:
+        pq.write_table(_arrow_table(pa, tables[0], layout), path)
+        return
+    parts = []
+    for table in tables:
+        tbl = _arrow_table(pa, table, layout)
+        parts.append(tbl.add_column(1, "host", pa.array([table.hostname] * tbl.num_rows,
+                                                         pa.string())))
+    whole = pa.concat_tables(parts, promote_options="default")
+    hosts = ",".join(t.hostname for t in tables)
+    pq.write_table(whole.replace_schema_metadata({b"pcp.hosts": hosts.encode()}), path)
+
+
+def _arrow_table(pa: Any, table: Table, layout: str) -> Any:
+    """One host's table as a pyarrow Table, its host in the schema's metadata."""
     time_type = pa.timestamp("ns", tz="UTC")
     meta = {b"pcp.hostname": table.hostname.encode()}
     if layout == "long":
@@ -366,8 +485,7 @@ def write_parquet(table: Table, path: str, layout: str) -> None:
             "value": pa.array(joined(value, np.float64)),
             "text": pa.array(joined(text, object), type=pa.string()),
         })
-        pq.write_table(tbl.replace_schema_metadata(meta), path)
-        return
+        return tbl.replace_schema_metadata(meta)
     fields = [pa.field("time", time_type)]
     arrays = [pa.array(table.stamps, type=time_type)]
     for c in table.columns:
@@ -383,8 +501,7 @@ def write_parquet(table: Table, path: str, layout: str) -> None:
             arr = pa.array(c.values, mask=~c.present)
         fields.append(pa.field(c.name, arr.type, metadata=field_meta))
         arrays.append(arr)
-    tbl = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
-    pq.write_table(tbl, path)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
 
 
 def _strings(pa: Any, codes: Any, table: List[str]) -> Any:

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from support import archives
+from support.daskcluster import local_client
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -23,14 +24,8 @@ METRICS = ["sample.bin", "sample.long.one", "sample.string.hullo", "sample.doubl
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                       dashboard_address=None)
-    c = distributed.Client(cluster)
-    try:
+    with local_client(processes=False, threads=2) as c:
         yield c
-    finally:
-        c.close()
-        cluster.close()
 
 
 def corpus(name):

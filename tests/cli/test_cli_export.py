@@ -436,3 +436,83 @@ def test_every_reader_reads_the_export_back_with_its_header(tmp_path, suffix, la
         frame = bulk.read_archive(archive, metrics).to_pandas()
         assert written == ["time"] + list(frame.columns)
         assert sum(n.startswith("pmcd.agent.status[sample] (") for n in written) == 10
+
+
+# ---- several archives ----------------------------------------------------------------
+
+def _fleet():
+    return [need_qa_archive(n) for n in ("naslog", "pcp-pidstat", "20130706")]
+
+
+def test_export_of_a_fleet_gives_each_archive_what_it_has(tmp_path):
+    """Three hosts' archives (-a each): a host column; an archive that lacks a metric
+    gives no rows for it, said in a warning line naming the archive and the metric; each
+    host's rows are its archive's export alone."""
+    naslog, pidstat, billing = _fleet()
+    metrics = ["kernel.all.load", "mem.util.used"]
+    got = run_cli("export", "-a", naslog, "-a", pidstat, "-a", billing, *metrics)
+    assert got.status == 0, got.err
+    warned = got.err.splitlines()
+    assert all(line.startswith("pcp-native export: Warning: ") for line in warned)
+    assert any(naslog in line and "mem.util.used" in line for line in warned)
+    assert any(pidstat in line and "kernel.all.load" in line for line in warned)
+    header, rows = _csv(got.out)
+    assert header[:2] == ["time", "host"] and "mem.util.used" in header
+    for path, have in ((naslog, ["kernel.all.load"]), (billing, metrics)):
+        alone_header, alone = _csv(run_cli("export", "-a", path, *have).out)
+        host = run_tool("pmdumplog", "-l", path, check=True).stdout.split("host ")[1].split()[0]
+        mine = [r for r in rows if r[1] == host]
+        assert len(mine) == len(alone)
+        for name in alone_header[1:]:
+            k = header.index(name)
+            assert [r[k] for r in mine] == [a[alone_header.index(name)] for a in alone]
+    # Parquet, long: the same values, readable with the host column
+    pd = pytest.importorskip("pandas")
+    out = tmp_path / "fleet.parquet"
+    assert run_cli("export", "-a", ",".join(_fleet()), "--layout", "long", "-o", str(out),
+                   *metrics).status == 0
+    frame = pd.read_parquet(out)
+    assert sorted(frame["metric"].unique()) == sorted(metrics)
+    assert len(frame.loc[frame["metric"] == "mem.util.used", "host"].unique()) == 1
+
+
+def test_export_of_a_fleet_strictly_and_with_a_damaged_archive(tmp_path):
+    naslog, pidstat, billing = _fleet()
+    got = run_cli("export", "--strict", "-a", naslog, "-a", billing, "mem.util.used")
+    assert (got.status, got.out) == (1, "")
+    assert got.err == "pcp-native export: %s: mem.util.used: Unknown metric name\n" % naslog
+    junk = str(tmp_path / "junk")
+    for suffix in (".0", ".meta", ".index"):
+        with open(junk + suffix, "wb") as f:
+            f.write(os.urandom(300))
+    got = run_cli("export", "-a", naslog, "-a", junk, "kernel.all.load")
+    assert (got.status, got.out) == (1, "")
+    assert got.err.startswith('pcp-native export: Cannot open archive "%s": ' % junk)
+    got = run_cli("export", "--errors", "skip", "-a", naslog, "-a", junk, "kernel.all.load")
+    assert got.status == 0 and junk in got.err and "left out" in got.err
+    assert len(got.out.splitlines()) == len(run_cli("export", "-a", naslog,
+                                                    "kernel.all.load").out.splitlines())
+
+
+MEMORY_PROGRAM = r'''
+import resource, sys
+from pcp.cli import main
+status = main(["export", "-a", sys.argv[1], "-o", sys.argv[2]])
+print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+'''
+
+
+def test_wide_csv_export_formats_a_block_of_rows_at_a_time(tmp_path):
+    """20180102 (7 MB, 9022 columns x 724 rows, 37 MB of matrices): its text is made a
+    block of rows at a time, not a Python string per cell of the table (411 MB before)."""
+    from support.cliutil import our_env
+
+    archive = need_qa_archive("20180102")
+    p = subprocess.run([sys.executable, "-c", MEMORY_PROGRAM, archive,
+                        str(tmp_path / "all.csv")], capture_output=True, text=True,
+                       env=our_env(), timeout=300)
+    status, peak_mb = (int(x) for x in p.stdout.split())
+    assert status == 0, p.stderr
+    assert peak_mb < 340, peak_mb          # 402 MB before; 190-300 MB after
+    with open(tmp_path / "all.csv") as f:
+        assert f.readline().count(",") == 7034        # the columns holding a value
