@@ -1,12 +1,13 @@
-"""Which entry points of the C core did a test run call? (.ci/sanitize.sh runs this.)
+"""Which entry points of the C core did a test run drive? (.ci/sanitize.sh runs this.)
 
 The sanitizer pass runs the C-facing tests only, not the whole suite: this is what keeps
 that choice honest. The core was built with gcov's counters (PCP_NATIVE_COVERAGE=1), so
-every process of the run added its counts to the .gcda files beside the objects. cffi
-gives each function the Python side can call a wrapper named _cffi_f_<function>: a
-wrapper that ran zero times is an entry point the pass never drove. Those fail the run,
-unless NOT_DRIVEN below says why they may. The line coverage of each C file is printed
-too, for the record.
+every process of the run added its counts to the .gcda files beside the objects. The
+entry points are the functions cffi wraps for Python (a wrapper _cffi_f_<function> in
+the generated module); one is driven when its own body ran, called from Python or from
+other C (a kernel that a derived-metric program calls, a row function handed over as a
+pointer). One that never ran fails the run, unless NOT_DRIVEN below says why it may.
+The line coverage of each C file is printed too, for the record.
 
     python .ci/entry_census.py BUILD_ROOT
 """
@@ -47,22 +48,26 @@ def main(root: str) -> int:
         print("entry census: no gcov counts under %s (was the core built with "
               "PCP_NATIVE_COVERAGE=1?)" % root)
         return 1
-    calls: Dict[str, int] = {}
+    entry_points = set()
     for record in gcov_files(generated):
         for function in record["functions"]:
             if function["name"].startswith(WRAPPER):
-                calls[function["name"][len(WRAPPER):]] = function["execution_count"]
+                entry_points.add(function["name"][len(WRAPPER):])
+    calls: Dict[str, int] = {name: 0 for name in entry_points}
     lines: List[Tuple[str, int, int]] = []
     for record in gcov_files([g for g in gcdas if g not in generated]):
         if not record["file"].startswith("csrc/") and "/csrc/" not in record["file"]:
             continue
+        for function in record["functions"]:
+            if function["name"] in calls:
+                calls[function["name"]] += function["execution_count"]
         counts = [line["count"] for line in record["lines"]]
         lines.append((os.path.basename(record["file"]), sum(1 for c in counts if c), len(counts)))
     never = sorted(name for name, count in calls.items() if count == 0)
     excused = [name for name in never if name in NOT_DRIVEN]
     failing = [name for name in never if name not in NOT_DRIVEN]
     ran = sum(1 for count in calls.values() if count)
-    print("entry census: %d of %d C entry points called by the sanitizer pass"
+    print("entry census: %d of %d C entry points driven by the sanitizer pass"
           % (ran, len(calls)))
     merged: Dict[str, List[int]] = {}
     for name, hit, total in lines:
@@ -78,7 +83,7 @@ def main(root: str) -> int:
     for name in excused:
         print("entry census: not driven, as allowed: %s (%s)" % (name, NOT_DRIVEN[name]))
     for name in failing:
-        print("entry census: NEVER CALLED: %s" % name)
+        print("entry census: NEVER RAN: %s" % name)
     stale = sorted(set(NOT_DRIVEN) - set(never))
     for name in stale:
         print("entry census: NOT_DRIVEN names %s, which %s" % (

@@ -58,11 +58,18 @@ def _link_args() -> list:
     return args
 
 
+# A coverage build can be asked to write its counts now: a process that ends without
+# running its exit handlers (pytest-xdist's workers end with os._exit) would lose them.
+COVERAGE_FLUSH = (
+    "void pcp_coverage_flush(void);",
+    "extern void __gcov_dump(void);\nvoid pcp_coverage_flush(void) { __gcov_dump(); }\n",
+) if os.environ.get("PCP_NATIVE_COVERAGE") else ("", "")
+
 ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
+ffibuilder.cdef(CDEF + COVERAGE_FLUSH[0])
 ffibuilder.set_source(
     "pcp._native",
-    "".join('#include "%s"\n' % h for h in HEADERS),
+    "".join('#include "%s"\n' % h for h in HEADERS) + COVERAGE_FLUSH[1],
     sources=[str(pathlib.Path("csrc") / s) for s in SOURCES],
     include_dirs=["csrc"],
     extra_compile_args=_compile_args(),

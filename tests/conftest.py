@@ -103,6 +103,15 @@ def pytest_collection_modifyitems(session, config, items):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """Under .ci/sanitize.sh the C core counts what runs (gcov): write this process's
+    counts before pytest-xdist ends the worker without exit handlers."""
+    from pcp._core.native import lib
+    flush = getattr(lib, "pcp_coverage_flush", None)
+    if flush is not None:
+        flush()
+
+
 def pytest_unconfigure(config):
     folder = getattr(config, "_pcp_session_dir", None)
     if folder and not os.environ.get("PCP_KEEP_TEST_ARCHIVES"):
