@@ -7,7 +7,6 @@ import os
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
 from pcp._core.abc import locks_itself, serialized
@@ -24,7 +23,10 @@ from pcp._decode.result import FlatResult
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
+TYPE_CHECKING = False      # typing's, without importing typing (the first host context)
 if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence, Tuple
+
     from pcp._core.abc import DescTuple
 
 # libpcp cuts pmLookupName requests of 500+ names into PDUs of at most this size.
