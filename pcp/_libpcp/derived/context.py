@@ -15,15 +15,16 @@ from pcp._decode.result import FlatResult
 from pcp._libpcp import pmns as _pmns
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.anon import is_derived, stitch_children
-from pcp._libpcp.derived import bind as _bind, kernels as _kernels
-from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
 from pcp._libpcp.derived.nodes import N, Node
-from pcp._libpcp.derived.program import Plan, Program
 from pcp._libpcp.derived.registry import REGISTRY, Metric
+# The machinery of binding and evaluating (bind, kernels, evaluate, program: 2 ms of
+# imports) comes with the first derived metric a context binds or fetches.
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+    from pcp._libpcp.derived.program import Program
 
 
 class _Entry:
@@ -102,6 +103,10 @@ class DerivedContext:
         if entry.bound:
             return entry.tree
         entry.bound = True          # set first: a definition that names itself fails
+        # pylint: disable-next=import-outside-toplevel
+        from pcp._libpcp.derived import bind as _bind, kernels as _kernels
+        from pcp._libpcp.derived.program import Program  # pylint: disable=import-outside-toplevel
+
         metric = entry.metric
         try:
             _, ids = self._names().lookup_names([metric.name])
@@ -346,7 +351,7 @@ class DerivedContext:
                 flat.copied_blocks()
             else:
                 flat, changes = self.inner.fetch(plan.request, highres)
-                if type(plan) is Plan:
+                if type(plan) is not _PythonPlan:
                     flat = plan.result(flat, self)
                 else:
                     flat = self._rewrite_python(flat, key, plan)
@@ -388,6 +393,8 @@ class DerivedContext:
         derived = [p for p, e in zip(pmids, wanted) if e is not None]
         if (all(e is None or e.tree is None or e.numeric for e in wanted)
                 and len(set(derived)) == len(derived)):
+            from pcp._libpcp.derived.program import Plan  # pylint: disable=import-outside-toplevel
+
             plan: Any = Plan(pmids, request,
                              [e.program if e is not None and e.tree is not None else None
                               for e in wanted],
@@ -426,6 +433,9 @@ class DerivedContext:
                         plan: "_PythonPlan") -> FlatResult:
         """__dmpostfetch assembled value by value (a derived string or aggregate is asked
         for, or a derived metric twice: each is evaluated where it is asked for)."""
+        # pylint: disable-next=import-outside-toplevel
+        from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
+
         stamp = (flat.sec, flat.nsec)
         ops = Operands(flat, lambda indom, inst: self.derived_instance_name(indom, inst, stamp),
                        self.derived_instance_id)
