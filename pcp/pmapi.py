@@ -322,7 +322,7 @@ class pmContext(object):
         names, _ = self._names().children(_as_bytes(name), False)
         if not names:
             return None
-        return [_name_str(n) for n in names]
+        return [n.decode("utf-8", "surrogateescape") for n in names]  # _name_str, inline
 
     def pmGetChildrenStatus(self, name: _TUnion[str, bytes]):
         """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,

@@ -72,6 +72,8 @@ class DerivedContext:
         # the last request and its plan: a fetch loop asks with the same tuple again,
         # found without hashing its hundreds of pmids (forgotten with the plans)
         self._last_plan: Tuple[Any, Any] = (None, None)
+        # _derived_children's answers by name, until an entry is added or bound
+        self._children_memo: Dict[bytes, Optional[List[Tuple[bytes, int]]]] = {}
         self._refresh()
 
     def _refresh(self) -> None:
@@ -81,6 +83,7 @@ class DerivedContext:
             return
         self._plans.clear()             # a pmid asked for may be a new derived metric
         self._last_plan = (None, None)
+        self._children_memo.clear()
         for metric in REGISTRY.snapshot()[len(self.entries):]:
             entry = _Entry(metric)
             self.entries.append(entry)
@@ -103,6 +106,12 @@ class DerivedContext:
         if entry.bound:
             return entry.tree
         entry.bound = True          # set first: a definition that names itself fails
+        try:
+            return self._bind_tree(entry)
+        finally:
+            self._children_memo.clear()     # a metric that binds to nothing is no child
+
+    def _bind_tree(self, entry: _Entry) -> Optional[Node]:
         # pylint: disable-next=import-outside-toplevel
         from pcp._libpcp.derived import bind as _bind, kernels as _kernels
         from pcp._libpcp.derived.program import Program  # pylint: disable=import-outside-toplevel
@@ -202,7 +211,14 @@ class DerivedContext:
 
     def _derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
         """__dmchildren: (child, status) pairs, [] when `name` is a derived leaf, None
-        when no derived metric lies below it."""
+        when no derived metric lies below it (the list is shared: not to be changed)."""
+        memo = self._children_memo
+        if name in memo:
+            return memo[name]
+        out = memo[name] = self._walk_derived_children(name)
+        return out
+
+    def _walk_derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
         prefix = name + b"." if name else b""
         out: List[Tuple[bytes, int]] = []
         seen = set()
