@@ -13,11 +13,11 @@ import json
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from fetchgroup_loop import LIVE_METRICS  # noqa: E402  (~50 sample metrics, ~1,100 values)
+from open_cost import timed_rounds  # noqa: E402  (calibrated rounds of CPU time)
 from ref_live import op_extract  # noqa: E402  (the live benchmark's fetch + extract + dref)
 
 HOST = "local:"
@@ -86,33 +86,11 @@ def workloads(archive):
     ]
 
 
-def timed(op, rounds, round_seconds):
-    """Median CPU seconds of one op over `rounds` rounds of about round_seconds each."""
-    op()
-    op()
-    count = 1
-    while True:
-        t0 = time.process_time()
-        for _ in range(count):
-            op()
-        spent = time.process_time() - t0
-        if spent >= round_seconds / 4 or count >= 1 << 20:
-            break
-        count *= 2
-    count = max(1, int(count * round_seconds / max(spent, 1e-6)))
-    per_op = []
-    for _ in range(rounds):
-        t0 = time.process_time()
-        for _ in range(count):
-            op()
-        per_op.append((time.process_time() - t0) / count)
-    return statistics.median(per_op)
-
-
 def measure(archive, rounds, round_seconds):
     out = {}
     for name, op, units in workloads(archive):
-        out[name] = timed(op, rounds, round_seconds) / units * 1e6
+        _, per_op_ms = timed_rounds(op, rounds, round_seconds)
+        out[name] = statistics.median(per_op_ms) / units * 1e3
     return out
 
 

@@ -364,18 +364,12 @@ int pcp_result_pdu_decode_sized(const uint8_t *buf, size_t len, int highres, pcp
                                 int32_t *numpmid, int32_t *nvalues)
 {
     pcp_sets_layout layout;
-    int64_t sec, nsec;
-    int sts = result_fixed_part(buf, len, highres, &layout, &sec, &nsec);
+    if (out == NULL || len > UINT32_MAX)
+        return PM_ERR_IPC;
+    int sts = result_fixed_part(buf, len, highres, &layout, &out->sec, &out->nsec);
     if (sts < 0)
         return sts;
-    if (len > UINT32_MAX || out == NULL)
-        return PM_ERR_IPC;
     *numpmid = layout.numpmid;
     *nvalues = out->nvalues;
-    sts = walk_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues, out, 1);
-    if (sts == 0) {
-        out->sec = sec;
-        out->nsec = nsec;
-    }
-    return sts;
+    return walk_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues, out, 1);
 }
