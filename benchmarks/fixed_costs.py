@@ -18,7 +18,11 @@ official, ...) and the medians taken, since the machine is shared. The package i
 byte-compiled first and PYTHONDONTWRITEBYTECODE dropped, as an installed wheel runs.
 Ratios are ours / official (below 1: ours is cheaper).
 
-    fixed_costs.py [--runs N] [--only processes,calls,imports]
+    fixed_costs.py [--runs N] [--only processes,calls,imports] [--baseline DIR]
+
+--baseline DIR adds a side "baseline": another checkout of this package (built, e.g.
+`git archive OLD | tar -x -C DIR` with the C core copied in), run as the wheel-like side
+is, to give before / after figures from the same run.
 
 test_bench_fixed_costs.py runs the same under pytest (--benchmark-only -s).
 """
@@ -31,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -67,21 +72,21 @@ def process_cases():
     ]
 
 
-def prepare():
+def prepare(repo=REPO):
     """Byte-compile the package, as a wheel install is."""
-    compileall.compile_dir(str(REPO / "pcp"), quiet=1)
+    compileall.compile_dir(str(Path(repo) / "pcp"), quiet=1)
     for name in ("cpmapi.py", "cpmi.py", "cpmda.py"):
-        if (REPO / name).exists():
-            compileall.compile_file(str(REPO / name), quiet=1)
+        if (Path(repo) / name).exists():
+            compileall.compile_file(str(Path(repo) / name), quiet=1)
 
 
-def wheel_like_python(where):
-    """A virtualenv of this Python that finds the package and the project virtualenv's
-    other packages through a static .pth file (see test_bench_tools.py)."""
+def wheel_like_python(where, repo=REPO):
+    """A virtualenv of this Python that finds the package (of `repo`) and the project
+    virtualenv's other packages through a static .pth file (see test_bench_tools.py)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     site = next(Path(where).glob("lib/python*/site-packages"))
     deps = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
-    (site / "pcp_native.pth").write_text("\n".join([str(REPO)] + deps) + "\n")
+    (site / "pcp_native.pth").write_text("\n".join([str(repo)] + deps) + "\n")
     return str(Path(where) / "bin" / "python")
 
 
@@ -141,10 +146,14 @@ def measure_calls(sides, runs):
     for _ in range(runs):
         for side, python in sides.items():
             argv = ["-I", script, QA_ARCHIVE] if python == REF_PYTHON else [script, QA_ARCHIVE]
-            try:
-                out, _, _ = run_process(python, argv, timeout=600)
-            except RuntimeError:        # pmcd restarted by another user of it: once more
-                out, _, _ = run_process(python, argv, timeout=600)
+            for attempt in range(3):
+                try:
+                    out, _, _ = run_process(python, argv, timeout=600)
+                    break
+                except RuntimeError:    # pmcd restarted by another user of it: again
+                    if attempt == 2:
+                        raise
+                    time.sleep(5)
             got[side].append(json.loads(out.strip().splitlines()[-1]))
     table = {}
     for call in got["official"][0]:
@@ -172,23 +181,23 @@ def _ratio(ours, ref):
 
 
 def table_text(title, unit, table, sides):
-    head = "| %s | %s |" % (title, " | ".join("%s (%s)" % (s, unit) for s in sides))
-    head += " ours/official | wheel-like/official |" if "wheel-like" in sides else \
-        " ours/official |"
-    lines = [head, "|---|" + "---:|" * (len(sides) + (2 if "wheel-like" in sides else 1))]
+    """A Markdown table: each side's figure, then each of ours / official."""
+    ours = [s for s in sides if s != "official"]
+    head = "| %s | %s | %s |" % (title, " | ".join("%s (%s)" % (s, unit) for s in sides),
+                                  " | ".join("%s/official" % s for s in ours))
+    lines = [head, "|---|" + "---:|" * (len(sides) + len(ours))]
     for label, row in table.items():
         cells = ["%.1f" % row[s] if row[s] >= 10 else "%.2f" % row[s] for s in sides]
-        cells.append(_ratio(row["ours"], row["official"]))
-        if "wheel-like" in sides:
-            cells.append(_ratio(row["wheel-like"], row["official"]))
+        cells.extend(_ratio(row[s], row["official"]) for s in ours)
         lines.append("| %s | %s |" % (label, " | ".join(cells)))
     return "\n".join(lines)
 
 
 def imports_text(sides):
     out = []
-    for side, module in [("official", "pcp.pmapi"), ("wheel-like", "pcp.pmapi"),
-                         ("wheel-like", "cpmapi"), ("wheel-like", "pcp.cli")]:
+    for side, module in [("official", "pcp.pmapi"), ("baseline", "pcp.pmapi"),
+                         ("wheel-like", "pcp.pmapi"), ("wheel-like", "cpmapi"),
+                         ("wheel-like", "pcp.cli")]:
         if side not in sides:
             continue
         total, rows = import_summary(sides[side], module)
@@ -199,20 +208,24 @@ def imports_text(sides):
     return "\n".join(out)
 
 
-def report(runs=5, only=("processes", "calls", "imports")):
+def report(runs=5, only=("processes", "calls", "imports"), baseline=None):
     prepare()
     with tempfile.TemporaryDirectory() as where:
         sides = {"official": REF_PYTHON, "ours": sys.executable,
                  "wheel-like": wheel_like_python(os.path.join(where, "venv"))}
+        if baseline:
+            prepare(baseline)
+            sides["baseline"] = wheel_like_python(os.path.join(where, "base"), baseline)
         parts = {}
         if "processes" in only:
             parts["processes"] = measure_processes(sides, runs)
             print(table_text("whole process", "ms CPU", parts["processes"], sides), flush=True)
         if "calls" in only:
-            calls = measure_calls({k: sides[k] for k in ("official", "ours")}, max(3, runs // 2))
+            call_sides = [k for k in ("official", "wheel-like", "baseline") if k in sides]
+            calls = measure_calls({k: sides[k] for k in call_sides}, max(3, runs // 2))
             parts["calls"] = calls
-            print(table_text("one call in a warm process", "us CPU", calls,
-                             ("official", "ours")), flush=True)
+            print(table_text("one call in a warm process", "us CPU", calls, call_sides),
+                  flush=True)
         if "imports" in only:
             print(imports_text(sides), flush=True)
     return parts
@@ -222,8 +235,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="processes,calls,imports")
+    ap.add_argument("--baseline", help="another checkout, built, to compare with")
     args = ap.parse_args()
-    report(args.runs, tuple(args.only.split(",")))
+    report(args.runs, tuple(args.only.split(",")), args.baseline)
 
 
 if __name__ == "__main__":
