@@ -5,6 +5,8 @@ over them. Run under /usr/bin/python3 -I it measures the official binding, under
 project's virtualenv this package, with the same code (fixed_costs.py runs both).
 
     call_costs.py ARCHIVE [--rounds N] [--round-seconds S]
+    call_costs.py ARCHIVE --only CALL --count N     (CALL done N times, nothing printed:
+                                                     for an instruction count under callgrind)
 
 Prints one JSON object: {call: median CPU us per call}. Nothing imports pcp at module
 level (see ref_live.py)."""
@@ -94,12 +96,28 @@ def measure(archive, rounds, round_seconds):
     return out
 
 
+def repeat(archive, call, count):
+    """`call` done `count` times after the set-up (and once more before, to warm it)."""
+    for name, op, _ in workloads(archive):
+        if name == call:
+            op()
+            for _ in range(count):
+                op()
+            return
+    raise SystemExit("no call named %r" % call)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("archive")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--round-seconds", type=float, default=0.05)
+    ap.add_argument("--only", help="one call, done --count times, for callgrind")
+    ap.add_argument("--count", type=int, default=100)
     args = ap.parse_args()
+    if args.only:
+        repeat(args.archive, args.only, args.count)
+        return
     print(json.dumps(measure(args.archive, args.rounds, args.round_seconds)))
 
 

@@ -6,6 +6,9 @@ short program pays once per process, per context and per call.
              of the child: one_fetch.py live and on an archive, pcp-uptime, pcp-free,
              pcp-numastat, pmrep for a few samples (live, archive, LOCAL)
   calls      one call in a warm process (call_costs.py under each binding)
+  instructions  the same calls counted in instructions (callgrind: user space only, so
+             the syscalls, which both bindings make, are left out; steady where CPU
+             seconds on a shared machine are not)
   imports    `-X importtime` of `from pcp import pmapi` (and of pcp.cli for ours): the
              modules with the largest cumulative import time
 
@@ -18,7 +21,7 @@ official, ...) and the medians taken, since the machine is shared. The package i
 byte-compiled first and PYTHONDONTWRITEBYTECODE dropped, as an installed wheel runs.
 Ratios are ours / official (below 1: ours is cheaper).
 
-    fixed_costs.py [--runs N] [--only processes,calls,imports] [--baseline DIR]
+    fixed_costs.py [--runs N] [--only processes,calls,instructions,imports] [--baseline DIR]
 
 --baseline DIR adds a side "baseline": another checkout of this package (built, e.g.
 `git archive OLD | tar -x -C DIR` with the C core copied in), run as the wheel-like side
@@ -84,6 +87,22 @@ def wheel_like_python(where, repo=REPO):
     """A virtualenv of this Python that finds the package (of `repo`) and the project
     virtualenv's other packages through a static .pth file (see test_bench_tools.py)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = next(Path(where).glob("lib/python*/site-packages"))
+    deps = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    (site / "pcp_native.pth").write_text("\n".join([str(repo)] + deps) + "\n")
+    return str(Path(where) / "bin" / "python")
+
+
+def same_interpreter_python(where, repo=REPO):
+    """A virtualenv of the official binding's interpreter finding this package (of
+    `repo`) through a static .pth file: the binding's cost apart from the interpreter's
+    build (the system's Python is built with PGO and LTO); None when that interpreter is
+    another Python version (the compiled modules would not load)."""
+    version = subprocess.run([REF_PYTHON, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    if version != str(tuple(sys.version_info[:2])):
+        return None
+    subprocess.run([REF_PYTHON, "-m", "venv", "--without-pip", str(where)], check=True)
     site = next(Path(where).glob("lib/python*/site-packages"))
     deps = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
     (site / "pcp_native.pth").write_text("\n".join([str(repo)] + deps) + "\n")
@@ -161,6 +180,38 @@ def measure_calls(sides, runs):
     return table
 
 
+INSTRUCTION_CALLS = ["pmLookupName (1 name)", "pmNameID", "pmGetChildren", "pmLookupText",
+                     "pmFetch 1 metric + pmFreeResult", "pmFetch 46 metrics, no extraction",
+                     "pmExtractValue", "pmConvScale"]
+
+
+def _instructions(python, call, count):
+    script = str(BENCH_DIR / "call_costs.py")
+    with tempfile.TemporaryDirectory() as where:
+        out = os.path.join(where, "callgrind.out")
+        argv = ["--tool=callgrind", "--callgrind-out-file=" + out, python]
+        argv += (["-I"] if python == REF_PYTHON else []) + [script, QA_ARCHIVE, "--only", call,
+                                                           "--count", str(count)]
+        _, err, _ = run_process("valgrind", argv, timeout=900)
+    collected = [line for line in err.splitlines() if "Collected" in line]
+    return int(collected[-1].split()[-1])
+
+
+def measure_instructions(sides, count=200):
+    """{call: {side: instructions per call}}: callgrind's count for `count` and 2 *
+    `count` calls, the difference over `count` (the process's start and set-up cancel)."""
+    table = {}
+    for call in INSTRUCTION_CALLS:
+        looped = call in ("pmExtractValue", "pmConvScale")      # 1000 calls per op
+        n = count // 10 if looped else count
+        table[call] = {}
+        for side, python in sides.items():
+            once = _instructions(python, call, n)
+            twice = _instructions(python, call, 2 * n)
+            table[call][side] = (twice - once) / n / (1000 if looped else 1)
+    return table
+
+
 def import_summary(python, module, top=12):
     """(total ms, [(cumulative ms, self ms, module)] largest first) of importing module."""
     argv = ["-X", "importtime", "-c", "import %s" % module]
@@ -208,7 +259,7 @@ def imports_text(sides):
     return "\n".join(out)
 
 
-def report(runs=5, only=("processes", "calls", "imports"), baseline=None):
+def report(runs=5, only=("processes", "calls", "instructions", "imports"), baseline=None):
     prepare()
     with tempfile.TemporaryDirectory() as where:
         sides = {"official": REF_PYTHON, "ours": sys.executable,
@@ -226,6 +277,20 @@ def report(runs=5, only=("processes", "calls", "imports"), baseline=None):
             parts["calls"] = calls
             print(table_text("one call in a warm process", "us CPU", calls, call_sides),
                   flush=True)
+        if "instructions" in only:
+            # on the official binding's own interpreter, so that only the bindings differ
+            counted_sides = {"official": REF_PYTHON}
+            same = same_interpreter_python(os.path.join(where, "same"))
+            if same is not None:
+                counted_sides["same-interpreter"] = same
+                if baseline:
+                    counted_sides["same-interpreter baseline"] = same_interpreter_python(
+                        os.path.join(where, "same-base"), baseline)
+            call_sides = list(counted_sides)
+            counted = measure_instructions(counted_sides)
+            parts["instructions"] = counted
+            print(table_text("one call, user-space instructions", "instr.", counted,
+                             call_sides), flush=True)
         if "imports" in only:
             print(imports_text(sides), flush=True)
     return parts
@@ -234,7 +299,7 @@ def report(runs=5, only=("processes", "calls", "imports"), baseline=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", default="processes,calls,imports")
+    ap.add_argument("--only", default="processes,calls,instructions,imports")
     ap.add_argument("--baseline", help="another checkout, built, to compare with")
     args = ap.parse_args()
     report(args.runs, tuple(args.only.split(",")), args.baseline)

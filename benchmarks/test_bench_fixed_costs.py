@@ -15,7 +15,7 @@ RUNS = int(os.environ.get("PCP_BENCH_FIXED_RUNS", "5"))
 BASELINE = os.environ.get("PCP_BENCH_FIXED_BASELINE")    # fixed_costs.py's --baseline
 
 
-@pytest.mark.parametrize("part", ["processes", "calls", "imports"])
+@pytest.mark.parametrize("part", ["processes", "calls", "instructions", "imports"])
 def test_fixed_costs(benchmark, part):
     parts = benchmark.pedantic(fixed_costs.report, args=(RUNS, (part,), BASELINE), rounds=1,
                                iterations=1)
