@@ -110,9 +110,12 @@ static int skip_set(pcp_cursor *c, uint32_t *pmid, int32_t *numval)
     return c->bad ? -1 : 0;
 }
 
-/* Walk the value sets once. With out == NULL only validate and count; otherwise fill. */
+/* Walk the value sets once. With out == NULL only validate and count; otherwise fill.
+ * With `sized`, out is bound for exactly out->numpmid sets and out->nvalues values: when
+ * the bytes hold another number, nothing is filled, *nvalues_out gets the count and
+ * PCP_RESULT_RESIZE is returned. */
 static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                          int bad, int32_t *nvalues_out, pcp_result *out)
+                          int bad, int32_t *nvalues_out, pcp_result *out, int sized)
 {
     if (layout->numpmid < 0 || layout->sets_off > len)
         return bad;
@@ -133,6 +136,10 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     }
     if (c.bad || total > INT32_MAX)
         return bad;
+    if (sized && (out->numpmid != layout->numpmid || out->nvalues != (int32_t)total)) {
+        *nvalues_out = (int32_t)total;
+        return PCP_RESULT_RESIZE;
+    }
     size_t sets_end = c.pos;
     uint64_t blocks_bytes = 0;           /* strict layout: sum of pad4(vlen) */
     size_t lowest_block = len;           /* strict layout: the first block's offset */
@@ -228,7 +235,7 @@ int pcp_result_valuesets_scan(const uint8_t *buf, size_t len, const pcp_sets_lay
 {
     if (len > UINT32_MAX)
         return bad;
-    return walk_valuesets(buf, len, layout, bad, nvalues, NULL);
+    return walk_valuesets(buf, len, layout, bad, nvalues, NULL, 0);
 }
 
 int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
@@ -236,7 +243,7 @@ int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_l
 {
     if (len > UINT32_MAX || out == NULL)
         return bad;
-    return walk_valuesets(buf, len, layout, bad, NULL, out);
+    return walk_valuesets(buf, len, layout, bad, NULL, out, 0);
 }
 
 int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
@@ -351,4 +358,18 @@ int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_resul
     if (sts < 0)
         return sts;
     return pcp_result_valuesets_decode(buf, len, &layout, PM_ERR_IPC, out);
+}
+
+int pcp_result_pdu_decode_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
+                                int32_t *numpmid, int32_t *nvalues)
+{
+    pcp_sets_layout layout;
+    if (out == NULL || len > UINT32_MAX)
+        return PM_ERR_IPC;
+    int sts = result_fixed_part(buf, len, highres, &layout, &out->sec, &out->nsec);
+    if (sts < 0)
+        return sts;
+    *numpmid = layout.numpmid;
+    *nvalues = out->nvalues;
+    return walk_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues, out, 1);
 }

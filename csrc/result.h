@@ -79,6 +79,14 @@ int pcp_result_pdu_scan(const uint8_t *buf, size_t len, int highres,
                         int32_t *numpmid, int32_t *nvalues);
 int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_result *out);
 
+/* Scan and decode in one walk, into `out` bound for exactly out->numpmid sets and
+ * out->nvalues values (the sizes a fetch loop's last result had): 0 when the PDU has that
+ * many, PCP_RESULT_RESIZE (nothing filled) when it has another number, or PM_ERR_IPC.
+ * *numpmid and *nvalues get the PDU's counts either way (on success: out's). */
+#define PCP_RESULT_RESIZE 1
+int pcp_result_pdu_decode_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
+                                int32_t *numpmid, int32_t *nvalues);
+
 /* An instance profile (pmAddProfile / pmDelProfile) as archive contexts apply it: a
  * global state for instance domains with no entry, and per-indom entries whose listed
  * instances are the exceptions to the entry's state. */

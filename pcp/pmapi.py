@@ -23,7 +23,6 @@ from ctypes import (CDLL, CFUNCTYPE, POINTER, Structure, Union, addressof,  # no
 
 import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
-from pcp._archive.context import ArchiveContext
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr
@@ -197,6 +196,8 @@ class pmContext(object):
         if target is None:
             raise pmErr(c_api.PM_ERR_NOCONTEXT, [target])
         name = target.decode("utf-8", "surrogateescape") if isinstance(target, bytes) else str(target)
+        from pcp._archive.context import ArchiveContext  # pylint: disable=import-outside-toplevel
+
         handle = _registry.allocate()
         try:
             self._host = DerivedContext(ArchiveContext(handle, name, typed & ~0xFF))
@@ -321,7 +322,7 @@ class pmContext(object):
         names, _ = self._names().children(_as_bytes(name), False)
         if not names:
             return None
-        return [_name_str(n) for n in names]
+        return [n.decode("utf-8", "surrogateescape") for n in names]  # _name_str, inline
 
     def pmGetChildrenStatus(self, name: _TUnion[str, bytes]):
         """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,
@@ -1566,6 +1567,8 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
     def bounds(index: int) -> Tuple[Tuple[int, int], Tuple[int, int]]:
         if index == 0 and len(opts.archives) <= 1:
             return host.archive_label().stamp, host.archive_end()
+        from pcp._archive.context import ArchiveContext  # pylint: disable=import-outside-toplevel
+
         other = ArchiveContext(-1, opts.archives[index], 0)
         try:
             return other.archive_label().stamp, other.archive_end()

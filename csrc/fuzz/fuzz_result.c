@@ -211,10 +211,37 @@ static void try_gather(const pcp_result *r, size_t len)
     free(pmid);
 }
 
+/* The one-walk decoder of a fetch loop (pcp_result_pdu_decode_sized) on the same bytes:
+ * room of a wrong size asks for a resize with the PDU's counts, or fails as the scan did
+ * (scan_sts < 0); room of the right size decodes what the scan and decode give. */
+static void try_pdu_sized(const uint8_t *buf, size_t len, int highres, int scan_sts,
+                          int32_t numpmid, int32_t nvalues)
+{
+    pcp_result r;
+    int32_t np = -1, nv = -1;
+    fz_result_alloc(&r, 1, 1);
+    r.numpmid = r.nvalues = 1;
+    int sts = pcp_result_pdu_decode_sized(buf, len, highres, &r, &np, &nv);
+    fz_result_free(&r);
+    if (sts == PCP_RESULT_RESIZE) {
+        CHECK(np >= 0 && (size_t)np <= len / 8 && nv >= 0 && (size_t)nv <= len / 8);
+        alloc_result(&r, np, nv);
+        r.numpmid = np;
+        r.nvalues = nv;
+        sts = pcp_result_pdu_decode_sized(buf, len, highres, &r, &np, &nv);
+        if (sts == 0)
+            check_decoded(buf, len, &r, np, nv);
+        fz_result_free(&r);
+    }
+    CHECK(sts != PCP_RESULT_RESIZE);
+    CHECK(scan_sts < 0 ? sts == scan_sts : (sts == 0 && np == numpmid && nv == nvalues));
+}
+
 static void try_pdu(const uint8_t *buf, size_t len, int highres)
 {
     int32_t numpmid = -1, nvalues = -1;
     int sts = pcp_result_pdu_scan(buf, len, highres, &numpmid, &nvalues);
+    try_pdu_sized(buf, len, highres, sts, numpmid, nvalues);
     if (sts < 0) {
         CHECK(sts == PM_ERR_IPC);
         return;

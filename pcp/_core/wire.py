@@ -72,5 +72,6 @@ PCP_ROW_AFTER_MARK = 1           # row flag: a <mark> came before the row
 PCP_COLS_REF_SHIFT = 40          # a staged string's reference: length << 40 | offset
 PCP_INTERP_NEED_ROOM = 4         # csrc/interp.h: a grid step's strings need more staging
 PCP_SELECT_NEED_ROOM = 2         # csrc/archive.h: pmFetch's result needs other room
+PCP_RESULT_RESIZE = 1            # csrc/result.h: a RESULT PDU has other sizes than guessed
 PCP_INTERP_STEP_ASIDE = 5        # csrc/interp_steps.h: a grid step the Python driver makes
 PCP_INTERP_SWEEP_ASIDE = 6       # csrc/interp_steps.h: an archive a one-pass grid leaves alone

@@ -10,12 +10,12 @@ from collections import namedtuple
 from itertools import repeat
 
 from pcp._core.cint import wrap_int32
-from pcp._core.constants import (PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
-                                 PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU,
-                                 PM_VAL_SPTR)
+from pcp._core.constants import (PM_ERR_IPC, PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_64,
+                                 PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR,
+                                 PM_VAL_INSITU, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import PCP_SELECT_NEED_ROOM
+from pcp._core.wire import PCP_RESULT_RESIZE, PCP_SELECT_NEED_ROOM
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -145,6 +145,18 @@ def _decode_record(record: bytes, version: int,
     return c, mem
 
 
+class ResultSizes:
+    """The sizes of the last RESULT PDU a fetch loop decoded (FlatResult.from_pdu): the
+    next one usually has them again. One per context, used under its lock."""
+
+    __slots__ = ("numpmid", "nvalues", "counts")
+
+    def __init__(self) -> None:
+        self.numpmid = 0
+        self.nvalues = 0
+        self.counts = ffi.new("int32_t[2]")
+
+
 class FlatResult:
     """One RESULT / HIGHRES_RESULT (or archive record) as flat arrays.
 
@@ -171,6 +183,26 @@ class FlatResult:
         if sts < 0:
             raise pmErr(sts)
         self._setup(pdu, c, mem)
+
+    @classmethod
+    def from_pdu(cls, pdu: bytes, highres: bool, sizes: "ResultSizes") -> "FlatResult":
+        """The same as FlatResult(pdu, highres), in one walk over the value sets when the
+        PDU has the sizes of the last one decoded with `sizes` (a fetch loop's usual
+        case), which `sizes` then remembers."""
+        counts = sizes.counts
+        c, mem = _allocate(sizes.numpmid, sizes.nvalues)
+        sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
+                                              counts, counts + 1)
+        if sts == PCP_RESULT_RESIZE:
+            sizes.numpmid, sizes.nvalues = counts[0], counts[1]
+            c, mem = _allocate(counts[0], counts[1])
+            sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
+                                                  counts, counts + 1)
+        if sts != 0:
+            raise pmErr(sts if sts < 0 else PM_ERR_IPC)
+        self = object.__new__(cls)
+        self._setup(pdu, c, mem)
+        return self
 
     @classmethod
     def from_log_record(cls, record: bytes, version: int,

@@ -5,7 +5,10 @@ exactly where libpcp 6.0.3 accepts and refuses them."""
 from __future__ import annotations
 
 from errno import EINVAL
-from typing import Any, List
+
+TYPE_CHECKING = False      # typing's, without importing typing (a start's cost)
+if TYPE_CHECKING:
+    from typing import Any, List
 
 _MAX_RECURSION_DEPTH = 256      # jsonsl stack size
 MAX_DESCENT_LEVEL = 64         # no callbacks at or beyond this level

@@ -53,17 +53,21 @@ Q11 ``-01`` is accepted as a number (``01`` is not), ``1.e5`` is accepted,
     ``\\u`` escapes are not checked for hex digits; numbers keep their
     original spelling because values are copied as text.
 """
+from __future__ import annotations
 
 import ctypes
 import functools
 import json as _json
 from errno import E2BIG, EINVAL
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from pcp._core.constants import PM_MAXLABELJSONLEN, PM_MAXLABELS
 from pcp._core.errors import pmErr
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._libpcp.label_json import T_HKEY, T_LIST, T_OBJECT, T_STRING, ParseError, tokenize
+
+TYPE_CHECKING = False      # typing's, without importing typing (a start's cost)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 MAXLABELNAMELEN = (1 << 8) - 1
 MAXLABELSET = PM_MAXLABELS * 6

@@ -11,6 +11,7 @@ at once as libpcp does, and PM_ERR_PMNS.
 """
 from __future__ import annotations
 
+import operator
 import os
 import re
 import threading
@@ -29,6 +30,15 @@ if TYPE_CHECKING:
 NAME, PATH, PMID, LBRACE, RBRACE, BOGUS = 1, 2, 3, 4, 5, 10
 _C_SPACE = " \t\n\v\f\r"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# what the lexer's character loops find, matched in one step each
+_SPACE_RUN = re.compile(r"([ \t\n\v\f\r])[ \t\n\v\f\r]*")
+_SPACE_BY_COLON = re.compile(r"[ \t\n\v\f\r]:|:[ \t\n\v\f\r]")
+_TOKEN = re.compile(r"[^ \t\n\v\f\r]+")
+_NAME_OR_PATH = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+_ASCII_PMID_CHARS = re.compile(r"[0-9:*]+")
+_PMID_TRIPLE = re.compile(r"^(\d+):(\d+):(\d+)")
+_PMID_DOMAIN = re.compile(r"^(\d+):")
+_first_of_run = operator.itemgetter(1)      # a _SPACE_RUN match's first blank
 
 
 class Node:
@@ -165,7 +175,15 @@ def _expand(line: str, macros: Dict[str, str]) -> str:
 # The lexer and the two passes of libpcp's loader
 # ---------------------------------------------------------------------------
 def _collapse(line: str) -> str:
-    """libpcp's line clean-up: runs of blanks become one, blanks around ':' go."""
+    """libpcp's line clean-up: runs of blanks become one (their first), blanks around ':'
+    go. A line with no blank next to a ':' (every line of a usual PMNS) is cleaned by one
+    substitution; the others a character at a time, as libpcp does it."""
+    if ":" not in line or _SPACE_BY_COLON.search(line) is None:
+        return _SPACE_RUN.sub(_first_of_run, line.lstrip(_C_SPACE))
+    return _collapse_by_character(line)
+
+
+def _collapse_by_character(line: str) -> str:
     out: List[str] = []
     inspace = False
     for ch in line:
@@ -235,18 +253,9 @@ class _Loader:
                 continue
             self.where = (fname, lineno)
             self.line = line
-            pos = 0
-            while True:
-                while pos < len(line) and line[pos] in _C_SPACE:
-                    pos += 1
-                if pos >= len(line):
-                    break
-                end = pos
-                while end < len(line) and line[end] not in _C_SPACE:
-                    end += 1
-                self.token_at = pos
-                word = line[pos:end]
-                pos = end
+            for match in _TOKEN.finditer(line):
+                self.token_at = match.start()
+                word = match.group()
                 yield self._classify(word) + (word,)  # type: ignore[operator]
         self.where = ("", -1)
 
@@ -255,18 +264,13 @@ class _Loader:
             return LBRACE, 0
         if word == "}":
             return RBRACE, 0
-        if word[0].isascii() and word[0].isalpha():
-            kind = NAME
-            for ch in word[1:]:
-                if ch == ".":
-                    kind = PATH
-                elif not (ch.isascii() and (ch.isalnum() or ch == "_")):
-                    break
-            else:
-                return kind, 0
-        if word.count(":") > 3 or any(not (c.isdigit() or c in ":*") for c in word):
+        if _NAME_OR_PATH.fullmatch(word) is not None:
+            return (PATH if "." in word else NAME), 0
+        if word.count(":") > 3 or (
+                _ASCII_PMID_CHARS.fullmatch(word) is None
+                and any(not (c.isdigit() or c in ":*") for c in word)):
             return BOGUS, 0
-        m = re.match(r"^(\d+):(\d+):(\d+)", word)
+        m = _PMID_TRIPLE.match(word)
         if m:
             d, c, i = (int(x) for x in m.groups())
             if d > 510:
@@ -283,7 +287,7 @@ class _Loader:
         if colon >= 0 and word[colon + 1:] != "*:*":
             self.error("Illegal PMID")
             return BOGUS, 0
-        m = re.match(r"^(\d+):", word)
+        m = _PMID_DOMAIN.match(word)
         if not m:
             self.error("Illegal PMID")
             return BOGUS, 0
@@ -328,6 +332,8 @@ class _Loader:
                     state = 0
                     assert block is not None
                     names = [n.name for n in block.children]
+                    if len(set(names)) == len(names):
+                        continue            # no duplicate: the usual block
                     for i, name in enumerate(names):
                         if name in names[i + 1:]:
                             self.error('Duplicate name "%s" in subtree for "%s"\n'
@@ -341,18 +347,23 @@ class _Loader:
 
     def _pass2(self, seen: List[Tuple[str, Node]], count: int, dupok: bool) -> "Tree":
         self.where = ("", -1)
-        blocks = list(seen)
         # libpcp makes the tree the process's PMNS before pass 2 checks anything: a
         # failure from here on leaves what was built in use (load() takes self.tree)
         tree = Tree(None, count)
         self.tree = tree
+        # libpcp searches the blocks (newest first) for a name's first; by name here
+        by_name: Dict[str, List[int]] = {}
+        for at in range(len(seen) - 1, -1, -1):
+            by_name.setdefault(seen[at][0], []).append(at)
+        taken = [False] * len(seen)
 
         def take(name: str) -> Optional[Node]:
-            for i, (key, node) in enumerate(blocks):
-                if key == name:
-                    del blocks[i]
-                    return node
-            return None
+            places = by_name.get(name)
+            if not places:
+                return None
+            at = places.pop()
+            taken[at] = True
+            return seen[at][1]
 
         root = take("root")
         if root is None:
@@ -377,6 +388,7 @@ class _Loader:
                 attach(path, child)
 
         attach("", root)
+        blocks = [block for at, block in enumerate(seen) if not taken[at]]
         if blocks:
             for key, _ in blocks:
                 self.error('Disconnected subtree ("%s") in name space' % key, True)

@@ -7,7 +7,6 @@ import os
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
 from pcp._core.abc import locks_itself, serialized
@@ -20,11 +19,14 @@ from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_MODE, PM_ERR_N
 from pcp._core.errors import pmErr
 from pcp._core.wire import FEATURE_DESCS, FEATURE_HIGHRES, FEATURE_LABELS, PM_IN_NULL_INT32
 from pcp._decode import pdu as codec
-from pcp._decode.result import FlatResult
+from pcp._decode.result import FlatResult, ResultSizes
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.profile import Profile
 
+TYPE_CHECKING = False      # typing's, without importing typing (the first host context)
 if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence, Tuple
+
     from pcp._core.abc import DescTuple
 
 # libpcp cuts pmLookupName requests of 500+ names into PDUs of at most this size.
@@ -61,6 +63,7 @@ class HostContext:
         self._backoff_index = 0
         self._retry_after = 0.0
         self._fetch_cache: Tuple[Optional[tuple], bytes, bool] = (None, b"", False)
+        self._result_sizes = ResultSizes()      # the last fetch's, for the next one
         self.conn = self._connector(spec, ctx_flags)
         self._conn_host: Optional[str] = getattr(self.conn, "host", None)
 
@@ -315,7 +318,7 @@ class HostContext:
                     self.close()
                 raise
             try:
-                flat = FlatResult(pdu, use_highres)
+                flat = FlatResult.from_pdu(pdu, use_highres, self._result_sizes)
             except pmErr:
                 self.close()
                 raise

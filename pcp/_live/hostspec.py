@@ -4,12 +4,14 @@ from __future__ import annotations
 import errno
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_NOTHOST
 from pcp._core.errors import pmErr
+
+TYPE_CHECKING = False      # typing's, without importing typing (the first host context)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 # Attribute names accepted in "?name=value" mapped to the canonical key (the name libpcp
 # prints for it). Anything else is silently ignored, as libpcp does.
@@ -57,24 +59,54 @@ class HostSpecError(pmErr):
         self.message = "pmNewContext: bad host specification\n" + self.detail
 
 
-@dataclass
-class Host:
-    name: str
-    # As written in the spec; empty means "use the PMCD_PORT list". libpcp keeps C int
-    # values (atoi), so absurd numbers wrap; the transport uses the low 16 bits.
-    ports: List[int] = field(default_factory=list)
+class _Record:
+    """A plain record: equal when its fields are, shown with them (what @dataclass would
+    give, without importing dataclasses and inspect with the first host context)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's
+
+    def __repr__(self) -> str:
+        return "%s(%s)" % (type(self).__name__, ", ".join(
+            "%s=%r" % (f, getattr(self, f)) for f in self.__slots__))
 
 
-@dataclass
-class HostSpec:
-    spec: str
-    protocol: Optional[str]          # "pcp", "pcps", "local", "unix" or None
-    hosts: List[Host]                # [pmcd host, proxy, ...]; empty for socket specs
-    unix_path: Optional[str]         # socket path for local:/unix:, else None
-    # Canonical attribute name -> URL-decoded value, or None when given without "=".
-    # The protocol is recorded as libpcp does: "protocol" for pcp/pcps, "local" or
-    # "unixsock" for the socket forms.
-    attributes: Dict[str, Optional[str]] = field(default_factory=dict)
+class Host(_Record):
+    __slots__ = ("name", "ports")
+
+    def __init__(self, name: str, ports: Optional[List[int]] = None) -> None:
+        self.name = name
+        # As written in the spec; empty means "use the PMCD_PORT list". libpcp keeps C
+        # int values (atoi), so absurd numbers wrap; the transport uses the low 16 bits.
+        self.ports: List[int] = [] if ports is None else ports
+
+
+class HostSpec(_Record):
+    __slots__ = ("spec", "protocol", "hosts", "unix_path", "attributes")
+
+    def __init__(self, spec: str, protocol: Optional[str], hosts: List[Host],
+                 unix_path: Optional[str],
+                 attributes: Optional[Dict[str, Optional[str]]] = None) -> None:
+        self.spec = spec
+        self.protocol = protocol        # "pcp", "pcps", "local", "unix" or None
+        self.hosts = hosts              # [pmcd host, proxy, ...]; empty for socket specs
+        self.unix_path = unix_path      # socket path for local:/unix:, else None
+        # Canonical attribute name -> URL-decoded value, or None when given without "=".
+        # The protocol is recorded as libpcp does: "protocol" for pcp/pcps, "local" or
+        # "unixsock" for the socket forms.
+        self.attributes: Dict[str, Optional[str]] = {} if attributes is None else attributes
+
+    def replace(self, **changes: object) -> HostSpec:
+        """A copy with some fields changed (dataclasses.replace)."""
+        fields = {f: getattr(self, f) for f in self.__slots__}
+        fields.update(changes)
+        return HostSpec(**fields)  # type: ignore[arg-type]
 
     @property
     def is_local(self) -> bool:

@@ -1,17 +1,15 @@
 """Sockets to pmcd: the connection algorithm, the handshake, and PDU framing with timeouts."""
 from __future__ import annotations
 
-import dataclasses
 import errno
-import logging
 import math
 import os
 import re
 import selectors
 import socket
 import struct
+import sys
 import time
-from typing import Dict, List, Optional, Tuple, Union
 
 from pcp._core.constants import (PM_CTXFLAG_COMPRESS, PM_CTXFLAG_RELAXED, PM_CTXFLAG_SECURE,
                                  PM_ERR_IPC, PM_ERR_NEEDCLIENTCERT, PM_ERR_TIMEOUT)
@@ -25,7 +23,24 @@ __all__ = [
     "Connection", "connect", "connect_timeout", "request_timeout", "pmcd_ports",
 ]
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False      # typing's, without importing typing (the first host context)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple, Union
+
+
+def _warning(msg: str, *args: object) -> None:
+    """A warning through this module's logger (shown by logging's last resort handler
+    when nothing is configured); logging (~5 ms) is imported when one is given."""
+    import logging  # pylint: disable=import-outside-toplevel
+    logging.getLogger(__name__).warning(msg, *args)
+
+
+def _debug(msg: str, *args: object) -> None:
+    """A debug message through this module's logger; without logging imported nothing
+    can show it (no handler is configured, and the last resort shows warnings only)."""
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger(__name__).debug(msg, *args)
 
 ATTR_CONTAINER = 15
 ATTR_SASL = 0
@@ -65,7 +80,7 @@ def _env_seconds(name: str, default: float) -> float:
         value = float(text.strip())
         if not value < 0.0:     # as libpcp tests it: nan is taken
             return value
-    log.warning("ignored bad %s = '%s'", name, text)
+    _warning("ignored bad %s = '%s'", name, text)
     return default
 
 
@@ -712,7 +727,7 @@ def _establish(sock: socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool
     if "password" in spec.attributes:
         # the connection keeps no password once it is authenticated
         attrs = {k: v for k, v in spec.attributes.items() if k != "password"}
-        conn.spec = dataclasses.replace(spec, spec=redact_hostspec(spec.spec), attributes=attrs)
+        conn.spec = spec.replace(spec=redact_hostspec(spec.spec), attributes=attrs)
     if not finite:
         conn.request_timeout = rtimeout
     return conn
@@ -761,7 +776,7 @@ def connect(spec: Union[str, HostSpec], ctx_flags: int = 0, ctimeout: Optional[f
                     raise pmErr(-errno.ENOENT) from None
                 err = e
         # local: falls back to TCP on localhost with the default port list.
-        log.debug("local socket %s failed (%s); trying localhost", hs.unix_path, err)
+        _debug("local socket %s failed (%s); trying localhost", hs.unix_path, err)
         return _connect_tcp_ports(hs, want, "localhost", pmcd_ports(), ctimeout, rtimeout)
 
     pmcd = hs.hosts[0]

@@ -25,7 +25,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
 
 from pcp._core import wire
 from pcp._core.config import pmGetConfig
@@ -35,6 +34,10 @@ from pcp._core.constants import (PM_ERR_IPC, PM_ERR_NOAGENT, PM_ERR_PMDANOTREADY
 from pcp._core.errors import pmErr, pmflush, pmprintf
 from pcp._decode import pdu as codec
 from pcp._pmda.wire import Request
+
+TYPE_CHECKING = False      # typing's, without importing typing (a start's cost)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 # pmcd waits this long for a PMDA's reply (pmcd -t, default 5 s) before giving up on it
 _DEFAULT_TIMEOUT = 5.0

@@ -14,7 +14,6 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from pcp._core import wire
 from pcp._core.abc import locks_itself, serialized
@@ -34,6 +33,10 @@ from pcp._libpcp.profile import Profile
 from pcp._live.context import HostContext
 from pcp._local import agents as _agents
 from pcp._pmda.wire import Request
+
+TYPE_CHECKING = False      # typing's, without importing typing (a start's cost)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 
 def _domain(ident: int) -> int:

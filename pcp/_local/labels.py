@@ -22,11 +22,11 @@ set by __pmAddLabels (pcp._libpcp.labels.add_labels here), later values winning:
 
 Steps 2 and 3 override labels of the same name from the files.
 """
+from __future__ import annotations
 
 import errno
 import hashlib
 import os
-from typing import Dict, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_OPTIONAL,
@@ -35,6 +35,10 @@ from pcp._core.errors import pmErr
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._decode.pdu import LabelSetData
 from pcp._libpcp.labels import AddedLabels, add_labels, parse_label_set
+
+TYPE_CHECKING = False      # typing's, without importing typing (a start's cost)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 # PM_IN_NULL as the label PDU decoder reports it (a signed 32-bit field).
 _INST_NULL = -1

@@ -600,6 +600,25 @@ def test_malformed_config_file(tmp_path):
     assert "Error" in ref["stderr"]
 
 
+# quoted attribute values at the edges of the scanner: a value closed on a later line
+# and followed by text there, an escaped newline at the end of the first line, a
+# backslash as the file's last character, a value closed on the file's last byte
+QUOTED_EDGES = [
+    'q.a = 1\nq.a(helptext) = "one\ntwo" extra words\nq.b = 2\nq.b(oneline) = "x\\\ny"\n',
+    'q.a = 1\nq.a(helptext) = "line\n\n  spaced"   \nq.c = 3\n',
+    'q.a = 1\nq.a(helptext) = "unterminated \\',
+    'q.a = 1\nq.a(helptext) = "closed at the end"',
+    "q.a = 1\nq.a(oneline) = 'a \\\\ b \\' c'\nq.a(helptext) = \"\\\"\"\n",
+]
+
+
+@pytest.mark.parametrize("text", QUOTED_EDGES)
+def test_config_quoted_values(tmp_path, text):
+    path = tmp_path / "quoted.conf"
+    path.write_bytes(text.encode())
+    _config(path=str(path))
+
+
 def test_config_directory_and_errors(tmp_path):
     good = tmp_path / "dir"
     good.mkdir()

@@ -222,3 +222,19 @@ def test_derived_names_in_a_loaded_pmns(reference_binding, pmcd, files, mode, co
     assert "a.b.dsum" in ref["traverse"][""], ref["traverse"][""]
     for key in ref:
         difftest.assert_equal(got.get(key), ref[key], "%s %s: %s" % (mode, config, key))
+
+
+def test_line_cleanup_fast_path_matches_libpcps_loop():
+    """_collapse's one-substitution path gives what libpcp's character loop
+    (_collapse_by_character) gives, on lines built from blanks, colons and the rest."""
+    import random
+
+    from pcp._libpcp.pmns import _collapse, _collapse_by_character
+
+    rng = random.Random(34)
+    pieces = [" ", "\t", "\v", "\f", "\r", ":", "a", "1", ".", "*", "{", "\u00a0"]
+    lines = ["", " ", "\tname\t\t60:0:1", "  a : b", "a: :b", " :x", "x:\t", "p {"]
+    lines += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+              for _ in range(5000)]
+    for line in lines:
+        assert _collapse(line) == _collapse_by_character(line), repr(line)

@@ -195,18 +195,50 @@ class Result:
         return self.data[self.boff[k]:self.boff[k] + self.blen[k]]
 
 
+RESULT_COLUMNS = ("pmid", "numval", "valfmt", "first", "inst", "vtype", "ival", "dval",
+                  "boff", "blen")
+
+
+def _decode_sized(data: bytes, highres: int, numpmid: int, nvalues: int):
+    """pcp_result_pdu_decode_sized into room for numpmid sets and nvalues values:
+    (status, the counts it reports, the Result)."""
+    res = Result(data, numpmid, nvalues)
+    res.c.numpmid, res.c.nvalues = numpmid, nvalues
+    counts = ffi.new("int32_t[2]", [-1, -1])
+    sts = lib.pcp_result_pdu_decode_sized(cbuf(data), len(data), highres, res.c, counts,
+                                          counts + 1)
+    return sts, (counts[0], counts[1]), res
+
+
 def decode_result(data: bytes, highres: int):
-    """Scan + decode; returns a Result, or the negative status of the scan."""
+    """Scan + decode; returns a Result, or the negative status of the scan. The one-walk
+    decoder of a fetch loop is checked against them on the same bytes: the same status,
+    a resize asked for when its room is another size, the same columns when it fits."""
     buf = cbuf(data)
     numpmid = ffi.new("int32_t *", -1)
     nvalues = ffi.new("int32_t *", -1)
     sts = lib.pcp_result_pdu_scan(buf, len(data), highres, numpmid, nvalues)
     if sts < 0:
+        # as FlatResult.from_pdu uses it: a resize asked for (the value sets counted
+        # before the blocks are checked), then the same refusal as the scan's
+        sized_sts, counts, _ = _decode_sized(data, highres, 1, 1)
+        if sized_sts == 1:
+            sized_sts = _decode_sized(data, highres, *counts)[0]
+        assert sized_sts == sts
         return sts
     assert sts == 0
     res = Result(data, numpmid[0], nvalues[0])
     sts = lib.pcp_result_pdu_decode(buf, len(data), highres, res.c)
     assert sts == 0
+    sizes = (numpmid[0], nvalues[0])
+    assert _decode_sized(data, highres, numpmid[0], nvalues[0] + 1)[:2] == (1, sizes)
+    if numpmid[0] > 0:
+        assert _decode_sized(data, highres, numpmid[0] - 1, nvalues[0])[:2] == (1, sizes)
+    sts, counts, sized = _decode_sized(data, highres, numpmid[0], nvalues[0])
+    assert (sts, counts) == (0, sizes)
+    assert (sized.sec, sized.nsec) == (res.sec, res.nsec)
+    for name in RESULT_COLUMNS:       # as bytes: a NaN equals itself
+        assert ffi.buffer(sized.keep[name])[:] == ffi.buffer(res.keep[name])[:], name
     return res
 
 

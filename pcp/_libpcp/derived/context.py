@@ -15,15 +15,16 @@ from pcp._decode.result import FlatResult
 from pcp._libpcp import pmns as _pmns
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.anon import is_derived, stitch_children
-from pcp._libpcp.derived import bind as _bind, kernels as _kernels
-from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
 from pcp._libpcp.derived.nodes import N, Node
-from pcp._libpcp.derived.program import Plan, Program
 from pcp._libpcp.derived.registry import REGISTRY, Metric
+# The machinery of binding and evaluating (bind, kernels, evaluate, program: 2 ms of
+# imports) comes with the first derived metric a context binds or fetches.
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+    from pcp._libpcp.derived.program import Program
 
 
 class _Entry:
@@ -71,6 +72,8 @@ class DerivedContext:
         # the last request and its plan: a fetch loop asks with the same tuple again,
         # found without hashing its hundreds of pmids (forgotten with the plans)
         self._last_plan: Tuple[Any, Any] = (None, None)
+        # _derived_children's answers by name, until an entry is added or bound
+        self._children_memo: Dict[bytes, Optional[List[Tuple[bytes, int]]]] = {}
         self._refresh()
 
     def _refresh(self) -> None:
@@ -80,6 +83,7 @@ class DerivedContext:
             return
         self._plans.clear()             # a pmid asked for may be a new derived metric
         self._last_plan = (None, None)
+        self._children_memo.clear()
         for metric in REGISTRY.snapshot()[len(self.entries):]:
             entry = _Entry(metric)
             self.entries.append(entry)
@@ -102,6 +106,16 @@ class DerivedContext:
         if entry.bound:
             return entry.tree
         entry.bound = True          # set first: a definition that names itself fails
+        try:
+            return self._bind_tree(entry)
+        finally:
+            self._children_memo.clear()     # a metric that binds to nothing is no child
+
+    def _bind_tree(self, entry: _Entry) -> Optional[Node]:
+        # pylint: disable-next=import-outside-toplevel
+        from pcp._libpcp.derived import bind as _bind, kernels as _kernels
+        from pcp._libpcp.derived.program import Program  # pylint: disable=import-outside-toplevel
+
         metric = entry.metric
         try:
             _, ids = self._names().lookup_names([metric.name])
@@ -197,7 +211,14 @@ class DerivedContext:
 
     def _derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
         """__dmchildren: (child, status) pairs, [] when `name` is a derived leaf, None
-        when no derived metric lies below it."""
+        when no derived metric lies below it (the list is shared: not to be changed)."""
+        memo = self._children_memo
+        if name in memo:
+            return memo[name]
+        out = memo[name] = self._walk_derived_children(name)
+        return out
+
+    def _walk_derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
         prefix = name + b"." if name else b""
         out: List[Tuple[bytes, int]] = []
         seen = set()
@@ -346,7 +367,7 @@ class DerivedContext:
                 flat.copied_blocks()
             else:
                 flat, changes = self.inner.fetch(plan.request, highres)
-                if type(plan) is Plan:
+                if type(plan) is not _PythonPlan:
                     flat = plan.result(flat, self)
                 else:
                     flat = self._rewrite_python(flat, key, plan)
@@ -388,6 +409,8 @@ class DerivedContext:
         derived = [p for p, e in zip(pmids, wanted) if e is not None]
         if (all(e is None or e.tree is None or e.numeric for e in wanted)
                 and len(set(derived)) == len(derived)):
+            from pcp._libpcp.derived.program import Plan  # pylint: disable=import-outside-toplevel
+
             plan: Any = Plan(pmids, request,
                              [e.program if e is not None and e.tree is not None else None
                               for e in wanted],
@@ -426,6 +449,9 @@ class DerivedContext:
                         plan: "_PythonPlan") -> FlatResult:
         """__dmpostfetch assembled value by value (a derived string or aggregate is asked
         for, or a derived metric twice: each is evaluated where it is asked for)."""
+        # pylint: disable-next=import-outside-toplevel
+        from pcp._libpcp.derived.evaluate import Operands, encode, evaluate
+
         stamp = (flat.sec, flat.nsec)
         ops = Operands(flat, lambda indom, inst: self.derived_instance_name(indom, inst, stamp),
                        self.derived_instance_id)

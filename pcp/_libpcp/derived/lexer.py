@@ -7,6 +7,8 @@ parser has reduced the matchinst() call (libpcp never resets that flag after a s
 error, so the next expression parsed sees it too; we keep that behaviour)."""
 from __future__ import annotations
 
+import re
+
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Optional, Tuple
@@ -28,6 +30,14 @@ KEYWORDS = {b"type": TYPE, b"semantics": SEMANTICS, b"units": UNITS}
 _SINGLE = {ord("+"): PLUS, ord("-"): MINUS, ord("*"): STAR, ord("("): LPAREN,
            ord(")"): RPAREN, ord("?"): QUEST, ord(":"): COLON, ord(","): COMMA}
 
+_PAIRS = {ord("<"): (ord("="), LEQ, LT), ord(">"): (ord("="), GEQ, GT),
+          ord("="): (ord("="), EQ, ASSIGN), ord("!"): (ord("="), NEQ, NOT),
+          ord("&"): (ord("&"), AND, None), ord("|"): (ord("|"), OR, None)}
+
+# what the scanner's character loops consume, matched in one step
+_SPACES = re.compile(rb"[ \t\n\v\f\r]*")
+_NAME_REST = re.compile(rb"[A-Za-z0-9_.]*")
+
 _EOF = -1
 
 
@@ -45,10 +55,6 @@ def _isalpha(c: int) -> bool:
 
 def _isdigit(c: int) -> bool:
     return 48 <= c <= 57
-
-
-def _isspace(c: int) -> bool:
-    return c in (32, 9, 10, 11, 12, 13)
 
 
 class Lexer:
@@ -80,9 +86,8 @@ class Lexer:
     def next(self) -> Tuple[str, bytes]:
         """(kind, text) of the next token; text is the value of names, numbers,
         strings (unquoted), instance names and patterns (unescaped)."""
+        self.pos = _SPACES.match(self.text, self.pos).end()
         c = self._get()
-        while c != _EOF and _isspace(c):
-            c = self._get()
         self.lexicon = self.pos - 1
         if c == _EOF:
             return EOS, b""
@@ -104,11 +109,8 @@ class Lexer:
             return self._delimited(ord('"'), STRING, "unterminated STRING", False)
         if c == ord("["):
             return self._delimited(ord("]"), INSTNAME, "unterminated instance name", True)
-        pairs = {ord("<"): (ord("="), LEQ, LT), ord(">"): (ord("="), GEQ, GT),
-                 ord("="): (ord("="), EQ, ASSIGN), ord("!"): (ord("="), NEQ, NOT),
-                 ord("&"): (ord("&"), AND, None), ord("|"): (ord("|"), OR, None)}
-        if c in pairs:
-            second, both, alone = pairs[c]
+        if c in _PAIRS:
+            second, both, alone = _PAIRS[c]
             d = self._get()
             if d == second:
                 return both, b""
@@ -135,21 +137,18 @@ class Lexer:
             return INTEGER, text
 
     def _name(self, start: int) -> Tuple[str, bytes]:
-        while True:
-            c = self._get()
-            if c != _EOF and (_isalpha(c) or _isdigit(c) or c in (ord("_"), ord("."))):
-                continue
-            text = self.text[start:self.pos - (1 if c != _EOF else 0)]
-            self._unget(c)
-            if c == ord("(") and text.decode("latin-1") in FUNCTIONS:
-                name = text.decode("latin-1")
+        end = self.pos = _NAME_REST.match(self.text, self.pos).end()
+        text = self.text[start:end]
+        if end < len(self.text) and self.text[end] == 40:        # "(": maybe a call
+            name = text.decode("latin-1")
+            if name in FUNCTIONS:
                 if name == "matchinst":
                     STATE.in_matchinst = True
                 return name.upper(), text
-            keyword = KEYWORDS.get(text)
-            if keyword is not None:
-                return keyword, text
-            return NAME, text
+        keyword = KEYWORDS.get(text)
+        if keyword is not None:
+            return keyword, text
+        return NAME, text
 
     def _delimited(self, end: int, kind: str, unterminated: str,
                    escapes: bool) -> Tuple[str, bytes]:

@@ -12,8 +12,6 @@ production (numbers, mkconst(), defined()) push nothing: their errors report the
 enclosing construct, or no message at all."""
 from __future__ import annotations
 
-import contextlib
-
 from pcp._core.constants import (PM_INDOM_NULL, PM_SEM_COUNTER, PM_SEM_DISCRETE,
                                  PM_SEM_INSTANT, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
                                  PM_TYPE_FLOAT, PM_TYPE_U32, PM_TYPE_U64)
@@ -24,7 +22,7 @@ from pcp._libpcp.derived.nodes import Node, N, TYPE_NAMES
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Iterator, List, Optional, Tuple
+    from typing import List, Optional, Tuple
 
 # binary operators: precedence level (all left associative, as %left in libpcp)
 _BINARY = {L.QUEST: 1, L.AND: 2, L.OR: 2, L.LT: 4, L.LEQ: 4, L.EQ: 4, L.GEQ: 4, L.GT: 4,
@@ -68,6 +66,25 @@ class SyntaxErr(Exception):
         self.msg = msg
 
 
+class _Frame:
+    """A grammar construct open while its body is parsed: its message is the error of a
+    token that fits nothing inside it (no frame when msg is None or empty)."""
+
+    __slots__ = ("frames", "msg")
+
+    def __init__(self, frames: List[str], msg: Optional[str]) -> None:
+        self.frames = frames
+        self.msg = msg
+
+    def __enter__(self) -> None:
+        if self.msg:
+            self.frames.append(self.msg)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.msg:
+            self.frames.pop()
+
+
 class _Parser:
     def __init__(self, text: bytes, regex_compile) -> None:
         self.lex = L.Lexer(text)
@@ -88,13 +105,8 @@ class _Parser:
         self.tok = None
         return text
 
-    @contextlib.contextmanager
-    def _frame(self, msg: str) -> Iterator[None]:
-        self.frames.append(msg)
-        try:
-            yield
-        finally:
-            self.frames.pop()
+    def _frame(self, msg: Optional[str]) -> _Frame:
+        return _Frame(self.frames, msg)
 
     def fail(self) -> SyntaxErr:
         """The error for the token in hand: the scanner's own complaint if it had one,
@@ -170,7 +182,7 @@ class _Parser:
         if kind == L.LPAREN:
             self.take()
             frame = "Unexpected initial '('" if initial else None
-            with (self._frame(frame) if frame else contextlib.nullcontext()):
+            with self._frame(frame):
                 self.need_expr_start()
                 inner = self.expr(0)
                 self.expect(L.RPAREN)
@@ -216,7 +228,7 @@ class _Parser:
         fname = self.take().decode()
         self.take()                                   # the "(" the scanner saw
         frame = None if kind == "DEFINED" else _follow("Metric name", fname + "(")
-        with (self._frame(frame) if frame else contextlib.nullcontext()):
+        with self._frame(frame):
             name = self.expect(L.NAME)
             self.expect(L.RPAREN)
         if kind == "ANON":

@@ -254,27 +254,21 @@ class _ConfigFile:
         return c
 
     def run(self) -> int:
-        buf = bytearray()
-        eq = lp = rp = -1
+        # libpcp reads a character at a time; a line's "=" is its first, and "(" and
+        # ")" count only before it: found here a line at a time, the same positions.
+        # A quoted attribute value may read on over the next lines (_quoted's _getc).
+        data = self.data
         while True:
-            c = self._getc()
-            if c < 0:
-                break
-            if eq == -1:
-                if c == ord("="):
-                    eq = len(buf)
-                elif c == ord("(") and lp == -1:
-                    lp = len(buf)
-                elif c == ord(")") and rp == -1:
-                    rp = len(buf)
-            if c != ord("\n"):
-                buf.append(c)
-                continue
-            if buf and buf[0] != ord("#"):
-                self._line(bytes(buf), eq, lp, rp)
+            end = data.find(b"\n", self.pos)
+            if end < 0:
+                break                        # a last line with no newline: never read
+            buf = data[self.pos:end]
+            self.pos = end + 1
+            if buf and buf[0] != 35:         # not empty, not a "#" comment
+                eq = buf.find(b"=")
+                head = buf if eq == -1 else buf[:eq]
+                self._line(buf, eq, head.find(b"("), head.find(b")"))
             self.lineno += 1
-            buf = bytearray()
-            eq = lp = rp = -1
         return self.count
 
     def _error(self, text: str) -> None:
@@ -365,34 +359,37 @@ class _ConfigFile:
 
     def _quoted(self, rest: bytes, delim: int) -> Optional[bytes]:
         """A delimited value with \\ escapes, possibly over several lines."""
+        # libpcp reads the rest of the line, its newline, then on in the file, a
+        # character at a time; here the same stream is searched for the delimiter and
+        # the backslashes (an escaped character is kept, an escaped newline dropped).
+        stream = rest + b"\n" + self.data[self.pos:]
         out = bytearray()
-        esc = False
-        xtralines = 0
         i = 0
-        c = 0
+        c = -1
         while True:
-            if i < len(rest):
-                c = rest[i]
-                i += 1
-            elif xtralines == 0:
-                c = ord("\n")
-            else:
-                c = self._getc()
-                if c < 0:
+            at_delim = stream.find(delim, i)
+            at_escape = stream.find(92, i, at_delim if at_delim >= 0 else len(stream))
+            if at_escape >= 0:
+                out += stream[i:at_escape]
+                if at_escape + 1 >= len(stream):
+                    i = len(stream)              # an escape, then the end of the file
                     break
-            if c == ord("\n"):
-                xtralines += 1
-            if esc:
-                esc = False
-                if c != ord("\n"):
-                    out.append(c)
+                if stream[at_escape + 1] != 10:
+                    out.append(stream[at_escape + 1])
+                i = at_escape + 2
                 continue
-            if c == ord("\\"):
-                esc = True
-                continue
-            if c == delim:
+            if at_delim < 0:
+                out += stream[i:]
+                i = len(stream)
                 break
-            out.append(c)
+            out += stream[i:at_delim]
+            i = at_delim + 1
+            c = delim
+            break
+        xtralines = stream.count(b"\n", 0, i)
+        if i > len(rest) + 1:
+            self.pos += i - len(rest) - 1
+        i = min(i, len(rest))
         if xtralines > 1:
             self.lineno += xtralines - 1
         if c < 0:
