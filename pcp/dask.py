@@ -29,7 +29,8 @@ import pandas as pd
 import dask.dataframe as dd
 
 from pcp._archive.reader import Archive
-from pcp._archive.files import expand_names
+from pcp._archive.files import expand_names, spec_text
+from pcp._core.errors import pmErr
 from pcp._bulk.columns import ArchiveReader
 from pcp._bulk.selection import NS_MAX, NS_MIN, TimeLike, to_ns, window_ns
 from pcp._bulk import export as _columns_export
@@ -45,9 +46,9 @@ def _names(paths: Union[str, Sequence[str]]) -> List[str]:
     if isinstance(paths, (list, tuple)):
         out: List[str] = []
         for p in paths:
-            out.extend(_names(str(p)))
+            out.extend(_names(p))
         return out
-    spec = str(paths)
+    spec = spec_text(paths)
     if any(c in spec for c in "*?["):
         found = []
         for path in sorted(_glob.glob(spec)):
@@ -60,7 +61,10 @@ def _names(paths: Union[str, Sequence[str]]) -> List[str]:
             elif os.path.isdir(base) or not os.path.splitext(base)[1][1:].isdigit():
                 found.append(base)
         return sorted(set(found))
-    return expand_names(spec)
+    try:
+        return expand_names(spec)
+    except pmErr as e:
+        raise pmErr(e.code, [spec]) from None    # as pmNewContext's error names it
 
 
 def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
@@ -83,9 +87,15 @@ def _partitions(paths: Union[str, Sequence[str]], split: str, start: TimeLike, e
     found: List[Tuple[int, int, Part]] = []
     zones = set()
     for name in _names(paths):
-        arch = Archive(name, 0)
+        arch = None
         try:
+            arch = Archive(name, 0)
             arch.open()                 # label and index: the metadata is not loaded
+        except pmErr as e:
+            if arch is not None:
+                arch.close()
+            raise pmErr(e.code, [name]) from None    # as pmNewContext's error names it
+        try:
             host = arch.label.hostname.decode("utf-8", "replace")
             zones.add((arch.label.timezone.decode("utf-8", "replace"),
                        arch.label.zoneinfo.decode("utf-8", "replace")))

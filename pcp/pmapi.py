@@ -164,6 +164,11 @@ class pmContext(object):
         if isinstance(target, str) and not target:
             # the official binding hands "" to ctypes as a str, which ctypes refuses
             raise ctypes.ArgumentError("argument 2: TypeError: wrong type")
+        if isinstance(target, str):
+            # the official binding hands libpcp target.encode('utf-8'): a name with bytes
+            # that are not UTF-8 (os.fsdecode's surrogates) raises UnicodeEncodeError
+            # there; such a name is given as bytes
+            target.encode("utf-8")
         kind = typed & 0xFF
         if kind == c_api.PM_CONTEXT_ARCHIVE:
             self._open_archive(typed, target)
@@ -1563,12 +1568,19 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
         return c_api.PM_ERR_NOCONTEXT
     _registry.current = handle
 
-    def bounds(index: int) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+    def label_and_end(ctx: Any) -> Tuple[Tuple[int, int], _TUnion[Tuple[int, int], int]]:
+        try:
+            end: _TUnion[Tuple[int, int], int] = ctx.archive_end()
+        except pmErr as err:
+            end = err.code          # pmGetArchiveEnd's error: warned about, not fatal
+        return ctx.archive_label().stamp, end
+
+    def bounds(index: int) -> Tuple[Tuple[int, int], _TUnion[Tuple[int, int], int]]:
         if index == 0 and len(opts.archives) <= 1:
-            return host.archive_label().stamp, host.archive_end()
+            return label_and_end(host)
         other = ArchiveContext(-1, opts.archives[index], 0)
         try:
-            return other.archive_label().stamp, other.archive_end()
+            return label_and_end(other)
         finally:
             other.close()
 

@@ -28,9 +28,11 @@ from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, List, Optional, Tuple, Union
     Stamp = Tuple[int, int]
-    Bounds = Callable[[int], Tuple[Stamp, Stamp]]
+    # (label start, end) of archive i; the end is pmGetArchiveEnd's error code (an int)
+    # when it fails
+    Bounds = Callable[[int], Tuple[Stamp, Union[Stamp, int]]]
 
 # the PCP release whose behaviour (and "-V" text) this package reproduces
 PCP_VERSION = "6.0.3"
@@ -762,11 +764,11 @@ def _boundaries(opts: Options, bounds: Bounds) -> Optional[Tuple[Stamp, Stamp]]:
         return (now // 1000000000, now % 1000000000), (PM_MAX_TIME_T, 0)
     begin = end = (0, 0)
     for i in range(len(opts.archives) if len(opts.archives) > 1 else 1):
+        name = opts.archives[i] if i < len(opts.archives) else ""
         try:
             start, finish = bounds(i)
         except Exception as err:        # pylint: disable=broad-except
             code = getattr(err, "code", PM_ERR_GENERIC)
-            name = opts.archives[i] if i < len(opts.archives) else ""
             if i == 0 and len(opts.archives) <= 1:
                 pmprintf("%s: Cannot get archive %s label record: %s\n"
                          % (pmGetProgname(), name, pmErrStr(code)))
@@ -774,6 +776,18 @@ def _boundaries(opts: Options, bounds: Bounds) -> Optional[Tuple[Stamp, Stamp]]:
                 pmprintf("%s: Cannot open archive %s: %s\n" % (pmGetProgname(), name,
                                                                pmErrStr(code)))
             return None
+        if isinstance(finish, int):
+            # __pmUpdateBounds (libpcp's getopt.c): an archive whose end cannot be found
+            # (a truncated volume) is read to the end of time, after this warning
+            # written straight to stderr
+            sys.stdout.flush()
+            sys.stderr.write(
+                "%s: Cannot locate end of archive %s: %s\n\nWARNING: This archive is "
+                "sufficiently damaged that it may not be possible to\n         produce "
+                "complete information.  Continuing and hoping for the best.\n\n"
+                % (pmGetProgname(), name, pmErrStr(finish)))
+            sys.stderr.flush()
+            finish = (PM_MAX_TIME_T, 0)
         if i == 0:
             begin, end = start, finish
         else:

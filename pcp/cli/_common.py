@@ -47,13 +47,18 @@ class Source:
         kind = c_api.PM_CONTEXT_ARCHIVE if self.is_archive else c_api.PM_CONTEXT_HOST
         if host == "@":         # -L: the local context, its PMDAs run as children
             kind, self.name = c_api.PM_CONTEXT_LOCAL, None
+        # an archive's name as bytes: a name that is not UTF-8 (os.fsdecode's surrogates
+        # in argv) and an empty name reach the archive code as pminfo hands them to libpcp
+        target = os.fsencode(self.name) if self.is_archive else self.name
         try:
-            self.ctx = pmapi.pmContext(kind, self.name)
+            self.ctx = pmapi.pmContext(kind, target)
         except pmErr as e:
-            what = "archive" if self.is_archive else "host"
+            # pminfo's, pmdumplog's and pmval's words (exit status 1)
+            if self.is_archive:
+                raise CliError('Cannot open archive "%s": %s' % (self.name, pmErrStr(e.code)))
             from pcp._live.hostspec import redact_hostspec
-            shown = self.name if self.is_archive else redact_hostspec(self.name)
-            raise CliError("Cannot connect to %s \"%s\": %s" % (what, shown, pmErrStr(e.code)))
+            raise CliError('Cannot connect to PMCD on host "%s": %s'
+                           % (redact_hostspec(self.name), pmErrStr(e.code)))
         self._descs: Dict[int, Any] = {}
         self._names: Dict[int, Optional[str]] = {}
         self._inames: Dict[Tuple[int, int], Optional[str]] = {}
@@ -240,5 +245,14 @@ def _day(tm: time.struct_time) -> str:
 
 
 def fail(message: str) -> int:
-    sys.stderr.write("pcp: %s\n" % message)
+    """The one line of a failure, on stderr; status 1. A name from argv that is not
+    UTF-8 goes out as the bytes it came in as (PCP's tools print the bytes)."""
+    line = "pcp: %s\n" % message
+    sys.stderr.flush()
+    buffer = getattr(sys.stderr, "buffer", None)
+    if buffer is None:
+        sys.stderr.write(line)
+    else:
+        buffer.write(line.encode(sys.stderr.encoding or "utf-8", "surrogateescape"))
+        buffer.flush()
     return 1

@@ -250,7 +250,7 @@ def test_info_unknown_name_reports_and_fails():
 def test_source_errors_are_one_line():
     got = run_cli("info", "-a", "/nonexistent/archive")
     assert got.status == 1
-    assert got.err.startswith("pcp: Cannot connect to archive")
+    assert got.err.startswith("pcp: Cannot open archive")
     assert "Traceback" not in got.err
 
 
