@@ -26,7 +26,7 @@ from pcp import __implementation__, __version__  # noqa: F401 (which binding thi
 from pcp._archive.context import ArchiveContext
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
-from pcp._core.errors import pmErr, pmErrStr as _pmErrStr
+from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
 from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
                                pmDesc, pmDescPtr, pmHighResLogLabel, pmID, pmInDom, pmLabel,
                                pmLabelPtr, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
@@ -99,6 +99,16 @@ _registry = _Registry()
 
 def _as_bytes(name: _TUnion[str, bytes]) -> bytes:
     return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
+
+
+def _visit(names: List[bytes], callback: Callable[[str], Any]) -> None:
+    """pmTraversePMNS's calls of the callback: the official binding's C walk
+    (cpmapi's pmnsDecodeCallback) prints a callback's exception and goes on."""
+    for n in names:
+        try:
+            callback(_name_str(n))
+        except BaseException as err:  # pylint: disable=broad-except
+            print_callback_error(err)
 
 
 def _name_str(name: bytes) -> str:
@@ -399,7 +409,9 @@ class pmContext(object):
         return _name_str(names[0])
 
     def pmTraversePMNS(self, name: _TUnion[str, bytes], callback: Callable[[str], Any]) -> None:
-        """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "")."""
+        """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "").
+        An exception the callback raises is printed (its traceback on stderr, as an
+        uncaught one) and the walk goes on, as the official binding's C walk does."""
         source = self._names()
         try:
             names = source.traverse(_as_bytes(name))
@@ -407,14 +419,12 @@ class pmContext(object):
             found = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else []
             if e.code != c_api.PM_ERR_NAME or found:
                 # libpcp reports the names found before the failure, then fails
-                for n in found:
-                    callback(_name_str(n))
+                _visit(found, callback)
                 raise pmErr(e.code) from None
             names = []
         if not names:
             raise pmErr(c_api.PM_ERR_NAME)
-        for n in names:
-            callback(_name_str(n))
+        _visit(names, callback)
 
     def pmRegisterDerived(self, name: _TUnion[str, bytes], expr: _TUnion[str, bytes]) -> None:
         """Register a global derived metric `name` computed by `expr` (pmRegisterDerived(3)),

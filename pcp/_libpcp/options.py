@@ -21,7 +21,8 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,
                                  PM_OPTFLAG_STDOUT_TZ, PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2,
                                  PMAPI_VERSION_3)
-from pcp._core.errors import pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
+from pcp._core.errors import (pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname,
+                              print_callback_error)
 from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtol_prefix
 from pcp._libpcp import getopt as _getopt, timewindow
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
@@ -821,23 +822,17 @@ def reset() -> None:
     OPTIONS = Options()
 
 
-def _print_exception() -> None:
-    """A callback's exception printed as the official module lets Python print it."""
-    import traceback  # pylint: disable=import-outside-toplevel
-
-    traceback.print_exc()
-
-
 def _call_override(c: int) -> int:
     """The override callback for option c: its int, or -EAGAIN after printing the
     exception it raised (the official module's way)."""
     if not c or CALLBACKS.override is None:
         return 0
     try:
-        return int(CALLBACKS.override(chr(c)))
-    except Exception:       # pylint: disable=broad-except
-        _print_exception()
+        answer = CALLBACKS.override(chr(c))
+    except BaseException as err:       # pylint: disable=broad-except
+        print_callback_error(err)       # the official module's PyErr_Print
         return -11
+    return int(answer)
 
 
 def _call_option(c: int) -> None:
@@ -850,8 +845,8 @@ def _call_option(c: int) -> None:
         raise TypeError("'NoneType' object is not callable")
     try:
         CALLBACKS.option(name, opts.optarg, opts.index)
-    except Exception:       # pylint: disable=broad-except
-        _print_exception()
+    except BaseException as err:       # pylint: disable=broad-except
+        print_callback_error(err)       # the official module's PyErr_Print
 
 
 def options_from_list(argv: List[str]) -> int:
