@@ -411,11 +411,13 @@ def expand_names(spec: str) -> List[str]:
     names: List[str] = []
     for element in elements:
         try:
-            entries = os.listdir(element)       # readdir's order, as libpcp's
+            entries = os.listdir(element)
         except OSError:
             names.append(element)
             continue
-        for entry in entries:
+        # sorted: the archives' metadata is loaded into one table in this order (libpcp
+        # keeps a table per archive and takes readdir's order)
+        for entry in sorted(entries):
             suffix = compression_suffix(entry)
             plain = entry[: -len(suffix)] if suffix else entry
             if plain.endswith(".meta"):
