@@ -14,6 +14,7 @@ import re
 import pytest
 
 from support.difftest import require_reference, run_script
+from support.labelsets import LABELSETS
 
 pytestmark = pytest.mark.reference
 
@@ -79,24 +80,7 @@ opts.pmSetOverrideCallback(override)
 out["options"] = c_api.pmGetOptionsFromList(["prog", "-x", "1", "-y"])
 
 section("pmMergeLabelSets filters")
-KEEP = []
-def labelset(js, pairs, flags):
-    raw = js.encode()
-    ls = pmapi.pmLabelSet()
-    ls.json = raw
-    ls.jsonlen = len(raw)
-    ls.nlabels = len(pairs)
-    ls.inst = c_api.PM_IN_NULL
-    arr = (pmapi.pmLabel * max(1, len(pairs)))()
-    for i, (n, nl, v, vl) in enumerate(pairs):
-        arr[i].name, arr[i].namelen, arr[i].value, arr[i].valuelen = n, nl, v, vl
-        arr[i].flags = flags
-    ls.labels = cast(arr, POINTER(pmapi.pmLabel))
-    KEEP.append((raw, arr))
-    return ls
-a = labelset('{"a":1,"b":"x"}', [(2, 1, 5, 1), (8, 1, 11, 3)], c_api.PM_LABEL_CONTEXT)
-b = labelset('{"a":2,"c":3}', [(2, 1, 5, 1), (8, 1, 11, 1)], c_api.PM_LABEL_ITEM)
-count = [0]
+''' + LABELSETS + r'''count = [0]
 def raising(label, text, arg):
     count[0] += 1
     if count[0] == 1:
