@@ -238,14 +238,32 @@ class pmContext(object):
     def __del__(self) -> None:
         self._destroy()
 
+    # Pickling keeps what the official binding's instance holds: the type, the target
+    # and the context handle, not the context itself. Unpickled in the same process (or
+    # in a child forked after the context was made) the object works on that same
+    # context, and destroys it when it goes, as the official one does; in any other
+    # process the handle names no context there and every call raises
+    # pmErr(PM_ERR_NOCONTEXT).
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_host", None)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        handle = self.__dict__.get("_ctx", c_api.PM_ERR_NOCONTEXT)
+        self._host = _registry.contexts.get(handle) if isinstance(handle, int) else None
+
     def _destroy(self) -> None:
         host = getattr(self, "_host", None)
         if host is not None:
-            host.close()
-            _registry.contexts.pop(host.handle, None)
-            if _registry.current == host.handle:
-                _registry.current = -1
             self._host = None
+            # an unpickled copy shares its context: whichever goes first destroys it
+            if _registry.contexts.get(host.handle) is host:
+                host.close()
+                _registry.contexts.pop(host.handle, None)
+                if _registry.current == host.handle:
+                    _registry.current = -1
 
     def __enter__(self) -> "pmContext":
         return self
@@ -255,7 +273,8 @@ class pmContext(object):
 
     def _use(self) -> Context:
         host = self._host
-        if host is None:
+        if host is None or _registry.contexts.get(self._ctx) is not host:
+            # never opened, destroyed, or destroyed by an unpickled copy sharing it
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         _registry._thread.current = self._ctx     # its handle (a hot path: no property)
         return host
