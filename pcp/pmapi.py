@@ -1907,7 +1907,33 @@ mergeLabelSetsCB_type = CFUNCTYPE(c_int, POINTER(pmLabel), c_char_p, c_void_p)
 _LAZY_NAMES = {"json": ("json", None), "find_library": ("ctypes.util", "find_library")}
 
 
+def pyFileToCFile(fileObj: Any) -> Any:
+    """The official module's helper, kept for scripts that call it: a read-mode file
+    object on the same file descriptor as `fileObj` (a file object or a descriptor
+    number; TypeError / ValueError as Python's PyObject_AsFileDescriptor gives them),
+    which does not close the descriptor. The official pmPrintValue hands this object to
+    ctypes as libpcp's FILE *, which ctypes refuses (ArgumentError); this package's
+    pmPrintValue writes to the file it is given."""
+    as_descriptor = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(
+        ("PyObject_AsFileDescriptor", ctypes.pythonapi))
+    return os.fdopen(as_descriptor(fileObj), "r", closefd=False)
+
+
+def _libc() -> Any:
+    """LIBC, the official module's ctypes handle on the C library (its LIBC.free frees
+    what libpcp allocated there); loaded on first use, as finding it costs a tool's
+    start-up. There is no LIBPCP: this package has no libpcp."""
+    from ctypes.util import find_library  # pylint: disable=import-outside-toplevel
+    return ctypes.CDLL(find_library("c" if sys.platform != "win32" else "msvcrt"))
+
+
+_LAZY_VALUES = {"LIBC": _libc}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_VALUES:
+        value = globals()[name] = _LAZY_VALUES[name]()
+        return value
     if name in _LAZY_NAMES:
         import importlib  # pylint: disable=import-outside-toplevel
         module_name, attribute = _LAZY_NAMES[name]
@@ -1919,7 +1945,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES))
+    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_LAZY_VALUES))
 
 
 def _print_as_this_module() -> None:
