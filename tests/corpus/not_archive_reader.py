@@ -9,8 +9,9 @@ Calls: "context" (pmContext(PM_CONTEXT_ARCHIVE, name)), "options" (pmContext.fro
 with -a name), "window" (the same with -S, which makes pmGetOptions open the archive to
 find its time window), "pmcc" (pmcc.MetricGroupManager.builder); on this package only,
 "bulk_read" (pcp.bulk.read_archive), "bulk_reader" (pcp.bulk.ArchiveReader), "scan"
-(pcp.bulk.scan_archive), "dask" (pcp.dask.read_archives) and "cli_info" (`pcp-native
-info -a`, its status; its message is in "stderr"). Each image is the error
+(pcp.bulk.scan_archive), "dask" (pcp.dask.read_archives) and "cli_info", "cli_dump",
+"cli_export", "cli_fetch" (`pcp-native info|dump|export|fetch -a`, the status; the
+message is in "stderr"). Each image is the error
 (code and text), or a summary of the opened archive; "stderr" is what the call wrote on
 file descriptor 2 (libpcp writes there directly). A call still blocked after N seconds
 (libpcp opening a FIFO waits for a writer) is interrupted and imaged {"blocked": true}.
@@ -101,25 +102,31 @@ def dask(name):
     return {"rows": int(len(frame.compute()))}
 
 
-def cli_info(name):
-    """`pcp-native info -a NAME` (ours only): its exit status, its stdout thrown away."""
-    from pcp import cli
-    saved = os.dup(1)
-    with open(os.devnull, "w") as null:
-        os.dup2(null.fileno(), 1)
-        try:
-            status = cli.main(["info", "-a", os.fsdecode(name)])
-        finally:
-            sys.stdout.flush()
-            os.dup2(saved, 1)
-            os.close(saved)
-    return {"status": status}
+def command(words):
+    """A `pcp-native` command line (ours only): its exit status, its stdout thrown away."""
+    def run(name):
+        from pcp import cli
+        saved = os.dup(1)
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                status = cli.main([words[0], "-a", os.fsdecode(name)] + words[1:])
+            finally:
+                sys.stdout.flush()
+                os.dup2(saved, 1)
+                os.close(saved)
+        return {"status": status}
+    return run
 
 
-CALLS = {"context": open_context, "cli_info": cli_info, "options": from_options,
+CALLS = {"context": open_context, "options": from_options,
          "window": lambda name: from_options(name, ["-S", "+1"]), "pmcc": with_pmcc,
-         "bulk_read": bulk_read, "bulk_reader": bulk_reader, "scan": scan, "dask": dask}
-OURS_ONLY = ("bulk_read", "bulk_reader", "scan", "dask", "cli_info")
+         "bulk_read": bulk_read, "bulk_reader": bulk_reader, "scan": scan, "dask": dask,
+         "cli_info": command(["info"]), "cli_dump": command(["dump"]),
+         "cli_export": command(["export"]),
+         "cli_fetch": command(["fetch", "-s", "1", "sample.seconds"])}
+COMMANDS = ("cli_info", "cli_dump", "cli_export", "cli_fetch")
+OURS_ONLY = ("bulk_read", "bulk_reader", "scan", "dask") + COMMANDS
 ARGV_CALLS = ("options", "window", "pmcc")      # argv: UTF-8 str only (see _utf8)
 
 
