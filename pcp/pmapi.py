@@ -259,7 +259,8 @@ class pmContext(object):
         if host is not None:
             self._host = None
             # an unpickled copy shares its context: whichever goes first destroys it
-            if _registry.contexts.get(host.handle) is host:
+            if not host.destroyed:
+                host.destroyed = True
                 host.close()
                 _registry.contexts.pop(host.handle, None)
                 if _registry.current == host.handle:
@@ -273,7 +274,7 @@ class pmContext(object):
 
     def _use(self) -> Context:
         host = self._host
-        if host is None or _registry.contexts.get(self._ctx) is not host:
+        if host is None or host.destroyed:
             # never opened, destroyed, or destroyed by an unpickled copy sharing it
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         _registry._thread.current = self._ctx     # its handle (a hot path: no property)
