@@ -37,6 +37,12 @@ NONROOT = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 CASE_SECONDS = 1
 
 
+def as_user(nonroot: bool) -> List[str]:
+    """The argv prefix that runs a command as nobody for a `nonroot` case: setpriv when
+    the tests run as root, nothing when they already run as an ordinary user."""
+    return NONROOT if nonroot and os.geteuid() == 0 else []
+
+
 class Case(NamedTuple):
     id: str
     target: Union[str, bytes]
@@ -247,7 +253,7 @@ def run_side(cases: Sequence[Case], root: str, reference: bool, calls: Sequence[
         while todo:
             request = json.dumps({"calls": list(calls), "seconds": CASE_SECONDS,
                                   "cases": [[c.id, encode_target(c.target)] for c in todo]})
-            argv = (NONROOT if nonroot else []) + [python, READER]
+            argv = as_user(nonroot) + [python, READER]
             proc = subprocess.run(argv, input=request, capture_output=True, text=True,
                                   errors="replace", env=difftest._env(not reference),
                                   cwd=root, timeout=timeout)

@@ -93,7 +93,7 @@ def _pminfo(case, root):
     """pminfo -a on the case (as nobody when the case says so): status and stderr."""
     if case.id in FIFO_CASES:
         return None             # it waits for a writer, as the binding does (listed)
-    argv = (corpus.NONROOT if case.nonroot else []) + ["pminfo", "-a", case.target]
+    argv = corpus.as_user(case.nonroot) + ["pminfo", "-a", case.target]
     proc = subprocess.run(argv, capture_output=True, cwd=root, timeout=60,
                           env=dict(os.environ, LC_ALL="C.UTF-8"))
     return {"status": proc.returncode,
