@@ -649,7 +649,8 @@ def pmnsTraverse(*args: Any, **kwargs: Any) -> int:
     context = registry.contexts.get(registry.current) if registry is not None else None
     if context is None:
         return PM_ERR_NOPMNS        # libpcp: no context, so no PMNS to walk
-    from pcp._core.errors import pmErr  # pylint: disable=import-outside-toplevel
+    # pylint: disable-next=import-outside-toplevel
+    from pcp._core.errors import pmErr, print_callback_error
     try:
         leaves = context.traverse(name.encode("utf-8"))
     except pmErr as err:
@@ -659,12 +660,6 @@ def pmnsTraverse(*args: Any, **kwargs: Any) -> int:
     for leaf in leaves:
         try:
             callback(leaf.decode("utf-8", "surrogateescape"))
-        except SystemExit:
-            raise       # PyErr_Print exits the process on SystemExit
         except BaseException as err:  # pylint: disable=broad-except
-            # PyErr_Print: through sys.excepthook, from the callback's own frame
-            trace = err.__traceback__.tb_next if err.__traceback__ is not None else None
-            err = err.with_traceback(trace)
-            _sys.last_type, _sys.last_value, _sys.last_traceback = type(err), err, trace
-            _sys.excepthook(type(err), err, trace)
+            print_callback_error(err)   # PyErr_Print, and on with the walk
     return len(leaves)

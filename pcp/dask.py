@@ -37,7 +37,7 @@ import pandas as pd
 import dask.dataframe as dd
 
 from pcp._archive.reader import Archive
-from pcp._archive.files import expand_names
+from pcp._archive.files import expand_names, spec_text
 from pcp._bulk.arrays import MissingMetricsWarning
 from pcp._bulk.columns import ArchiveReader
 from pcp._core.constants import PM_ERR_NAME
@@ -56,9 +56,9 @@ def _names(paths: Union[str, Sequence[str]]) -> List[str]:
     if isinstance(paths, (list, tuple)):
         out: List[str] = []
         for p in paths:
-            out.extend(_names(str(p)))
+            out.extend(_names(p))
         return out
-    spec = str(paths)
+    spec = spec_text(paths)
     if any(c in spec for c in "*?["):
         found = []
         for path in sorted(_glob.glob(spec)):
@@ -71,7 +71,10 @@ def _names(paths: Union[str, Sequence[str]]) -> List[str]:
             elif os.path.isdir(base) or not os.path.splitext(base)[1][1:].isdigit():
                 found.append(base)
         return sorted(set(found))
-    return expand_names(spec)
+    try:
+        return expand_names(spec)
+    except pmErr as e:
+        raise pmErr(e.code, [spec]) from None    # as pmNewContext's error names it
 
 
 def archive_partitions(paths: Union[str, Sequence[str]], split: str = "archive",
@@ -96,15 +99,20 @@ def _partitions(paths: Union[str, Sequence[str]], split: str, start: TimeLike, e
     found: List[Tuple[int, int, Part]] = []
     zones = set()
     for name in _names(paths):
-        arch = Archive(name, 0)
+        arch = None
         try:
-            try:
-                arch.open()             # label and index: the metadata is not loaded
-            except (pmErr, OSError) as e:
-                if unreadable is None:
-                    raise
-                unreadable[name] = _error_text(e)
-                continue
+            arch = Archive(name, 0)
+            arch.open()                 # label and index: the metadata is not loaded
+        except (pmErr, OSError) as e:
+            if arch is not None:
+                arch.close()
+            if unreadable is None:
+                if isinstance(e, pmErr):
+                    raise pmErr(e.code, [name]) from None    # as pmNewContext's error names it
+                raise
+            unreadable[name] = _error_text(e)
+            continue
+        try:
             host = arch.label.hostname.decode("utf-8", "replace")
             zones.add((arch.label.timezone.decode("utf-8", "replace"),
                        arch.label.zoneinfo.decode("utf-8", "replace")))

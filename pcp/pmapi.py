@@ -25,7 +25,7 @@ import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
-from pcp._core.errors import pmErr, pmErrStr as _pmErrStr
+from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
 from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
                                pmDesc, pmDescPtr, pmHighResLogLabel, pmID, pmInDom, pmLabel,
                                pmLabelPtr, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
@@ -100,6 +100,16 @@ def _as_bytes(name: _TUnion[str, bytes]) -> bytes:
     return name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
 
 
+def _visit(names: List[bytes], callback: Callable[[str], Any]) -> None:
+    """pmTraversePMNS's calls of the callback: the official binding's C walk
+    (cpmapi's pmnsDecodeCallback) prints a callback's exception and goes on."""
+    for n in names:
+        try:
+            callback(_name_str(n))
+        except BaseException as err:  # pylint: disable=broad-except
+            print_callback_error(err)
+
+
 def _name_str(name: bytes) -> str:
     """A metric name as str: UTF-8, as the official binding decodes it; bytes that are
     not UTF-8 (a damaged or foreign archive, a PMDA writing Latin-1) become surrogate
@@ -163,6 +173,11 @@ class pmContext(object):
         if isinstance(target, str) and not target:
             # the official binding hands "" to ctypes as a str, which ctypes refuses
             raise ctypes.ArgumentError("argument 2: TypeError: wrong type")
+        if isinstance(target, str):
+            # the official binding hands libpcp target.encode('utf-8'): a name with bytes
+            # that are not UTF-8 (os.fsdecode's surrogates) raises UnicodeEncodeError
+            # there; such a name is given as bytes
+            target.encode("utf-8")
         kind = typed & 0xFF
         if kind == c_api.PM_CONTEXT_ARCHIVE:
             self._open_archive(typed, target)
@@ -224,14 +239,33 @@ class pmContext(object):
     def __del__(self) -> None:
         self._destroy()
 
+    # Pickling keeps what the official binding's instance holds: the type, the target
+    # and the context handle, not the context itself. Unpickled in the same process (or
+    # in a child forked after the context was made) the object works on that same
+    # context, and destroys it when it goes, as the official one does; in any other
+    # process the handle names no context there and every call raises
+    # pmErr(PM_ERR_NOCONTEXT).
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_host", None)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        handle = self.__dict__.get("_ctx", c_api.PM_ERR_NOCONTEXT)
+        self._host = _registry.contexts.get(handle) if isinstance(handle, int) else None
+
     def _destroy(self) -> None:
         host = getattr(self, "_host", None)
         if host is not None:
-            host.close()
-            _registry.contexts.pop(host.handle, None)
-            if _registry.current == host.handle:
-                _registry.current = -1
             self._host = None
+            # an unpickled copy shares its context: whichever goes first destroys it
+            if not host.destroyed:
+                host.destroyed = True
+                host.close()
+                _registry.contexts.pop(host.handle, None)
+                if _registry.current == host.handle:
+                    _registry.current = -1
 
     def __enter__(self) -> "pmContext":
         return self
@@ -241,7 +275,8 @@ class pmContext(object):
 
     def _use(self) -> Context:
         host = self._host
-        if host is None:
+        if host is None or host.destroyed:
+            # never opened, destroyed, or destroyed by an unpickled copy sharing it
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         _registry._thread.current = self._ctx     # its handle (a hot path: no property)
         return host
@@ -395,7 +430,9 @@ class pmContext(object):
         return _name_str(names[0])
 
     def pmTraversePMNS(self, name: _TUnion[str, bytes], callback: Callable[[str], Any]) -> None:
-        """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "")."""
+        """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "").
+        An exception the callback raises is printed (its traceback on stderr, as an
+        uncaught one) and the walk goes on, as the official binding's C walk does."""
         source = self._names()
         try:
             names = source.traverse(_as_bytes(name))
@@ -403,14 +440,12 @@ class pmContext(object):
             found = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else []
             if e.code != c_api.PM_ERR_NAME or found:
                 # libpcp reports the names found before the failure, then fails
-                for n in found:
-                    callback(_name_str(n))
+                _visit(found, callback)
                 raise pmErr(e.code) from None
             names = []
         if not names:
             raise pmErr(c_api.PM_ERR_NAME)
-        for n in names:
-            callback(_name_str(n))
+        _visit(names, callback)
 
     def pmRegisterDerived(self, name: _TUnion[str, bytes], expr: _TUnion[str, bytes]) -> None:
         """Register a global derived metric `name` computed by `expr` (pmRegisterDerived(3)),
@@ -1564,14 +1599,21 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
         return c_api.PM_ERR_NOCONTEXT
     _registry.current = handle
 
-    def bounds(index: int) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+    def label_and_end(ctx: Any) -> Tuple[Tuple[int, int], _TUnion[Tuple[int, int], int]]:
+        try:
+            end: _TUnion[Tuple[int, int], int] = ctx.archive_end()
+        except pmErr as err:
+            end = err.code          # pmGetArchiveEnd's error: warned about, not fatal
+        return ctx.archive_label().stamp, end
+
+    def bounds(index: int) -> Tuple[Tuple[int, int], _TUnion[Tuple[int, int], int]]:
         if index == 0 and len(opts.archives) <= 1:
-            return host.archive_label().stamp, host.archive_end()
+            return label_and_end(host)
         from pcp._archive.context import ArchiveContext  # pylint: disable=import-outside-toplevel
 
         other = ArchiveContext(-1, opts.archives[index], 0)
         try:
-            return other.archive_label().stamp, other.archive_end()
+            return label_and_end(other)
         finally:
             other.close()
 
@@ -1869,7 +1911,33 @@ mergeLabelSetsCB_type = CFUNCTYPE(c_int, POINTER(pmLabel), c_char_p, c_void_p)
 _LAZY_NAMES = {"json": ("json", None), "find_library": ("ctypes.util", "find_library")}
 
 
+def pyFileToCFile(fileObj: Any) -> Any:
+    """The official module's helper, kept for scripts that call it: a read-mode file
+    object on the same file descriptor as `fileObj` (a file object or a descriptor
+    number; TypeError / ValueError as Python's PyObject_AsFileDescriptor gives them),
+    which does not close the descriptor. The official pmPrintValue hands this object to
+    ctypes as libpcp's FILE *, which ctypes refuses (ArgumentError); this package's
+    pmPrintValue writes to the file it is given."""
+    as_descriptor = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(
+        ("PyObject_AsFileDescriptor", ctypes.pythonapi))
+    return os.fdopen(as_descriptor(fileObj), "r", closefd=False)
+
+
+def _libc() -> Any:
+    """LIBC, the official module's ctypes handle on the C library (its LIBC.free frees
+    what libpcp allocated there); loaded on first use, as finding it costs a tool's
+    start-up. There is no LIBPCP: this package has no libpcp."""
+    from ctypes.util import find_library  # pylint: disable=import-outside-toplevel
+    return ctypes.CDLL(find_library("c" if sys.platform != "win32" else "msvcrt"))
+
+
+_LAZY_VALUES = {"LIBC": _libc}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_VALUES:
+        value = globals()[name] = _LAZY_VALUES[name]()
+        return value
     if name in _LAZY_NAMES:
         import importlib  # pylint: disable=import-outside-toplevel
         module_name, attribute = _LAZY_NAMES[name]
@@ -1881,7 +1949,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES))
+    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_LAZY_VALUES))
 
 
 def _print_as_this_module() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno as _errno
 import mmap
 import os
+import stat
 
 from pcp._core.constants import PM_ERR_LOGFILE, PM_ERR_LOGREC
 from pcp._core.errors import pmErr
@@ -109,27 +110,40 @@ class MappedFile:
         self._mmap: Optional[mmap.mmap] = None
         suffix = compression_suffix(path)
         tmp: Optional[BinaryIO] = None
-        if suffix is None:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        else:
-            tmp = self._decompress(path, suffix)
-            fd = tmp.fileno()
         try:
-            size = os.fstat(fd).st_size
-            self.size = size
-            if copy or size <= self.COPY_BELOW:
-                self.data: object = _read_all(fd, size)
-                self.size = len(self.data)   # type: ignore[arg-type]
-            elif size > 0:
-                self._mmap = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
-                self.data = self._mmap
+            if suffix is None:
+                fd = open_fd(path)
             else:
-                self.data = b""
-        finally:
-            if tmp is not None:
-                tmp.close()
-            else:
-                os.close(fd)
+                tmp = self._decompress(path, suffix)
+                fd = tmp.fileno()
+            try:
+                info = os.fstat(fd)
+                size = info.st_size
+                self.size = size
+                if not stat.S_ISREG(info.st_mode):
+                    # a device or a FIFO reports no size: libpcp reads the label from
+                    # its stream (/dev/zero gives a bad label, /dev/null an empty file);
+                    # a label is far shorter than what is read here. A directory's read
+                    # fails with EISDIR, as libpcp's label read does.
+                    self.data = os.read(fd, self.COPY_BELOW)
+                    self.size = len(self.data)   # type: ignore[arg-type]
+                elif copy or size <= self.COPY_BELOW:
+                    self.data: object = _read_all(fd, size)
+                    self.size = len(self.data)   # type: ignore[arg-type]
+                elif size > 0:
+                    self._mmap = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+                    self.data = self._mmap
+                else:
+                    self.data = b""
+            finally:
+                if tmp is not None:
+                    tmp.close()
+                else:
+                    os.close(fd)
+        except OSError as e:
+            # libpcp's error is the failed call's errno (fopen's, or fread's through
+            # __pmLogChkLabel: EISDIR for a directory in a file's place)
+            raise pmErr(-(e.errno or _errno.EIO)) from None
         self.ptr = ffi.from_buffer("uint8_t[]", self.data)
         self._kept_lo = 0
         self._kept_hi = self.size
@@ -211,14 +225,63 @@ def _read_all(fd: int, size: int) -> bytes:
     return data
 
 
+def open_fd(path: str) -> int:
+    """A read-only descriptor of a plain file, opened without waiting: libpcp's fopen of
+    a FIFO waits for a writer, this package reads it as it is (empty when nobody writes),
+    as the reading side of a pipe whose writer has gone. O_NONBLOCK changes nothing else
+    for the files an archive is made of."""
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+
+
+def _compressed_variant(path: str) -> Optional[str]:
+    """__pmCompressedFileIndex: the first ``path + suffix`` that is readable or that
+    access() refuses for any reason but ENOENT or ENOTDIR (a compressed file that exists
+    but cannot be read is its error's to report when it is opened)."""
+    for suffix in COMPRESSION_SUFFIXES[:-1]:        # libpcp 6.0.3 knows no .zst
+        candidate = path + suffix
+        try:
+            if os.access(candidate, os.R_OK):
+                return candidate
+            os.stat(candidate)
+        except OSError as e:
+            if e.errno in (_errno.ENOENT, _errno.ENOTDIR):
+                continue
+        return candidate                # exists, not readable: EACCES, ELOOP, ...
+    # the extension over libpcp 6.0.3: a .zst volume, when nothing else matched
+    zst = path + ".zst"
+    return zst if os.access(zst, os.R_OK) else None
+
+
+def fopen_name(path: str) -> str:
+    """The file __pmFopen opens for `path`: `path` itself, unless it has no compression
+    suffix and does not exist (ENOENT; a symbolic link loop is ELOOP, an unreadable file
+    EACCES: those are opened and fail as themselves), when a compressed variant found by
+    _compressed_variant is opened instead."""
+    if compression_suffix(path) is None:
+        try:
+            os.stat(path)
+        except OSError as e:
+            if e.errno == _errno.ENOENT:
+                return _compressed_variant(path) or path
+    return path
+
+
+def probe_open(path: str) -> None:
+    """__pmLogFindOpen opens an archive's .index and .meta as it meets them in the
+    directory: the first that cannot be opened ends the search with its errno."""
+    try:
+        os.close(open_fd(fopen_name(path)))
+    except OSError as e:
+        raise pmErr(-(e.errno or _errno.EIO)) from None
+
+
 def existing_file(path: str) -> Optional[str]:
-    """``path`` itself if it exists, else the first compressed variant that does."""
+    """``path`` itself if it is readable, else the first compressed variant that
+    __pmCompressedFileIndex would take; None when neither (__pmLogFindOpen's test of
+    whether a name is a file of the archive rather than its base name)."""
     if os.access(path, os.R_OK):
         return path
-    for suffix in COMPRESSION_SUFFIXES:
-        if os.access(path + suffix, os.R_OK):
-            return path + suffix
-    return None
+    return _compressed_variant(path)
 
 
 def strip_archive_suffix(name: str) -> Optional[str]:
@@ -259,12 +322,20 @@ class ArchiveFiles:
         return "ArchiveFiles(base=%r, meta=%r, index=%r, volumes=%r)" % (
             self.base, self.meta, self.index, self.volumes)
 
-    def volume_path(self, vol: int) -> Optional[str]:
-        return existing_file("%s.%d" % (self.base, vol))
+    def volume_path(self, vol: int) -> str:
+        """The file __pmLogChangeVol opens for data volume `vol` (which may not exist)."""
+        return fopen_name("%s.%d" % (self.base, vol))
 
 
 def find_archive(name: str) -> ArchiveFiles:
-    """Resolve a user-supplied archive name to its files (archive-format.md 2.2)."""
+    """Resolve a user-supplied archive name to its files (archive-format.md 2.2), as
+    libpcp 6.0.3's __pmLogFindOpen (src/libpcp/src/logutil.c) does: a name that exists as
+    a file (or as a compressed file) is taken for one file of the archive and stripped to
+    the base name; the directory is read in its own order, each .index and .meta of the
+    base opened as it is met (the first that fails ends the search with its errno:
+    EACCES, ELOOP, ENOENT for a dangling link), and the data volumes counted. No volume
+    or no .meta: PM_ERR_LOGFILE if any file of the base was seen, else ENOENT. A
+    directory that cannot be listed is its errno (EACCES for one nobody may read)."""
     # POSIX dirname/basename: trailing slashes do not make an empty base name
     trimmed = name.rstrip("/") or name
     directory = os.path.dirname(trimmed) or "."
@@ -275,7 +346,7 @@ def find_archive(name: str) -> ArchiveFiles:
     try:
         entries = os.listdir(directory)
     except OSError as e:
-        raise pmErr(-(e.errno or _errno.ENOENT))
+        raise pmErr(-(e.errno or _errno.ENOENT)) from None
     meta: Optional[str] = None
     index: Optional[str] = None
     volumes = set()
@@ -292,9 +363,11 @@ def find_archive(name: str) -> ArchiveFiles:
         path = os.path.join(directory, entry)
         if tail == "index":
             exists = True
+            probe_open(path)
             index = _prefer_plain(index, path)
         elif tail == "meta":
             exists = True
+            probe_open(path)
             meta = _prefer_plain(meta, path)
         elif tail.isdigit() and tail.isascii():
             exists = True
@@ -314,19 +387,44 @@ def _prefer_plain(current: Optional[str], candidate: str) -> str:
     return current
 
 
+def spec_text(name: object) -> str:
+    """An archive name given as str, bytes (a name that is not UTF-8) or a path object,
+    as the str the readers take (bytes through os.fsdecode, which gives them back)."""
+    if isinstance(name, (bytes, os.PathLike)):
+        return os.fsdecode(name)
+    return str(name)
+
+
 def expand_names(spec: str) -> List[str]:
-    """A comma-separated list whose directory elements stand for every archive in them."""
-    names: List[str] = []
+    """The archive names of a comma-separated list, each directory standing for every
+    archive in it (the names of its .meta files), as libpcp 6.0.3's expandArchiveList and
+    initarchive (src/libpcp/src/context.c) make them: an element that cannot be listed
+    as a directory (a file, a name that does not exist, a directory nobody may read) is
+    a name as it stands, an empty element included; the expanded list is joined with
+    commas and split again, and a last empty element (the list ended in a comma) adds
+    nothing. An empty result (only directories without archives) is PM_ERR_LOGFILE
+    there; so is a list of nothing but commas, on which libpcp 6.0.3 dereferences a NULL
+    archive (SIGSEGV)."""
     elements = spec.split(",")
-    if elements and elements[-1] == "":
-        elements.pop()          # libpcp stops at the string's end: a trailing comma adds nothing
+    if elements[-1] == "":
+        elements.pop()          # the loop stops at the string's end: "a," is "a", "" nothing
+    names: List[str] = []
     for element in elements:
-        if os.path.isdir(element):
-            for entry in sorted(os.listdir(element)):
-                suffix = compression_suffix(entry)
-                plain = entry[: -len(suffix)] if suffix else entry
-                if plain.endswith(".meta"):
-                    names.append(os.path.join(element, plain[: -len(".meta")]))
-        else:
+        try:
+            entries = os.listdir(element)
+        except OSError:
             names.append(element)
-    return names
+            continue
+        # sorted: the archives' metadata is loaded into one table in this order (libpcp
+        # keeps a table per archive and takes readdir's order)
+        for entry in sorted(entries):
+            suffix = compression_suffix(entry)
+            plain = entry[: -len(suffix)] if suffix else entry
+            if plain.endswith(".meta"):
+                names.append(os.path.join(element, plain[: -len(".meta")]))
+    opened = ",".join(names).split(",") if names else []
+    if opened and opened[-1] == "":
+        opened.pop()
+    if not opened:
+        raise pmErr(PM_ERR_LOGFILE)
+    return opened

@@ -10,7 +10,6 @@ the last volume and falls back to the index, as __pmGetArchiveEnd_ctx does.
 """
 from __future__ import annotations
 
-import errno as _errno
 from collections import OrderedDict
 
 from pcp._archive.files import ArchiveFiles, MappedFile, find_archive
@@ -212,13 +211,10 @@ class Archive:
         libpcp, and its next reads use it: callers keep it as the stream."""
         mapped = self._files.get(vol)
         if mapped is None:
-            path = self.files.volume_path(vol)
-            if path is None:
-                return -_errno.ENOENT, None, 0
             try:
-                mapped = MappedFile(path)
-            except (OSError, pmErr):
-                return -_errno.EIO, None, 0
+                mapped = MappedFile(self.files.volume_path(vol))
+            except pmErr as e:
+                return e.code, None, 0          # fopen's errno (ENOENT, EACCES, ELOOP)
             self._files[vol] = mapped
         if vol in self._seen:
             return 0, mapped, self.label.length      # libpcp's cached fast path

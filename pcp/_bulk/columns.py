@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pcp._archive.context import ArchiveContext
+from pcp._archive.files import spec_text
 from pcp._bulk import derived_columns, export, grid
 from pcp._bulk.arrays import ArchiveColumns, MetricArray, MissingMetricsWarning
 from pcp._bulk.scan import Scan
@@ -111,9 +112,9 @@ class ArchiveReader:
         if isinstance(archives, (list, tuple)):
             if not archives:
                 raise ValueError("no archives")
-            spec = ",".join(str(a) for a in archives)
+            spec = ",".join(spec_text(a) for a in archives)
         else:
-            spec = str(archives)
+            spec = spec_text(archives)
         self.spec = spec
         self.rate = bool(rate)
         self.chunk_bytes = int(chunk_bytes)

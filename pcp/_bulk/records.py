@@ -7,8 +7,8 @@ from typing import Any, Iterator, List, NamedTuple
 
 import numpy as np
 
-from pcp._archive.files import expand_names
-from pcp._archive.meta import Metadata
+from pcp._archive.context import ArchiveContext
+from pcp._archive.files import spec_text
 from pcp._archive.reader import Archive
 from pcp._core.constants import PM_ERR_TOOBIG
 from pcp._core.errors import pmErr
@@ -86,20 +86,14 @@ class _Columns:
 
 
 def _archives(name: str) -> List[Archive]:
-    archives: List[Archive] = []
-    meta = Metadata()
+    """The archives of `name` opened as pmNewContext opens them (a list or a directory
+    of one host's archives, sorted by start; its errors, PM_ERR_LOGHOST for archives of
+    several hosts among them), each with its metadata loaded."""
     try:
-        for element in expand_names(name):
-            arch = Archive(element, 0)
-            archives.append(arch)
-            arch.open()
-            arch.load_meta(meta)
+        ctx = ArchiveContext(0, name)
     except pmErr as e:
-        for arch in archives:
-            arch.close()
         raise pmErr(e.code, [name]) from None    # as pmNewContext's error names it
-    archives.sort(key=lambda a: a.label.stamp)
-    return archives
+    return ctx.archives
 
 
 def scan_archive(name: str, chunk_values: int = 1 << 20, errors: str = "raise") -> Iterator[Chunk]:
@@ -111,7 +105,7 @@ def scan_archive(name: str, chunk_values: int = 1 << 20, errors: str = "raise") 
     volume there."""
     if errors not in ("raise", "skip", "stop"):
         raise ValueError("errors must be 'raise', 'skip' or 'stop'")
-    archives = _archives(name)
+    archives = _archives(spec_text(name))
     try:
         for arch in archives:
             for vol in range(arch.minvol, arch.maxvol + 1):

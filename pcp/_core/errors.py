@@ -239,6 +239,61 @@ def notify_error(level: str, message: str) -> None:
 
 
 # ---------------------------------------------------------------------------
+# A Python callback's exception where the official binding's C code called it
+# ---------------------------------------------------------------------------
+def print_callback_error(err: BaseException) -> None:
+    """What the official binding's C extension does with an exception its callback
+    raised (cpmapi's pmnsTraverse and option callbacks: PyErr_Print, then on with the
+    C loop): the traceback through sys.excepthook from the callback's own frame (the
+    caller catches `err` around the callback call, so its own frame is left out), and
+    sys.last_* set. A SystemExit goes on up: PyErr_Print ends the process with it."""
+    if isinstance(err, SystemExit):
+        raise err
+    trace = err.__traceback__.tb_next if err.__traceback__ is not None else None
+    err = err.with_traceback(trace)
+    sys.last_type, sys.last_value, sys.last_traceback = type(err), err, trace
+    if sys.version_info >= (3, 12):
+        sys.last_exc = err      # type: ignore[attr-defined]
+    sys.excepthook(type(err), err, trace)
+
+
+_UNRAISABLE_ARGS: List[type] = []
+
+
+def report_unraisable(message: str, obj: Any, err: BaseException,
+                      from_callback: bool = True) -> None:
+    """What ctypes does with an exception its callback raised (the official binding's
+    CFUNCTYPE callbacks: pmMergeLabelSets's filter): sys.unraisablehook with
+    `message` ("Exception ignored on calling ctypes callback function") and the
+    callback, the traceback from the callback's own frame (`from_callback`; else from
+    the frame that caught `err`, as ctypes shows a failed conversion of the callback's
+    answer from the frame that called into C); the C code goes on."""
+    if not _UNRAISABLE_ARGS:
+        # the hook takes only its own struct sequence type, which Python does not
+        # name: one is caught from a real unraisable exception, once
+        caught: List[Any] = []
+        previous = sys.unraisablehook
+        sys.unraisablehook = caught.append
+        try:
+            _Unraisable()
+        finally:
+            sys.unraisablehook = previous
+        _UNRAISABLE_ARGS.append(type(caught[0]))
+    trace = err.__traceback__
+    if from_callback and trace is not None:
+        trace = trace.tb_next
+    sys.unraisablehook(_UNRAISABLE_ARGS[0]((type(err), err.with_traceback(trace), trace,
+                                            message, obj)))
+
+
+class _Unraisable:
+    """Made and dropped at once: its __del__ raises, which Python reports as unraisable."""
+
+    def __del__(self) -> None:
+        raise RuntimeError("the unraisable hook's argument type")
+
+
+# ---------------------------------------------------------------------------
 # Exceptions
 # ---------------------------------------------------------------------------
 class pmErr(Exception):

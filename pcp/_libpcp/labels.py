@@ -58,10 +58,12 @@ from __future__ import annotations
 import ctypes
 import functools
 import json as _json
+import operator
 from errno import E2BIG, EINVAL
 
 from pcp._core.constants import PM_MAXLABELJSONLEN, PM_MAXLABELS
-from pcp._core.errors import pmErr
+from pcp._core.cint import wrap_int32
+from pcp._core.errors import pmErr, report_unraisable
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._libpcp.label_json import T_HKEY, T_LIST, T_OBJECT, T_STRING, ParseError, tokenize
 
@@ -626,6 +628,26 @@ def _make_label_arg(label: _Label) -> Any:
     return ctypes.pointer(lab)
 
 
+def _ctypes_callback_int(callback: Callable[..., Any], *args: Any) -> int:
+    """The official binding's filter is a ctypes CFUNCTYPE(c_int, ...) callback called
+    from libpcp: its answer is stored as a C int (any __index__ value, cut to 32 bits:
+    2**40 is 0); an exception it raises, or an answer that is no integer, goes to
+    sys.unraisablehook and libpcp sees what the C return slot held, which on x86-64
+    with 6.0.3 keeps the label (measured: every label kept)."""
+    try:
+        answer = callback(*args)
+    except BaseException as err:  # pylint: disable=broad-except
+        report_unraisable("Exception ignored on calling ctypes callback function",
+                          callback, err)
+        return 1
+    try:
+        return wrap_int32(operator.index(answer))
+    except TypeError as err:
+        report_unraisable("Exception ignored on converting result of ctypes callback "
+                          "function", callback, err, from_callback=False)
+        return 1
+
+
 def merge_label_sets(labelSets: Any, callback: Optional[Callable[[Any, Any, Any], int]] = None,
                      arg: Any = None) -> str:
     """pmMergeLabelSets: merge label sets, later ones taking precedence.
@@ -657,7 +679,7 @@ def merge_label_sets(labelSets: Any, callback: Optional[Callable[[Any, Any, Any]
         def filt(label: Any, json: bytes) -> int:
             nul = json.find(b"\0")
             text = json if nul < 0 else json[:nul]
-            return int(callback(_make_label_arg(label), text or None, carg))
+            return _ctypes_callback_int(callback, _make_label_arg(label), text or None, carg)
     else:
         filt = None
 

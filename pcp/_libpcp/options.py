@@ -21,16 +21,19 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,
                                  PM_OPTFLAG_STDOUT_TZ, PM_OPTFLAG_USAGE_ERR, PMAPI_VERSION_2,
                                  PMAPI_VERSION_3)
-from pcp._core.errors import pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname
+from pcp._core.errors import (pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname,
+                              print_callback_error)
 from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtol_prefix
 from pcp._libpcp import getopt as _getopt, timewindow
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, List, Optional, Tuple, Union
     Stamp = Tuple[int, int]
-    Bounds = Callable[[int], Tuple[Stamp, Stamp]]
+    # (label start, end) of archive i; the end is pmGetArchiveEnd's error code (an int)
+    # when it fails
+    Bounds = Callable[[int], Tuple[Stamp, Union[Stamp, int]]]
 
 # the PCP release whose behaviour (and "-V" text) this package reproduces
 PCP_VERSION = "6.0.3"
@@ -767,11 +770,11 @@ def _boundaries(opts: Options, bounds: Bounds) -> Optional[Tuple[Stamp, Stamp]]:
         return (now // 1000000000, now % 1000000000), (PM_MAX_TIME_T, 0)
     begin = end = (0, 0)
     for i in range(len(opts.archives) if len(opts.archives) > 1 else 1):
+        name = opts.archives[i] if i < len(opts.archives) else ""
         try:
             start, finish = bounds(i)
         except Exception as err:        # pylint: disable=broad-except
             code = getattr(err, "code", PM_ERR_GENERIC)
-            name = opts.archives[i] if i < len(opts.archives) else ""
             if i == 0 and len(opts.archives) <= 1:
                 pmprintf("%s: Cannot get archive %s label record: %s\n"
                          % (pmGetProgname(), name, pmErrStr(code)))
@@ -779,6 +782,18 @@ def _boundaries(opts: Options, bounds: Bounds) -> Optional[Tuple[Stamp, Stamp]]:
                 pmprintf("%s: Cannot open archive %s: %s\n" % (pmGetProgname(), name,
                                                                pmErrStr(code)))
             return None
+        if isinstance(finish, int):
+            # __pmUpdateBounds (libpcp's getopt.c): an archive whose end cannot be found
+            # (a truncated volume) is read to the end of time, after this warning
+            # written straight to stderr
+            sys.stdout.flush()
+            sys.stderr.write(
+                "%s: Cannot locate end of archive %s: %s\n\nWARNING: This archive is "
+                "sufficiently damaged that it may not be possible to\n         produce "
+                "complete information.  Continuing and hoping for the best.\n\n"
+                % (pmGetProgname(), name, pmErrStr(finish)))
+            sys.stderr.flush()
+            finish = (PM_MAX_TIME_T, 0)
         if i == 0:
             begin, end = start, finish
         else:
@@ -812,23 +827,17 @@ def reset() -> None:
     OPTIONS = Options()
 
 
-def _print_exception() -> None:
-    """A callback's exception printed as the official module lets Python print it."""
-    import traceback  # pylint: disable=import-outside-toplevel
-
-    traceback.print_exc()
-
-
 def _call_override(c: int) -> int:
     """The override callback for option c: its int, or -EAGAIN after printing the
     exception it raised (the official module's way)."""
     if not c or CALLBACKS.override is None:
         return 0
     try:
-        return int(CALLBACKS.override(chr(c)))
-    except Exception:       # pylint: disable=broad-except
-        _print_exception()
+        answer = CALLBACKS.override(chr(c))
+    except BaseException as err:       # pylint: disable=broad-except
+        print_callback_error(err)       # the official module's PyErr_Print
         return -11
+    return int(answer)
 
 
 def _call_option(c: int) -> None:
@@ -841,8 +850,8 @@ def _call_option(c: int) -> None:
         raise TypeError("'NoneType' object is not callable")
     try:
         CALLBACKS.option(name, opts.optarg, opts.index)
-    except Exception:       # pylint: disable=broad-except
-        _print_exception()
+    except BaseException as err:       # pylint: disable=broad-except
+        print_callback_error(err)       # the official module's PyErr_Print
 
 
 def options_from_list(argv: List[str]) -> int:

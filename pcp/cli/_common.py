@@ -43,8 +43,11 @@ class Source:
         kind = c_api.PM_CONTEXT_ARCHIVE if self.is_archive else c_api.PM_CONTEXT_HOST
         if host == "@":         # -L: the local context, its PMDAs run as children
             kind, self.name = c_api.PM_CONTEXT_LOCAL, None
+        # an archive's name as bytes: a name that is not UTF-8 (os.fsdecode's surrogates
+        # in argv) and an empty name reach the archive code as pminfo hands them to libpcp
+        target = os.fsencode(self.name) if self.is_archive else self.name
         try:
-            self.ctx = pmapi.pmContext(kind, self.name)
+            self.ctx = pmapi.pmContext(kind, target)
         except pmErr as e:
             why = pmErrStr(e.code)
             if kind == c_api.PM_CONTEXT_LOCAL:
@@ -241,6 +244,15 @@ def _day(tm: time.struct_time) -> str:
 
 
 def fail(message: str) -> int:
-    """One line on stderr under the program's name ("pcp-native info: ..."), status 1."""
-    sys.stderr.write("%s: %s\n" % (pmGetProgname(), message))
+    """One line on stderr under the program's name ("pcp-native info: ..."), status 1. A
+    name from argv that is not UTF-8 goes out as the bytes it came in as (PCP's tools
+    print the bytes)."""
+    line = "%s: %s\n" % (pmGetProgname(), message)
+    sys.stderr.flush()
+    buffer = getattr(sys.stderr, "buffer", None)
+    if buffer is None:
+        sys.stderr.write(line)
+    else:
+        buffer.write(line.encode(sys.stderr.encoding or "utf-8", "surrogateescape"))
+        buffer.flush()
     return 1

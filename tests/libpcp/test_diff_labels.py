@@ -4,6 +4,7 @@ item, instances), pmLookupLabels, pmMergeLabels and pmMergeLabelSets."""
 import pytest
 
 from support.difftest import Pair
+from support.labelsets import LABELSETS
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
 
@@ -47,24 +48,7 @@ R["merge_labels_of_fetched"] = catch(lambda: P.pmMergeLabels(
      json.dumps(ctx.pmGetInDomLabels(d[1].contents.indom))]))
 
 # pmMergeLabelSets works on pmLabelSet structures built by hand
-def labelset(js, pairs, flags):
-    raw = js.encode()
-    ls = pmapi.pmLabelSet()
-    ls.json = raw
-    ls.jsonlen = len(raw)
-    ls.nlabels = len(pairs)
-    ls.inst = c_api.PM_IN_NULL
-    arr = (pmapi.pmLabel * max(1, len(pairs)))()
-    for i, (n, nl, v, vl) in enumerate(pairs):
-        arr[i].name, arr[i].namelen, arr[i].value, arr[i].valuelen = n, nl, v, vl
-        arr[i].flags = flags
-    ls.labels = cast(arr, POINTER(pmapi.pmLabel))
-    KEEP.append((raw, arr))
-    return ls
-KEEP = []
-a = labelset('{"a":1,"b":"x"}', [(2, 1, 5, 1), (8, 1, 11, 3)], c_api.PM_LABEL_CONTEXT)
-b = labelset('{"a":2,"c":3}', [(2, 1, 5, 1), (8, 1, 11, 1)], c_api.PM_LABEL_ITEM)
-R["merge_label_sets_none"] = catch(P.pmMergeLabelSets, None)
+''' + LABELSETS + r'''R["merge_label_sets_none"] = catch(P.pmMergeLabelSets, None)
 R["merge_label_sets_empty_list"] = catch(P.pmMergeLabelSets, [])
 R["merge_label_sets_single"] = catch(P.pmMergeLabelSets, a)
 R["merge_label_sets_hierarchy"] = catch(P.pmMergeLabelSets, [a, b])

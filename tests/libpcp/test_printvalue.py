@@ -93,3 +93,39 @@ except Exception as e:
 """ % archives.get_corpus()["v3"]
     assert run_program(program, False) == "ArgumentError"
     assert run_program(program, True) == "printed"
+
+
+@pytest.mark.reference
+def test_libc_and_pyFileToCFile_as_the_official_module():
+    """LIBC and pyFileToCFile are the C library and a Python helper, not libpcp: the same
+    on both sides (pyFileToCFile's read-mode file on the same descriptor, its errors,
+    LIBC's functions); LIBPCP is the official module's alone."""
+    require_reference()
+    program = r"""
+import json, sys, tempfile
+from pcp import pmapi
+out = {}
+f = tempfile.TemporaryFile("w+")
+g = pmapi.pyFileToCFile(f)
+out["file"] = [type(g).__name__, g.mode, g.fileno() == f.fileno(), g.readable(), g.writable()]
+g.close()
+f.write("still open")
+f.seek(0)
+out["closing it leaves the descriptor"] = f.read()
+out["descriptor number"] = pmapi.pyFileToCFile(f.fileno()).fileno() == f.fileno()
+for bad in (-1, "text", 2.5, None):
+    try:
+        pmapi.pyFileToCFile(bad)
+        out[repr(bad)] = "no error"
+    except Exception as e:
+        out[repr(bad)] = [type(e).__name__, str(e)]
+out["LIBC"] = [type(pmapi.LIBC).__name__, pmapi.LIBC._name, pmapi.LIBC.strlen(b"four"),
+               hasattr(pmapi.LIBC, "free"), pmapi.LIBC is pmapi.LIBC]
+out["names"] = ["LIBC" in dir(pmapi), "pyFileToCFile" in dir(pmapi)]
+print(json.dumps(out, sort_keys=True))
+"""
+    ref = run_program(program, False)
+    assert "__crash__" not in ref, ref
+    assert run_program(program, True) == ref
+    assert run_program("import json\nfrom pcp import pmapi\n"
+                       "print(json.dumps(hasattr(pmapi, 'LIBPCP')))", True) is False

@@ -54,6 +54,10 @@ class DerivedContext:
     """A context with libpcp's global derived metrics added; every other operation is the
     wrapped context's own."""
 
+    # set by pcp.pmapi when the context is destroyed: pmContext objects that share it
+    # (unpickled copies) then answer PM_ERR_NOCONTEXT
+    destroyed = False
+
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self._lock = inner._lock
