@@ -184,22 +184,27 @@ def _host_groups(spec: str, errors: str) -> List[Tuple[str, str]]:
     from pcp._archive.files import expand_names
     from pcp._archive.reader import Archive
 
-    names = expand_names(spec)
+    try:
+        names = expand_names(spec)
+    except pmErr as e:          # a directory or list with no archive in it
+        raise CliError('Cannot open archive "%s": %s' % (spec, pmErrStr(e.code)))
     if len(names) <= 1:
         return [("", spec)]
     groups: Dict[str, List[str]] = {}
     for name in names:
-        arch = Archive(name, 0)
+        arch = None
         try:
+            arch = Archive(name, 0)
             arch.open()
             host = arch.label.hostname.decode("utf-8", "replace")
         except pmErr as e:
-            if errors == "raise":
-                raise CliError('Cannot open archive "%s": %s' % (name, pmErrStr(e.code)))
+            if errors == "raise":       # pminfo names the whole -a argument
+                raise CliError('Cannot open archive "%s": %s' % (spec, pmErrStr(e.code)))
             _warn('%s: %s: left out' % (name, pmErrStr(e.code)))
             continue
         finally:
-            arch.close()
+            if arch is not None:
+                arch.close()
         groups.setdefault(host, []).append(name)
     if not groups:
         raise CliError('Cannot open archive "%s": none of its archives can be read' % spec)

@@ -52,10 +52,11 @@ DIFFERENCES = {
     "list-comma-only": {None: "libpcp 6.0.3 dies (SIGSEGV): initarchive dereferences the "
                               "NULL archive of a list of nothing but commas; this package "
                               "raises PM_ERR_LOGFILE, as for a list with no archive"},
-    "list-mixed-hosts": {"dask": "pcp.dask reads a fleet: archives of several hosts are its "
-                                 "purpose (a host column), not PM_ERR_LOGHOST"},
-    "dir-mixed-hosts": {"dask": "pcp.dask reads a fleet: archives of several hosts are its "
-                                "purpose (a host column), not PM_ERR_LOGHOST"},
+    **{case: {"dask": "pcp.dask reads a fleet: archives of several hosts are its "
+                      "purpose (a host column), not PM_ERR_LOGHOST",
+              "cli_export": "export of several archives groups them by host (a host "
+                            "column after time, issue 36), not PM_ERR_LOGHOST"}
+       for case in ("list-mixed-hosts", "dir-mixed-hosts")},
 }
 STATS = {"cases": 0, "calls": 0, "listed": 0}
 
