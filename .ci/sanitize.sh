@@ -97,7 +97,8 @@ SANITIZE_TESTS=(
     tests/native tests/decode tests/archive
     tests/libpcp/test_values.py tests/libpcp/test_fetchgroup.py tests/libpcp/test_derived.py
     tests/bulk/test_columns_api.py tests/bulk/test_columns_hostile.py
-    tests/bulk/test_derived_columns.py tests/bulk/test_grid_diff.py tests/bulk/test_write_frame.py
+    tests/bulk/test_derived_columns.py tests/bulk/test_grid_diff.py tests/bulk/test_grid_sweep.py
+    tests/bulk/test_write_frame.py
     tests/live/test_diff_fetch.py tests/live/test_diff_desc.py tests/live/test_diff_pmns.py
     tests/live/test_diff_store.py tests/live/test_events_live.py tests/live/test_hostile_server.py
     tests/local/test_local_context.py

@@ -541,65 +541,6 @@ int pcp_pending_put_text(pcp_pending *p, int32_t metric, uint32_t pmid, int sing
     return settle(s, v, inst, convert_text(p, s, v, type, text));
 }
 
-/* One value of a typed column. */
-static int convert_column(pcp_pending *p, pending_set *s, pending_value *v, int type,
-                          const void *values, int32_t i, const int64_t *offsets,
-                          const uint8_t *strings)
-{
-    switch (type) {
-    case PM_TYPE_32:
-    case PM_TYPE_U32:
-        return put_insitu(s, v, ((const uint32_t *)values)[i]);
-    case PM_TYPE_64:
-    case PM_TYPE_U64:
-        return put_u64(p, s, v, type, ((const uint64_t *)values)[i]);
-    case PM_TYPE_FLOAT: {
-        uint32_t bits;
-        memcpy(&bits, (const float *)values + i, 4);
-        return put_u32_block(p, s, v, type, bits);
-    }
-    case PM_TYPE_DOUBLE: {
-        uint64_t bits;
-        memcpy(&bits, (const double *)values + i, 8);
-        return put_u64(p, s, v, type, bits);
-    }
-    case PM_TYPE_STRING: {
-        if (offsets == NULL || strings == NULL || offsets[i] < 0 || offsets[i + 1] < offsets[i])
-            return PM_ERR_CONV;
-        size_t n = (size_t)(offsets[i + 1] - offsets[i]);
-        const uint8_t *text = strings + offsets[i];
-        const void *nul = memchr(text, 0, n);
-        if (nul != NULL)
-            n = (size_t)((const uint8_t *)nul - text);   /* C strings stop at a NUL */
-        return put_string(p, s, v, text, n);
-    }
-    default:
-        return PM_ERR_TYPE;
-    }
-}
-
-int pcp_pending_put_column(pcp_pending *p, int32_t metric, uint32_t pmid, int singular,
-                           int type, int32_t n, const int32_t *inst, const void *values,
-                           const uint8_t *present, const int64_t *offsets,
-                           const uint8_t *strings)
-{
-    for (int32_t i = 0; i < n; i++) {
-        if (present != NULL && !present[i])
-            continue;
-        int status;
-        pending_set *s = set_for_put(p, metric, pmid, singular, inst[i], &status);
-        if (s == NULL)
-            return status;
-        pending_value *v = next_value(s);
-        if (v == NULL)
-            return -ENOMEM;
-        status = settle(s, v, inst[i], convert_column(p, s, v, type, values, i, offsets, strings));
-        if (status < 0)
-            return status;
-    }
-    return 0;
-}
-
 int pcp_pending_add_set(pcp_pending *p, uint32_t pmid, int32_t numval, int32_t valfmt)
 {
     pending_set *s = new_set(p, pmid, -1);

@@ -78,16 +78,6 @@ uint32_t pcp_pending_pmid(const pcp_pending *p, int32_t i);
 int pcp_pending_put_text(pcp_pending *p, int32_t metric, uint32_t pmid, int singular,
                          int type, int32_t inst, const char *text);
 
-/* Many values of one metric at once (bulk writers): n values from a typed column
- * (int32, uint32, int64, uint64, float or double as `type` says) at the instances given,
- * skipping those whose `present` byte is 0 (present may be NULL). Strings come as
- * offsets into `strings` (n+1 offsets, value i is strings[off[i]..off[i+1]) without a
- * NUL). Returns 0 or the first error of pcp_pending_put_text's kinds. */
-int pcp_pending_put_column(pcp_pending *p, int32_t metric, uint32_t pmid, int singular,
-                           int type, int32_t n, const int32_t *inst, const void *values,
-                           const uint8_t *present, const int64_t *offsets,
-                           const uint8_t *strings);
-
 /* A value set as a caller's pmResult holds it (pmiPutResult): numval may be a negative
  * error code; each value is an INSITU word or a value block in host byte order
  * (header word vlen/vtype as in memory, payload as the vtype says). */
