@@ -21,9 +21,9 @@ from __future__ import annotations
 import sys
 from typing import List, Optional
 
-# what the program calls itself (pcp.cli._options.PROGRAM): the usage and --help need
-# nothing more, and import nothing else (the PMAPI is a tenth of a second away)
-PROGRAM = "pcp-native"
+# the usage and --help need the program's name and nothing more: they import nothing
+# else (the PMAPI is a tenth of a second away)
+from pcp.cli._name import PROGRAM
 COMMANDS = ("info", "dump", "export", "fetch")
 
 

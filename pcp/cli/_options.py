@@ -18,7 +18,7 @@ from pcp._libpcp.getopt import EOF, LongOption
 
 STANDARD = _libopts.STANDARD
 # what the program calls itself in usage and messages (`pcp` is PCP's own command)
-from pcp.cli import PROGRAM  # noqa: E402
+from pcp.cli._name import PROGRAM  # noqa: E402
 Stamp = Tuple[int, int]
 
 
