@@ -164,5 +164,5 @@ if [ -n "$reports" ]; then
     done
     [ $rc -eq 0 ] && rc=1
 fi
-echo "sanitize.sh: pytest exited with $rc"
+echo "sanitize.sh: exit status $rc (pytest, sanitizer reports, entry census)"
 exit $rc
