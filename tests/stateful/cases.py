@@ -1,30 +1,43 @@
 """The corpus: shrunk sequences the stateful tester found, as regression tests.
 
-CASES: each a shrunk sequence (seed and target it came from, its steps) and, when this
-package still answers its last step differently from libpcp 6.0.3, the reason (KNOWN).
-A case with no reason must answer the same on both sides; a case with a reason must
-still differ (a listed difference that stops showing fails: move it to fixed).
+CASES: each a shrunk sequence (the seed it came from, its target relative to
+sequences.ARCHIVE_ROOT or "local:", its steps) and, when this package still answers its
+last step differently from libpcp 6.0.3, the reason ("known"). A case with no reason must
+answer the same on both sides; a case with a reason must still differ (a listed difference
+that stops showing fails: mark it fixed).
 
-KNOWN_PATTERNS: the same differences as step patterns (None matches anything), so that
+KNOWN_PATTERNS: the known differences as step patterns (None matches anything), so that
 the random run accepts a sequence whose first difference is one of them, wherever it
 shows.
 """
 
-LOOKUP_EMPTY_NAME_LIVE = (
-    "live pmLookupInDom(desc, ''): libpcp sends the empty name to pmcd and the sample "
-    "PMDA answers its first instance (100); this package refuses an empty name itself "
-    "(PM_ERR_INST) without asking pmcd")
-
 CASES = [
-    {"seed": 0, "target": "local:",
-     "steps": [["lookupindom", 0, 6, ""]],
-     "known": LOOKUP_EMPTY_NAME_LIVE},
+    # live pmLookupInDom(desc, ''): libpcp sends the empty name to pmcd and takes the
+    # first instance of the answer (the sample PMDA answers the whole domain: 100);
+    # this package took an answer of several instances for no match (PM_ERR_INST). Fixed.
+    {"seed": 0, "target": "local:", "steps": [["lookupindom", 0, 6, ""]], "known": None},
+    # live pmNameInDom(desc, -1): the same request for the whole domain, first name
+    # (bin-100) on libpcp, PM_ERR_INST here. Fixed.
+    {"seed": 10, "target": "local:", "steps": [["nameindom", 0, 2, -1]], "known": None},
+    # archive pmNameInDom(desc, -1): libpcp looks instance -1 up and answers
+    # PM_ERR_INST_LOG; this package read -1 as "every instance" and answered the name of
+    # a domain with one instance ("sda", "1318", "4688") or PM_ERR_INST. Fixed.
+    {"seed": 10, "target": "archives/multi",
+     "steps": [["mode", 0, "BACK", ["end", 1000000], 10, 0], ["nameindom", 0, 6, -1]],
+     "known": None},
+    {"seed": 10, "target": "archives/multi-xz",
+     "steps": [["mode", 0, "INTERP", ["end", -1], 2147483647, 2], ["nameindom", 0, 1, -1]],
+     "known": None},
+    {"seed": 10, "target": "archives/changeinst",
+     "steps": [["fetch", 1, [52, "unknown"], False], ["nameindom", 1, 5, -1]],
+     "known": None},
+    {"seed": 10, "target": "archives/eventrec", "steps": [["nameindom", 0, 0, -1]],
+     "known": None},
+    {"seed": 10, "target": "archives/omnibus_v3", "steps": [["nameindom", 0, 2, -1]],
+     "known": None},
 ]
 
-KNOWN_PATTERNS = [
-    {"target": "local:", "step": ["lookupindom", None, None, ""],
-     "reason": LOOKUP_EMPTY_NAME_LIVE},
-]
+KNOWN_PATTERNS = []
 
 
 def known_reason(target, step):

@@ -22,6 +22,7 @@ from support import difftest
 _INTERPRETER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interpreter.py")
 MAX_SHRINK_RUNS = 40
 SECONDS_PER_SEQUENCE = 5
+BATCH_SIZE = 80
 
 
 def _program(batch: List[dict]) -> str:
@@ -49,11 +50,17 @@ def _play_side(batch: List[dict], ours: bool) -> List[Any]:
 
 def play_both(batch: List[dict]) -> Tuple[List[Any], List[Any]]:
     """(ours, reference): the answers of every sequence of batch on each side, the two
-    sides run at the same time."""
+    sides run at the same time, BATCH_SIZE sequences a subprocess (a program is one
+    command-line argument, which Linux limits to 128 KiB)."""
+    ours, ref = [], []
     with ThreadPoolExecutor(2) as pool:
-        ours = pool.submit(_play_side, batch, True)
-        ref = pool.submit(_play_side, batch, False)
-        return ours.result(), ref.result()
+        for first in range(0, len(batch), BATCH_SIZE):
+            chunk = batch[first:first + BATCH_SIZE]
+            mine = pool.submit(_play_side, chunk, True)
+            theirs = pool.submit(_play_side, chunk, False)
+            ours += mine.result()
+            ref += theirs.result()
+    return ours, ref
 
 
 def first_difference(ours: List[Any], ref: List[Any]) -> Optional[int]:
