@@ -554,11 +554,12 @@ class pmContext(object):
         """The instance name of an instance id in the descriptor's instance domain."""
         if instval == c_api.PM_IN_NULL:
             return "PM_IN_NULL"
-        if c_int(instval).value == -1 and self.type & 0xFF == c_api.PM_CONTEXT_ARCHIVE:
-            # an archive has no instance -1 (PM_IN_NULL): libpcp looks it up and finds
-            # none, where instances() would take -1 for "every instance" (issue 38)
-            raise pmErr(c_api.PM_ERR_INST_LOG)
         _, names = self._use().instances(get_indom(pmdesc), int(instval))
+        if c_int(instval).value == -1 and self.type & 0xFF == c_api.PM_CONTEXT_ARCHIVE:
+            # an archive has no instance -1 (PM_IN_NULL): libpcp looks it up in the
+            # domain in force and finds none, where instances() took -1 for "every
+            # instance" (and raised the domain's own errors first, as libpcp) (issue 38)
+            raise pmErr(c_api.PM_ERR_INST_LOG)
         if self.type & 0xFF == c_api.PM_CONTEXT_HOST and names:
             # libpcp takes the first name of pmcd's answer: instance -1 asks the PMDA for
             # the whole domain (issue 38: sample.bin's -1 is bin-100)
