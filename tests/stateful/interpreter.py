@@ -65,7 +65,11 @@ class Slot(object):
         if not self.live:
             label = self.ctx.pmGetArchiveLabel()
             self.start = float(label.start)
-            self.end = float(self.ctx.pmGetArchiveEnd())
+            try:
+                self.end = float(self.ctx.pmGetArchiveEnd())
+            except pmapi.pmErr:
+                # a corrupt last record (QA badarchives): times relative to the start
+                self.end = self.start
 
     def metric(self, k):
         return self.pmids[k % len(self.pmids)] if self.pmids else UNKNOWN_PMID
