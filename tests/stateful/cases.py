@@ -12,11 +12,14 @@ shows.
 """
 
 BADLEN3_LOGREC_REPEATS = (
-    "INTERP fetches that reach the corrupt record of QA badarchive badlen-3: libpcp 6.0.3 "
-    "answers PM_ERR_LOGREC at every fetch (its read position does not move past a record "
-    "it failed to read, so each fetch reads it again); this package reports it once and "
-    "then answers PM_ERR_EOL. Not fixed: the archive reader would have to keep the failed "
-    "position and re-read it in every mode (pcp/_archive)")
+    "INTERP on QA badarchive badlen-3 from its start with a huge delta: the first fetch "
+    "reads the corrupt record (PM_ERR_LOGREC on both sides); libpcp 6.0.3 answers "
+    "PM_ERR_LOGREC again at every later fetch although the request time is then far past "
+    "the end, while this package's end-of-archive check (pcp/_archive/interp.py prepare: "
+    "pmGetArchiveEnd fails, the last end seen stays) answers PM_ERR_EOL. A first request "
+    "1 s after the start is PM_ERR_EOL on both sides, so libpcp's end check does run; "
+    "what state of the failed read makes it answer PM_ERR_LOGREC instead is not pinned "
+    "down yet (libpcp's __pmLogFetchInterp). Not fixed")
 
 CASES = [
     {"seed": 0, "target": "badarchives/badlen-3",
