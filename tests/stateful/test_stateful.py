@@ -18,7 +18,7 @@ from support import difftest
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(600)]
 
-SEEDS = 8
+SEEDS = 12
 STEPS = 12
 
 
