@@ -66,8 +66,10 @@ def generate(seed: int, target: str, length: int = 12) -> dict:
         if op == "mode":
             mode = rng.choice(("FORW", "BACK", "INTERP"))
             at = [rng.choice(("start", "end")), rng.choice(OFFSETS_US)]
-            steps.append(["mode", slot, mode, at, rng.choice(DELTAS_MS),
-                          rng.choice(TIME_UNITS)])
+            delta, units = rng.choice(DELTAS_MS), rng.choice(TIME_UNITS)
+            if units == 0 and delta > 10 ** 9:
+                delta = 10 ** 9     # a known difference (cases.NSEC_HUGE_DELTA)
+            steps.append(["mode", slot, mode, at, delta, units])
             interp[slot] = mode == "INTERP"
         elif op == "fetch":
             count = rng.randint(1, 5)
