@@ -542,6 +542,10 @@ class pmContext(object):
     def pmLookupInDom(self, pmdesc: Any, name: _TUnion[str, bytes]) -> int:
         """The instance id of an instance name in the descriptor's instance domain."""
         insts, _ = self._use().instances(get_indom(pmdesc), c_api.PM_IN_NULL, _as_bytes(name))
+        if self.type & 0xFF == c_api.PM_CONTEXT_HOST and insts:
+            # libpcp takes the first instance of pmcd's answer: an empty name asks the
+            # PMDA for the whole domain (issue 38: sample.bin's '' is 100)
+            return insts[0]
         if len(insts) != 1:
             raise pmErr(c_api.PM_ERR_INST)
         return insts[0]
@@ -551,6 +555,15 @@ class pmContext(object):
         if instval == c_api.PM_IN_NULL:
             return "PM_IN_NULL"
         _, names = self._use().instances(get_indom(pmdesc), int(instval))
+        if c_int(instval).value == -1 and self.type & 0xFF == c_api.PM_CONTEXT_ARCHIVE:
+            # an archive has no instance -1 (PM_IN_NULL): libpcp looks it up in the
+            # domain in force and finds none, where instances() took -1 for "every
+            # instance" (and raised the domain's own errors first, as libpcp) (issue 38)
+            raise pmErr(c_api.PM_ERR_INST_LOG)
+        if self.type & 0xFF == c_api.PM_CONTEXT_HOST and names:
+            # libpcp takes the first name of pmcd's answer: instance -1 asks the PMDA for
+            # the whole domain (issue 38: sample.bin's -1 is bin-100)
+            return str(names[0].decode("ascii", "ignore"))
         if len(names) != 1:
             raise pmErr(c_api.PM_ERR_INST)
         return str(names[0].decode("ascii", "ignore"))
