@@ -27,6 +27,13 @@ if ! .venv/bin/python -c 'import pytest, xdist, hypothesis, pcp._native' 2>/dev/
 elif [ "$(id -u)" -eq 0 ] && [ "$pass" != fuzz ]; then
     bash .ci/install-pcp.sh    # pmcd and the sample PMDA up (quick when they are)
 fi
+# An editable install does not rebuild the C core: do it when csrc/ is newer than the build
+built=$(ls pcp/_native*.so 2>/dev/null | head -n 1)
+if [ -n "$built" ] && [ "$pass" != fuzz ] &&
+   [ -n "$(find csrc -maxdepth 1 \( -name '*.[ch]' -o -name build_ffi.py \) -newer "$built")" ]; then
+    echo "test.sh: csrc/ changed since the C core was built: rebuilding it in place"
+    .venv/bin/python setup.py -q build_ext --inplace
+fi
 # pytest-xdist's workers; tests that share a pmcd's state run in one of them
 jobs=${PCP_TEST_JOBS:-$(nproc)}
 
