@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import array
 import ctypes
-import datetime
+import datetime as _datetime
 import errno
 import os
 import sys  # noqa: F401 (a name of the official module)
@@ -26,6 +26,7 @@ from pcp import __implementation__, __version__  # noqa: F401 (which binding thi
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
                                pmDesc, pmDescPtr, pmHighResLogLabel, pmID, pmInDom, pmLabel,
                                pmLabelPtr, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
@@ -60,6 +61,14 @@ __all__ = [
 
 integer_types = (int,)
 text_type = str
+
+# PCP 6.3's module imports the datetime class and math's modf where 6.0.3's imports the
+# datetime module: scripts reach them as pmapi.datetime (pcp/_core/level.py)
+if _API_LEVEL >= (6, 3):
+    from datetime import datetime
+    from math import modf  # noqa: F401
+else:
+    datetime = _datetime
 
 _PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
 _PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
@@ -1277,7 +1286,7 @@ class pmContext(object):
     def datetime_to_secs(value: Any, precision: int = c_api.PM_TIME_SEC) -> float:
         """A naive datetime as time since the epoch (local time) in seconds, or in
         milliseconds, microseconds or nanoseconds for PM_TIME_MSEC / USEC / NSEC."""
-        delta = value - datetime.datetime.fromtimestamp(0)
+        delta = value - _datetime.datetime.fromtimestamp(0)
         usec = delta.microseconds + (delta.seconds + delta.days * 24.0 * 3600.0) * 10.0 ** 6
         if precision == c_api.PM_TIME_SEC:
             return usec / 10.0 ** 6

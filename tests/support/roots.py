@@ -74,6 +74,17 @@ def _pcp_version(root: str) -> Optional[str]:
     return None
 
 
+def _mount_points() -> set:
+    """Every mount point of this process's namespace (a bind mount of a folder of the same
+    file system is one too, which os.path.ismount cannot see)."""
+    points = set()
+    with open("/proc/self/mountinfo", encoding="utf-8") as stream:
+        for line in stream:
+            # the fifth field, with octal escapes for blanks
+            points.add(line.split()[4].encode().decode("unicode_escape"))
+    return points
+
+
 @functools.lru_cache(maxsize=None)
 def level_problem(level: Level) -> Optional[str]:
     """None when level's reference binding can run (and reach the QA archives), else why
@@ -91,8 +102,9 @@ def level_problem(level: Level) -> Optional[str]:
         return "%s has PCP %s, not %s: run .ci/pcp-roots.sh" % (root, version, VERSIONS[level])
     if os.geteuid() != 0:
         return "running a root's python3 needs chroot, that is root's uid"
+    mounted = _mount_points()
     for mount in ("/proc", QA_ARCHIVES):
-        if not os.path.ismount(root + mount):
+        if root + mount not in mounted:
             return "%s%s is not mounted: run .ci/pcp-roots.sh" % (root, mount)
     probe = "import json, cpmapi\nfrom pcp import pmapi\nprint(json.dumps(pmapi.__file__))\n"
     answer = run_reference(level, probe, timeout=60)

@@ -63,17 +63,27 @@ def parameters(function):
         out.append([p.name, str(p.kind), default])
     return out
 
+def ours(value):
+    """Whether a binding defines this object (else it imports it from Python's library,
+    whose objects change from one Python to the next)."""
+    return (getattr(value, "__module__", None) or "").startswith(("pcp", "cpm", "cmmv"))
+
 def describe(value, owner_is_class=False, depth=0):
+    if getattr(value, "__module__", None) == "typing":
+        return {"typing": True}
     if isinstance(value, types.ModuleType):
         return {"module": value.__name__}
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
     if isinstance(value, property):
         return {"attribute": True}
+    if isinstance(value, type) and value.__name__.startswith("LP_"):
+        # a ctypes pointer type (whose module a Python 3.14 names differently)
+        return {"pointer": value.__name__}
     if isinstance(value, type):
         if depth > 0:
             return {"class": True}
-        if not value.__module__.startswith(("pcp", "cpm", "cmmv")):
+        if not ours(value):
             # a class the module imports (ctypes', datetime's ...): its members are the
             # interpreter's business, not the binding's
             return {"class": "%%s.%%s" %% (value.__module__, value.__qualname__)}
@@ -94,7 +104,7 @@ def describe(value, owner_is_class=False, depth=0):
                 members[name] = describe(raw, True, depth + 1)
         return {"class": value.__name__, "members": members}
     if callable(value):
-        return {"function": parameters(value)}
+        return {"function": parameters(value) if ours(value) else None}
     shown = constant(value)
     if shown is not None:
         return {"constant": shown}
