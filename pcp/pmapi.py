@@ -469,15 +469,17 @@ class pmContext(object):
                 bname, bexpr, pos, _derived.REGISTRY.errmsg))
         self.pmReconnectContext()
 
-    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> None:
+    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> Optional[int]:
         """Register the derived metrics of a file, a directory of files, or a colon list
-        of them (pmLoadDerivedConfig(3)), then reconnect this context."""
+        of them (pmLoadDerivedConfig(3)), then reconnect this context. From level 6.3 the
+        number of metrics registered is returned (6.0.3 returns None)."""
         path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
         _derived.REGISTRY.init()
         sts = _derived.load_path(_derived.REGISTRY, path, recover=False)
         if sts < 0:
             raise pmErr(sts)
         self.pmReconnectContext()
+        return sts if _API_LEVEL >= (6, 3) else None
 
     @staticmethod
     def pmDerivedErrStr() -> Optional[str]:
@@ -522,9 +524,11 @@ class pmContext(object):
         text = self._use().text(get_indom(pmdesc), kind, True)
         return str(text.decode())
 
-    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> bytes:
-        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP), as bytes."""
-        return self._use().text(pmid, kind, False)
+    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> _TUnion[bytes, str]:
+        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP): bytes at level 6.0
+        (6.0.3's), str from 6.3."""
+        text = self._use().text(pmid, kind, False)
+        return text.decode() if _API_LEVEL >= (6, 3) else text
 
     # ---- instance domains ------------------------------------------------------------
 
