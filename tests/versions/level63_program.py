@@ -109,7 +109,8 @@ folder = tempfile.mkdtemp()
 try:
     path = os.path.join(folder, "derived.conf")
     with open(path, "w") as stream:
-        stream.write("levels.test.one = sample.long.one + 1\nlevels.test.two = 2 * sample.long.one\n")
+        stream.write("levels.test.one = sample.long.one + 1\n"
+                     "levels.test.two = 2 * sample.long.one\n")
     out["derived"] = catch(live.pmLoadDerivedConfig, path)
 
     # ---- pmiWrite with a float or datetime alone (6.3) -----------------------------------
