@@ -154,6 +154,29 @@ out["mmv"] = {"metric": [image(m.name), m.item, m.typeof, m.semantics, m.indom,
               "indom": [i.serial, image(i.shorttext), image(i.helptext)],
               "indom_null": getattr(mmv, "MMV_INDOM_NULL", None)}
 
+# ---- pmconfig: prepare_metrics(pmns=True) (6.3), set_attr's values made str (6.3) ------------
+from collections import OrderedDict
+from pcp import pmconfig
+
+class Operands:
+    def pmGetOperands(self):
+        return []
+
+class Util:
+    pass
+
+util = Util()
+util.opts, util.context, util.config, util.globals = Operands(), ctx, None, 0
+util.keys, util.metrics, util.derived, util.instances = ("derived", "instances"), OrderedDict(), None, []
+config = pmconfig.pmConfig(util)
+out["pmconfig"] = {"pmns": catch(lambda: config.prepare_metrics(pmns=True) or sorted(util.metrics)),
+                   "none": catch(config.prepare_metrics)}
+attrs = []
+for name, value in (("derived", "yes"), ("derived", "a=b,c=d"), ("instances", "no"),
+                    ("instances", "a,b"), ("derived", "no")):
+    attrs.append(catch(lambda: config.set_attr(name, value) or getattr(util, name)))
+out["pmconfig"]["set_attr"] = attrs
+
 print(json.dumps(out, sort_keys=True))
 '''
 

@@ -3,7 +3,8 @@
 PM_ERR_ARG (pmErrStr, str(pmErr), pmErrSymDict), PMCD_HOSTNAME_CHANGE and the context
 flags (their values, and pmNewContext given each), timeval/timespec made from a float or a
 datetime, tm.struct_time's day of the year, pmLookupText's str, pmLoadDerivedConfig's
-count, pmiWrite's float and datetime, and pcp.mmv's constructors (level63_program.py).
+count, pmiWrite's float and datetime, pcp.mmv's constructors, and pcp.pmconfig's
+prepare_metrics(pmns=True) and set_attr (level63_program.py).
 
 One program, four runs in parallel (each level's reference and this package at that level,
 on the host), compared section by section; then once more under the trixie root's python3
@@ -23,17 +24,19 @@ pytestmark = [pytest.mark.reference, pytest.mark.pmcd]
 ARCHIVE = roots.QA_ARCHIVES + "/archives/20180102"
 SECTIONS = ("archive_highres", "archive_timeval", "live_highres", "live_timeval", "err_arg",
             "names", "flags_archive", "flags_host", "timeval", "timespec", "keywords",
-            "struct_time", "text", "derived", "pmiWrite", "mmv")
+            "struct_time", "text", "derived", "pmiWrite", "mmv", "pmconfig")
 #: What 6.3.8 answers differently from 6.0.3: the sections that show a level at work.
 CHANGED = {"archive_highres", "live_highres", "err_arg", "names", "timeval", "timespec",
-           "keywords", "struct_time", "text", "derived", "pmiWrite", "mmv"}
+           "keywords", "struct_time", "text", "derived", "pmiWrite", "mmv", "pmconfig"}
 #: flags_host's PM_CTXFLAG_AUTH entry: pmcd asks for SASL authentication, and the roots
 #: have no SASL mechanism plugins (libsasl2-modules is a recommends, not installed), so
 #: their libpcp answers "no mechanism available" where the host's (and this package, which
 #: offers cyrus-sasl's mechanisms) answers "invalid parameter supplied": the machine, not
 #: the level. Level 6.0 compares it in full.
 _AUTH = 1
-ENV = {"TZ": "UTC"}
+#: the installed PCP's own derived metrics (PCP_DERIVED_CONFIG's default) differ between
+#: the host (6.0.3's files) and a root: none on either side
+ENV = {"TZ": "UTC", "PCP_DERIVED_CONFIG": ""}
 
 
 @pytest.fixture(scope="module")
