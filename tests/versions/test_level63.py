@@ -40,14 +40,12 @@ ENV = {"TZ": "UTC", "PCP_DERIVED_CONFIG": ""}
 
 
 @pytest.fixture(scope="module")
-def answers():
+def answers(levels_60_63):
     """{(level, side): the program's answer} for levels 6.0 and 6.3."""
-    for level in ((6, 0), (6, 3)):
-        roots.require_level(level)
     code = program(ARCHIVE)
     with ThreadPoolExecutor(max_workers=4) as pool:
         jobs = {}
-        for level in ((6, 0), (6, 3)):
+        for level in levels_60_63:
             jobs[level, "ref"] = pool.submit(roots.run_reference, level, code, ENV)
             jobs[level, "ours"] = pool.submit(roots.run_ours, level, code, ENV)
         out = {key: job.result() for key, job in jobs.items()}
@@ -83,11 +81,10 @@ def test_the_references_differ_where_6_3_changed(answers):
     assert differing == CHANGED
 
 
-def test_built_in_the_trixie_root(answers):
+def test_built_in_the_trixie_root(answers, level_63):
     """This package built inside the trixie root and run by its python3 (3.13): the level
     comes from the root's pcp.conf (6.3.8), and every section is 6.3.8's."""
-    roots.require_level((6, 3))
-    ours = roots.run_ours_in_root((6, 3), program(ARCHIVE), ENV)
+    ours = roots.run_ours_in_root(level_63, program(ARCHIVE), ENV)
     for section in SECTIONS:
         assert_equal(_comparable(ours, (6, 3), section),
                      _comparable(answers[(6, 3), "ref"], (6, 3), section),

@@ -8,7 +8,6 @@ PMDA serves a private pmcd (tests/pmda/pmcdrun.py: its own port, not the system 
 level 6.3 and under the host's official 6.0.3 binding, for which domain_probe is an ordinary
 method: the hook changes nothing of what the PMDA serves.
 """
-import os
 import shutil
 import subprocess
 import tempfile
@@ -23,7 +22,6 @@ pytestmark = [pytest.mark.reference]
 
 DOMAIN = 481
 PMDA_SOURCE = r'''
-import os
 import cpmapi as c_api
 from pcp.pmapi import pmUnits
 from pcp.pmda import PMDA, pmdaMetric
@@ -86,10 +84,9 @@ def _probe_ours(folder, answer):
     return [done.returncode, done.stdout, done.stderr.replace(folder, "DIR")]
 
 
-def test_probe_answers_as_6_3_8(tmp_path):
-    roots.require_level((6, 3))
+def test_probe_answers_as_6_3_8(tmp_path, level_63):
     (tmp_path / "pmdaprobe.python").write_text(PMDA_SOURCE)
-    root = roots.root_dir((6, 3))
+    root = roots.root_dir(level_63)
     folder_in_root = tempfile.mkdtemp(prefix="levels-probe-", dir=root + "/tmp")[len(root):]
     try:
         shutil.copy(tmp_path / "pmdaprobe.python", root + folder_in_root)
