@@ -6,7 +6,8 @@ answering PM_ERR_NOTCONN. The same probes run under Debian trixie's python3-pcp 
 its root) and this package at level 6.3, their exit status and output compared. Then the
 PMDA serves a private pmcd (tests/pmda/pmcdrun.py: its own port, not the system pmcd's) at
 level 6.3 and under the host's official 6.0.3 binding, for which domain_probe is an ordinary
-method: the hook changes nothing of what the PMDA serves.
+method: the hook changes nothing of what the PMDA serves. At level 6.0 the probe variable
+means nothing, as to 6.0.3.
 """
 import shutil
 import subprocess
@@ -132,3 +133,21 @@ def test_a_probing_pmda_serves_pmcd_as_before(tmp_path):
         answers[name] = _serve(base, interpreter, env)
     assert "42" in answers["official"]["pminfo"], answers["official"]
     assert answers["ours"] == answers["official"]
+
+
+def test_level_6_0_has_no_probe(tmp_path):
+    """At level 6.0 PCP_PYTHON_PROBE means nothing, as to the official 6.0.3: with Install's
+    PCP_PYTHON_DOMAIN also set, the PMDA writes its domain.h line and exits 0."""
+    difftest.require_reference()
+    (tmp_path / "pmdaprobe.python").write_text(PMDA_SOURCE)
+    runs = []
+    for interpreter in (OFFICIAL, OURS):
+        env = difftest._env(interpreter == OURS)
+        if interpreter == OURS:
+            env.update(_our_env(), PCP_NATIVE_API_LEVEL="6.0")
+        env.update(PCP_PYTHON_PROBE="1", PCP_PYTHON_DOMAIN="1", PROBE_ANSWER="5")
+        done = subprocess.run([interpreter, "pmdaprobe.python"], cwd=str(tmp_path), env=env,
+                              capture_output=True, text=True, timeout=60, check=False)
+        runs.append([done.returncode, done.stdout, done.stderr])
+    assert runs[0] == [0, "#define PROBE %d\n" % DOMAIN, ""]
+    assert runs[1] == runs[0]
