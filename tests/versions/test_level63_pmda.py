@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.reference]
 
 DOMAIN = 481
 PMDA_SOURCE = r'''
+import os
 import cpmapi as c_api
 from pcp.pmapi import pmUnits
 from pcp.pmda import PMDA, pmdaMetric
