@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.reference, pytest.mark.pmcd]
 ARCHIVE = roots.QA_ARCHIVES + "/archives/20180102"
 SECTIONS = ("archive_highres", "archive_timeval", "live_highres", "live_timeval", "err_arg",
             "names", "flags_archive", "flags_host", "timeval", "timespec", "keywords",
-            "struct_time", "text", "derived", "pmiWrite", "mmv", "pmconfig")
+            "struct_time", "text", "derived", "pmiWrite", "mmv", "mmv_empty", "pmconfig")
 #: What 6.3.8 answers differently from 6.0.3: the sections that show a level at work.
 CHANGED = {"archive_highres", "live_highres", "err_arg", "names", "timeval", "timespec",
            "keywords", "struct_time", "text", "derived", "pmiWrite", "mmv", "pmconfig"}
