@@ -15,7 +15,7 @@ from pcp._core.longdouble import ld_timestamp_sub
 from pcp._libpcp import options as _libopts
 from pcp._libpcp.dumplines import DumpLines
 from pcp._libpcp.getopt import LongOption
-from pcp.cli import _common, _options
+from pcp.cli import _common, _options, _tables
 from pcp.cli._common import CliError, Clock, Source
 
 STANDARD = _options.STANDARD
@@ -33,40 +33,7 @@ _LABEL_TYPE = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain
 
 
 
-TOOL = _options.Tool(
-    "dump", "aD:dehIilLmMn:rS:sT:tv:xZ:z?", [
-        _options.header("Options"),
-        STANDARD["Debug"],
-        _options.own("all", "a", "dump everything"),
-        _options.own("descs", "d", "dump metric descriptions"),
-        _options.own("labelsets", "e", "dump all metric label metadata"),
-        _options.own("helptext", "h", "dump all metric help text"),
-        _options.own("on-disk-insts", "I", "dump on-disk instance domain descriptions"),
-        _options.own("insts", "i", "dump instance domain descriptions"),
-        _options.own("", "L", "more verbose form of archive label dump"),
-        _options.own("label", "l", "dump the archive label"),
-        _options.own("markrecs", "M", "report <mark> records"),
-        _options.own("metrics", "m", "dump values of the metrics (default)"),
-        STANDARD["Namespace"],
-        _options.own("reverse", "r", "process archive in reverse chronological order"),
-        STANDARD["Start"],
-        _options.own("sizes", "s", "report size of data records in archive"),
-        STANDARD["Finish"],
-        _options.own("", "t", "dump the temporal index"),
-        _options.own("", "v", "verbose hex dump of a physical file in raw format", "FILE"),
-        _options.own("", "x", "include date, usec (-xx) and Epoch (-xxx) in reported "
-                     "timestamps"),
-        STANDARD["TimeZone"],
-        STANDARD["HostZone"],
-        STANDARD["Version"],
-        STANDARD["Help"],
-        _options.header("pcp-native options"),
-        LongOption("archive", 1, "", "FILE", "the archive (default: the first operand)"),
-        _options.demo_option(),
-        _options.own("records", "", "dump at most N records", "N"),
-    ],
-    "[options] [archive [metricname ...]]", overrides="ahLst",
-    flags=c_api.PM_OPTFLAG_STDOUT_TZ | c_api.PM_OPTFLAG_BOUNDARIES)
+TOOL = _tables.TOOLS["dump"]
 
 
 def main(argv: List[str], out: Any = None) -> int:
@@ -84,7 +51,7 @@ def main(argv: List[str], out: Any = None) -> int:
         # pmdumplog's form: the archive first, then metric names
         _libopts.add_archive(opts, names[0])
         names = names[1:]
-    _options.finish(parsed, None)
+    _options.finish(parsed, _tables.DEFAULT_SOURCE["dump"])
     if not opts.archives:
         # pmdumplog without an archive: its usage, status 1
         _options.usage(opts)
