@@ -15,7 +15,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.native import ffi, lib
-from pcp._decode.result import ResultArrays
 
 # the first room for a record's lines; it grows for a larger record and stays grown
 _FIRST_ROOM = 1 << 16
@@ -154,19 +153,6 @@ class DumpLines:
     def pmids(result: Any) -> List[int]:
         """The pmid of each value set of a result, in order."""
         return ffi.unpack(result._r.c.pmid, result.numpmid)
-
-    @staticmethod
-    def columns(result: Any) -> ResultArrays:
-        """A result's columns as Python lists (what result.as_arrays() gives as numpy
-        arrays, without importing numpy for the few records the C leaves)."""
-        c = result._r.c
-        m, n = c.numpmid, c.nvalues
-        return ResultArrays(
-            pmid=ffi.unpack(c.pmid, m), numval=ffi.unpack(c.numval, m),
-            valfmt=ffi.unpack(c.valfmt, m), first=ffi.unpack(c.first, m),
-            inst=ffi.unpack(c.inst, n), vtype=ffi.unpack(c.vtype, n),
-            ival=ffi.unpack(c.ival, n), dval=ffi.unpack(c.dval, n),
-            boff=ffi.unpack(c.boff, n), blen=ffi.unpack(c.blen, n), data=result._r.pdu)
 
     @staticmethod
     def size(result: Any, plan: Plan, header: int) -> int:

@@ -418,7 +418,7 @@ class _Dump:
             w(text)
             return
         # what the C leaves: this loop over the result's columns
-        arrays = self._lines.columns(result)
+        arrays = result.as_lists()
         for i in sets:
             pmid = int(arrays.pmid[i])
             numval = int(arrays.numval[i])

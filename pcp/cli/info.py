@@ -216,7 +216,7 @@ class _Info:
                 if self.origin is not None:
                     self._rewind()
                 result = self.ctx.pmFetch(pmids).contents
-                arrays = result.as_arrays()
+                arrays = result.as_lists()
             except pmErr as e:
                 for n in names:
                     w("%s: pmFetch: %s\n" % (n, pmErrStr(e.code)))

@@ -78,7 +78,7 @@ class _Snap:
 
 
 def _expected(result, draw_sets):
-    arrays = dumplines.DumpLines.columns(result)
+    arrays = result.as_lists()
     text = ""
     for n, (mtype, values, named) in enumerate(draw_sets):
         text += HEAD
