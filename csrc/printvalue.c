@@ -28,39 +28,33 @@ static void put_str(sink *s, const char *text)
     put(s, text, strlen(text));
 }
 
-/* printf's text of one number, through a small local buffer (the longest, a %.16g
- * double or a 64-bit integer, is under 32 bytes). */
-static void put_fmt_i64(sink *s, const char *fmt, long long v)
+/* printf's text of one number, made in a small local buffer (the longest, a %.16g
+ * double or a 64-bit integer, is under 32 bytes): `n` is snprintf's return. */
+static void put_printed(sink *s, const char *buf, int n, size_t room)
 {
-    char buf[48];
-    int n = snprintf(buf, sizeof buf, fmt, v);
-    if (n < 0 || (size_t)n >= sizeof buf) {
+    if (n < 0 || (size_t)n >= room) {
         s->full = 1;
         return;
     }
     put(s, buf, (size_t)n);
+}
+
+static void put_fmt_i64(sink *s, const char *fmt, long long v)
+{
+    char buf[48];
+    put_printed(s, buf, snprintf(buf, sizeof buf, fmt, v), sizeof buf);
 }
 
 static void put_fmt_u64(sink *s, const char *fmt, unsigned long long v)
 {
     char buf[48];
-    int n = snprintf(buf, sizeof buf, fmt, v);
-    if (n < 0 || (size_t)n >= sizeof buf) {
-        s->full = 1;
-        return;
-    }
-    put(s, buf, (size_t)n);
+    put_printed(s, buf, snprintf(buf, sizeof buf, fmt, v), sizeof buf);
 }
 
 static void put_double(sink *s, int digits, double v)
 {
     char buf[48];
-    int n = snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (n < 0 || (size_t)n >= sizeof buf) {
-        s->full = 1;
-        return;
-    }
-    put(s, buf, (size_t)n);
+    put_printed(s, buf, snprintf(buf, sizeof buf, "%.*g", digits, v), sizeof buf);
 }
 
 /* 1 when bytes[0 .. n) is UTF-8 as Python's strict decoder takes it (no overlong forms,
