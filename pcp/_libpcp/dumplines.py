@@ -22,6 +22,8 @@ _FIRST_ROOM = 1 << 16
 # (the plans then bind again to the tables they are given next)
 _FIRST_NAMES = 1 << 12
 _MAX_NAMES = 1 << 20
+# plans kept: an archive whose records rarely repeat a layout starts over past this many
+_MAX_PLANS = 4096
 
 SetPlan = Tuple[int, int, str, Optional[int]]
 
@@ -146,6 +148,8 @@ class DumpLines:
         """The plan of a layout: for each set to write, (its index in the result, the
         metric's PM_TYPE_* (-1: unknown, which leaves a record with its values to the
         caller), its head text, its instance domain or None)."""
+        if len(self.plans) >= _MAX_PLANS:
+            self.plans.clear()
         plan = self.plans[key] = Plan(sets)
         return plan
 

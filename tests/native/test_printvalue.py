@@ -234,3 +234,19 @@ def test_the_c_writes_what_the_dumps_own_loop_writes(name, monkeypatch):
     assert with_c.out == without.out
     if ARCHIVES[name]:
         assert sum(written) > len(written) // 2, (sum(written), len(written))
+
+
+def test_plans_and_names_start_over_past_their_bounds(monkeypatch):
+    """An archive whose layouts or instance-domain records never repeat keeps bounded
+    plans and names: past the bounds they start over, and the text stays the same."""
+    monkeypatch.setattr(dumplines, "_MAX_PLANS", 2)
+    monkeypatch.setattr(dumplines, "_MAX_NAMES", 1)
+    sets, plan = _sets_of([(0, [1, 2, 3], True)])
+    result = result_of(result_pdu(sets)).contents
+    lines = dumplines.DumpLines()
+    want = _expected(result, [(0, [1, 2, 3], True)])
+    for key in range(5):
+        made = lines.add_plan(key, plan)
+        assert len(lines.plans) <= 2
+        for _ in range(2):
+            assert lines.text(result, made, [_Snap()]) == want
