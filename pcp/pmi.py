@@ -323,8 +323,9 @@ def _put_result(result: Any, highres: bool) -> int:
     return _writer().put_result_sets(sets, (flat.sec, nsec))
 
 
-def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
-                hostname: Optional[str] = None, timezone: Optional[str] = None) -> int:
+def write_frame(frame: Any, path: Any, form: Optional[str] = None,
+                version: Optional[int] = None, hostname: Optional[str] = None,
+                timezone: Optional[str] = None) -> int:
     """Beyond the official module: write a pandas DataFrame (or an Arrow table) to the
     archive `path` in one call, the reverse of ``pcp.bulk.read_archive(...).to_pandas(form)``
     (or ``.to_arrow(form)``).
@@ -333,8 +334,16 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
     "long" (columns time, metric, instance, value and optionally text), guessed from the
     columns when None. Each row becomes one record; the metric types follow the column
     dtypes. The label's zone is `timezone`, else the zone of the frame's times (the
-    archive zone pcp.bulk's indexes carry; UTC for naive times). Returns the number of
-    records written."""
+    archive zone pcp.bulk's indexes carry; UTC for naive times); its host `hostname`,
+    else this machine's; its format `version`, else 3. Returns the number of records
+    written.
+
+    A frame that pcp.bulk made (``attrs["pcp"]``; an Arrow table or Parquet file's
+    schema metadata b"pcp", the CLI's Parquet export included) carries its archive:
+    its metrics keep their pmIDs, types, semantics, units, instance domains and
+    instance ids, and the label (host, zone, version, start), the instance-domain
+    records and the <mark>s are the archive's unless given here, so that the archive
+    comes back as it was. Columns it does not describe are written as above."""
     from pcp._bulk.frame_writer import write_frame as _write_frame
 
     return _write_frame(frame, path, form=form, version=version, hostname=hostname,

@@ -221,6 +221,10 @@ class ImportContext:
         self.archive = archive
         self.hostname: Optional[bytes] = None
         self.timezone: Optional[bytes] = None
+        # beyond libpcp_import (set_label_extras): a bulk writer giving an archive back
+        self.zoneinfo: Optional[bytes] = None
+        self.label_stamp: Optional[Stamp] = None
+        self.aliases: Dict[int, List[bytes]] = {}     # pmid -> all its names (set_names)
         self.metrics: List[_Metric] = []
         self.by_name: Dict[bytes, int] = {}
         self.indoms: Dict[int, _InDom] = {}
@@ -342,6 +346,35 @@ def set_hostname(value: bytes) -> int:
 
 def set_timezone(value: bytes) -> int:
     return _set_label_text("timezone", value)
+
+
+def set_label_extras(zoneinfo: Optional[bytes], stamp: Optional[Stamp]) -> int:
+    """Beyond libpcp_import, for bulk writers giving an archive back: the label's v3
+    zoneinfo (with a zone set by set_timezone) and its start time (else the first
+    record's)."""
+    ctx = _current
+    if ctx is None:
+        return PM_ERR_NOCONTEXT
+    ctx.zoneinfo = None if zoneinfo is None else cstr(zoneinfo)
+    ctx.label_stamp = stamp
+    return 0
+
+
+def set_names(pmid: int, names: List[bytes]) -> int:
+    """Beyond libpcp_import, for bulk writers giving an archive back: every name of the
+    metric `pmid` (added first, under one of them), each written as a descriptor record
+    of its own in this order, as an archive holds a metric of several names."""
+    ctx = _current
+    if ctx is None:
+        return PM_ERR_NOCONTEXT
+    names = [cstr(n) for n in names]
+    for name in names:
+        if not valid_pmns_name(name):
+            return PMI_ERR_BADMETRICNAME
+        if ctx.by_name.get(name, -1) >= 0 and ctx.metrics[ctx.by_name[name]].pmid != pmid:
+            return PMI_ERR_DUPMETRICNAME
+    ctx.aliases[pmid] = names
+    return 0
 
 
 def set_version(version: int) -> int:
@@ -866,13 +899,14 @@ def _check_context_start(ctx: ImportContext) -> int:
         return -(exc.errno or 1)
     version = ctx.version
     if ctx.timezone is not None:
-        tz, zoneinfo = ctx.timezone, b""
+        tz, zoneinfo = ctx.timezone, ctx.zoneinfo or b""
     else:
         width = _V2_TZ_MAXLEN if version == PM_LOG_VERS02 else _V3_STRING_LEN
         tz = local_timezone().encode()[:width - 1]
         zoneinfo = (local_zoneinfo() or "").encode()
     zones.new_zone(tz.decode("utf-8", "replace"))
-    files = _Archive(base, version, (os.getpid(), _stamp[0], _stamp[1], host, tz, zoneinfo))
+    start = _stamp if ctx.label_stamp is None else ctx.label_stamp
+    files = _Archive(base, version, (os.getpid(), start[0], start[1], host, tz, zoneinfo))
     opened = dict(made)
     files.index, files.meta, files.data = opened[_VOL_INDEX], opened[_VOL_META], opened[0]
     for vol, f in ((_VOL_INDEX, files.index), (_VOL_META, files.meta), (0, files.data)):
@@ -903,15 +937,39 @@ def _check_indom(ctx: ImportContext, indom: int) -> bool:
     d = ctx.indoms.get(indom)
     if d is None or d.meta_done:
         return False
+    _write_indom(ctx, d, _stamp)
+    return True
+
+
+def _write_indom(ctx: ImportContext, d: _InDom, stamp: Stamp) -> None:
+    """An instance domain record of `d` stamped `stamp` (its arrays then sorted, as
+    libpcp's writer leaves them)."""
     files = ctx.files
     names = b"".join(n + b"\0" for n in d.names)
     inst = ffi.new("int32_t[]", d.inst)
-    files.meta.write(_encode(lib.pcp_archive_write_indom, files.version, _stamp[0], _stamp[1],
-                             indom, len(d.inst), inst, names, len(names)))
+    files.meta.write(_encode(lib.pcp_archive_write_indom, files.version, stamp[0], stamp[1],
+                             d.indom, len(d.inst), inst, names, len(names)))
     d.meta_done = True
     d.sort_written()
     ctx.resolved.clear()
-    return True
+
+
+def put_indom(indom: int, stamp: Stamp, insts: List[int], names: List[bytes]) -> int:
+    """Beyond libpcp_import, for bulk writers giving an archive back with its instances
+    coming and going: the instance domain as it was at `stamp` written now, and made
+    the context's (pmiAddInstance only ever adds)."""
+    ctx = _current
+    if ctx is None:
+        return PM_ERR_NOCONTEXT
+    sts = _check_context_start(ctx)
+    if sts < 0:
+        return sts
+    d = ctx.indoms[indom] = _InDom(indom)
+    for name, inst in zip(names, insts):
+        d.append(cstr(name), inst)
+    _write_indom(ctx, d, stamp)
+    ctx.files.meta.flush()
+    return 0
 
 
 def _check_metric(ctx: ImportContext, pmid: int) -> bool:
@@ -921,8 +979,9 @@ def _check_metric(ctx: ImportContext, pmid: int) -> bool:
             continue
         needti = False
         if not m.meta_done:
-            ctx.files.meta.write(_encode(lib.pcp_archive_write_desc, m.pmid, m.type, m.indom,
-                                         m.sem, m.units, m.name, len(m.name)))
+            for name in ctx.aliases.get(pmid) or [m.name]:
+                ctx.files.meta.write(_encode(lib.pcp_archive_write_desc, m.pmid, m.type,
+                                             m.indom, m.sem, m.units, name, len(name)))
             m.meta_done = True
             needti = True
         if m.indom != PM_INDOM_NULL:

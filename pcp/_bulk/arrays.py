@@ -200,17 +200,22 @@ class ArchiveColumns:
     timezone, zoneinfo  the archive label's zone (a TZ string, and the zoneinfo name
                 v3 labels add): the zone of the pandas indexes
     missing     archives -> the selected names they lack (a collection read leniently:
-                ArchiveReader's missing="skip"); the pandas frames' attrs["pcp_missing"]"""
+                ArchiveReader's missing="skip"); the pandas frames' attrs["pcp_missing"]
+    source      the archive's label and instance-domain history (pcp._bulk.carried), which
+                the pandas and Arrow forms carry for pcp.pmi.write_frame; None for rows
+                no reader made"""
 
     def __init__(self, time: np.ndarray, after_mark: np.ndarray,
                  metrics: Dict[str, MetricArray], timezone: str = "",
-                 zoneinfo: str = "", missing: Optional[Dict[str, List[str]]] = None) -> None:
+                 zoneinfo: str = "", missing: Optional[Dict[str, List[str]]] = None,
+                 source: Optional[Dict[str, Any]] = None) -> None:
         self.time = time
         self.after_mark = after_mark
         self.metrics = metrics
         self.timezone = timezone
         self.zoneinfo = zoneinfo
         self.missing: Dict[str, List[str]] = dict(missing or {})
+        self.source = source
 
     def __getitem__(self, name: str) -> MetricArray:
         return self.metrics[name]
@@ -291,7 +296,7 @@ class ArchiveColumns:
                                         np.concatenate(pres), last.instances,
                                         last.instance_names, last.rate)
         return ArchiveColumns(time, after, metrics, parts[0].timezone, parts[0].zoneinfo,
-                              parts[0].missing)
+                              parts[0].missing, parts[0].source)
 
 
 def absent(shape: Tuple[int, int], dtype: np.dtype, rate: bool = False) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 
 from pcp._archive.context import ArchiveContext
 from pcp._archive.files import spec_text
-from pcp._bulk import derived_columns, export, grid
+from pcp._bulk import carried, derived_columns, export, grid
 from pcp._bulk.arrays import ArchiveColumns, MetricArray, MissingMetricsWarning
 from pcp._bulk.scan import Scan
 from pcp._bulk.selection import (NS_MAX, NS_MIN, Selected, TimeLike, columns_in_window,
@@ -152,6 +152,8 @@ class ArchiveReader:
             else:
                 self.start_ns, self.end_ns = to_ns(start, NS_MIN), to_ns(end, NS_MAX)
             self._metadata(ctx, metrics)
+            self.source = carried.source_of(ctx, self._metrics,
+                                            self.start_ns, self.end_ns)
             if self.interval_ns is not None:
                 grid.grid_columns(ctx, self._metrics + list(self._derived), self.start_ns,
                                   self.end_ns)
@@ -231,6 +233,7 @@ class ArchiveReader:
         scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self, drop_unknown)
         for chunk in scan.run():
             chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
+            chunk.source = self.source
             chunk.missing = self.missing_by_archive
             yield chunk
 
@@ -250,7 +253,8 @@ class ArchiveReader:
                 np.zeros((0, len(m.insts)), dtype), np.zeros((0, len(m.insts)), bool),
                 np.array(m.insts, np.int32), list(m.inames), m.rate)
         return ArchiveColumns(np.zeros(0, "datetime64[ns]"), np.zeros(0, bool), metrics,
-                              self.timezone, self.zoneinfo, self.missing_by_archive)
+                              self.timezone, self.zoneinfo, self.missing_by_archive,
+                              self.source)
 
     @property
     def missing_by_archive(self) -> Dict[str, List[str]]:

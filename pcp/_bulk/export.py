@@ -7,7 +7,11 @@ types are kept (integers as pandas nullable integers / Arrow integers with nulls
 absent values are NaN / null. Long: one row per value present, columns time, metric,
 instance (null for singular metrics), value (float64) and, only when strings or
 aggregates are selected, text (their values; value is then null on those rows). Long
-rows are grouped by metric, in time order within each metric of a chunk."""
+rows are grouped by metric, in time order within each metric of a chunk.
+
+Both forms carry the archive's facts (pcp._bulk.carried: descriptors, instance ids,
+label, instance-domain history, <mark>s) for pcp.pmi.write_frame: pandas in
+attrs["pcp"], Arrow in the schema's metadata and, wide, in each column's field metadata."""
 from __future__ import annotations
 
 import copyreg
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from pcp._bulk import carried
 from pcp._bulk.typed import BLOBS, CELL_DTYPES
 from pcp._core.constants import PM_INDOM_NULL, PM_TYPE_AGGREGATE
 
@@ -77,6 +82,9 @@ def to_pandas(cols: ArchiveColumns, form: str = "wide"):
     if cols.missing:
         # which archives of a collection lacked which of the selected metrics
         frame.attrs["pcp_missing"] = {k: list(v) for k, v in cols.missing.items()}
+    facts = carried.text(cols)
+    if facts is not None:
+        frame.attrs[carried.KEY] = facts
     return frame
 
 
@@ -239,23 +247,25 @@ def _arrow_type(pa, type_: int, rate: bool):
     return pa.from_numpy_dtype(CELL_DTYPES[type_])
 
 
-def wide_schema(pa, metrics: List[Any]):
-    """Schema of the wide table: metrics as (name, MetricArray or reader metric)."""
+def wide_schema(pa, metrics: List[Any], facts: Optional[str] = None):
+    """Schema of the wide table: metrics as (name, MetricArray or reader metric); each
+    column's field metadata its metric's facts, the schema's `facts` (carried.text)."""
     fields = [pa.field("time", pa.timestamp("ns"), nullable=False)]
     for m in metrics:
-        for cname in wide_names(m):
-            fields.append(pa.field(cname, _arrow_type(pa, m.type, m.rate)))
-    return pa.schema(fields)
+        for j, cname in enumerate(wide_names(m)):
+            fields.append(pa.field(cname, _arrow_type(pa, m.type, m.rate),
+                                   metadata=carried.field_metadata(m, j)))
+    return pa.schema(fields, metadata=carried.schema_metadata(facts))
 
 
-def long_schema(pa, metric_names: List[str], blobs: bool):
+def long_schema(pa, metric_names: List[str], blobs: bool, facts: Optional[str] = None):
     fields = [pa.field("time", pa.timestamp("ns"), nullable=False),
               pa.field("metric", pa.dictionary(pa.int32(), pa.string()), nullable=False),
               pa.field("instance", pa.dictionary(pa.int32(), pa.string())),
               pa.field("value", pa.float64())]
     if blobs:
         fields.append(pa.field("text", pa.string()))
-    return pa.schema(fields)
+    return pa.schema(fields, metadata=carried.schema_metadata(facts))
 
 
 def _wide_arrays(pa, cols: ArchiveColumns) -> List[Any]:
@@ -296,14 +306,14 @@ def _blob_arrays(pa, m: MetricArray, atype) -> List[Any]:
 
 def wide_batch(pa, cols: ArchiveColumns, schema=None):
     if schema is None:
-        schema = wide_schema(pa, list(cols.metrics.values()))
+        schema = wide_schema(pa, list(cols.metrics.values()), carried.text(cols))
     return pa.RecordBatch.from_arrays(_wide_arrays(pa, cols), schema=schema)
 
 
 def long_batch(pa, cols: ArchiveColumns, schema=None):
     lf = _Long(cols)
     if schema is None:
-        schema = long_schema(pa, lf.names, lf.texts is not None)
+        schema = long_schema(pa, lf.names, lf.texts is not None, carried.text(cols))
     arrays = [
         pa.array(lf.time.view(np.int64), pa.int64()).view(pa.timestamp("ns")),
         pa.DictionaryArray.from_arrays(pa.array(lf.mcodes, pa.int32()),
@@ -335,6 +345,9 @@ class _Meta:
 
     def __init__(self, name, m) -> None:
         self.name = name
+        self.pmid = m.pmid
+        self.sem = m.sem
+        self.units = m.units
         self.type = m.type
         self.rate = m.rate
         self.indom = m.indom
@@ -353,11 +366,13 @@ def batch_reader(reader, form: str = "wide"):
     _check_form(form)
     pa = need("pyarrow", "arrow")
     metas = [_Meta(n, m) for n, m in reader._names]
+    # the rows are not known yet: the facts of the stream have no <mark>s
+    facts = carried.dumps(carried.describe(reader.source, zip(reader.metric_names, metas)))
     if form == "wide":
-        schema = wide_schema(pa, metas)
+        schema = wide_schema(pa, metas, facts)
         make = wide_batch
     else:
-        schema = long_schema(pa, reader.metric_names, _has_blobs(metas))
+        schema = long_schema(pa, reader.metric_names, _has_blobs(metas), facts)
         make = long_batch
 
     def batches():

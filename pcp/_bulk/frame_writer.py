@@ -14,7 +14,14 @@ them. Metrics get pmIDs as pmiAddMetric gives them to PM_ID_NULL (domain 245) an
 metrics with the same instance names share an instance domain (245.n), instances
 numbered in column order. The value columns are encoded in C (csrc/archive_write.c,
 pcp_archive_write_frame), a block of rows per call, without a Python object per value
-except for strings."""
+except for strings.
+
+A frame pcp.bulk made (to_pandas, to_arrow, a Parquet file of either or of the CLI's
+export) carries its archive's facts (pcp._bulk.carried): its metrics are then written
+with their own pmIDs, types, semantics, units, instance domains and instance ids, the
+label with the archive's host, zone and start, each instance-domain record at its time
+and each <mark> where it was, so that the archive comes back as it was. A column the
+facts do not describe (added by the user, renamed, or a rate) is written as above."""
 
 from __future__ import annotations
 
@@ -24,10 +31,12 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from pcp._archive import writer
+from pcp._bulk import carried
 from pcp._core.constants import (
     PM_TYPE_AGGREGATE, PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, PM_SEM_INSTANT, PM_TYPE_32, PM_TYPE_64,
     PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32, PM_TYPE_U64,
 )
+from pcp._core.wire import PM_IN_NULL_INT32
 from pcp._core.native import ffi, lib
 
 _ROWS_PER_CALL = 4096
@@ -65,6 +74,11 @@ class _Metric:
         self.present = present
         self.pmid = PM_ID_NULL
         self.indom = PM_INDOM_NULL
+        self.sem = PM_SEM_INSTANT
+        self.units = 0
+        self.inst_ids: Optional[List[int]] = None     # the archive's ids, when carried
+        self.alias = False          # another name of a carried metric: no values of its own
+        self.names = [name]         # every name of a carried metric, the archive's order
 
 
 def _pm_type(dtype: Any) -> int:
@@ -227,10 +241,85 @@ def _long_metrics(frame: Any, pd: Any) -> Tuple[np.ndarray, List[_Metric]]:
     return rows_ns, metrics
 
 
-def _define(metrics: List[_Metric]) -> None:
-    """pmiAddMetric / pmiAddInstance for every metric (one indom per instance list)."""
+_NUMERIC_TYPES = set(_NUMPY_OF_TYPE)
+_TEXT_TYPES = {PM_TYPE_STRING, PM_TYPE_AGGREGATE}
+
+
+def _apply_facts(metrics: List[_Metric], facts: Dict[str, Any]) -> None:
+    """Give each metric the archive's descriptor and instance ids the frame carries for
+    it, when its columns are still the archive's: every instance column known, values
+    of the same kind (numbers or text). The values are converted to the carried type
+    (the long form holds numbers as float64)."""
+    described = facts.get("metrics") or {}
+    used_pmids: Dict[int, _Metric] = {}
+    for m in metrics:
+        desc = described.get(m.name)
+        if not isinstance(desc, dict):
+            continue
+        first = used_pmids.get(desc["pmid"])
+        if first is not None:
+            # a metric of several names: the first name's values, the others as names
+            m.alias = first.instances == m.instances and first.type == desc["type"]
+            if m.alias:
+                m.pmid = first.pmid
+            continue
+        type_ = desc["type"]
+        if not ((type_ in _NUMERIC_TYPES and m.type in _NUMERIC_TYPES)
+                or (type_ in _TEXT_TYPES and m.type in _TEXT_TYPES)):
+            continue
+        if desc["indom"] == PM_INDOM_NULL:
+            if m.instances != [None]:
+                continue
+            inst_ids = [PM_IN_NULL_INT32]
+        else:
+            ids = carried.instance_ids(desc)
+            if None in m.instances or any(str(i) not in ids for i in m.instances):
+                continue
+            inst_ids = [ids[str(i)] for i in m.instances]
+        if type_ != m.type and type_ in _NUMERIC_TYPES:
+            values = np.where(m.present, m.values, 0) if m.type in (PM_TYPE_FLOAT,
+                                                                    PM_TYPE_DOUBLE) else m.values
+            m.values = np.ascontiguousarray(values.astype(_NUMPY_OF_TYPE[type_]))
+        m.type, m.pmid, m.sem, m.units, m.indom = (type_, desc["pmid"], desc["sem"],
+                                                   desc["units"], desc["indom"])
+        m.inst_ids = inst_ids
+        used_pmids[desc["pmid"]] = m
+        m.names = list(desc.get("names") or [m.name])
+
+
+def _valueless(facts: Dict[str, Any], metrics: List[_Metric], nrows: int) -> List[_Metric]:
+    """The carried metrics whose instance domain had no instances (no columns, so
+    not in the frame): their descriptors and instance domains are the archive's too."""
+    have = {m.name for m in metrics}
+    out = []
+    for name, desc in (facts.get("metrics") or {}).items():
+        if name not in have and isinstance(desc, dict) and not desc.get("instances") \
+                and desc.get("indom") != PM_INDOM_NULL:
+            out.append(_Metric(name, desc["type"], [], np.zeros((nrows, 0)),
+                               np.zeros((nrows, 0), bool)))
+    return out
+
+
+def _define(metrics: List[_Metric], history: Dict[int, List[Any]]) -> None:
+    """pmiAddMetric / pmiAddInstance for every metric (one indom per instance list; a
+    carried indom with a history is written by _Timeline instead)."""
     indoms: Dict[Tuple[str, ...], int] = {}
     for m in metrics:
+        if m.alias:
+            continue
+        if m.pmid != PM_ID_NULL:
+            if m.indom != PM_INDOM_NULL and m.indom not in history:
+                # carried, but the frame has no record of the indom: its columns
+                history[m.indom] = [[None, m.inst_ids, [str(i) for i in m.instances]]]
+            sts = writer.add_metric(m.name.encode("utf-8"), m.pmid, m.type, m.indom, m.sem,
+                                    m.units, any_type=True)
+            if sts < 0:
+                raise pmErr(sts, m.name)
+            if len(m.names) > 1 and m.name in m.names:
+                sts = writer.set_names(m.pmid, [n.encode("utf-8") for n in m.names])
+                if sts < 0:
+                    raise pmErr(sts, m.name)
+            continue
         if m.instances != [None]:
             key = tuple(str(i) for i in m.instances)
             indom = indoms.get(key)
@@ -256,8 +345,11 @@ def _c_metric(m: _Metric, lo: int, hi: int, keep: List[Any]) -> Any:
     c.pmid = m.pmid
     c.type = m.type
     c.ncol = ncol
-    inst = ffi.new("int32_t[]", [PM_IN_NULL - (1 << 32)] if m.instances == [None]
-                   else list(range(ncol)))
+    if m.inst_ids is not None:
+        inst = ffi.new("int32_t[]", m.inst_ids)
+    else:
+        inst = ffi.new("int32_t[]", [PM_IN_NULL - (1 << 32)] if m.instances == [None]
+                       else list(range(ncol)))
     present = np.ascontiguousarray(m.present[lo:hi], dtype=np.uint8)
     keep += [inst, present]
     c.inst = inst
@@ -332,20 +424,56 @@ def _frame_zone(frame: Any, pd: Any) -> str:
     return key if isinstance(key, str) and key else "UTC"
 
 
-def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int = 3,
-                hostname: Optional[str] = None, timezone: Optional[str] = None) -> int:
+def _timeline(ns: np.ndarray, history: Dict[int, List[Any]],
+              marks: List[int]) -> Dict[int, List[Tuple[Any, ...]]]:
+    """What comes before row k (k == len(ns): after the last): ("mark",) for a <mark>
+    the rows followed, ("indom", stamp, indom, ids, names) for each instance-domain
+    record of the history, at the first row at or after its time (a record with no
+    time: the first row's)."""
+    events: Dict[int, List[Tuple[Any, ...]]] = {}
+    for t in marks:
+        k = int(np.searchsorted(ns, t))
+        if 0 < k < len(ns) and ns[k] == t:
+            events.setdefault(k, []).append(("mark",))
+    records = []
+    for indom, snaps in history.items():
+        for t, ids, names in snaps:
+            t = int(ns[0]) if t is None else int(t)
+            records.append((t, indom, ids, names))
+    for t, indom, ids, names in sorted(records, key=lambda r: r[0]):
+        k = int(np.searchsorted(ns, t))
+        events.setdefault(k, []).append(("indom", divmod(t, 1000000000), indom, ids, names))
+    return events
+
+
+def _happen(events: List[Tuple[Any, ...]]) -> None:
+    for event in events:
+        if event[0] == "mark":
+            sts = writer.put_mark()
+        else:
+            _, stamp, indom, ids, names = event
+            sts = writer.put_indom(indom, stamp, [int(i) for i in ids],
+                                   [str(n).encode("utf-8") for n in names])
+        if sts < 0:
+            raise pmErr(sts)
+
+
+def write_frame(frame: Any, path: Any, form: Optional[str] = None,
+                version: Optional[int] = None, hostname: Optional[str] = None,
+                timezone: Optional[str] = None) -> int:
     """Write `frame` (a pandas DataFrame or an Arrow table) to the archive `path` (base
     name); returns the records written. The label's zone is `timezone`, else the zone
-    of the frame's times (what pcp.bulk's indexes carry), UTC for naive times."""
+    the frame carries from its archive, else the zone of the frame's times (what
+    pcp.bulk's indexes carry), UTC for naive times; its host `hostname`, else the
+    archive's, else this machine's; its version `version`, else the archive's, else 3."""
     import pandas as pd
 
+    facts = carried.of_frame(frame)
     column_types: Dict[str, int] = {}
     if not isinstance(frame, pd.DataFrame) and hasattr(frame, "schema") \
             and hasattr(frame, "to_pandas"):
         frame, column_types = _arrow_to_pandas(frame)
 
-    if timezone is None:
-        timezone = _frame_zone(frame, pd)
     if form is None:
         form = "long" if {"time", "metric", "value"} <= set(map(str, frame.columns)) \
             else "wide"
@@ -358,6 +486,30 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
         raise ValueError("form must be 'wide' or 'long'")
     if len(ns) and np.any(np.diff(ns) < 0):
         raise ValueError("the frame's times must not go backwards")
+    label: Dict[str, Any] = {}
+    history: Dict[int, List[Any]] = {}
+    marks: List[int] = []
+    if facts is not None:
+        metrics += _valueless(facts, metrics, len(ns))
+        _apply_facts(metrics, facts)
+        label = facts.get("label") or {}
+        used = {m.indom for m in metrics if m.pmid != PM_ID_NULL}
+        history = {int(k): v for k, v in (facts.get("indoms") or {}).items()
+                   if int(k) in used and v}
+        marks = list(facts.get("marks") or [])
+    zoneinfo = None
+    if timezone is None:
+        if label.get("timezone"):
+            timezone, zoneinfo = label["timezone"], label.get("zoneinfo") or None
+        else:
+            timezone = _frame_zone(frame, pd)
+    if hostname is None:
+        hostname = label.get("hostname") or None
+    if version is None:
+        version = label.get("version") if label.get("version") in (2, 3) else 3
+    start = label.get("start")
+    label_stamp = divmod(int(start), 1000000000) \
+        if isinstance(start, int) and len(ns) and start <= ns[0] else None
     secs, nsecs = np.divmod(ns, 1000000000)
     base = path.encode() if isinstance(path, str) else bytes(path)
     number = writer.start(base, 0)
@@ -369,16 +521,22 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
                 sts = call(arg)
                 if sts < 0:
                     raise pmErr(sts)
-        _define(metrics)
-        pmids = [m.pmid for m in metrics]
+        writer.set_label_extras(None if zoneinfo is None else zoneinfo.encode(), label_stamp)
+        _define(metrics, history)
+        events = _timeline(ns, history, marks) if len(ns) else {}
+        pmids = [m.pmid for m in metrics if not m.alias]
+        metrics = [m for m in metrics if not m.alias and m.instances]
+        bounds = sorted(set(range(0, len(ns), _ROWS_PER_CALL))
+                        | {k for k in events if k < len(ns)}) + [len(ns)]
         written = 0
-        for lo in range(0, len(ns), _ROWS_PER_CALL):
-            hi = min(lo + _ROWS_PER_CALL, len(ns))
+        for lo, hi in zip(bounds, bounds[1:]):
+            _happen(events.get(lo, []))
             records, reclen = _encode_rows(metrics, lo, hi, secs, nsecs, writer.current().version)
             sts = writer.put_records(records, reclen, secs[lo:hi], nsecs[lo:hi], pmids)
             if sts < 0:
                 raise pmErr(sts)
             written += int(np.count_nonzero(reclen))
+        _happen(events.get(len(ns), []))
     finally:
         writer.use_context(number)
         writer.end()

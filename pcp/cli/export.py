@@ -21,7 +21,7 @@ import numpy as np
 
 import cpmapi as c_api
 from pcp import bulk
-from pcp._bulk import export as _export, typed as _typed
+from pcp._bulk import carried as _carried, export as _export, typed as _typed
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
@@ -216,6 +216,7 @@ class Column:
     def __init__(self, name: str, metric: MetricArray, j: int) -> None:
         self.name = name
         self.metric = metric
+        self.index = j
         self.values = metric.values[:, j]
         self.present = metric.present[:, j]
         units = pmUnitsStr(metric.units)
@@ -424,6 +425,8 @@ def _arrow_table(pa: Any, table: Table, layout: str) -> Any:
     """One host's table as a pyarrow Table, its host in the schema's metadata."""
     time_type = pa.timestamp("ns", tz="UTC")
     meta = {b"pcp.hostname": table.hostname.encode()}
+    # the archive's facts, for pcp.pmi.write_frame to give the archive back
+    meta.update(_carried.schema_metadata(_carried.text(table.cols)))
     if layout == "long":
         # per metric, numpy arrays of its present cells (row-major: time order); metric
         # and instance names as codes into tables, made strings by Arrow
@@ -472,6 +475,7 @@ def _arrow_table(pa: Any, table: Table, layout: str) -> Any:
         field_meta = {b"units": c.units.encode(), b"semantics": _SEM.get(m.sem, b"?"),
                       b"pmid": b"%d.%d.%d" % (m.pmid >> 22 & 0x1FF, m.pmid >> 10 & 0xFFF,
                                               m.pmid & 0x3FF)}
+        field_meta.update(_carried.field_metadata(m, c.index) or {})
         if c.values.dtype == object:
             arr = pa.array([v if p else None for v, p in zip(c.values.tolist(),
                                                              c.present.tolist())],
