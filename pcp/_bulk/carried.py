@@ -90,7 +90,9 @@ def describe(source: Optional[Dict[str, Any]], metrics: Any, time: Any = None,
                                      "indom": int(m.indom),
                                      "instances": [int(i) for i in m.instances],
                                      "instance_names": list(m.instance_names),
-                                     "names": source["names"].get(str(m.pmid), [name])}
+                                     "names": source["names"].get(str(m.pmid), [name]),
+                                     # no value in the rows: no column may hold it
+                                     "empty": time is not None and m.count == 0}
     used = {str(d["indom"]) for d in carried_metrics.values()}
     marks: List[int] = []
     if time is not None and len(time) > 1:

@@ -209,7 +209,7 @@ def _long_metrics(frame: Any, pd: Any) -> Tuple[np.ndarray, List[_Metric]]:
                                    np.zeros((len(rows_ns), 1)), np.zeros((len(rows_ns), 1), bool)))
             continue
         insts = ivals[rows]
-        singular = all(i is None or (isinstance(i, float) and np.isnan(i)) for i in insts)
+        singular = bool(pd.isna(insts).all())     # None, NaN or pandas' NA
         if singular:
             inames: List[Optional[str]] = [None]
             col_of = np.zeros(len(rows), np.int64)
@@ -263,11 +263,16 @@ def _apply_facts(metrics: List[_Metric], facts: Dict[str, Any]) -> None:
             if m.alias:
                 m.pmid = first.pmid
             continue
+        if desc.get("empty") and not m.present.any():
+            # no value in the archive's rows (the long form lists it all the same)
+            m.instances, m.values, m.present = [], m.values[:, :0], m.present[:, :0]
         type_ = desc["type"]
         if not ((type_ in _NUMERIC_TYPES and m.type in _NUMERIC_TYPES)
                 or (type_ in _TEXT_TYPES and m.type in _TEXT_TYPES)):
             continue
-        if desc["indom"] == PM_INDOM_NULL:
+        if not m.instances:
+            inst_ids = []           # _valueless: no column
+        elif desc["indom"] == PM_INDOM_NULL:
             if m.instances != [None]:
                 continue
             inst_ids = [PM_IN_NULL_INT32]
@@ -288,13 +293,13 @@ def _apply_facts(metrics: List[_Metric], facts: Dict[str, Any]) -> None:
 
 
 def _valueless(facts: Dict[str, Any], metrics: List[_Metric], nrows: int) -> List[_Metric]:
-    """The carried metrics whose instance domain had no instances (no columns, so
-    not in the frame): their descriptors and instance domains are the archive's too."""
+    """The carried metrics that had no value in the rows read, and so may have no
+    column (the long form, the CLI's export, an instance domain with no instances):
+    their descriptors and instance domains are the archive's too."""
     have = {m.name for m in metrics}
     out = []
     for name, desc in (facts.get("metrics") or {}).items():
-        if name not in have and isinstance(desc, dict) and not desc.get("instances") \
-                and desc.get("indom") != PM_INDOM_NULL:
+        if name not in have and isinstance(desc, dict) and desc.get("empty"):
             out.append(_Metric(name, desc["type"], [], np.zeros((nrows, 0)),
                                np.zeros((nrows, 0), bool)))
     return out
