@@ -281,6 +281,14 @@ def _apply_facts(metrics: List[_Metric], facts: Dict[str, Any]) -> None:
             if None in m.instances or any(str(i) not in ids for i in m.instances):
                 continue
             inst_ids = [ids[str(i)] for i in m.instances]
+        if type_ == PM_TYPE_AGGREGATE and m.type == PM_TYPE_STRING:
+            # the long Arrow form writes aggregates as hex text
+            try:
+                m.values = np.array([bytes.fromhex(v) if p and isinstance(v, str) else v
+                                     for v, p in zip(m.values.ravel(), m.present.ravel())],
+                                    object).reshape(m.values.shape)
+            except ValueError:
+                continue
         if type_ != m.type and type_ in _NUMERIC_TYPES:
             values = np.where(m.present, m.values, 0) if m.type in (PM_TYPE_FLOAT,
                                                                     PM_TYPE_DOUBLE) else m.values
@@ -502,16 +510,18 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None,
         history = {int(k): v for k, v in (facts.get("indoms") or {}).items()
                    if int(k) in used and v}
         marks = list(facts.get("marks") or [])
-    zoneinfo = None
-    if timezone is None:
-        if label.get("timezone"):
-            timezone, zoneinfo = label["timezone"], label.get("zoneinfo") or None
-        else:
-            timezone = _frame_zone(frame, pd)
     if hostname is None:
         hostname = label.get("hostname") or None
     if version is None:
         version = label.get("version") if label.get("version") in (2, 3) else 3
+    zoneinfo = None
+    if timezone is None:
+        # the archive's zone, unless its zoneinfo would be lost in a v2 label: then the
+        # zone the frame's times are shown in (which is that zoneinfo)
+        if label.get("timezone") and (version == 3 or not label.get("zoneinfo")):
+            timezone, zoneinfo = label["timezone"], label.get("zoneinfo") or None
+        else:
+            timezone = _frame_zone(frame, pd)
     start = label.get("start")
     label_stamp = divmod(int(start), 1000000000) \
         if isinstance(start, int) and len(ns) and start <= ns[0] else None
