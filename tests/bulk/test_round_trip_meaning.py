@@ -9,7 +9,6 @@ written as it always was."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -127,14 +126,19 @@ def test_fields_say_what_they_are() -> None:
 
 
 def test_user_built_frame_as_before(tmp_path) -> None:
-    """Without the archive's facts (a frame the user made, or attrs dropped), metrics are
-    instant, unitless, in domain 245, on this machine's host, as they always were."""
+    """The frame read_archive made keeps mem.util.used's descriptor and host; the same
+    frame without the archive's facts (as a user builds one, or attrs dropped) is
+    written as it always was: instant, unitless, in domain 245, on this machine's host."""
     frame = bulk.read_archive(need_qa_archive("20180102"), ["mem.util.used"]).to_pandas()
+    kept, plain = str(tmp_path / "kept"), str(tmp_path / "plain")
+    pmi.write_frame(frame, kept)
+    text = dumplog(kept, "-dl")
+    assert "PMID: 60.1.1 (mem.util.used)" in text
+    assert "Semantics: instant  Units: Kbyte" in text
+    assert "from host bozo" in text
     frame.attrs.clear()
-    copy = str(tmp_path / "copy")
-    pmi.write_frame(frame, copy)
-    text = dumplog(copy, "-dl")
+    pmi.write_frame(frame, plain)
+    text = dumplog(plain, "-dl")
     assert "PMID: 245.0.1 (mem.util.used)" in text
     assert "Semantics: instant  Units: none" in text
     assert "from host bozo" not in text
-    assert os.path.exists(copy + ".0")
