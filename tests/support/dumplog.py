@@ -23,6 +23,8 @@ from typing import Iterable, List
 
 from tests.support.cliutil import run_tool
 
+_SECTIONS = {"Descriptions for Metrics in the Log ...": "PMID:",
+             "Instance Domains in the Log ...": "InDom:"}
 _NAN = re.compile(r" value -?nan$")
 RECORD = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) +(\d+ metrics?|<mark>)$")
 
@@ -50,17 +52,13 @@ def comparable(text: str, masked: Iterable[str] = ()) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line.startswith("Descriptions for Metrics"):
+        starts = _SECTIONS.get(line)
+        if starts is not None:
+            # descriptors ("PMID: ...") or instance domains ("InDom: ..."), sorted
             out.append(line)
-            descs = list(_sections(lines, i + 1, "PMID:"))
-            i += 1 + sum(d.count("\n") + 1 for d in descs)
-            out.extend(sorted(d for d in descs if d.split()[1] not in masked))
-            continue
-        if line.startswith("Instance Domains in the Log"):
-            out.append(line)
-            doms = list(_sections(lines, i + 1, "InDom:"))
-            i += 1 + sum(d.count("\n") + 1 for d in doms)
-            out.extend(sorted(d for d in doms if d.split()[1] not in masked))
+            sections = list(_sections(lines, i + 1, starts))
+            i += 1 + sum(d.count("\n") + 1 for d in sections)
+            out.extend(sorted(d for d in sections if d.split()[1] not in masked))
             continue
         match = RECORD.match(line)
         if match is None or match.group(2) == "<mark>":
