@@ -227,6 +227,7 @@ class ImportContext:
         self.aliases: Dict[int, List[bytes]] = {}     # pmid -> all its names (set_names)
         self.metrics: List[_Metric] = []
         self.by_name: Dict[bytes, int] = {}
+        self.by_pmid: Dict[int, int] = {}         # pmid -> its first metric's index
         self.indoms: Dict[int, _InDom] = {}
         self.handles: List[Tuple[int, int]] = []      # (metric index, instance id)
         self.handle_args: List[Optional[Tuple[int, int, int, int, int]]] = []
@@ -245,6 +246,7 @@ class ImportContext:
         """pmiStart's inherit: the old context's definitions, all to be written again."""
         self.metrics = [m.copy() for m in old.metrics]
         self.by_name = dict(old.by_name)
+        self.by_pmid = dict(old.by_pmid)
         self.indoms = {k: d.copy() for k, d in old.indoms.items()}
         self.handles = list(old.handles)
         self.handle_args = [None] * len(self.handles)
@@ -446,6 +448,7 @@ def add_metric(name: bytes, pmid: int, type_: int, indom: int, sem: int, units: 
     slot = next((i for i, m in enumerate(ctx.metrics) if m.pmid == pmid), len(ctx.metrics))
     ctx.metrics.append(_Metric(name, pmid, type_, indom, sem, units, slot))
     ctx.by_name.setdefault(name, len(ctx.metrics) - 1)
+    ctx.by_pmid.setdefault(pmid, len(ctx.metrics) - 1)
     ctx.resolved.clear()
     ctx.last_sts = 0
     return 0
@@ -974,20 +977,20 @@ def put_indom(indom: int, stamp: Stamp, insts: List[int], names: List[bytes]) ->
 
 def _check_metric(ctx: ImportContext, pmid: int) -> bool:
     """Write the descriptor of the (first) metric with this pmid, and its indom."""
-    for m in ctx.metrics:
-        if m.pmid != pmid:
-            continue
-        needti = False
-        if not m.meta_done:
-            for name in ctx.aliases.get(pmid) or [m.name]:
-                ctx.files.meta.write(_encode(lib.pcp_archive_write_desc, m.pmid, m.type,
-                                             m.indom, m.sem, m.units, name, len(name)))
-            m.meta_done = True
-            needti = True
-        if m.indom != PM_INDOM_NULL:
-            needti = _check_indom(ctx, m.indom) or needti
-        return needti
-    return False
+    k = ctx.by_pmid.get(pmid)
+    if k is None:
+        return False
+    m = ctx.metrics[k]
+    needti = False
+    if not m.meta_done:
+        for name in ctx.aliases.get(pmid) or [m.name]:
+            ctx.files.meta.write(_encode(lib.pcp_archive_write_desc, m.pmid, m.type,
+                                         m.indom, m.sem, m.units, name, len(name)))
+        m.meta_done = True
+        needti = True
+    if m.indom != PM_INDOM_NULL:
+        needti = _check_indom(ctx, m.indom) or needti
+    return needti
 
 
 def _logsz_limit(version: int) -> int:
