@@ -17,7 +17,7 @@ without the key (user-built) is written as it always was."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
@@ -25,17 +25,15 @@ from pcp._bulk.selection import decode_name, stamp_ns
 from pcp._core.constants import PM_INDOM_NULL
 from pcp._core.units import pmUnitsStr
 from pcp._libpcp.anon import is_derived
+from pcp._libpcp.strings import pmIDStr, pmInDomStr, pmSemStr, pmTypeStr
 
 if TYPE_CHECKING:
-    from pcp._bulk.arrays import ArchiveColumns, MetricArray
+    from pcp._bulk.arrays import ArchiveColumns
 
 KEY = "pcp"
 FORMAT = 1
 PANDAS_ATTRS = b"PANDAS_ATTRS"       # pandas' own key for DataFrame.attrs in Parquet
 
-_SEM_TEXT = {1: "counter", 3: "instant", 4: "discrete"}
-_TYPE_TEXT = {0: "32", 1: "u32", 2: "64", 3: "u64", 4: "float", 5: "double", 6: "string",
-              7: "aggregate"}
 
 
 def source_of(ctx: Any, selected: List[Any], start_ns: int, end_ns: int) -> Dict[str, Any]:
@@ -71,7 +69,7 @@ def source_of(ctx: Any, selected: List[Any], start_ns: int, end_ns: int) -> Dict
             "names": names, "indoms": indoms}
 
 
-def _carries(m: "MetricArray") -> bool:
+def _carries(m: Any) -> bool:
     return not m.rate and not is_derived(m.pmid)
 
 
@@ -125,13 +123,11 @@ def field_metadata(m: Any, j: int) -> Optional[Dict[bytes, bytes]]:
     """Readable facts of a wide column (instance column j of metric m), or None."""
     if not _carries(m):
         return None
-    meta = {b"pcp.pmid": b"%d.%d.%d" % (m.pmid >> 22 & 0x1FF, m.pmid >> 10 & 0xFFF,
-                                        m.pmid & 0x3FF),
-            b"pcp.type": _TYPE_TEXT.get(m.type, "?").encode(),
-            b"pcp.semantics": _SEM_TEXT.get(m.sem, "?").encode(),
+    meta = {b"pcp.pmid": pmIDStr(m.pmid).encode(), b"pcp.type": pmTypeStr(m.type).encode(),
+            b"pcp.semantics": pmSemStr(m.sem).encode(),
             b"pcp.units": pmUnitsStr(m.units).encode()}
     if m.indom != PM_INDOM_NULL:
-        meta[b"pcp.indom"] = b"%d.%d" % (m.indom >> 22 & 0x1FF, m.indom & 0x3FFFFF)
+        meta[b"pcp.indom"] = pmInDomStr(m.indom).encode()
         meta[b"pcp.inst"] = b"%d" % int(m.instances[j])
         meta[b"pcp.instance"] = str(m.instance_names[j]).encode()
     return meta
@@ -167,5 +163,3 @@ def instance_ids(desc: Dict[str, Any]) -> Dict[str, int]:
         out["%s (%d)" % (name, inst)] = inst
     return out
 
-
-Snapshot = Tuple[int, List[int], List[str]]

@@ -117,7 +117,7 @@ def test_fields_say_what_they_are() -> None:
     field = table.schema.field("disk.dev.read[sda]")
     assert field.metadata[b"pcp.pmid"] == b"60.0.4"
     assert field.metadata[b"pcp.semantics"] == b"counter"
-    assert field.metadata[b"pcp.type"] == b"u64"
+    assert field.metadata[b"pcp.type"] == b"U64"
     assert field.metadata[b"pcp.units"] == b"count"
     assert field.metadata[b"pcp.indom"] == b"60.1"
     assert field.metadata[b"pcp.instance"] == b"sda"
