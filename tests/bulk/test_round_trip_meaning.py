@@ -54,8 +54,8 @@ def test_pandas_wide_20180102(copy_20180102: str) -> None:
 
 
 def test_pmrep_rates_a_counter(copy_20180102: str) -> None:
-    """pmrep converts the counters to rates in the copy as in the source (it did not
-    when they came back instant), and shows them in the same units."""
+    """pmrep and pmval convert the counters to rates in the copy as in the source (they
+    did not when they came back instant), and show them in the same units."""
     source = need_qa_archive("20180102")
     pmrep = need_tool("pmrep")
     outputs = []
@@ -66,6 +66,12 @@ def test_pmrep_rates_a_counter(copy_20180102: str) -> None:
         outputs.append(p.stdout)
     assert outputs[0] == outputs[1]
     assert "count/s" in outputs[0] and "Kbyte" in outputs[0]
+    # pmval too; its header names the archive, whose path must differ
+    outputs = [run_tool("pmval", "-z", "-a", archive, "-t", "20m", "-f", "3", "disk.dev.read",
+                        check=True).stdout.replace(archive, "ARCHIVE")
+               for archive in (source, copy_20180102)]
+    assert outputs[0] == outputs[1]
+    assert "(converting to count / sec)" in outputs[0]
 
 
 @pytest.mark.parametrize("archive, form", [
