@@ -151,7 +151,44 @@ def of_frame(frame: Any) -> Optional[Dict[str, Any]]:
         return None
     if not isinstance(facts, dict) or facts.get("format") != FORMAT:
         return None
-    return facts
+    return _checked(facts)
+
+
+def _ints(value: Any) -> bool:
+    return isinstance(value, list) and all(type(v) is int for v in value)
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _checked(facts: Dict[str, Any]) -> Dict[str, Any]:
+    """The facts with whatever is not of its form left out (a frame's attrs can be
+    edited: what is left out is written as a user-built frame's)."""
+    metrics = {}
+    for name, desc in (facts.get("metrics") or {}).items() \
+            if isinstance(facts.get("metrics"), dict) else ():
+        if isinstance(desc, dict) \
+                and all(type(desc.get(k)) is int for k in ("pmid", "type", "sem", "units",
+                                                           "indom")) \
+                and _ints(desc.get("instances")) and _texts(desc.get("instance_names")) \
+                and len(desc["instances"]) == len(desc["instance_names"]) \
+                and _texts(desc.get("names", [])):
+            metrics[name] = desc
+    indoms = {}
+    for key, snaps in (facts.get("indoms") or {}).items() \
+            if isinstance(facts.get("indoms"), dict) else ():
+        if isinstance(key, str) and key.isdigit() and isinstance(snaps, list) and all(
+                isinstance(s, list) and len(s) == 3 and type(s[0]) is int and _ints(s[1])
+                and _texts(s[2]) and len(s[1]) == len(s[2]) for s in snaps):
+            indoms[key] = snaps
+    label = facts.get("label") if isinstance(facts.get("label"), dict) else {}
+    label = {k: v for k, v in label.items()
+             if (k in ("hostname", "timezone", "zoneinfo") and isinstance(v, str))
+             or (k in ("version", "start") and type(v) is int)}
+    marks = facts.get("marks") if _ints(facts.get("marks")) else []
+    return {"format": FORMAT, "label": label, "metrics": metrics, "indoms": indoms,
+            "marks": marks}
 
 
 def instance_ids(desc: Dict[str, Any]) -> Dict[str, int]:

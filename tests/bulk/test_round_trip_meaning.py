@@ -148,3 +148,20 @@ def test_user_built_frame_as_before(tmp_path) -> None:
     assert "PMID: 245.0.1 (mem.util.used)" in text
     assert "Semantics: instant  Units: none" in text
     assert "from host bozo" not in text
+
+
+@pytest.mark.parametrize("damage", [
+    {"metrics": {"mem.util.used": {"pmid": "60.1.1"}}},
+    {"metrics": {"mem.util.used": {"pmid": 1, "type": 3, "sem": 3, "units": 0, "indom": -1,
+                                   "instances": [1, 2], "instance_names": ["a"]}}},
+    {"indoms": {"60.1": [[0, [1], ["a"]]], "1": [["x", [1], ["a"]]]}, "marks": "no"},
+    {"label": {"hostname": 7, "version": "3"}, "metrics": []},
+])
+def test_edited_facts_are_left_out(damage, tmp_path) -> None:
+    """Facts edited out of their form (a frame's attrs are the user's) are left out, and
+    what they described is written as a user-built frame's: no exception."""
+    frame = bulk.read_archive(need_qa_archive("20180102"), ["mem.util.used"]).to_pandas()
+    facts = json.loads(frame.attrs["pcp"])
+    facts.update(damage)
+    frame.attrs["pcp"] = json.dumps(facts)
+    assert pmi.write_frame(frame, str(tmp_path / "copy")) > 0
