@@ -99,6 +99,18 @@ def test_forms(archive: str, form: str, tmp_path) -> None:
     _same_archive(source, copy, OMNIBUS_EVENTS)
 
 
+def test_window(tmp_path) -> None:
+    """A time window of the archive comes back as pmdumplog shows that window of the
+    source (-S/-T): its descriptors and every record in it."""
+    source = need_qa_archive("20180415.09.16")
+    copy = str(tmp_path / "copy")
+    pmi.write_frame(bulk.read_archive(source, start="+30", end="+90").to_pandas(), copy)
+    window = run_tool("pmdumplog", "-z", "-dm", "-S", "+30", "-T", "+90", source,
+                      check=True).stdout
+    assert comparable(window) == comparable(dumplog(copy, "-dm"))
+    assert comparable(window).count(" metrics\n") > 10
+
+
 @pytest.mark.parametrize("layout", ["wide", "long"])
 def test_cli_export_parquet(layout: str, tmp_path) -> None:
     """`pcp-native export -r` to Parquet, read back by pyarrow and by pandas (whose
