@@ -27,7 +27,23 @@ from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined o
 for _name in [_n for _n in dir() if _n.startswith(("PMI_", "PMDA_", "MMV_"))
               or _n in ("pmiErrSymDict", "pmi_error_texts")]:
     del globals()[_name]
-from pcp._core.constants import PM_XTB_FLAG  # used below
+from pcp._core.level import API_LEVEL as _API_LEVEL
+
+# The names each API level's official module has (the numbers stay in constants.py):
+# 7.x's cpmapi has the extra units, PMAPI_VERSION_4 and PM_PAD_TIMESPEC, and no longer
+# PMAPI_VERSION_3, the PM_DEBUG_APPL* bits or the PM_XTB_* time base
+_LEVEL_7_2_ONLY = (
+    "PMAPI_VERSION_4", "PM_PAD_TIMESPEC",
+    "PM_UNIT_TEMPERATURE", "PM_UNIT_VOLTAGE", "PM_UNIT_CURRENT", "PM_UNIT_POWER",
+    "PM_TEMPERATURE_C", "PM_TEMPERATURE_F", "PM_TEMPERATURE_K",
+    "PM_VOLTAGE_V", "PM_VOLTAGE_mV", "PM_VOLTAGE_uV",
+    "PM_CURRENT_A", "PM_CURRENT_mA", "PM_CURRENT_uA",
+    "PM_POWER_kW", "PM_POWER_W", "PM_POWER_mW", "PM_POWER_uW")
+_BEFORE_7_2_ONLY = ("PMAPI_VERSION_3", "PM_DEBUG_APPL0", "PM_DEBUG_APPL1", "PM_DEBUG_APPL2",
+                    "PM_XTB_FLAG")
+for _name in (_BEFORE_7_2_ONLY if _API_LEVEL >= (7, 2) else _LEVEL_7_2_ONLY):
+    del globals()[_name]
+from pcp._core.constants import PM_XTB_FLAG as _PM_XTB_FLAG  # used below
 from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
 from pcp._core.cint import wrap_int32 as _to_int32
 from pcp._core.errors import pmprintf as _pmprintf, pmGetProgname as _pmGetProgname
@@ -56,36 +72,54 @@ _LONG_DOUBLE_BITS = 64  # significand of the x86 80-bit long double
 
 
 # ---------------------------------------------------------------------------
-# Extended time base for pmSetMode
+# Extended time base for pmSetMode (gone in 7.x's cpmapi)
 # ---------------------------------------------------------------------------
-def PM_XTB_SET(type: int) -> int:  # pylint: disable=redefined-builtin
-    """Encode a time scale (PM_TIME_*) into the pmSetMode mode argument."""
-    return _to_int32(PM_XTB_FLAG | (_c_int(type) << 16))
+if _API_LEVEL < (7, 2):
+    def PM_XTB_SET(type: int) -> int:  # pylint: disable=redefined-builtin
+        """Encode a time scale (PM_TIME_*) into the pmSetMode mode argument."""
+        return _to_int32(_PM_XTB_FLAG | (_c_int(type) << 16))
 
-
-def PM_XTB_GET(mode: int) -> int:
-    """Return the time scale encoded by PM_XTB_SET, or -1 when none is set."""
-    mode = _c_int(mode)
-    if mode & PM_XTB_FLAG:
-        return (mode & 0xFF0000) >> 16
-    return -1
+    def PM_XTB_GET(mode: int) -> int:
+        """Return the time scale encoded by PM_XTB_SET, or -1 when none is set."""
+        mode = _c_int(mode)
+        if mode & _PM_XTB_FLAG:
+            return (mode & 0xFF0000) >> 16
+        return -1
 
 
 # ---------------------------------------------------------------------------
 # pmUnits packing
 # ---------------------------------------------------------------------------
-def pmUnits_int(dimSpace: int, dimTime: int, dimCount: int,
-                scaleSpace: int, scaleTime: int, scaleCount: int) -> int:
-    """Pack the six pmUnits fields into the signed 32-bit word libpcp uses.
+def _c_int_argument(value: Any, function: str, position: int) -> int:
+    return _c_int(value)
 
-    Each field is a 4-bit two's complement bit-field (values wrap modulo
-    16).  From the most significant nibble down: dimSpace, dimTime,
-    dimCount, scaleSpace, scaleTime, scaleCount; the low 8 bits are padding.
-    """
-    word = 0
-    for field in (dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount):
-        word = (word << 4) | (_operator.index(field) & 0xF)
-    return _to_int32(word << 8)
+
+if _API_LEVEL >= (7, 2):
+    def pmUnits_int(*args: Any, **kwargs: Any) -> int:
+        """Pack the eight pmUnits fields of PCP 7.x into the signed 32-bit word libpcp
+        uses: the six 4-bit fields, then extraUnit (5 bits) and extraScale (3 bits) in the
+        low byte; every argument required, by position or name, each a C int."""
+        fields = _keyword_arguments("pmUnits_int", tuple(
+            (name, _c_int_argument) for name in (
+                "dimSpace", "dimTime", "dimCount", "scaleSpace", "scaleTime", "scaleCount",
+                "extraUnit", "extraScale")), args, kwargs)
+        word = 0
+        for field in fields[:6]:
+            word = (word << 4) | (field & 0xF)
+        return _to_int32((word << 8) | ((fields[6] & 0x1F) << 3) | (fields[7] & 0x7))
+else:
+    def pmUnits_int(dimSpace: int, dimTime: int, dimCount: int,
+                    scaleSpace: int, scaleTime: int, scaleCount: int) -> int:
+        """Pack the six pmUnits fields into the signed 32-bit word libpcp uses.
+
+        Each field is a 4-bit two's complement bit-field (values wrap modulo
+        16).  From the most significant nibble down: dimSpace, dimTime,
+        dimCount, scaleSpace, scaleTime, scaleCount; the low 8 bits are padding.
+        """
+        word = 0
+        for field in (dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount):
+            word = (word << 4) | (_operator.index(field) & 0xF)
+        return _to_int32(word << 8)
 
 
 # ---------------------------------------------------------------------------

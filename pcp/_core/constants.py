@@ -10,12 +10,14 @@ HAVE_BITFIELDS_LTOR = 0
 HAVE_BITFIELDS_RTOL = 1
 PM_SIZEOF_SUSECONDS_T = 8
 PM_SIZEOF_TIME_T = 8
+PM_PAD_TIMESPEC = 0        # PCP 7.x's cpmapi: no padding after a timespec's tv_nsec here
 
 # ---------------------------------------------------------------------------
 # PMAPI versions
 # ---------------------------------------------------------------------------
 PMAPI_VERSION_2 = 2
 PMAPI_VERSION_3 = 3
+PMAPI_VERSION_4 = 4        # PCP 7.x's cpmapi (which drops PMAPI_VERSION_3, not PMAPI_VERSION)
 PMAPI_VERSION = PMAPI_VERSION_3
 
 # ---------------------------------------------------------------------------
@@ -80,6 +82,25 @@ PM_TIME_MIN = 4
 PM_TIME_HOUR = 5
 
 PM_COUNT_ONE = 0
+
+# PCP 7.2's "extra units" (pmUnits.extraUnit, and each unit's pmUnits.extraScale)
+PM_UNIT_TEMPERATURE = 1
+PM_UNIT_VOLTAGE = 2
+PM_UNIT_CURRENT = 3
+PM_UNIT_POWER = 4
+PM_TEMPERATURE_C = 1
+PM_TEMPERATURE_F = 2
+PM_TEMPERATURE_K = 3
+PM_VOLTAGE_V = 1
+PM_VOLTAGE_mV = 2
+PM_VOLTAGE_uV = 3
+PM_CURRENT_A = 1
+PM_CURRENT_mA = 2
+PM_CURRENT_uA = 3
+PM_POWER_kW = 1
+PM_POWER_W = 2
+PM_POWER_mW = 3
+PM_POWER_uW = 4
 
 # ---------------------------------------------------------------------------
 # Context types and context flags (pmNewContext)
