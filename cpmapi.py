@@ -409,14 +409,14 @@ def pmSetOptionSamples(count: str) -> None:
 
 
 def pmSetOptionInterval(delta: str) -> None:
-    """The sampling interval, from its pmParseHighResInterval text."""
+    """The sampling interval, from its pmParseInterval (7.x) / pmParseHighResInterval text."""
     opts = _options.OPTIONS
     text = _text(delta, "pmSetOptionInterval")
     try:
         opts.interval = _interval_timespec(text)
     except _IntervalError as err:
         _pmprintf("%s: interval argument not in %s(3) format:\n%s\n"
-                  % (_pmGetProgname(), "pmParseHighResInterval", err.message))
+                  % (_pmGetProgname(), _options.INTERVAL_PARSER, err.message))
         opts.errors += 1
 
 

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pcp._core.config import pmGetConfig
 from pcp._core.intervals import strtol_prefix
 from pcp._core.constants import (
-    PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
+    PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
     PM_IN_NULL, PM_INDOM_NULL, PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN,
     PM_LABEL_INDOM, PM_LABEL_INSTANCES, PM_LABEL_ITEM, PM_LABEL_OPTIONAL, PM_LOG_VERS02,
     PM_LOG_VERS03, PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TEXT_HELP,
@@ -42,11 +42,12 @@ from pcp._core.constants import (
     pmi_error_texts,
 )
 from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.level import API_LEVEL
 from pcp._core.native import ffi, lib
 from pcp._libpcp import zones
 from pcp._libpcp.labels import AddedLabels, add_labels, label_set_lines
 from pcp._libpcp.strings import DESC_TYPE_TEXT, pmIDStr, pmInDomStr, pmSemStr
-from pcp._core.units import pmUnitsStr
+from pcp._core.units import pmUnitsStr, strtod_end
 
 PMI_DOMAIN = 245                # the domain libpcp_import gives metrics added without a pmID
 _FLUSH_BYTES = 100000           # data written between two temporal index entries
@@ -221,6 +222,7 @@ class ImportContext:
         self.archive = archive
         self.hostname: Optional[bytes] = None
         self.timezone: Optional[bytes] = None
+        self.zoneinfo: Optional[bytes] = None     # pmiSetZoneinfo (API level 7.2)
         self.metrics: List[_Metric] = []
         self.by_name: Dict[bytes, int] = {}
         self.indoms: Dict[int, _InDom] = {}
@@ -342,6 +344,39 @@ def set_hostname(value: bytes) -> int:
 
 def set_timezone(value: bytes) -> int:
     return _set_label_text("timezone", value)
+
+
+def set_zoneinfo(value: bytes) -> int:
+    """pmiSetZoneinfo (libpcp_import 7.x): the label's zoneinfo name."""
+    return _set_label_text("zoneinfo", value)
+
+
+def set_import_program(tool: bytes, version: bytes, args: bytes, archive: bytes) -> int:
+    """pmiSetImportProgram (libpcp_import 7.x): the file $PCP_IMPORTRUN_DIR/<tool>
+    (created or truncated, never through a symbolic link, mode 0644) with a line for each
+    of version=, args=, archive= that is not empty; PM_ERR_CONV for no tool, -errno when
+    the file cannot be written."""
+    ctx = _current
+    if ctx is None:
+        return PM_ERR_NOCONTEXT
+    tool = cstr(tool)
+    if not tool:
+        ctx.last_sts = PM_ERR_CONV
+        return ctx.last_sts
+    path = b"%s/%s" % (os.fsencode(pmGetConfig("PCP_IMPORTRUN_DIR") or ""), tool)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        ctx.last_sts = -(exc.errno or 1)
+        return ctx.last_sts
+    with os.fdopen(fd, "wb") as out:
+        for key, value in ((b"version", version), (b"args", args), (b"archive", archive)):
+            value = cstr(value)
+            if value:
+                out.write(b"%s=%s\n" % (key, value))
+    ctx.last_sts = 0
+    return 0
 
 
 def set_version(version: int) -> int:
@@ -602,8 +637,11 @@ def put_label(flags: int, ident: int, inst: int, name: Optional[bytes],
             found = ls
             break
     # JSON keywords stay bare, anything else is quoted (as libpcp_import does, without
-    # escaping: a quote in the value makes the label invalid)
-    if value.lower() in (b"true", b"false", b"null"):
+    # escaping: a quote in the value makes the label invalid); 7.x also passes a quoted
+    # string and anything strtod reads whole (a number) through as they are
+    if value.lower() in (b"true", b"false", b"null") or (API_LEVEL >= (7, 2) and (
+            (value[:1] == b'"' and len(value) > 1 and value[-1:] == b'"')
+            or (value and strtod_end(value.decode("latin-1")) == len(value)))):
         text = b'{"' + name + b'":' + value + b"}"
     else:
         text = b'{"' + name + b'":"' + value + b'"}'
@@ -639,6 +677,12 @@ def _check_timestamp(ctx: ImportContext, stamp: Stamp) -> int:
         sys.stderr.flush()
         return PMI_ERR_BADTIMESTAMP
     return 0
+
+
+def write_now() -> int:
+    """pmiWriteNow (libpcp_import 7.x): pmiWrite at the current time."""
+    now = time.time_ns()
+    return write(now // 1000000000, now % 1000000000)
 
 
 def write(sec: int, nsec: int) -> int:
@@ -865,12 +909,15 @@ def _check_context_start(ctx: ImportContext) -> int:
             os.unlink(_volume_name(base, vol))
         return -(exc.errno or 1)
     version = ctx.version
-    if ctx.timezone is not None:
+    if ctx.timezone is not None and API_LEVEL < (7, 2):
         tz, zoneinfo = ctx.timezone, b""
     else:
+        # 7.x keeps the local zoneinfo name when the caller sets only the time zone
         width = _V2_TZ_MAXLEN if version == PM_LOG_VERS02 else _V3_STRING_LEN
-        tz = local_timezone().encode()[:width - 1]
-        zoneinfo = (local_zoneinfo() or "").encode()
+        tz = (ctx.timezone if ctx.timezone is not None
+              else local_timezone().encode()[:width - 1])
+        zoneinfo = (ctx.zoneinfo if ctx.zoneinfo is not None
+                    else (local_zoneinfo() or "").encode())
     zones.new_zone(tz.decode("utf-8", "replace"))
     files = _Archive(base, version, (os.getpid(), _stamp[0], _stamp[1], host, tz, zoneinfo))
     opened = dict(made)
@@ -1127,6 +1174,8 @@ def err_str(code: int) -> str:
     context's last status."""
     if code == -1 and _current is not None:
         code = _current.last_sts
+    if code == PMI_ERR_BADVERSION and API_LEVEL >= (7, 2):
+        return "Illegal archive version"
     text = pmi_error_texts.get(code)
     return text if text is not None else pmErrStr(code)
 

@@ -389,6 +389,19 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
     return (-value if neg else value), m.end()
 
 
+def strtod_end(text: str) -> int:
+    """Where C's strtod() stops reading `text` (leading white space skipped), 0 when it
+    finds no number: e.g. "12", " -1.5e3", "inf" and "0x1p4" are read whole."""
+    global _STRTOD_RE
+    if _STRTOD_RE is None:
+        _STRTOD_RE = _compile_strtod()
+    pos = 0
+    while pos < len(text) and text[pos] in _C_SPACE:
+        pos += 1
+    m = _STRTOD_RE.match(text, pos)
+    return m.end() if m is not None else 0
+
+
 def _compile_strtod():
     import re
     dec = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"

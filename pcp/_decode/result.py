@@ -14,6 +14,7 @@ from pcp._core.constants import (PM_ERR_IPC, PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_
                                  PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR,
                                  PM_VAL_INSITU, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.native import ffi, lib
 from pcp._core.wire import PCP_RESULT_RESIZE, PCP_SELECT_NEED_ROOM
 
@@ -887,8 +888,8 @@ def _timeval_of(sec: int, nsec: int) -> Any:
     return _timeval(sec, usec_of(nsec))
 
 
-class pmResult(_ResultBase):
-    """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
+class _TimevalResult(_ResultBase):
+    """A result whose timestamp is a struct timeval (pmFetch's below API level 7.2)."""
 
     __slots__ = ()
 
@@ -912,6 +913,36 @@ class pmHighResResult(_ResultBase):
         from pcp._core.structs import timespec
 
         return self._timestamp(timespec)
+
+
+if API_LEVEL >= (7, 2):
+    class pmResult(pmHighResResult):
+        """What pmFetch returns at API level 7.2: a timespec timestamp (PCP 7 made the
+        PMAPI high-resolution); `.contents` gives the same object."""
+
+        __slots__ = ()
+
+        def get_sec(self) -> int:
+            """The seconds of the timestamp."""
+            return self._r.sec
+
+        def get_nsec(self) -> int:
+            """The nanoseconds of the timestamp."""
+            return self._r.nsec
+
+        def get_numpmid(self) -> int:
+            """The number of value sets."""
+            return self.numpmid
+
+    class pmResult_v2(_TimevalResult):
+        """7.x's name for the result of PCP 6's pmFetch, with a timeval timestamp."""
+
+        __slots__ = ()
+else:
+    class pmResult(_TimevalResult):  # type: ignore[no-redef]
+        """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
+
+        __slots__ = ()
 
 
 class LP_pmResult:

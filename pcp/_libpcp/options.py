@@ -15,7 +15,7 @@ import sys
 from pcp._core.cint import wrap_int32
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
-                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_INDOM,
+                                 PM_ERR_APPVERSION, PM_ERR_CONV, PM_ERR_GENERIC, PM_ERR_INDOM,
                                  PM_OPTFLAG_BOUNDARIES, PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY,
                                  PM_OPTFLAG_EXIT, PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED,
                                  PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,
@@ -24,12 +24,13 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
 from pcp._core.errors import (pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname,
                               print_callback_error)
 from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtol_prefix
+from pcp._core.level import API_LEVEL
 from pcp._libpcp import getopt as _getopt, timewindow
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Tuple, Union
+    from typing import Any, Callable, List, Optional, Set, Tuple, Union
     Stamp = Tuple[int, int]
     # (label start, end) of archive i; the end is pmGetArchiveEnd's error code (an int)
     # when it fails
@@ -76,6 +77,10 @@ STANDARD = {
     "Derived": LongOption("derived", 1, "", "FILE", "load derived metric definitions from FILE(s)"),
 }
 
+# the name libpcp's -t and the binding's pmSetOptionInterval give their interval parser in
+# their messages: 7.x's pmParseInterval gives the timespec 6.x's pmParseHighResInterval gave
+INTERVAL_PARSER = "pmParseInterval" if API_LEVEL >= (7, 2) else "pmParseHighResInterval"
+
 # libpcp's debug option names (pmdbg -l), for checking -D / PCP_DEBUG
 DEBUG_NAMES = frozenset((
     "pdu", "fetch", "profile", "value", "context", "indom", "pdubuf", "log", "logmeta",
@@ -83,7 +88,42 @@ DEBUG_NAMES = frozenset((
     "derive", "lock", "interp", "config", "pmapi", "fault", "auth", "discovery", "attr",
     "http", "desperate", "deprecated", "exec", "labels", "series", "libweb", "alloc",
     "services", "appl3", "appl4", "appl5", "access", "qa", "search", "query", "compress",
-    "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls"))
+    "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls")
+    + (("misc", "qed", "getopt") if API_LEVEL >= (7, 2) else ()))
+
+# The debug options pmSetDebug has set (7.x's binding: pmSetDebug, pmDebug(names))
+DEBUG_ENABLED: Set[str] = set()
+
+
+def debug_options(spec: str, action: str) -> int:
+    """libpcp 7.x's pmSetDebug ("set"), pmClearDebug ("clear") and pmDebug ("test") on
+    a comma-separated list of option names (any case) or "all": "test" gives 1 when any
+    named option (for "all": every option) is set, else 0; the others give 0, or
+    PM_ERR_CONV for an unknown name, and then change nothing."""
+    global DEBUG_ENABLED  # pylint: disable=global-statement
+    state = set(DEBUG_ENABLED)
+    p = 0
+    while p < len(spec):
+        end = spec.find(",", p)
+        end = len(spec) if end < 0 else end
+        name = spec[p:end].lower()
+        if name == "all":
+            if action == "test":
+                return int(DEBUG_ENABLED >= DEBUG_NAMES)
+            state = set(DEBUG_NAMES) if action == "set" else set()
+        elif name in DEBUG_NAMES:
+            if action == "test" and name in DEBUG_ENABLED:
+                return 1
+            if action == "set":
+                state.add(name)
+            else:
+                state.discard(name)
+        else:
+            return PM_ERR_CONV
+        p = end + 1 if end < len(spec) else end
+    if action != "test":
+        DEBUG_ENABLED = state
+    return 0
 
 
 class Options(GetoptState):
@@ -519,7 +559,7 @@ def set_interval(opts: Options, arg: str) -> None:
         opts.interval = interval_timespec(arg)
     except IntervalError as err:
         pmprintf("%s: -t argument not in %s(3) format:\n" % (pmGetProgname(),
-                                                            "pmParseHighResInterval"))
+                                                            INTERVAL_PARSER))
         pmprintf("%s\n" % err.message)
         opts.errors += 1
 
