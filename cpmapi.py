@@ -25,24 +25,14 @@ from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined o
 # libpcp_import's, libpcp_pmda's and libpcp_mmv's numbers belong to ``cpmi``, ``cpmda``
 # and ``cmmv``, not to the official ``cpmapi``
 for _name in [_n for _n in dir() if _n.startswith(("PMI_", "PMDA_", "MMV_"))
-              or _n in ("pmiErrSymDict", "pmi_error_texts")]:
+              or _n in ("pmiErrSymDict", "pmi_error_texts", "SINCE", "UNTIL")]:
     del globals()[_name]
+# the names and error codes of the API level served (pcp/_core/level.py)
 from pcp._core.level import API_LEVEL as _API_LEVEL
-
-# The names each API level's official module has (the numbers stay in constants.py):
-# 7.x's cpmapi has the extra units, PMAPI_VERSION_4 and PM_PAD_TIMESPEC, and no longer
-# PMAPI_VERSION_3, the PM_DEBUG_APPL* bits or the PM_XTB_* time base
-_LEVEL_7_2_ONLY = (
-    "PMAPI_VERSION_4", "PM_PAD_TIMESPEC",
-    "PM_UNIT_TEMPERATURE", "PM_UNIT_VOLTAGE", "PM_UNIT_CURRENT", "PM_UNIT_POWER",
-    "PM_TEMPERATURE_C", "PM_TEMPERATURE_F", "PM_TEMPERATURE_K",
-    "PM_VOLTAGE_V", "PM_VOLTAGE_mV", "PM_VOLTAGE_uV",
-    "PM_CURRENT_A", "PM_CURRENT_mA", "PM_CURRENT_uA",
-    "PM_POWER_kW", "PM_POWER_W", "PM_POWER_mW", "PM_POWER_uW")
-_BEFORE_7_2_ONLY = ("PMAPI_VERSION_3", "PM_DEBUG_APPL0", "PM_DEBUG_APPL1", "PM_DEBUG_APPL2",
-                    "PM_XTB_FLAG")
-for _name in (_BEFORE_7_2_ONLY if _API_LEVEL >= (7, 2) else _LEVEL_7_2_ONLY):
+from pcp._core.level import error_symbols as _error_symbols, served as _served
+for _name in [_n for _n in dir() if not _n.startswith("_") and not _served(_n)]:
     del globals()[_name]
+pmErrSymDict = _error_symbols()
 from pcp._core.constants import PM_XTB_FLAG as _PM_XTB_FLAG  # used below
 from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
 from pcp._core.cint import wrap_int32 as _to_int32

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import array
 import ctypes
-import datetime
+import datetime as _datetime
 import errno
 import os
 import sys  # noqa: F401 (a name of the official module)
@@ -26,7 +26,7 @@ from pcp import __implementation__, __version__  # noqa: F401 (which binding thi
 from pcp._core import errors as _errors, structs as _structs, units as _units
 from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
-from pcp._core.level import API_LEVEL
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
                                pmDesc, pmDescPtr, pmHighResLogLabel, pmID, pmInDom, pmLabel,
                                pmLabelPtr, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
@@ -41,7 +41,7 @@ from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.options import pmUsageErr
 
-if API_LEVEL >= (7, 2):
+if _API_LEVEL >= (7, 2):
     # 7.x's name for the timeval-stamped result of PCP 6 (pmResult has a timespec)
     from pcp._decode.result import pmResult_v2  # noqa: F401
 
@@ -61,10 +61,18 @@ __all__ = [
     "pmValue", "pmValueBlock", "pmAtomValue", "pmUnits", "pmDesc", "pmDescPtr", "pmID",
     "pmInDom", "pmLabel", "pmLabelSet", "pmLogLabel", "timeval",
     "timespec", "tm", "get_indom",
-] + (["pmResult_v2"] if API_LEVEL >= (7, 2) else ["pmHighResResult", "pmHighResLogLabel"])
+] + (["pmResult_v2"] if _API_LEVEL >= (7, 2) else ["pmHighResResult", "pmHighResLogLabel"])
 
 integer_types = (int,)
 text_type = str
+
+# PCP 6.3's module imports the datetime class and math's modf where 6.0.3's imports the
+# datetime module: scripts reach them as pmapi.datetime (pcp/_core/level.py)
+if _API_LEVEL >= (6, 3):
+    from datetime import datetime
+    from math import modf  # noqa: F401
+else:
+    datetime = _datetime
 
 _PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
 _PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
@@ -465,15 +473,17 @@ class pmContext(object):
                 bname, bexpr, pos, _derived.REGISTRY.errmsg))
         self.pmReconnectContext()
 
-    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> None:
+    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> Optional[int]:
         """Register the derived metrics of a file, a directory of files, or a colon list
-        of them (pmLoadDerivedConfig(3)), then reconnect this context."""
+        of them (pmLoadDerivedConfig(3)), then reconnect this context. From level 6.3 the
+        number of metrics registered is returned (6.0.3 returns None)."""
         path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
         _derived.REGISTRY.init()
         sts = _derived.load_path(_derived.REGISTRY, path, recover=False)
         if sts < 0:
             raise pmErr(sts)
         self.pmReconnectContext()
+        return sts if _API_LEVEL >= (6, 3) else None
 
     @staticmethod
     def pmDerivedErrStr() -> Optional[str]:
@@ -518,9 +528,11 @@ class pmContext(object):
         text = self._use().text(get_indom(pmdesc), kind, True)
         return str(text.decode())
 
-    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> bytes:
-        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP), as bytes."""
-        return self._use().text(pmid, kind, False)
+    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> _TUnion[bytes, str]:
+        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP): bytes at level 6.0
+        (6.0.3's), str from 6.3."""
+        text = self._use().text(pmid, kind, False)
+        return text.decode() if _API_LEVEL >= (6, 3) else text
 
     # ---- instance domains ------------------------------------------------------------
 
@@ -644,7 +656,7 @@ class pmContext(object):
                 direction = 1
         return self._set_mode(host, mode, when, delta, direction)
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         def pmSetMode(self, mode: int, origin: Any, interval: Any) -> int:
             """Position an archive context at `origin` and set its mode (PM_MODE_FORW,
             PM_MODE_BACK, PM_MODE_INTERP) and step `interval`, both timespecs (None: no
@@ -753,7 +765,7 @@ class pmContext(object):
 
     # ---- fetch and store -------------------------------------------------------------
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         def pmFetch(self, pmidA: Any) -> LP_pmResult:
             """Fetch the values of pmIDs: a pointer to a pmResult (with a timespec
             timestamp) with one value set per pmID, in the order asked."""
@@ -785,7 +797,7 @@ class pmContext(object):
     def pmFreeResult(result_p: Any) -> None:
         """Nothing to free: results are ordinary Python objects."""
 
-    if API_LEVEL < (7, 2):
+    if _API_LEVEL < (7, 2):
         @staticmethod
         def pmFreeHighResResult(result_p: Any) -> None:
             """Nothing to free: results are ordinary Python objects."""
@@ -807,7 +819,7 @@ class pmContext(object):
         host contexts only."""
         return self._store(result)
 
-    if API_LEVEL < (7, 2):
+    if _API_LEVEL < (7, 2):
         def pmStoreHighRes(self, result: Any) -> Any:
             """pmStore for a pmHighResResult."""
             return self._store(result)
@@ -899,7 +911,7 @@ class pmContext(object):
         flat = self._use().fetch_archive()
         return LP_pmHighResResult(_result_module.pmHighResResult(flat, flat.numpmid, 0))
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         def pmGetArchiveLabel(self) -> pmLogLabel:
             """The label of the archive (a pmLogLabel: magic, pid, start time as a
             timespec, host, time zone, zoneinfo)."""
@@ -964,7 +976,7 @@ class pmContext(object):
         flat = self._use().fetch_archive()
         return LP_pmResult(pmResult(flat, flat.numpmid, 0))
 
-    if API_LEVEL < (7, 2):
+    if _API_LEVEL < (7, 2):
         def pmFetchHighResArchive(self):
             """pmFetchArchive with a nanosecond timestamp."""
             return self._fetch_archive_timespec()
@@ -1236,7 +1248,7 @@ class pmContext(object):
             fmt = fmt.decode()
         _errors.pmprintf(fmt % args if args else fmt)
 
-    if API_LEVEL < (7, 2):
+    if _API_LEVEL < (7, 2):
         @staticmethod
         def pmSortHighResInstances(result_p: Any) -> None:
             """Sort each value set of a pmHighResResult by instance id."""
@@ -1247,7 +1259,7 @@ class pmContext(object):
         """Sort each value set of a pmResult by instance id."""
         _sort_instances(result_p)
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         @staticmethod
         def pmParseInterval(interval: Any) -> Tuple[timespec, str]:
             """An interval specification ("10", "1.5 sec", "2min 30s") as (timespec, "");
@@ -1287,7 +1299,7 @@ class pmContext(object):
         """Sleep for the interval a timeval holds."""
         return tvp.sleep()
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         @staticmethod
         def pmGetProgname() -> str:
             """The program name libpcp uses in its messages."""
@@ -1378,7 +1390,7 @@ class pmContext(object):
     def datetime_to_secs(value: Any, precision: int = c_api.PM_TIME_SEC) -> float:
         """A naive datetime as time since the epoch (local time) in seconds, or in
         milliseconds, microseconds or nanoseconds for PM_TIME_MSEC / USEC / NSEC."""
-        delta = value - datetime.datetime.fromtimestamp(0)
+        delta = value - _datetime.datetime.fromtimestamp(0)
         usec = delta.microseconds + (delta.seconds + delta.days * 24.0 * 3600.0) * 10.0 ** 6
         if precision == c_api.PM_TIME_SEC:
             return usec / 10.0 ** 6
@@ -1397,7 +1409,7 @@ class pmContext(object):
         API level 7.2 a timespec)."""
         if not interpol or archive:
             return c_api.PM_MODE_FORW, None
-        if API_LEVEL >= (7, 2):
+        if _API_LEVEL >= (7, 2):
             return c_api.PM_MODE_INTERP, timespec(interval.tv_sec, interval.tv_nsec)
         return c_api.PM_MODE_INTERP, timespec(interval.tv_sec, interval.tv_usec * 1000)
 
@@ -1409,7 +1421,7 @@ class pmContext(object):
         if self.type == c_api.PM_CONTEXT_ARCHIVE:
             mode, step = pmContext.get_mode_step(archive, interpol, interval)
             # the options object may be the tool's own: the official method names
-            if API_LEVEL >= (7, 2):
+            if _API_LEVEL >= (7, 2):
                 self._set_mode_timespec(mode, options.pmGetOptionOrigin(), step)
             else:
                 self._set_mode_timespec(mode, options.pmGetOptionHighResOrigin(), step)
@@ -1637,7 +1649,7 @@ class pmOptions(object):
             return None
         return timespec.fromInterval(alignment)
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         # 7.x's options give every time as a timespec, under the names of 6.x's timevals
         def pmGetOptionAlignment(self) -> Optional[timespec]:
             return self._alignment_timespec()
@@ -2101,7 +2113,7 @@ def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_LAZY_NAMES) | set(_LAZY_VALUES))
 
 
-if API_LEVEL >= (7, 2):
+if _API_LEVEL >= (7, 2):
     # gone from 7.x's module: the Python 2 compatibility names and the HighRes types
     # (the floors below keep them for this package's own use)
     del integer_types, text_type, long, pyFileToCFile, pmHighResResult, pmHighResLogLabel
@@ -2116,7 +2128,7 @@ def _print_as_this_module() -> None:
               pmLabelSet, pmLogLabel, pmUnits, pmValueBlock, timespec, timeval, tm,
               pmResult, _result_module.pmHighResResult, LP_pmResult, LP_pmHighResResult,
               pmValue, pmValueSet, valueDref, pmMetricSpec)
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         public += (_result_module.pmResult_v2,)
     for cls in public:
         cls.__module__ = __name__

@@ -28,10 +28,10 @@ from itertools import repeat
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
                     PM_IN_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_TYPE_DOUBLE)
-from pcp._core.level import API_LEVEL
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp.pmapi import pmContext, pmDesc, pmErr, pmValue, timeval  # noqa: F401
 
-if API_LEVEL >= (7, 2):
+if _API_LEVEL >= (7, 2):
     # PCP 7's module steps by timespecs (its pmFetch and pmOptions give them)
     from pcp.pmapi import timespec  # noqa: F401
     _INTERVAL = timespec
@@ -124,8 +124,7 @@ class Metric:
 
     # ---- value sets -------------------------------------------------------------------
 
-    @staticmethod
-    def get_vlist(vset: Any, vlist_idx: int) -> Any:
+    def get_vlist(self, vset: Any, vlist_idx: int) -> Any:  # pylint: disable=no-self-use
         """The pmValue at position vlist_idx of a value set."""
         return vset.contents.vlist[vlist_idx]
 
@@ -572,7 +571,7 @@ class MetricGroupManager(dict, MetricCache):
         manager._options = options
         return manager
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         @staticmethod
         def _ts2float(ts: Any) -> float:
             """A timespec as seconds since the epoch (None: 0.0)."""
@@ -669,7 +668,7 @@ class MetricGroupManager(dict, MetricCache):
                 if (finish is not None
                         and self._stamp2float(curtime) >= self._stamp2float(finish)):
                     break
-                if API_LEVEL >= (7, 2):
+                if _API_LEVEL >= (7, 2):
                     # 7.x counts a report unless the printer returns something other
                     # than None or True (a report it did not make)
                     self._printer_flag = self._printer.report(self)

@@ -23,6 +23,7 @@ attributes, messages and exit statuses, which the tools rely on.
 from __future__ import annotations
 
 import configparser
+import configparser as ConfigParser  # noqa: F401 (the official module's name for it)
 import csv
 import math
 import os
@@ -34,7 +35,7 @@ from collections import OrderedDict
 from copy import deepcopy
 
 from pcp import pmapi
-from pcp._core.level import API_LEVEL
+from pcp._core.level import API_LEVEL as _API_LEVEL
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _only_dimension(unit: Any, which: str) -> bool:
     at API level 7.2 an extra unit (temperature ...) is a dimension too, and "Extra"
     asks for one alone, of any power (7.x's is_extra)."""
     dims = {"Count": unit.dimCount, "Space": unit.dimSpace, "Time": unit.dimTime}
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         dims["Extra"] = unit.extraUnit
         if which == "Extra":
             return dims.pop(which) != 0 and not any(dims.values())
@@ -71,7 +72,7 @@ def _only_dimension(unit: Any, which: str) -> bool:
 # the dimensions a tool may give a default or forced scale for (util.<prefix>_scale and
 # util.<prefix>_scale_force): 7.x adds the extra units
 _SCALED_DIMENSIONS = (("Count", "count"), ("Space", "space"), ("Time", "time")) + (
-    (("Extra", "extra"),) if API_LEVEL >= (7, 2) else ())
+    (("Extra", "extra"),) if _API_LEVEL >= (7, 2) else ())
 
 
 def _unquoted(value: str) -> str:
@@ -250,6 +251,8 @@ class pmConfig:
         if name == "speclocal":
             util.speclocal = value
         elif name == "derived":
+            if _API_LEVEL >= (6, 3):
+                value = str(value)      # 6.3: "yes" is "1" here, where 6.0.3 failed
             util.derived = value if value.find(";") != -1 else value.replace(",", ";")
         elif name == "samples":
             util.opts.pmSetOptionSamples(value)
@@ -262,6 +265,8 @@ class pmConfig:
         elif name == "type_prefer":
             util.type_prefer = 1 if value == "raw" else 0
         elif name == "instances":
+            if _API_LEVEL >= (6, 3):
+                value = str(value)
             util.instances = value.split(",")
         else:
             try:
@@ -390,10 +395,15 @@ class pmConfig:
     def prepare_metrics(self) -> None:
         """Build util.metrics from the [global] section (when util.globals is 1), the
         command line's metric specifications and the metricsets it names."""
+        self._prepare_metrics(False)
+
+    def _prepare_metrics(self, pmns: bool) -> None:
         operands = self.util.opts.pmGetOperands()
-        if not operands:
+        if not operands and not pmns:
             sys.stderr.write("No metrics specified.\n")
             raise pmapi.pmUsageErr()
+        if not operands:        # 6.3's pmns=True: every top-level name of the namespace
+            operands = self.util.context.pmGetChildren('')
 
         cmdline: Dict[str, Any] = OrderedDict()
         for operand in operands:
@@ -671,7 +681,7 @@ class pmConfig:
             if getattr(util, "ignore_incompat", False):
                 return
             sys.stderr.write("%s metric %s (%s).\n" % (
-                "Incompatible" if API_LEVEL >= (7, 2) else "Invalid", metric, str(error)))
+                "Incompatible" if _API_LEVEL >= (7, 2) else "Invalid", metric, str(error)))
             sys.exit(1)
 
     def _texts(self, pmid: int, desc: Any) -> List[Any]:
@@ -763,7 +773,7 @@ class pmConfig:
             except Exception:
                 err = "Unidentified error"
             if err:
-                if API_LEVEL >= (7, 2):     # 7.x: no full stop, and --ignore-unknown goes on
+                if _API_LEVEL >= (7, 2):     # 7.x: no full stop, and --ignore-unknown goes on
                     sys.stderr.write("Failed to register derived metric:\n%s\n" % err.strip())
                     if not self.ignore_unknown_metrics():
                         sys.exit(1)
@@ -863,7 +873,7 @@ class pmConfig:
                 if len(self.pmids) != before:
                     util.metrics[metric] = metrics[metric]
             except pmapi.pmErr as error:
-                if API_LEVEL < (7, 2):
+                if _API_LEVEL < (7, 2):
                     sys.stderr.write("Invalid metric %s (%s).\n" % (metric, str(error)))
                     sys.exit(1)
                 # 7.x names every unknown metric before it gives up (unless told to
@@ -880,7 +890,7 @@ class pmConfig:
                 print(util.instances)
             sys.exit(1)
 
-        if API_LEVEL >= (7, 2) and not util.metrics:
+        if _API_LEVEL >= (7, 2) and not util.metrics:
             sys.stderr.write("All metrics are unknown, quitting.\n")
             sys.exit(1)
 
@@ -1117,7 +1127,7 @@ class pmConfig:
                                   "\nNo metrics or instances to report present.")
             raise error
         if not util.interpol:
-            if API_LEVEL >= (7, 2):
+            if _API_LEVEL >= (7, 2):
                 # 7.x compares the sample's time with its fraction of a second
                 sample = util.pmfg_ts().timestamp()
             else:
@@ -1137,7 +1147,7 @@ class pmConfig:
         time, so the schedule does not drift)."""
         self._round += 1
         if not self._init_ts:
-            if API_LEVEL >= (7, 2):
+            if _API_LEVEL >= (7, 2):
                 self._init_ts = self.util.pmfg_ts().timestamp()
             else:
                 self._init_ts = float(self.util.pmfg_ts().strftime("%s.%f"))
@@ -1339,3 +1349,16 @@ class pmConfig:
                 results[metric] = [x for x in results[metric]
                                    if self.filter_instance(metric, x[1])]
         return results
+
+
+def _prepare_metrics_63(self: pmConfig, pmns: bool = False) -> None:
+    """Build util.metrics from the [global] section (when util.globals is 1), the
+    command line's metric specifications and the metricsets it names; with pmns and no
+    metrics on the command line, every metric of the namespace (PCP 6.3)."""
+    self._prepare_metrics(pmns)
+
+
+if _API_LEVEL >= (6, 3):
+    _prepare_metrics_63.__name__ = _prepare_metrics_63.__qualname__ = "prepare_metrics"
+    pmConfig.prepare_metrics = _prepare_metrics_63  # type: ignore[method-assign]
+

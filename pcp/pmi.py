@@ -25,23 +25,22 @@ Beyond the official module: :func:`write_frame` writes a pandas DataFrame (as
 
 from __future__ import annotations
 
-import ctypes
+import ctypes as _ctypes
 from ctypes import POINTER, c_char_p, c_int, c_longlong, c_uint, cast  # noqa: F401
 
 from cpmi import PMI_MAXERRMSGLEN, pmiErrSymDict  # noqa: F401  (as the official module)
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.units import units_to_int as _units_word
 from pcp._decode.result import flat_of as _flat_of, store_arrays as _store_arrays
 from pcp._decode.result import usec_of as _usec_of
 from pcp._libpcp.strings import pmID_build as _pmID_build, pmInDom_build as _pmInDom_build
-from pcp._core.level import API_LEVEL
 from pcp.pmapi import pmID, pmInDom, pmResult, pmUnits  # noqa: F401
 
-if API_LEVEL >= (7, 2):
+if _API_LEVEL >= (7, 2):
     # the names 7.x's module has: its datetime handling (pmiWrite takes a datetime) and
     # its typing annotations
     from ctypes import c_ulonglong  # noqa: F401
-    from datetime import datetime, timedelta, tzinfo
-    from math import modf
+    from datetime import timedelta, tzinfo
     from typing import Optional, Union  # noqa: F401
 
     ZERO = timedelta(0)
@@ -66,6 +65,15 @@ TYPE_CHECKING = False      # typing's, without importing typing (the tools' star
 if TYPE_CHECKING:
     from typing import Any, Optional
 
+# the names the official module imports: 6.0.3's the ctypes module, 6.3's these
+if _API_LEVEL >= (6, 3):
+    from ctypes import CDLL, create_string_buffer  # noqa: F401
+    from ctypes.util import find_library  # noqa: F401
+    from datetime import datetime
+    from math import modf
+else:
+    ctypes = _ctypes
+
 _writer_module: Any = None
 
 
@@ -83,7 +91,7 @@ def _writer() -> Any:
 def _int_arg(value: Any, position: int) -> int:
     """A C int / unsigned argument as ctypes converts it: any int, wrapped to 32 bits."""
     if not isinstance(value, int):
-        raise ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
+        raise _ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
     return value & 0xFFFFFFFF
 
 
@@ -93,7 +101,7 @@ def _signed(value: int) -> int:
 
 def _longlong_arg(value: Any, position: int) -> int:
     if not isinstance(value, int):
-        raise ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
+        raise _ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
     value &= 0xFFFFFFFFFFFFFFFF
     return value - (1 << 64) if value & (1 << 63) else value
 
@@ -114,7 +122,7 @@ class pmiErr(Exception):
             self.code = 0
 
     def __str__(self) -> str:
-        if API_LEVEL >= (7, 2):
+        if _API_LEVEL >= (7, 2):
             # 7.x: "[code]" for a code that is not libpcp_import's, and the text
             # (pmiErrStr: libpcp_import's own, else pmErrStr's) decoded
             symbol = pmiErrSymDict.get(self.code, "[%d]" % self.code)
@@ -194,7 +202,7 @@ class pmiLogImport(object):
             version = 2
         return self._check(_writer().set_version(_signed(_int_arg(version, 1))))
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         def pmiSetZoneinfo(self, zoneinfo: Any) -> int:
             """PMI - set the Olson timezone (zoneinfo) for a Log Import archive"""
             self._select()
@@ -238,7 +246,7 @@ class pmiLogImport(object):
         pmid, typed, indom, sem = (_int_arg(pmid, 2), _int_arg(typed, 3),
                                    _int_arg(indom, 4), _int_arg(sem, 5))
         if not isinstance(units, pmUnits):
-            raise ctypes.ArgumentError("argument 6: TypeError: expected pmUnits instance "
+            raise _ctypes.ArgumentError("argument 6: TypeError: expected pmUnits instance "
                                        "instead of %s" % type(units).__name__)
         return self._check(_writer().add_metric(name, pmid, _signed(typed), indom, _signed(sem),
                                          _units_word(units) & 0xFFFFFFFF))
@@ -279,13 +287,13 @@ class pmiLogImport(object):
     def pmiHighResWrite(self, sec: int, nsec: int) -> int:
         """PMI - flush data to a Log Import archive"""
         self._select()
-        if API_LEVEL >= (7, 2):
+        if _API_LEVEL >= (7, 2):
             # 7.x's module still has the method, but its libpcp_import has no such
             # function: the lookup fails after the context is selected
             raise AttributeError("libpcp_import.so.2: undefined symbol: pmiHighResWrite")
         return self._check(_writer().write(_longlong_arg(sec, 1), _signed(_int_arg(nsec, 2))))
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         def pmiWrite(self, sec: Any, nsec: Any = None) -> int:
             """PMI - flush data to a Log Import archive: at `sec` seconds and `nsec`
             nanoseconds, or (no nsec) at a float of seconds or a datetime (naive ones
@@ -310,16 +318,19 @@ class pmiLogImport(object):
         def pmiWrite(self, sec: int, usec: int) -> int:
             """PMI - flush data to a Log Import archive"""
             self._select()
-            sec = _longlong_arg(sec, 1)
-            usec = _signed(_int_arg(usec, 2))
-            return self._check(_writer().write(sec, _signed((usec * 1000) & 0xFFFFFFFF)))
+            return self._write_timeval(sec, usec)
+
+    def _write_timeval(self, sec: Any, usec: Any) -> int:
+        sec = _longlong_arg(sec, 1)
+        usec = _signed(_int_arg(usec, 2))
+        return self._check(_writer().write(sec, _signed((usec * 1000) & 0xFFFFFFFF)))
 
     def pmiPutMark(self) -> int:
         """PMI - write a <mark> record to a Log Import archive"""
         self._select()
         return self._check(_writer().put_mark())
 
-    if API_LEVEL >= (7, 2):
+    if _API_LEVEL >= (7, 2):
         def pmiPutResult(self, result: Any) -> int:
             """PMI - add a data record to a Log Import archive (a result of pmFetch, with
             its nanosecond timestamp)"""
@@ -369,7 +380,7 @@ def _put_result(result: Any, highres: bool) -> int:
     """pmiPutResult / pmiPutHighResResult for a result of this package's pmapi."""
     flat = _flat_of(result)
     if flat is None:
-        raise ctypes.ArgumentError("argument 1: TypeError: expected a pmResult of pcp.pmapi")
+        raise _ctypes.ArgumentError("argument 1: TypeError: expected a pmResult of pcp.pmapi")
     contents = result.contents if hasattr(result, "contents") else result
     numpmid = contents.numpmid
     arrays = _store_arrays(flat, numpmid)
@@ -405,3 +416,25 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
 
     return _write_frame(frame, path, form=form, version=version, hostname=hostname,
                         timezone=timezone)
+
+
+def _pmiWrite_63(self: pmiLogImport, sec: Any, usec: Any = None) -> int:
+    """PMI - flush data to a Log Import archive: a time since the epoch as seconds and
+    microseconds, or as a float or a (naive, UTC) datetime alone"""
+    self._select()
+    if sec and not usec:   # sic: 6.3's test, so sec=0 with usec=None is refused
+        if isinstance(sec, datetime):
+            sec = float((sec - _EPOCH).total_seconds())
+        if isinstance(sec, float):
+            fraction, whole = modf(sec)
+            sec, usec = int(whole), int(fraction * 1000000)
+        else:
+            usec = 0
+    return self._write_timeval(sec, usec)
+
+
+if (6, 3) <= _API_LEVEL < (7, 2):   # 7.x's pmiWrite is in the class
+    _EPOCH = datetime(1970, 1, 1)    # 6.3's datetime.utcfromtimestamp(0)
+    _pmiWrite_63.__name__ = _pmiWrite_63.__qualname__ = "pmiWrite"
+    pmiLogImport.pmiWrite = _pmiWrite_63  # type: ignore[method-assign]
+

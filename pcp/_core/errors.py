@@ -29,6 +29,10 @@ import time
 from pcp._core import constants
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_ERR_NYI, PM_MAXERRMSGLEN
+from pcp._core.level import error_symbols
+
+# the error codes of the API level served: a later PCP's code is no code at an earlier level
+_SYMBOLS = error_symbols()
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -95,6 +99,7 @@ _PCP_MESSAGES = {
     -12412: "Incorrect record type in an archive",                       # PM_ERR_RECTYPE
     -12413: "Archive feature not supported",                             # PM_ERR_FEATURE
     -12414: "TLS protocol failure",                                      # PM_ERR_TLS
+    -12415: "Bad value for function argument",                           # PM_ERR_ARG (6.3)
     -12442: "Internal inconsistency detected or assertion failed",       # PM_ERR_BOTCH
     -12443: "Insufficient elements in list",                             # PM_ERR_TOOSMALL
     -12444: "Result size exceeded",                                      # PM_ERR_TOOBIG
@@ -164,7 +169,7 @@ def _message(code: int) -> str:
         if not system.startswith("Unknown error"):
             return system
         return _PCP_MESSAGES.get(code, system)
-    if code in _PCP_MESSAGES:
+    if code in _PCP_MESSAGES and code in _SYMBOLS:
         return _PCP_MESSAGES[code]
     if code < PM_ERR_NYI:
         library_code = code - PM_ERR_NYI
@@ -316,7 +321,7 @@ class pmErr(Exception):
             self.code = 0
 
     def __str__(self) -> str:
-        symbol = constants.pmErrSymDict.get(self.code)
+        symbol = _SYMBOLS.get(self.code)
         if symbol is None:
             return self.message()
         return "%s %s" % (symbol, self.message())

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import os
 
+from . import constants
 from .config import read_pcp_conf
 
-__all__ = ["LEVELS", "REFERENCE_VERSIONS", "API_LEVEL", "parse_level", "level_for_version"]
+__all__ = ["LEVELS", "REFERENCE_VERSIONS", "API_LEVEL", "parse_level", "level_for_version",
+           "served", "error_symbols"]
 
 #: The levels served, oldest first.
 LEVELS = ((6, 0), (6, 3), (7, 2))
@@ -79,3 +81,18 @@ def _choose():
 
 #: The level of this process, (major, minor): compare with tuples, e.g. ``API_LEVEL >= (6, 3)``.
 API_LEVEL = _choose()
+
+
+def served(name: str, level=None) -> bool:
+    """Whether the official C module of this API level (default: this process's) has this
+    name (constants.SINCE and constants.UNTIL list the names PCP added and dropped)."""
+    level = API_LEVEL if level is None else level
+    return (constants.SINCE.get(name, level) <= level
+            and not constants.UNTIL.get(name, (99, 0)) <= level)
+
+
+def error_symbols(level=None) -> dict:
+    """pmErrSymDict as the binding of this API level has it: its codes, in its order."""
+    return {code: name for code, name in constants.pmErrSymDict.items()
+            if served(name, level)}
+

@@ -914,6 +914,23 @@ class pmHighResResult(_ResultBase):
 
         return self._timestamp(timespec)
 
+    # PCP 6.3's accessors (pcp/_core/level.py: not served at level 6.0, as 6.0.3 has none)
+    def get_sec(self) -> int:
+        """The seconds of the result's timestamp."""
+        return self.timestamp.tv_sec
+
+    def get_nsec(self) -> int:
+        """The nanoseconds of the result's timestamp."""
+        return self.timestamp.tv_nsec
+
+    def get_numpmid(self) -> int:
+        """The number of value sets (pmids) of the result."""
+        return self.numpmid
+
+
+if API_LEVEL < (6, 3):
+    del pmHighResResult.get_sec, pmHighResResult.get_nsec, pmHighResResult.get_numpmid
+
 
 if API_LEVEL >= (7, 2):
     class pmResult(pmHighResResult):
