@@ -661,6 +661,13 @@ class pmContext(object):
             """Position an archive context at `origin` and set its mode (PM_MODE_FORW,
             PM_MODE_BACK, PM_MODE_INTERP) and step `interval`, both timespecs (None: no
             step); host contexts take only PM_MODE_LIVE."""
+            for position, stamp in ((2, origin), (3, interval)):
+                if stamp is not None and stamp != 0:
+                    ctypes.pointer(stamp)       # the official binding passes pointer(stamp)
+                    if not isinstance(stamp, timespec):
+                        raise ctypes.ArgumentError(
+                            "argument %d: TypeError: expected LP_timespec instance instead "
+                            "of LP_%s" % (position, type(stamp).__name__))
             return self._set_mode_timespec(mode, origin, interval)
     else:
         def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:

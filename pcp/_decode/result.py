@@ -937,19 +937,7 @@ if API_LEVEL >= (7, 2):
         """What pmFetch returns at API level 7.2: a timespec timestamp (PCP 7 made the
         PMAPI high-resolution); `.contents` gives the same object."""
 
-        __slots__ = ()
-
-        def get_sec(self) -> int:
-            """The seconds of the timestamp."""
-            return self._r.sec
-
-        def get_nsec(self) -> int:
-            """The nanoseconds of the timestamp."""
-            return self._r.nsec
-
-        def get_numpmid(self) -> int:
-            """The number of value sets."""
-            return self.numpmid
+        __slots__ = ()      # (get_sec, get_nsec, get_numpmid: pmHighResResult's)
 
     class pmResult_v2(_TimevalResult):
         """7.x's name for the result of PCP 6's pmFetch, with a timeval timestamp."""
