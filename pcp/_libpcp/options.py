@@ -43,8 +43,12 @@ PMAPI_OPTIONS = "A:a:D:gh:n:O:p:S:s:T:t:VZ:z?"
 # libpcp's standard options (pmapi.h's PMOPT_*), by the name of their setter
 STANDARD = {
     "Align": LongOption("align", 1, "A", "TIME", "align sample times on natural boundaries"),
-    "Archive": LongOption("archive", 1, "a", "FILE", "metrics source is a PCP log archive"),
-    "Debug": LongOption("debug", 1, "D", "DBG", None),
+    "Archive": LongOption("archive", 1, "a", "FILE",
+                          "metrics source is a PCP archive" if API_LEVEL >= (7, 2)
+                          else "metrics source is a PCP log archive"),
+    # 7.x's usage message shows -D (6.x's hides it)
+    "Debug": LongOption("debug", 1, "D", "DBG", "set debug options, see pmdbg(1)"
+                        if API_LEVEL >= (7, 2) else None),
     "GuiMode": LongOption("guimode", 0, "g", None, "start in GUI mode with new time control"),
     "Host": LongOption("host", 1, "h", "HOST", "metrics source is PMCD on host"),
     "HostsFile": LongOption("hostsfile", 1, "H", "FILE", "read metric source hosts from a file"),
