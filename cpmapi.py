@@ -81,7 +81,13 @@ if _API_LEVEL < (7, 2):
 # pmUnits packing
 # ---------------------------------------------------------------------------
 def _c_int_argument(value: Any, function: str, position: int) -> int:
+    """The "i" code: an int that must fit a C int."""
     return _c_int(value)
+
+
+def _c_uint_mask_argument(value: Any, function: str, position: int) -> int:
+    """The "I" code: any int, its low 32 bits (no overflow check)."""
+    return _operator.index(value) & 0xFFFFFFFF
 
 
 if _API_LEVEL >= (7, 2):
@@ -89,10 +95,13 @@ if _API_LEVEL >= (7, 2):
         """Pack the eight pmUnits fields of PCP 7.x into the signed 32-bit word libpcp
         uses: the six 4-bit fields, then extraUnit (5 bits) and extraScale (3 bits) in the
         low byte; every argument required, by position or name, each a C int."""
-        fields = _keyword_arguments("pmUnits_int", tuple(
-            (name, _c_int_argument) for name in (
-                "dimSpace", "dimTime", "dimCount", "scaleSpace", "scaleTime", "scaleCount",
-                "extraUnit", "extraScale")), args, kwargs)
+        # 7.x parses "iiiIIiiI": the space and time scales and extraScale unsigned
+        fields = _keyword_arguments("pmUnits_int", (
+            ("dimSpace", _c_int_argument), ("dimTime", _c_int_argument),
+            ("dimCount", _c_int_argument), ("scaleSpace", _c_uint_mask_argument),
+            ("scaleTime", _c_uint_mask_argument), ("scaleCount", _c_int_argument),
+            ("extraUnit", _c_int_argument), ("extraScale", _c_uint_mask_argument)),
+            args, kwargs)
         word = 0
         for field in fields[:6]:
             word = (word << 4) | (field & 0xF)

@@ -1806,8 +1806,10 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
         try:
             host.set_mode(mode, opts.origin, interval, direction)
         except pmErr as err:
-            _errors.pmprintf("%s: %s: %s\n" % ("pmSetModeHighRes", _errors.pmGetProgname(),
-                                               _pmErrStr(err.code)))
+            # (the binding names the call it made: 7.x's pmSetMode is 6.x's pmSetModeHighRes)
+            _errors.pmprintf("%s: %s: %s\n" % (
+                "pmSetMode" if _API_LEVEL >= (7, 2) else "pmSetModeHighRes",
+                _errors.pmGetProgname(), _pmErrStr(err.code)))
             opts.flags |= c_api.PM_OPTFLAG_RUNTIME_ERR
             opts.errors += 1
             return err.code

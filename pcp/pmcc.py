@@ -511,6 +511,13 @@ class MetricGroupPrinter:
                 group[metric_name].metricConvert(delta)
 
 
+def _seconds(stamp: Any, fraction: str, per_second: float) -> float:
+    """A timeval or timespec as seconds since the epoch (None: 0.0)."""
+    if stamp is None:
+        return 0.0
+    return float(stamp.tv_sec) + float(getattr(stamp, fraction)) / per_second
+
+
 class MetricGroupManager(dict, MetricCache):
     """MetricGroups by name over one context, with the fetch-and-report loop a tool runs
     (its sample count, finish time and pause worked out from the tool's options)."""
@@ -575,18 +582,14 @@ class MetricGroupManager(dict, MetricCache):
         @staticmethod
         def _ts2float(ts: Any) -> float:
             """A timespec as seconds since the epoch (None: 0.0)."""
-            if ts is None:
-                return 0.0
-            return float(ts.tv_sec) + float(ts.tv_nsec) / 1e9
+            return _seconds(ts, "tv_nsec", 1e9)
 
         _stamp2float = _ts2float
     else:
         @staticmethod
         def _tv2float(tv: Any) -> float:
             """A timeval as seconds since the epoch (None: 0.0)."""
-            if tv is None:
-                return 0.0
-            return float(tv.tv_sec) + float(tv.tv_usec) / 1e6
+            return _seconds(tv, "tv_usec", 1e6)
 
         _stamp2float = _tv2float
 

@@ -308,6 +308,8 @@ pmDescPtr.sem = property(lambda x: x.contents.sem, None, None, None)
 pmDescPtr.type = property(lambda x: x.contents.type, None, None, None)
 pmDescPtr.indom = property(lambda x: x.contents.indom, None, None, None)
 pmDescPtr.units = property(lambda x: x.contents.units, None, None, None)
+if API_LEVEL >= (7, 2):         # 7.x's pointers give the pmid too
+    pmDescPtr.pmid = property(lambda x: x.contents.pmid, None, None, None)
 
 
 def get_indom(pmdesc: _TUnion["pmDescPtr", pmDesc, int]) -> int:

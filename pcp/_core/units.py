@@ -27,6 +27,16 @@ if TYPE_CHECKING:
 BITFIELDS_LTOR = sys.byteorder == "big"
 
 
+def _unit_bitfields(scale_type: Any, low_byte: list) -> list:
+    """pmUnits' C bitfields, most significant first (the dimensions, the scales, then the
+    low byte); declared the other way round where the compiler allocates them from the
+    low bits, so that the 32-bit word is the same on both byte orders."""
+    fields = [("dimSpace", c_int, 4), ("dimTime", c_int, 4), ("dimCount", c_int, 4),
+              ("scaleSpace", scale_type, 4), ("scaleTime", scale_type, 4),
+              ("scaleCount", scale_type, 4)] + low_byte
+    return fields if BITFIELDS_LTOR else fields[::-1]
+
+
 class pmUnits(Structure):
     """Dimensions and scales of a metric (4-bit C bitfields), and at API level 7.2 the
     "extra units" in the low byte (temperature, voltage, current, power)."""
@@ -37,65 +47,31 @@ class pmUnits(Structure):
     # unsigned and names the low byte extraUnit (signed, 5 bits) and extraScale
     # (unsigned, 3 bits).
     if API_LEVEL >= (7, 2):
-        if BITFIELDS_LTOR:
-            _fields_ = [("dimSpace", c_int, 4),
-                        ("dimTime", c_int, 4),
-                        ("dimCount", c_int, 4),
-                        ("scaleSpace", c_uint, 4),
-                        ("scaleTime", c_uint, 4),
-                        ("scaleCount", c_uint, 4),
-                        ("extraUnit", c_int, 5),
-                        ("extraScale", c_uint, 3)]
-        else:
-            _fields_ = [("extraScale", c_uint, 3),
-                        ("extraUnit", c_int, 5),
-                        ("scaleCount", c_uint, 4),
-                        ("scaleTime", c_uint, 4),
-                        ("scaleSpace", c_uint, 4),
-                        ("dimCount", c_int, 4),
-                        ("dimTime", c_int, 4),
-                        ("dimSpace", c_int, 4)]
+        _fields_ = _unit_bitfields(c_uint, [("extraUnit", c_int, 5), ("extraScale", c_uint, 3)])
 
         def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
                      scaleS: int = 0, scaleT: int = 0, scaleC: int = 0,
                      extraU: int = 0, extraS: int = 0) -> None:
-            Structure.__init__(self)
-            self.dimSpace = dimS
-            self.dimTime = dimT
-            self.dimCount = dimC
-            self.scaleSpace = scaleS
-            self.scaleTime = scaleT
-            self.scaleCount = scaleC
+            self._set(dimS, dimT, dimC, scaleS, scaleT, scaleC)
             self.extraUnit = extraU
             self.extraScale = extraS
     else:
-        if BITFIELDS_LTOR:
-            _fields_ = [("dimSpace", c_int, 4),
-                        ("dimTime", c_int, 4),
-                        ("dimCount", c_int, 4),
-                        ("scaleSpace", c_int, 4),
-                        ("scaleTime", c_int, 4),
-                        ("scaleCount", c_int, 4),
-                        ("pad", c_int, 8)]
-        else:
-            _fields_ = [("pad", c_int, 8),
-                        ("scaleCount", c_int, 4),
-                        ("scaleTime", c_int, 4),
-                        ("scaleSpace", c_int, 4),
-                        ("dimCount", c_int, 4),
-                        ("dimTime", c_int, 4),
-                        ("dimSpace", c_int, 4)]
+        _fields_ = _unit_bitfields(c_int, [("pad", c_int, 8)])
 
         def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
                      scaleS: int = 0, scaleT: int = 0, scaleC: int = 0) -> None:
-            Structure.__init__(self)
-            self.dimSpace = dimS
-            self.dimTime = dimT
-            self.dimCount = dimC
-            self.scaleSpace = scaleS
-            self.scaleTime = scaleT
-            self.scaleCount = scaleC
+            self._set(dimS, dimT, dimC, scaleS, scaleT, scaleC)
             self.pad = 0
+
+    def _set(self, dimS: int, dimT: int, dimC: int, scaleS: int, scaleT: int,
+             scaleC: int) -> None:
+        Structure.__init__(self)
+        self.dimSpace = dimS
+        self.dimTime = dimT
+        self.dimCount = dimC
+        self.scaleSpace = scaleS
+        self.scaleTime = scaleT
+        self.scaleCount = scaleC
 
     def __int__(self) -> int:
         """The packed 32-bit word as a signed C int (below 7.2 without the pad bits)."""
