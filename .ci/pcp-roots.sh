@@ -8,7 +8,8 @@
 #   - the tools for building this package inside a root (gcc, python3-dev, cffi, numpy,
 #     setuptools: the system packages, lighter than a venv and pip) are added when missing;
 #   - /proc and the QA archives (/var/lib/pcp/testsuite) are bind-mounted when not yet;
-#   - a pmcd or pmlogger that a postinst started inside a root is stopped.
+#   - a pmcd or pmlogger that pcp's postinst started inside a new root is stopped (by process
+#     id: those whose root is that folder); a reused root's daemons are left to the tests.
 # Never unmounts or removes a root it did not find half-built. Needs root's uid.
 set -euo pipefail
 
@@ -72,6 +73,7 @@ build_root() {  # build_root SUITE VERSION
         mount_into "$dir" /proc
         in_root "$dir" "apt-get update -q && apt-get install -y -q --no-install-recommends pcp python3-pcp" \
             > "$ROOTS/$suite.apt.log" 2>&1 || { tail -n 30 "$ROOTS/$suite.apt.log" >&2; exit 1; }
+        stop_daemons "$dir"     # what pcp's postinst started (a reused root's are a test's)
         grep -qx "PCP_VERSION=$version" "$dir/etc/pcp.conf" || {
             echo "pcp-roots.sh: $suite installed $(grep PCP_VERSION= "$dir/etc/pcp.conf"), not $version" >&2
             exit 1
@@ -79,7 +81,6 @@ build_root() {  # build_root SUITE VERSION
     fi
     mount_into "$dir" /proc
     mount_into "$dir" "$QA"
-    stop_daemons "$dir"
     local missing="" package
     for package in $BUILD_TOOLS; do
         installed "$dir" "$package" || missing="$missing $package"

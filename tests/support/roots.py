@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from typing import Any, Dict, Optional, Tuple
 
 import pytest
@@ -145,8 +146,11 @@ def _run(argv, code: str, env: Dict[str, str], cwd: str, timeout: float, side: s
         proc = subprocess.run(argv, input=stdin_text, env=env, cwd=cwd, capture_output=True,
                               text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
+        stderr = exc.stderr or ""
+        if isinstance(stderr, bytes):
+            stderr = stderr.decode("utf-8", "replace")
         return {"__crash__": "%s: timed out after %ss" % (side, timeout),
-                "stderr": (exc.stderr or b"")[-3000:] if isinstance(exc.stderr, str) else ""}
+                "stderr": stderr[-3000:]}
     return _answer(proc, side)
 
 
@@ -229,6 +233,20 @@ def _copy(names, folder: str) -> None:
         shutil.copy2(os.path.join(CHECKOUT, name), target)
 
 
+#: a build nobody used for this long is removed (other checkouts share the roots)
+_UNUSED_BUILD_SECONDS = 3 * 24 * 3600
+
+
+def _prune(folder: str, keep: str) -> None:
+    """Remove the builds of other C sources that no run used for three days."""
+    now = time.time()
+    for name in os.listdir(folder):
+        stamp = os.path.join(folder, name, ".built")
+        if name != keep and os.path.exists(stamp) and \
+                now - os.path.getmtime(stamp) > _UNUSED_BUILD_SECONDS:
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
 @functools.lru_cache(maxsize=None)
 def build_in_root(level: Level) -> str:
     """This checkout built in place inside level's root, under the root's python3; the
@@ -263,8 +281,11 @@ def build_in_root(level: Level) -> str:
                     shutil.copy2(os.path.join(host_folder, "pcp", built), native)
             with open(os.path.join(host_folder, ".built"), "w") as stream:
                 stream.write(proc.stderr[-3000:])
+        _prune(root + BUILDS_IN_ROOT, keep=os.path.basename(folder))
         python_digest = _digest(py_names)
         marker = os.path.join(host_folder, ".python")
+        with open(os.path.join(host_folder, ".built"), "a"):
+            os.utime(os.path.join(host_folder, ".built"))     # in use: see _prune
         if not os.path.exists(marker) or open(marker).read() != python_digest:
             shutil.rmtree(os.path.join(host_folder, "pcp"), ignore_errors=True)
             _copy(py_names, host_folder)

@@ -109,7 +109,8 @@ folder = tempfile.mkdtemp()
 try:
     path = os.path.join(folder, "derived.conf")
     with open(path, "w") as stream:
-        stream.write("levels.test.one = sample.long.one + 1\nlevels.test.two = 2 * sample.long.one\n")
+        stream.write("levels.test.one = sample.long.one + 1\n"
+                     "levels.test.two = 2 * sample.long.one\n")
     out["derived"] = catch(live.pmLoadDerivedConfig, path)
 
     # ---- pmiWrite with a float or datetime alone (6.3) -----------------------------------
@@ -152,6 +153,43 @@ out["mmv"] = {"metric": [image(m.name), m.item, m.typeof, m.semantics, m.indom,
                          image(m.shorttext), image(m.helptext)],
               "indom": [i.serial, image(i.shorttext), image(i.helptext)],
               "indom_null": getattr(mmv, "MMV_INDOM_NULL", None)}
+
+# a registry with no metrics and no instance domains (6.3 hands libpcp_mmv NULL arrays)
+mmv_dir = tempfile.mkdtemp()
+os.environ["PCP_TMP_DIR"] = mmv_dir
+os.mkdir(os.path.join(mmv_dir, "mmv"))
+try:
+    empty = mmv.MemoryMappedValues("levels-empty")
+    mapped = os.path.join(mmv_dir, "mmv", "levels-empty")
+    out["mmv_empty"] = [catch(empty.start), sorted(os.listdir(os.path.dirname(mapped))),
+                        catch(os.path.getsize, mapped)]
+    empty.stop()
+finally:
+    shutil.rmtree(mmv_dir, True)
+
+# ---- pmconfig: prepare_metrics(pmns=True) (6.3), set_attr's values made str (6.3) ------------
+from collections import OrderedDict
+from pcp import pmconfig
+
+class Operands:
+    def pmGetOperands(self):
+        return []
+
+class Util:
+    pass
+
+util = Util()
+util.opts, util.context, util.config, util.globals = Operands(), ctx, None, 0
+util.keys, util.metrics = ("derived", "instances"), OrderedDict()
+util.derived, util.instances = None, []
+config = pmconfig.pmConfig(util)
+out["pmconfig"] = {"pmns": catch(lambda: config.prepare_metrics(pmns=True) or sorted(util.metrics)),
+                   "none": catch(config.prepare_metrics)}
+attrs = []
+for name, value in (("derived", "yes"), ("derived", "a=b,c=d"), ("instances", "no"),
+                    ("instances", "a,b"), ("derived", "no")):
+    attrs.append(catch(lambda: config.set_attr(name, value) or getattr(util, name)))
+out["pmconfig"]["set_attr"] = attrs
 
 print(json.dumps(out, sort_keys=True))
 '''
