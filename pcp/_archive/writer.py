@@ -223,6 +223,9 @@ class ImportContext:
         self.hostname: Optional[bytes] = None
         self.timezone: Optional[bytes] = None
         self.zoneinfo: Optional[bytes] = None     # pmiSetZoneinfo (API level 7.2)
+        # 7.x's pmiStart flag PMI_PROCESS, and the tool pmiSetImportProgram registered
+        self.process = False
+        self.tool_name: Optional[bytes] = None
         self.metrics: List[_Metric] = []
         self.by_name: Dict[bytes, int] = {}
         self.indoms: Dict[int, _InDom] = {}
@@ -271,13 +274,23 @@ def context_of(number: int) -> Optional[ImportContext]:
     return _contexts[number - 1] if 1 <= number <= len(_contexts) else None
 
 
+# libpcp_import 7.x's pmiStart flags (import.h): its second argument, 6.x's "inherit"
+PMI_INHERIT, PMI_APPEND, PMI_PROCESS = 0x1, 0x2, 0x4
+
+
 def start(archive: bytes, inherit: int) -> int:
-    """pmiStart: a new context, made current; returns its number (1, 2, ...)."""
+    """pmiStart: a new context, made current; returns its number (1, 2, ...). Below API
+    level 7.2 any non-zero `inherit` inherits the current context's definitions; 7.x
+    reads flags: PMI_INHERIT, PMI_PROCESS (a long-running importer: pmiSetImportProgram
+    writes its pid, pmiEnd removes the file) and PMI_APPEND (not served: a new archive)."""
     global _current
     value = pmGetConfig("PCP_ARCHIVE_VERSION")
     version = _atoi(value) if value is not None else PM_LOG_VERS02
     old = _current
     ctx = ImportContext(cstr(archive), version)
+    if API_LEVEL >= (7, 2):
+        ctx.process = bool(inherit & PMI_PROCESS)
+        inherit &= PMI_INHERIT
     if inherit and old is not None:
         ctx.inherit(old)
     _contexts.append(ctx)
@@ -322,6 +335,13 @@ def end() -> int:
         for f in (files.index, files.meta, files.data):
             f.close()
         files.data = files.meta = files.index = None
+    if ctx.tool_name and ctx.process:
+        # a long-running importer's registration goes with its clean exit
+        try:
+            os.unlink(_import_program_path(ctx.tool_name))
+        except OSError:
+            pass
+        ctx.tool_name = None
     ctx.state = ImportContext.END
     ctx.last_sts = 0
     return 0
@@ -363,7 +383,7 @@ def set_import_program(tool: bytes, version: bytes, args: bytes, archive: bytes)
     if not tool:
         ctx.last_sts = PM_ERR_CONV
         return ctx.last_sts
-    path = b"%s/%s" % (os.fsencode(pmGetConfig("PCP_IMPORTRUN_DIR") or ""), tool)
+    path = _import_program_path(tool)
     try:
         fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW
                      | os.O_CLOEXEC, 0o644)
@@ -371,12 +391,20 @@ def set_import_program(tool: bytes, version: bytes, args: bytes, archive: bytes)
         ctx.last_sts = -(exc.errno or 1)
         return ctx.last_sts
     with os.fdopen(fd, "wb") as out:
+        if ctx.process:
+            out.write(b"pid=%d\n" % os.getpid())
         for key, value in ((b"version", version), (b"args", args), (b"archive", archive)):
             value = cstr(value)
             if value:
                 out.write(b"%s=%s\n" % (key, value))
+    ctx.tool_name = tool[:63]       # (libpcp_import keeps it in a 64-byte buffer)
     ctx.last_sts = 0
     return 0
+
+
+def _import_program_path(tool: bytes) -> bytes:
+    """$PCP_IMPORTRUN_DIR/<tool>, as libpcp_import 7.x names the registration file."""
+    return b"%s/%s" % (os.fsencode(pmGetConfig("PCP_IMPORTRUN_DIR") or ""), tool)
 
 
 def set_version(version: int) -> int:

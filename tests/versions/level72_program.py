@@ -234,7 +234,8 @@ out["names"] = [hasattr(pmapi, name) for name in (
 # ---- pcp.pmi: the calls 7.x added or changed (the archives are compared by pmdumplog)
 out["pmi_errors"] = [str(pmi.pmiErr(code)) for code in (
     -20001, -20010, -20020, -20025, -12345, -12415, 0, -1, -20100)]
-log = pmi.pmiLogImport(os.path.join(OUTPUT, "written"))
+# PMI_PROCESS (4): a long-running importer, whose registration has its pid and goes at the end
+log = pmi.pmiLogImport(os.path.join(OUTPUT, "written"), 4)
 calls = [catch(log.pmiSetHostname, "h1"), catch(log.pmiSetTimezone, "UTC"),
          catch(log.pmiSetZoneinfo, ":Europe/Berlin")]
 pmid = log.pmiID(60, 2, 0)
@@ -256,29 +257,32 @@ calls += [catch(log.pmiPutText, c_api.PM_TEXT_PMID, c_api.PM_TEXT_ONELINE, pmid,
           catch(log.pmiPutLabel, c_api.PM_LABEL_ITEM, pmid, 0, "word", "plain"),
           catch(log.pmiPutLabel, c_api.PM_LABEL_ITEM, pmid, 0, "flag", "TRUE"),
           catch(log.pmiPutLabel, c_api.PM_LABEL_ITEM, pmid, 0, "bad", "inf")]
-when = (1700000000.25, (1700000001, 123456789),
-        datetime.datetime(2023, 11, 14, 22, 13, 22, 500000, tzinfo=datetime.timezone.utc),
-        (1700000004, -5), 1700000005, (1700000006, 1999999999), 1700000001)
+# (2014: before the QA archive's 2018 records, which pmiPutResult then adds at the end)
+when = (1400000000.25, (1400000001, 123456789),
+        datetime.datetime(2014, 5, 13, 16, 53, 22, 500000, tzinfo=datetime.timezone.utc),
+        (1400000004, -5), 1400000005, (1400000006, 1999999999), 1400000001)
 for k, at in enumerate(when):
     calls += [catch(log.pmiPutValue, "kernel.all.load", "1 minute", "%%f" %% (0.25 * k)),
               catch(log.pmiPutValue, "kernel.all.load", "5 minute", "%%f" %% (0.5 * k)),
               catch(log.pmiPutValue, "sample.temp", None, "%%f" %% (20.5 + k)),
               catch(log.pmiPutValue, "sample.power", None, "%%d" %% (1000 * k))]
     calls.append(catch(log.pmiWrite, *at) if isinstance(at, tuple) else catch(log.pmiWrite, at))
-calls += [catch(log.pmiWrite, datetime.datetime(2023, 11, 14, 22, 13, 23)),
-          catch(log.pmiPutMark), catch(log.pmiHighResWrite, 1700000010, 5),
+calls += [catch(log.pmiWrite, datetime.datetime(2014, 5, 13, 16, 53, 28)),
+          catch(log.pmiPutMark), catch(log.pmiHighResWrite, 1400000010, 5),
           catch(log.pmiSetImportProgram, "", "1.2", "", ""),
-          catch(log.pmiSetImportProgram, "pcp-native-test", "1.2", "-a -b", "written"),
-          catch(log.pmiPutResult, ctx.pmFetch(ids)),
-          catch(log.pmiEnd)]
+          catch(log.pmiSetImportProgram, "pcp-native-test", "1.2", "-a -b", "written")]
+registered = os.path.join(os.environ["PCP_IMPORTRUN_DIR"], "pcp-native-test")
+with open(registered) as stream:
+    out["pmi_import_program"] = [line if not line.startswith("pid=") else
+                                 ["pid", line == "pid=%%d\n" %% os.getpid()]
+                                 for line in stream]
+ctx.pmSetMode(c_api.PM_MODE_FORW, label.start, None)   # a record as it is (no interpolation)
+calls += [catch(log.pmiPutResult, ctx.pmFetch(ids)), catch(log.pmiEnd),
+          os.path.exists(registered)]
 out["pmi_calls"] = calls
 out["pmi_names"] = [hasattr(log, name) for name in (
     "put_result", "put_highres_result", "pmiPutResult", "pmiSetZoneinfo",
     "pmiSetImportProgram", "pmiHighResWrite")]
-registered = os.path.join(os.environ["PCP_IMPORTRUN_DIR"], "pcp-native-test")
-with open(registered) as stream:
-    out["pmi_import_program"] = stream.read()
-
 print(json.dumps(out))
 '''
 
