@@ -34,7 +34,7 @@ from pcp._core.units import extra_fields, unit_fields
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Tuple, Union
+    from typing import Optional, Tuple, Union
 
 _M32 = 0xFFFFFFFF
 _M64 = 0xFFFFFFFFFFFFFFFF
@@ -228,9 +228,9 @@ def conv_scale(intype: int, inatom: pmAtomValue, inunits: Union[pmUnits, int],
                                 ffi.cast("pcp_atom *", addressof(out)))
     if sts < 0:
         raise pmErr(sts)
-    in_extra = extra_fields(inunits)
-    if in_extra[0]:
-        _convert_extra_scale(intype, out, in_extra, extra_fields(outunits)[1])
+    factors = extra_conversion(inunits, outunits)
+    if factors is not None:
+        _convert_extra_scale(intype, out, factors)
     return out
 
 
@@ -255,16 +255,24 @@ for _unit, _scales in ((PM_UNIT_VOLTAGE, 3), (PM_UNIT_CURRENT, 3), (PM_UNIT_POWE
                 _EXTRA_CONVERSIONS[(_unit, _i, _o)] = (0.0, 1.0, 0.0, 1000.0 ** (_i - _o))
 
 
-def _convert_extra_scale(intype: int, atom: pmAtomValue, in_extra: Tuple[int, int],
-                         out_scale: int) -> None:
-    """libpcp 7.2's __pmConvExtraScale on a value pmConvScale has already scaled:
-    PM_ERR_UNIT for a unit or pair of scales it has no conversion for."""
-    unit, in_scale = in_extra
-    if in_scale == out_scale:
-        return
+def extra_conversion(inunits: Union[pmUnits, int],
+                     outunits: Union[pmUnits, int]) -> Optional[Tuple[float, float, float, float]]:
+    """(a, b, c, d) of the extra-unit step libpcp 7.2's pmConvScale takes after the
+    scaling, out = a + b * (in + c) / d in double; None when there is none (no extra
+    unit, or the same scale); pmErr(PM_ERR_UNIT) for a unit or a pair of scales libpcp
+    has no conversion for."""
+    unit, in_scale = extra_fields(inunits)
+    out_scale = extra_fields(outunits)[1]
+    if not unit or in_scale == out_scale:
+        return None
     factors = _EXTRA_CONVERSIONS.get((unit, in_scale, out_scale))
     if factors is None:
         raise pmErr(PM_ERR_UNIT)
+    return factors
+
+
+def _convert_extra_scale(intype: int, atom: pmAtomValue, factors: Tuple[float, ...]) -> None:
+    """libpcp 7.2's __pmConvExtraScale on a value pmConvScale has already scaled."""
     a, b, c, d = factors
     field = {PM_TYPE_32: "l", PM_TYPE_U32: "ul", PM_TYPE_64: "ll", PM_TYPE_U64: "ull",
              PM_TYPE_FLOAT: "f", PM_TYPE_DOUBLE: "d"}[intype]

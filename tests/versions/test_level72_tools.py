@@ -30,6 +30,36 @@ BIN = "/usr/lib/pcp/bin/"
 #: this machine's recording of the Linux metrics (support/tool_archive), copied into the
 #: sid root and seen at the same path on both sides
 LINUX = "@LINUX@"
+#: an archive of metrics in 7.x's extra units (temperature, power), written by 7.2.2's own
+#: pcp.pmi in the root: pcp.pmconfig's is_extra and the units' text and conversions
+EXTRA = "@EXTRA@"
+EXTRA_WRITER = r"""
+import json, sys
+from pcp import pmapi, pmi
+import cpmapi as c
+log = pmi.pmiLogImport(sys.argv[1])
+log.pmiSetHostname("sensors")
+log.pmiSetTimezone("UTC")
+log.pmiAddMetric("sensor.temp", log.pmiID(245, 0, 1), c.PM_TYPE_DOUBLE, log.pmiInDom(245, 0),
+                 c.PM_SEM_INSTANT, pmapi.pmUnits(0, 0, 0, 0, 0, 0, c.PM_UNIT_TEMPERATURE,
+                                                 c.PM_TEMPERATURE_C))
+log.pmiAddMetric("sensor.energy", log.pmiID(245, 0, 2), c.PM_TYPE_U64, c.PM_INDOM_NULL,
+                 c.PM_SEM_COUNTER, pmapi.pmUnits(0, 1, 0, 0, 3, 0, c.PM_UNIT_POWER,
+                                                 c.PM_POWER_mW))
+log.pmiAddMetric("sensor.volts", log.pmiID(245, 0, 3), c.PM_TYPE_FLOAT, c.PM_INDOM_NULL,
+                 c.PM_SEM_INSTANT, pmapi.pmUnits(0, 0, 0, 0, 0, 0, c.PM_UNIT_VOLTAGE,
+                                                 c.PM_VOLTAGE_mV))
+for inst, name in ((0, "cpu"), (1, "gpu")):
+    log.pmiAddInstance(log.pmiInDom(245, 0), name, inst)
+for k in range(6):
+    log.pmiPutValue("sensor.temp", "cpu", "%.2f" % (40.5 + k * 1.25))
+    log.pmiPutValue("sensor.temp", "gpu", "%.2f" % (55 - k * 0.5))
+    log.pmiPutValue("sensor.energy", None, "%d" % (1000 * k * k))
+    log.pmiPutValue("sensor.volts", None, "%.1f" % (1200 + 15 * k))
+    log.pmiWrite(1700000000 + k, 0)
+log.pmiEnd()
+print(json.dumps("ok"))
+"""
 
 #: (tool path inside the root, arguments, extra environment)
 RUNS = [
@@ -66,6 +96,16 @@ RUNS = [
     (BIN + "pcp-uptime", [], {"PCP_ARCHIVE": LINUX}),
     ("/usr/bin/pmrep", ["-a", LINUX, "-u", "-o", "csv", "disk.dev.read", "mem.util.used",
                         "kernel.percpu.cpu.user"], {}),
+    ("/usr/bin/pmrep", ["-a", EXTRA, "-u", "sensor"], {}),
+    ("/usr/bin/pmrep", ["-a", EXTRA, "-u", "-o", "csv", "-U", "sensor.temp", "sensor.energy",
+                        "sensor.volts"], {}),
+    ("/usr/bin/pmrep", ["-a", EXTRA, "-u", "-r", "-x", "sensor"], {}),
+    ("/usr/bin/pmrep", ["-a", EXTRA, "-u", "-z", "sensor.temp,,,temperature (F)",
+                        "sensor.volts,,,voltage (V)"], {}),
+    ("/usr/bin/pmrep", ["-a", EXTRA, "-u", "sensor.temp,,,temperature (K)",
+                        "sensor.energy,,,power (W) sec"], {}),
+    ("/usr/bin/pmrep", ["-a", EXTRA, "-u", "sensor.energy,,,power (W)"], {}),
+    ("/usr/bin/pcp2csv", ["-a", EXTRA, "-u", "sensor"], {}),
     (BIN + "pcp-uptime", [], {"PCP_ARCHIVE": QA + "pcp-free"}),
     (BIN + "pcp-free", [], {"PCP_ARCHIVE": QA + "pcp-free"}),
     (BIN + "pcp-free", ["-m", "-t", "-c", "2"], {"PCP_ARCHIVE": QA + "pcp-free"}),
@@ -106,9 +146,9 @@ COMMON = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "LANG": "
           "HOME": "/root", "TZ": "UTC", "PCP_DERIVED_CONFIG": "", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _run_side(ours: bool, linux: str):
+def _run_side(ours: bool, linux: str, extra: str):
     root = roots.root_dir(LEVEL)
-    runs = json.dumps(RUNS).replace(LINUX, linux)
+    runs = json.dumps(RUNS).replace(LINUX, linux).replace(EXTRA, extra)
     if ours:
         env = dict(COMMON, PCP_NATIVE_API_LEVEL="7.2",
                    PCP_SYSCONF_DIR=os.path.join(root, "etc/pcp"))
@@ -124,10 +164,10 @@ def _run_side(ours: bool, linux: str):
 
 
 @pytest.fixture(scope="module")
-def linux():
-    """The Linux recording's base name, the same on the host and in the sid root: copied
-    into a scratch folder of the root, which a symbolic link of the same name shows on
-    the host."""
+def archives():
+    """(the Linux recording, the extra units' archive): their base names, the same on the
+    host and in the sid root (a scratch folder of the root, which a symbolic link of the
+    same name shows on the host)."""
     roots.require_level(LEVEL)
     root = roots.root_dir(LEVEL)
     source = tool_archive.linux_archive()
@@ -136,16 +176,20 @@ def linux():
     for name in glob.glob(source + ".*"):
         shutil.copy(name, folder)
     os.symlink(folder, in_root)
-    yield os.path.join(in_root, os.path.basename(source))
+    written = roots.run_reference(LEVEL, "import sys\nsys.argv = ['w', %r]\n" % (
+        os.path.join(in_root, "extra"),) + EXTRA_WRITER)
+    assert written == "ok", written
+    yield (os.path.join(in_root, os.path.basename(source)), os.path.join(in_root, "extra"))
     os.unlink(in_root)
     shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def outputs(linux):
+def outputs(archives):
     from concurrent.futures import ThreadPoolExecutor  # pylint: disable=import-outside-toplevel
     with ThreadPoolExecutor(max_workers=2) as pool:
-        ref, ours = pool.submit(_run_side, False, linux), pool.submit(_run_side, True, linux)
+        ref = pool.submit(_run_side, False, *archives)
+        ours = pool.submit(_run_side, True, *archives)
         out = {"ref": ref.result(), "ours": ours.result()}
     assert isinstance(out["ref"], list), out["ref"]
     assert isinstance(out["ours"], list), out["ours"]
