@@ -16,6 +16,9 @@ The level is chosen once per process, before any module surface is built:
 3. no readable pcp.conf: the newest level, as a new script on a machine without PCP expects.
 
 Each level is checked against Debian's binding of that version: 6.0.3, 6.3.8 and 7.2.2.
+A name a later PCP added to a C module (cpmapi, cmmv ...) or dropped from it is listed once,
+in constants.SINCE or constants.UNTIL, and served through :func:`served`; the Python modules
+test ``API_LEVEL`` where they differ.
 """
 from __future__ import annotations
 
@@ -24,8 +27,8 @@ import os
 from . import constants
 from .config import read_pcp_conf
 
-__all__ = ["LEVELS", "REFERENCE_VERSIONS", "FIRST_VERSION", "API_LEVEL", "parse_level", "level_for_version",
-           "served", "error_symbols"]
+__all__ = ["LEVELS", "REFERENCE_VERSIONS", "FIRST_VERSION", "API_LEVEL", "parse_level",
+           "level_for_version", "served", "error_symbols"]
 
 #: The levels served, oldest first.
 LEVELS = ((6, 0), (6, 3), (7, 2))
