@@ -2,7 +2,7 @@
 # Install what the tests need from Debian: PCP 6.0.3 (pmcd, the reference python3-pcp
 # binding, libpcp headers for the benchmark's C clients), gcc, clang with its
 # libFuzzer runtime for the fuzz targets, and Python's venv and headers; start pmcd without systemd and install the
-# sample PMDA. python3-requests: pmdaopenmetrics on the reference binding (tests/pmda). Idempotent; needs root.
+# sample PMDA, then the 6.3.8 and 7.2.2 reference roots (.ci/pcp-roots.sh). python3-requests: pmdaopenmetrics on the reference binding (tests/pmda). Idempotent; needs root.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -67,3 +67,7 @@ done
 sample_ready || { echo "install-pcp.sh: sample PMDA not answering" >&2; exit 1; }
 rm -rf "$shim"
 echo "install-pcp.sh: pmcd $(pmprobe -v -h local: pmcd.version | awk '{print $3}') with sample PMDA ready"
+
+# The references of API levels 6.3 and 7.2 (tests/versions): Debian roots with python3-pcp
+# 6.3.8 and 7.2.2, kept under /var/cache/pcp-native/roots between runs.
+bash "$(dirname "$0")/pcp-roots.sh"

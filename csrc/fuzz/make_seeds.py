@@ -363,6 +363,26 @@ def convert_seeds() -> dict:
     return out
 
 
+def printvalue_seeds() -> dict:
+    """fuzz_printvalue: a plan (see the harness) before a RESULT or HIGHRES_RESULT."""
+
+    def plan(highres: int, sets: list, room: int) -> bytes:
+        body = bytes([highres | (len(sets) << 1)])
+        for index, mtype, names_first, names_count in sets:
+            # head "    1.2.3 (a.b):" is bytes 0..16 of the harness's head pool
+            body += bytes([index, mtype + 1, 0, 16, names_first & 0xFF, names_count & 0xFF])
+        return body + bytes([room])
+
+    return {
+        "string_colour": plan(0, [(0, 6, 0, 3)], 200) + RESULT_STRING_COLOUR,
+        "string_small_room": plan(0, [(0, 6, -1, -1)], 8) + RESULT_STRING_COLOUR,
+        "highres_string": plan(1, [(0, 6, 0, 8)], 255) + HIGHRES_STRING,
+        "errors": plan(0, [(0, 0, -1, -1), (1, 3, 0, 2)], 255) + RESULT_ERRORS,
+        "types": plan(1, [(i, t, 0, 8) for i, t in enumerate((0, 1, 2, 3, 4, 5, 6))], 255)
+        + highres_types(),
+    }
+
+
 def derived_chunk_seeds() -> dict:
     """fuzz_derived_chunk: valid programs (post-order, parents linked) over one int32
     operand, pmid 1, of 3 columns and 4 rows, taken as two chunks of 2 rows (the
@@ -489,6 +509,7 @@ def main() -> None:
         "fuzz_convert": convert_seeds(),
         "fuzz_write": write_seeds(),
         "fuzz_derived_chunk": derived_chunk_seeds(),
+        "fuzz_printvalue": printvalue_seeds(),
         "fuzz_derived_program": derived_program_seeds(),
     }
     for harness, files in corpora.items():

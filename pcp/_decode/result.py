@@ -829,6 +829,19 @@ class _ResultBase:
         viewing the decoded columns without a copy or a Python object per value."""
         return self._r.arrays()
 
+    def as_lists(self) -> "ResultArrays":
+        """Beyond the official binding: as_arrays's columns as Python lists, without
+        importing numpy (the command line's start-up)."""
+        r = self._r
+        c = r.c
+        m, n = c.numpmid, c.nvalues
+        return ResultArrays(
+            pmid=ffi.unpack(c.pmid, m), numval=ffi.unpack(c.numval, m),
+            valfmt=ffi.unpack(c.valfmt, m), first=ffi.unpack(c.first, m),
+            inst=ffi.unpack(c.inst, n), vtype=ffi.unpack(c.vtype, n),
+            ival=ffi.unpack(c.ival, n), dval=ffi.unpack(c.dval, n),
+            boff=ffi.unpack(c.boff, n), blen=ffi.unpack(c.blen, n), data=r.pdu)
+
     def value_sets(self) -> List[Tuple[int, "pmValueSet"]]:
         """Beyond the official binding: (pmid, value set) of every set, in one call
         (pcp.pmcc files each fetch's sets under their metrics this way)."""

@@ -23,11 +23,12 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PMAPI_VERSION_3)
 from pcp._core.errors import (pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname,
                               print_callback_error)
-from pcp._core.intervals import PM_MAX_TIME_T, IntervalError, interval_timespec, strtol_prefix
 from pcp._core.level import API_LEVEL
-from pcp._libpcp import getopt as _getopt, timewindow
+from pcp._libpcp import getopt as _getopt
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
+# pcp._core.intervals (re) and pcp._libpcp.timewindow (zones, ctypes) are imported where
+# an option needs them: a usage message (`-?`) and most command lines need neither
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Any, Callable, List, Optional, Set, Tuple, Union
@@ -166,6 +167,8 @@ class Options(GetoptState):
 
 def strtol_int(text: str) -> Tuple[int, bool]:
     """(int)strtol(text, &end, 10) and whether the whole text was read (libpcp's check)."""
+    from pcp._core.intervals import strtol_prefix
+
     end, value = strtol_prefix(text, 0)
     return wrap_int32(value), end == len(text)
 
@@ -176,6 +179,8 @@ def strtol_int(text: str) -> Tuple[int, bool]:
 def _debug_spec_ok(spec: str) -> bool:
     """libpcp's pmSetDebug check: comma-separated option names (any case), "all", or
     numbers (old-style bit fields); an empty item or an unknown name is refused."""
+    from pcp._core.intervals import strtol_prefix
+
     p = 0
     while p < len(spec):
         k, _ = strtol_prefix(spec, p)
@@ -380,6 +385,8 @@ def set_container(opts: Options, arg: Optional[str]) -> None:
 def spec_local_error(spec: str) -> Optional[str]:
     """libpcp's pmSpecLocalPMDA check of "add,DOMAIN,PATH,INIT", "del,DOMAIN[,PATH]" or
     "clear": None, or its complaint."""
+    from pcp._core.intervals import strtol_prefix
+
     if spec.startswith("add"):
         op, rest = "add", spec[3:]
     elif spec.startswith("del"):
@@ -559,6 +566,8 @@ def set_samples(opts: Options, arg: str) -> None:
 
 def set_interval(opts: Options, arg: str) -> None:
     """-t / --interval / PCP_INTERVAL."""
+    from pcp._core.intervals import IntervalError, interval_timespec
+
     try:
         opts.interval = interval_timespec(arg)
     except IntervalError as err:
@@ -791,6 +800,8 @@ def context_options(opts: Options, host_name: Callable[[], str], context_zone: C
         if boundaries is None:
             opts.errors += 1
         else:
+            from pcp._libpcp import timewindow
+
             try:
                 _, opts.start, opts.finish, opts.origin, _ = timewindow.parse_window(
                     opts.start_optarg, opts.finish_optarg, opts.align_optarg,
@@ -808,6 +819,8 @@ def context_options(opts: Options, host_name: Callable[[], str], context_zone: C
 def _boundaries(opts: Options, bounds: Bounds) -> Optional[Tuple[Stamp, Stamp]]:
     """The window the archives span (the earliest start to the latest end), or now to
     the end of time for a live source; None when an archive cannot be read."""
+    from pcp._core.intervals import PM_MAX_TIME_T
+
     if opts.context != PM_CONTEXT_ARCHIVE:
         import time as _time  # pylint: disable=import-outside-toplevel
         now = _time.time_ns()

@@ -19,7 +19,10 @@ asks for an archive. --demo names the small archive bundled with the package
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+
+TYPE_CHECKING = False      # typing's names without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import List, Optional
 
 # the usage and --help need the program's name and nothing more: they import nothing
 # else (the PMAPI is a tenth of a second away)
@@ -83,6 +86,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write("%s: unknown command %r\n" % (PROGRAM, command))
         sys.stderr.write(usage_text())
         return 2
+    if words[1:] in (["-?"], ["--help"]):
+        # the usage alone, from the command's option table: none of its imports
+        from pcp.cli import _options, _tables
+
+        try:
+            _options.finish(_options.parse(_tables.TOOLS[command], words[1:]),
+                            _tables.DEFAULT_SOURCE[command])
+        except _options.UsageExit as e:
+            return e.status
+        finally:
+            _options.reset()
     from pcp.cli import _common, _options
 
     try:

@@ -7,19 +7,24 @@ libpcp's message and that subcommand's usage. The time window and the reporting 
 are finished against the open context with pmGetContextOptions's rules."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+import sys
 
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
                                  PM_OPTFLAG_DONE, PM_OPTFLAG_EXIT)
 from pcp._core.errors import pmflush, pmGetProgname, pmprintf, pmSetProgname
-from pcp._libpcp import options as _libopts, pmns, zones
+from pcp._libpcp import options as _libopts
 from pcp._libpcp.getopt import EOF, LongOption
+# what the program calls itself in usage and messages (`pcp` is PCP's own command)
+from pcp.cli._name import PROGRAM
+
+# typing's names without importing typing, nor dataclasses (a command's -? imports this
+# module and the option tables, and should cost little more than the interpreter's start)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
+    Stamp = Tuple[int, int]
 
 STANDARD = _libopts.STANDARD
-# what the program calls itself in usage and messages (`pcp` is PCP's own command)
-from pcp.cli._name import PROGRAM  # noqa: E402
-Stamp = Tuple[int, int]
 
 
 def header(text: str) -> LongOption:
@@ -33,32 +38,36 @@ def own(long_opt: str, short_opt: str, message: str, argname: Optional[str] = No
     return LongOption(long_opt, 1 if argname else 0, short_opt, argname, message)
 
 
-@dataclass
 class Tool:
     """One subcommand's option table, as a PCP tool declares its pmOptions: the short
     option string, the long options (which the usage message lists in this order), the
-    usage line, and the standard letters the tool claims for itself (its override)."""
-    name: str
-    short_options: str
-    long_options: List[LongOption]
-    short_usage: str
-    overrides: str = ""
-    # standard letters whose presence the tool notes (they are still applied by
-    # libpcp's rules): pmval tells "-s 0" from no -s
-    watch: str = ""
-    flags: int = 0
-    # pminfo finishes the options against archives only; pmval and pmdumplog always
-    context_for_hosts: bool = True
+    usage line, and the standard letters the tool claims for itself (its override).
+    `watch`: standard letters whose presence the tool notes (they are still applied by
+    libpcp's rules: pmval tells "-s 0" from no -s); `context_for_hosts`: pminfo finishes
+    the options against archives only, pmval and pmdumplog always."""
+
+    def __init__(self, name: str, short_options: str, long_options: List[LongOption],
+                 short_usage: str, overrides: str = "", watch: str = "", flags: int = 0,
+                 context_for_hosts: bool = True) -> None:
+        self.name = name
+        self.short_options = short_options
+        self.long_options = long_options
+        self.short_usage = short_usage
+        self.overrides = overrides
+        self.watch = watch
+        self.flags = flags
+        self.context_for_hosts = context_for_hosts
 
 
-@dataclass
 class Parsed:
     """A command line read: libpcp's pmOptions (the standard options' results), each of
     the tool's own options by long name (or letter) with the arguments it was given in
     order (None for a flag), and the operands left."""
-    opts: _libopts.Options
-    given: Dict[str, List[Optional[str]]] = field(default_factory=dict)
-    operands: List[str] = field(default_factory=list)
+
+    def __init__(self, opts: _libopts.Options) -> None:
+        self.opts = opts
+        self.given: Dict[str, List[Optional[str]]] = {}
+        self.operands: List[str] = []
 
     def count(self, key: str) -> int:
         """How many times a flag was given (pmdumplog's -x, -xx, -xxx)."""
@@ -188,6 +197,8 @@ def context_options(tool: Tool, parsed: Parsed, ctx: object, is_archive: bool) -
     archive's bounds, into parsed.opts (start, finish, origin). Returns the zone to
     report in (None: the local one); raises UsageExit(1) with libpcp's message when the
     window cannot be read."""
+    from pcp._libpcp import zones
+
     opts = parsed.opts
     if not is_archive and not tool.context_for_hosts:
         return None
@@ -220,9 +231,14 @@ _STATE = _State()
 
 def reset() -> None:
     """Put the program name, the reporting zone and the PMNS (after -n) back after a
-    subcommand (the tests run several in one process)."""
+    subcommand (the tests run several in one process). The zone and PMNS modules are
+    reset only when something imported them (a usage message does not)."""
     pmSetProgname(None)
-    zones.reset()
+    zones = sys.modules.get("pcp._libpcp.zones")
+    if zones is not None:
+        zones.reset()
     if _STATE.namespace:
+        from pcp._libpcp import pmns
+
         pmns.unload()
         _STATE.namespace = False

@@ -13,8 +13,9 @@ from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._libpcp import options as _libopts
+from pcp._libpcp.dumplines import DumpLines
 from pcp._libpcp.getopt import LongOption
-from pcp.cli import _common, _options
+from pcp.cli import _common, _options, _tables
 from pcp.cli._common import CliError, Clock, Source
 
 STANDARD = _options.STANDARD
@@ -32,40 +33,7 @@ _LABEL_TYPE = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain
 
 
 
-TOOL = _options.Tool(
-    "dump", "aD:dehIilLmMn:rS:sT:tv:xZ:z?", [
-        _options.header("Options"),
-        STANDARD["Debug"],
-        _options.own("all", "a", "dump everything"),
-        _options.own("descs", "d", "dump metric descriptions"),
-        _options.own("labelsets", "e", "dump all metric label metadata"),
-        _options.own("helptext", "h", "dump all metric help text"),
-        _options.own("on-disk-insts", "I", "dump on-disk instance domain descriptions"),
-        _options.own("insts", "i", "dump instance domain descriptions"),
-        _options.own("", "L", "more verbose form of archive label dump"),
-        _options.own("label", "l", "dump the archive label"),
-        _options.own("markrecs", "M", "report <mark> records"),
-        _options.own("metrics", "m", "dump values of the metrics (default)"),
-        STANDARD["Namespace"],
-        _options.own("reverse", "r", "process archive in reverse chronological order"),
-        STANDARD["Start"],
-        _options.own("sizes", "s", "report size of data records in archive"),
-        STANDARD["Finish"],
-        _options.own("", "t", "dump the temporal index"),
-        _options.own("", "v", "verbose hex dump of a physical file in raw format", "FILE"),
-        _options.own("", "x", "include date, usec (-xx) and Epoch (-xxx) in reported "
-                     "timestamps"),
-        STANDARD["TimeZone"],
-        STANDARD["HostZone"],
-        STANDARD["Version"],
-        STANDARD["Help"],
-        _options.header("pcp-native options"),
-        LongOption("archive", 1, "", "FILE", "the archive (default: the first operand)"),
-        _options.demo_option(),
-        _options.own("records", "", "dump at most N records", "N"),
-    ],
-    "[options] [archive [metricname ...]]", overrides="ahLst",
-    flags=c_api.PM_OPTFLAG_STDOUT_TZ | c_api.PM_OPTFLAG_BOUNDARIES)
+TOOL = _tables.TOOLS["dump"]
 
 
 def main(argv: List[str], out: Any = None) -> int:
@@ -83,7 +51,7 @@ def main(argv: List[str], out: Any = None) -> int:
         # pmdumplog's form: the archive first, then metric names
         _libopts.add_archive(opts, names[0])
         names = names[1:]
-    _options.finish(parsed, None)
+    _options.finish(parsed, _tables.DEFAULT_SOURCE["dump"])
     if not opts.archives:
         # pmdumplog without an archive: its usage, status 1
         _options.usage(opts)
@@ -156,9 +124,11 @@ class _Dump:
         self.args = args
         self.w = out.write
         self.host: ArchiveContext = pmapi.context_of(self.ctx)   # metadata, index
-        # instance names of the record being dumped: its time, indom -> {inst: name}
-        self._names_at: Any = None
-        self._names_of: Dict[int, Dict[int, str]] = {}
+        # instance names by domain: the instance-domain record they were read from and
+        # its names (inst -> name), kept while that record is the one in force
+        self._names_of: Dict[int, Any] = {}
+        # the value lines of records, written in C (plans by the records' metrics)
+        self._lines = DumpLines()
         label = self.ctx._archive_label_timespec()
         self.label = label
         self.version = label.magic & 0xFF
@@ -408,13 +378,13 @@ class _Dump:
                 if e.code == c_api.PM_ERR_EOL:
                     return 0
                 raise CliError("pmFetch: %s" % pmErrStr(e.code))
-            arrays = result.as_arrays()
-            sets = list(range(len(arrays.pmid)))
-            if wanted and not (self.args.marks and len(arrays.pmid) == 0):
-                picked = [i for i in sets if int(arrays.pmid[i]) in wanted]
+            pmids = self._lines.pmids(result)
+            sets = list(range(len(pmids)))
+            if wanted and not (self.args.marks and not pmids):
+                picked = [i for i in sets if pmids[i] in wanted]
                 if not picked:
                     continue        # pmdumplog skips records (<mark>s too) without them
-                picked.sort(key=lambda i: wanted[int(arrays.pmid[i])])
+                picked.sort(key=lambda i: wanted[pmids[i]])
                 sets = picked
             ts = result.timestamp
             if first and self.args.reverse:
@@ -425,19 +395,30 @@ class _Dump:
                 if (when < window[0]) if self.args.reverse else (when > window[1]):
                     return 0
             self.w("\n")
-            self._record(result, ts.tv_sec, ts.tv_nsec, arrays, sets)
+            self._record(result, ts.tv_sec, ts.tv_nsec, pmids, sets)
             count += 1
         return 0
 
-    def _record(self, result: Any, sec: int, nsec: int, arrays: Any, sets: List[int]) -> None:
+    def _record(self, result: Any, sec: int, nsec: int, pmids: List[int], sets: List[int]
+                ) -> None:
         w = self.w
+        plan = self._plan(pmids, sets)
         if self.args.sizes:
-            w("[%d bytes]\n" % self._size(arrays, sets))
+            header = (20 if self.version >= 3 else 16) + 4
+            w("[%d bytes]\n" % self._lines.size(result, plan, header))
         w(self.stamp(sec, nsec))
         if not sets:
             w("  <mark>\n")
             return
         w(" %d metric%s\n" % (len(sets), "" if len(sets) == 1 else "s"))
+        meta, origin = self.host.meta, self.host.origin
+        text = self._lines.text(result, plan, [meta.indom_at(indom, origin)
+                                               for indom in plan.indoms])
+        if text is not None:
+            w(text)
+            return
+        # what the C leaves: this loop over the result's columns
+        arrays = result.as_lists()
         for i in sets:
             pmid = int(arrays.pmid[i])
             numval = int(arrays.numval[i])
@@ -476,6 +457,26 @@ class _Dump:
                     else:
                         w(' inst [%d or "%s"]' % (inst, iname))
                 w(" value %s\n" % _common.value_text(arrays, k, mtype, valfmt))
+
+    def _plan(self, pmids: List[int], sets: List[int]) -> Any:
+        """The C's plan for records of these metrics (the sets picked follow from them)."""
+        key = tuple(pmids)
+        plan = self._lines.plan(key)
+        if plan is None:
+            plan = self._lines.add_plan(key, [self._set_plan(i, pmids[i]) for i in sets])
+        return plan
+
+    def _set_plan(self, i: int, pmid: int) -> Any:
+        """(set index, type, head text, instance domain or None) of one value set for
+        the C; a metric without a descriptor gets type -1, which the C leaves to
+        _record (its type then follows the value's format)."""
+        head = "    %s (%s):" % (_common.pmid_text(pmid), self.src.all_names(pmid))
+        try:
+            desc = self.src.desc(pmid)
+        except pmErr:
+            return (i, -1, head, None)
+        indom = desc.indom
+        return (i, desc.type, head, None if indom == c_api.PM_INDOM_NULL else indom)
 
     def _event(self, result: Any, i: int, j: int, pmid: int, indom: int, mtype: int,
                arrays: Any) -> None:
@@ -558,35 +559,19 @@ class _Dump:
         except pmErr:
             return None
 
-    def _size(self, arrays: Any, sets: List[int]) -> int:
-        """The record's size on disk as pmdumplog -s reckons it from the value sets."""
-        nbyte = (20 if self.version >= 3 else 16) + 4
-        for i in sets:
-            nbyte += 8
-            numval = int(arrays.numval[i])
-            if numval > 0:
-                nbyte += 4 + 8 * numval
-                if int(arrays.valfmt[i]) != 0:
-                    first = int(arrays.first[i])
-                    blen = arrays.blen[first:first + numval].astype("int64")
-                    nbyte += int(((blen + 4 + 3) // 4 * 4).sum())
-        return nbyte
-
     def _inst_names(self, indom: int) -> Dict[int, str]:
         """pmNameInDom's answers at the record's time (the context's after its fetch),
-        inst -> name: the instance-domain record in force then, looked up once per
-        record and domain (a lookup per value was most of a large archive's dump)."""
-        origin = self.host.origin
-        if origin != self._names_at:
-            self._names_at = origin
-            self._names_of = {}
-        names = self._names_of.get(indom)
-        if names is None:
-            names = self._names_of[indom] = {}
-            snap = self.host.meta.indom_at(indom, origin)
-            for i, n in zip(snap.insts, snap.names) if snap is not None else ():
-                # pmNameInDom: the first instance of that id, its name as ASCII
-                names.setdefault(i, (n or b"").decode("ascii", "ignore"))
+        inst -> name: from the instance-domain record in force then, made once per such
+        record (the same table while it stays in force, which the C's plans rely on)."""
+        snap = self.host.meta.indom_at(indom, self.host.origin)
+        held = self._names_of.get(indom)
+        if held is not None and held[0] is snap:
+            return held[1]
+        names: Dict[int, str] = {}
+        for i, n in zip(snap.insts, snap.names) if snap is not None else ():
+            # pmNameInDom: the first instance of that id, its name as ASCII
+            names.setdefault(i, (n or b"").decode("ascii", "ignore"))
+        self._names_of[indom] = (snap, names)
         return names
 
 

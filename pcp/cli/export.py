@@ -27,7 +27,7 @@ from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
 from pcp._libpcp import anon as _anon
 from pcp._core.errors import pmGetProgname, pmprintf
-from pcp.cli import _options
+from pcp.cli import _options, _tables
 from pcp.cli import _common
 from pcp.cli._common import CliError, Source
 
@@ -35,33 +35,7 @@ STANDARD = _options.STANDARD
 
 
 
-TOOL = _options.Tool(
-    "export", "A:a:D:F:n:O:o:rS:T:t:uVZ:z?", [
-        _options.header("General options"),
-        STANDARD["Archive"],
-        _options.own("output", "o", "output target: csv (default), parquet, or a file whose "
-                     "suffix (.csv, .parquet, .pq) names both", "OUTPUT"),
-        _options.own("output-file", "F", "output file (default: stdout)", "OUTFILE"),
-        STANDARD["Debug"], STANDARD["Namespace"], STANDARD["Version"], STANDARD["Help"],
-        _options.header("Reporting options"),
-        STANDARD["Align"], STANDARD["Start"], STANDARD["Finish"], STANDARD["Origin"],
-        STANDARD["Interval"], STANDARD["TimeZone"], STANDARD["HostZone"],
-        _options.own("raw", "r", "output raw counter values (no rate conversion)"),
-        _options.own("no-interpol", "u", "disable interpolation mode with archives "
-                     "(always: the records as logged)"),
-        _options.header("pcp-native options"),
-        _options.own("layout", "", "one row per record (wide, default) or per value (long)",
-                     "LAYOUT"),
-        _options.own("errors", "", "at a damaged record: fail (raise, default), read on "
-                     "where libpcp's reader would (skip), or end that volume there (stop)",
-                     "RULE"),
-        _options.own("strict", "", "several archives: a metric one of them lacks is an error "
-                     "(default: a warning, and no rows for it there)"),
-        _options.own("progress", "", "show a progress bar (default: when stderr is a terminal)"),
-        _options.own("no-progress", "", "never show a progress bar"),
-        _options.demo_option(),
-    ],
-    "[option...] [metricspec ...]", flags=c_api.PM_OPTFLAG_BOUNDARIES)
+TOOL = _tables.TOOLS["export"]
 
 _CHOICES = {"layout": ("wide", "long"), "errors": ("raise", "skip", "stop")}
 TARGETS = ("csv", "parquet")
@@ -77,7 +51,7 @@ def main(argv: List[str], out: Any = None) -> int:
             pmprintf("%s: --%s must be one of %s, not %r\n" % (pmGetProgname(), key,
                                                               ", ".join(choices), value))
             parsed.opts.errors += 1
-    _options.finish(parsed, None)
+    _options.finish(parsed, _tables.DEFAULT_SOURCE["export"])
     opts = parsed.opts
     if opts.hosts:
         raise CliError("export reads archives: not the host PCP_HOST names")

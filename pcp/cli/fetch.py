@@ -28,7 +28,7 @@ from pcp import pmapi
 from pcp._core.errors import pmGetProgname, pmprintf
 from pcp._libpcp.strings import pmTypeStr
 from pcp._libpcp import options as _libopts
-from pcp.cli import _common, _options
+from pcp.cli import _common, _options, _tables
 from pcp.cli._common import CliError, Clock, Source
 
 STANDARD = _options.STANDARD
@@ -40,26 +40,7 @@ WIDTH = {0: 11, 1: 11, 2: 21, 3: 21, 4: 13, 5: 21, 6: 21, 7: 21, 8: 21}
 PRINTABLE = (0, 1, 2, 3, 4, 5, 6, 7, 8, c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT)
 
 
-TOOL = _options.Tool(
-    # pmval's letters but its time-control GUI ones (-g, -p)
-    "fetch", _libopts.PMAPI_OPTIONS.replace("g", "").replace("p:", "") + "f:i:K:LrU:w:", [
-        _options.header("General options"),
-        STANDARD["Align"], STANDARD["Archive"], STANDARD["Debug"],
-        STANDARD["Host"], STANDARD["Namespace"], STANDARD["Origin"],
-        STANDARD["Start"], STANDARD["Samples"], STANDARD["Finish"], STANDARD["Interval"],
-        STANDARD["TimeZone"], STANDARD["HostZone"], STANDARD["Version"], STANDARD["Help"],
-        STANDARD["SpecLocal"], STANDARD["LocalPMDA"], STANDARD["Derived"],
-        _options.header("Reporting options"),
-        _options.own("precision", "f", "fixed output format with N digits precision", "N"),
-        _options.own("instances", "i", "comma-separated metrics instance list", "INST"),
-        _options.own("raw", "r", "output raw counter values (no rate conversion)"),
-        _options.own("nointerp", "U", "non-interpolated fetching; ignores interval", "FILE"),
-        _options.own("width", "w", "set the width of each column of output", "N"),
-        _options.header("pcp-native options"),
-        _options.demo_option(),
-    ],
-    "[options] metricname", watch="s",
-    flags=c_api.PM_OPTFLAG_BOUNDARIES | c_api.PM_OPTFLAG_STDOUT_TZ)
+TOOL = _tables.TOOLS["fetch"]
 
 def _positive(parsed: _options.Parsed, key: str, letter: str, low: int) -> Optional[int]:
     """pmval's check of -f / -w: a whole number, at least `low`."""
@@ -85,7 +66,7 @@ def main(argv: List[str], out: Any = None) -> int:
     width = _positive(parsed, "width", "w", 1)
     if not opts.errors and not parsed.operands:
         _options.usage_error(parsed, "error - no metricname specified")
-    _options.finish(parsed, "host")
+    _options.finish(parsed, _tables.DEFAULT_SOURCE["fetch"])
     if opts.guiflag or opts.guiport_optarg is not None:
         raise CliError("PCP_GUIMODE / PCP_GUIPORT: pmval's time-control GUI is not "
                        "pcp-native's")

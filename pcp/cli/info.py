@@ -16,7 +16,7 @@ from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr, pmGetProgname, pmprintf
 from pcp._libpcp import anon as _anon, options as _libopts
-from pcp.cli import _common, _options
+from pcp.cli import _common, _options, _tables
 from pcp.cli._common import CliError, Source
 
 STANDARD = _options.STANDARD
@@ -24,40 +24,7 @@ STANDARD = _options.STANDARD
 BATCH = 128
 
 
-TOOL = _options.Tool(
-    "info", "a:b:c:dD:Ffh:IK:lLMmN:n:O:tTvVzZ:?", [
-        _options.header("General options"),
-        STANDARD["Archive"],
-        STANDARD["Debug"],
-        STANDARD["Host"],
-        STANDARD["LocalPMDA"],
-        STANDARD["SpecLocal"],
-        STANDARD["Namespace"],
-        STANDARD["UniqNames"],
-        STANDARD["Origin"],
-        STANDARD["TimeZone"],
-        STANDARD["HostZone"],
-        STANDARD["Version"],
-        STANDARD["Help"],
-        _options.header("Protocol options"),
-        _options.own("batch", "b", "fetch N metrics at a time for -f and -v [128]", "N"),
-        _options.own("desc", "d", "get and print metric description"),
-        _options.own("fetch", "f", "fetch and print values for all instances"),
-        _options.own("fetchall", "F", "fetch and print values for non-enumerable indoms"),
-        _options.own("fullindom", "I", "print InDom in verbose format"),
-        _options.own("labels", "l", "print InDom, metric and instance labels"),
-        _options.own("pmid", "m", "print PMID"),
-        _options.own("fullpmid", "M", "print PMID in verbose format"),
-        _options.own("oneline", "t", "get and display (terse) oneline text"),
-        _options.own("helptext", "T", "get and display (verbose) help text"),
-        _options.header("Metrics options"),
-        _options.own("derived", "c", "load derived metric definitions from FILE(s)", "FILE"),
-        _options.own("verify", "v", "verify mode, be quiet and only report errors"),
-        _options.header("pcp-native options"),
-        _options.demo_option(),
-    ],
-    "[options] [metricname | pmid | indom]...", overrides="tT",
-    flags=c_api.PM_OPTFLAG_STDOUT_TZ, context_for_hosts=False)
+TOOL = _tables.TOOLS["info"]
 
 def main(argv: List[str], out: Any = None) -> int:
     """`pcp-native info ARGS`: pminfo's command line (without -a/-h/--demo: the local
@@ -78,7 +45,7 @@ def main(argv: List[str], out: Any = None) -> int:
         if sts < 0:
             sys.stderr.write("%s: derived configuration(s) error: %s\n"
                              % (pmGetProgname(), pmErrStr(sts)))
-    _options.finish(parsed, "host")
+    _options.finish(parsed, _tables.DEFAULT_SOURCE["info"])
     archive, host = _options.source(opts)
     args = SimpleNamespace(
         parsed=parsed, archive=archive, host=host, names=parsed.operands,
@@ -249,7 +216,7 @@ class _Info:
                 if self.origin is not None:
                     self._rewind()
                 result = self.ctx.pmFetch(pmids).contents
-                arrays = result.as_arrays()
+                arrays = result.as_lists()
             except pmErr as e:
                 for n in names:
                     w("%s: pmFetch: %s\n" % (n, pmErrStr(e.code)))
