@@ -28,11 +28,12 @@ for _name in [_n for _n in dir() if _n.startswith(("PMI_", "PMDA_", "MMV_"))
               or _n in ("pmiErrSymDict", "pmi_error_texts", "SINCE", "UNTIL")]:
     del globals()[_name]
 # the names and error codes of the API level served (pcp/_core/level.py)
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.level import error_symbols as _error_symbols, served as _served
 for _name in [_n for _n in dir() if not _n.startswith("_") and not _served(_n)]:
     del globals()[_name]
 pmErrSymDict = _error_symbols()
-from pcp._core.constants import PM_XTB_FLAG  # used below
+from pcp._core.constants import PM_XTB_FLAG as _PM_XTB_FLAG  # used below
 from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
 from pcp._core.cint import wrap_int32 as _to_int32
 from pcp._core.errors import pmprintf as _pmprintf, pmGetProgname as _pmGetProgname
@@ -61,36 +62,63 @@ _LONG_DOUBLE_BITS = 64  # significand of the x86 80-bit long double
 
 
 # ---------------------------------------------------------------------------
-# Extended time base for pmSetMode
+# Extended time base for pmSetMode (gone in 7.x's cpmapi)
 # ---------------------------------------------------------------------------
-def PM_XTB_SET(type: int) -> int:  # pylint: disable=redefined-builtin
-    """Encode a time scale (PM_TIME_*) into the pmSetMode mode argument."""
-    return _to_int32(PM_XTB_FLAG | (_c_int(type) << 16))
+if _API_LEVEL < (7, 2):
+    def PM_XTB_SET(type: int) -> int:  # pylint: disable=redefined-builtin
+        """Encode a time scale (PM_TIME_*) into the pmSetMode mode argument."""
+        return _to_int32(_PM_XTB_FLAG | (_c_int(type) << 16))
 
-
-def PM_XTB_GET(mode: int) -> int:
-    """Return the time scale encoded by PM_XTB_SET, or -1 when none is set."""
-    mode = _c_int(mode)
-    if mode & PM_XTB_FLAG:
-        return (mode & 0xFF0000) >> 16
-    return -1
+    def PM_XTB_GET(mode: int) -> int:
+        """Return the time scale encoded by PM_XTB_SET, or -1 when none is set."""
+        mode = _c_int(mode)
+        if mode & _PM_XTB_FLAG:
+            return (mode & 0xFF0000) >> 16
+        return -1
 
 
 # ---------------------------------------------------------------------------
 # pmUnits packing
 # ---------------------------------------------------------------------------
-def pmUnits_int(dimSpace: int, dimTime: int, dimCount: int,
-                scaleSpace: int, scaleTime: int, scaleCount: int) -> int:
-    """Pack the six pmUnits fields into the signed 32-bit word libpcp uses.
+def _c_int_argument(value: Any, function: str, position: int) -> int:
+    """The "i" code: an int that must fit a C int."""
+    return _c_int(value)
 
-    Each field is a 4-bit two's complement bit-field (values wrap modulo
-    16).  From the most significant nibble down: dimSpace, dimTime,
-    dimCount, scaleSpace, scaleTime, scaleCount; the low 8 bits are padding.
-    """
-    word = 0
-    for field in (dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount):
-        word = (word << 4) | (_operator.index(field) & 0xF)
-    return _to_int32(word << 8)
+
+def _c_uint_mask_argument(value: Any, function: str, position: int) -> int:
+    """The "I" code: any int, its low 32 bits (no overflow check)."""
+    return _operator.index(value) & 0xFFFFFFFF
+
+
+if _API_LEVEL >= (7, 2):
+    def pmUnits_int(*args: Any, **kwargs: Any) -> int:
+        """Pack the eight pmUnits fields of PCP 7.x into the signed 32-bit word libpcp
+        uses: the six 4-bit fields, then extraUnit (5 bits) and extraScale (3 bits) in the
+        low byte; every argument required, by position or name, each a C int."""
+        # 7.x parses "iiiIIiiI": the space and time scales and extraScale unsigned
+        fields = _keyword_arguments("pmUnits_int", (
+            ("dimSpace", _c_int_argument), ("dimTime", _c_int_argument),
+            ("dimCount", _c_int_argument), ("scaleSpace", _c_uint_mask_argument),
+            ("scaleTime", _c_uint_mask_argument), ("scaleCount", _c_int_argument),
+            ("extraUnit", _c_int_argument), ("extraScale", _c_uint_mask_argument)),
+            args, kwargs)
+        word = 0
+        for field in fields[:6]:
+            word = (word << 4) | (field & 0xF)
+        return _to_int32((word << 8) | ((fields[6] & 0x1F) << 3) | (fields[7] & 0x7))
+else:
+    def pmUnits_int(dimSpace: int, dimTime: int, dimCount: int,
+                    scaleSpace: int, scaleTime: int, scaleCount: int) -> int:
+        """Pack the six pmUnits fields into the signed 32-bit word libpcp uses.
+
+        Each field is a 4-bit two's complement bit-field (values wrap modulo
+        16).  From the most significant nibble down: dimSpace, dimTime,
+        dimCount, scaleSpace, scaleTime, scaleCount; the low 8 bits are padding.
+        """
+        word = 0
+        for field in (dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount):
+            word = (word << 4) | (_operator.index(field) & 0xF)
+        return _to_int32(word << 8)
 
 
 # ---------------------------------------------------------------------------
@@ -380,14 +408,14 @@ def pmSetOptionSamples(count: str) -> None:
 
 
 def pmSetOptionInterval(delta: str) -> None:
-    """The sampling interval, from its pmParseHighResInterval text."""
+    """The sampling interval, from its pmParseInterval (7.x) / pmParseHighResInterval text."""
     opts = _options.OPTIONS
     text = _text(delta, "pmSetOptionInterval")
     try:
         opts.interval = _interval_timespec(text)
     except _IntervalError as err:
         _pmprintf("%s: interval argument not in %s(3) format:\n%s\n"
-                  % (_pmGetProgname(), "pmParseHighResInterval", err.message))
+                  % (_pmGetProgname(), _options.INTERVAL_PARSER, err.message))
         opts.errors += 1
 
 

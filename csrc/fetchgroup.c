@@ -139,8 +139,8 @@ static double seconds_between(const pcp_result *a, const pcp_result *b)
     return (double)((double)(a->sec - b->sec) + (long double)(a->nsec - b->nsec) / 1000000000.0L);
 }
 
-/* The end of pmfg_extract_convert_item: rescale (pmConvScale, then the multiplier) and
- * store the double as the output type. */
+/* The end of pmfg_extract_convert_item: rescale (pmConvScale with 7.2's extra-unit step,
+ * then the multiplier) and store the double as the output type. */
 static int finish(const pcp_fg_item *it, double value, pcp_atom *out, int32_t *src)
 {
     if (it->unit) {
@@ -151,6 +151,8 @@ static int finish(const pcp_fg_item *it, double value, pcp_atom *out, int32_t *s
         int sts = pcp_convert_scale(PM_TYPE_DOUBLE, &in, it->mult, it->div, &scaled);
         if (sts < 0)
             return sts;
+        if (it->extra)      /* __pmConvExtraScale on the double, as pmConvScale ends */
+            scaled.d = (double)(it->extra_a + it->extra_b * (scaled.d + it->extra_c) / it->extra_d);
         value = scaled.d * it->multiplier;
     }
     if (it->otype == PM_TYPE_STRING) {

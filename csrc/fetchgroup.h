@@ -24,6 +24,8 @@ typedef struct {
     int64_t mult;
     int64_t div;
     double multiplier;  /* pmParseUnitsStr's multiplier, the rate's time scale folded in */
+    int32_t extra;      /* libpcp 7.2's extra units: after mult/div, a + b * (x + c) / d */
+    double extra_a, extra_b, extra_c, extra_d;
     int32_t maxnum;     /* output slots of the item */
     int32_t slot;       /* the item's first slot */
 } pcp_fg_item;

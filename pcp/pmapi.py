@@ -23,7 +23,7 @@ from ctypes import (CDLL, CFUNCTYPE, POINTER, Structure, Union, addressof,  # no
 
 import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
-from pcp._core import errors as _errors, units as _units
+from pcp._core import errors as _errors, structs as _structs, units as _units
 from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
 from pcp._core.level import API_LEVEL as _API_LEVEL
@@ -41,6 +41,10 @@ from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext
 from pcp._libpcp.options import pmUsageErr
 
+if _API_LEVEL >= (7, 2):
+    # 7.x's name for the timeval-stamped result of PCP 6 (pmResult has a timespec)
+    from pcp._decode.result import pmResult_v2  # noqa: F401
+
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     # typing's Union under another name: the module's Union is ctypes', as in the
@@ -53,11 +57,11 @@ if TYPE_CHECKING:
 # for event records, json for labels.
 
 __all__ = [
-    "pmErr", "pmUsageErr", "pmContext", "pmResult", "pmHighResResult", "pmValueSet",
+    "pmErr", "pmUsageErr", "pmContext", "pmResult", "pmValueSet",
     "pmValue", "pmValueBlock", "pmAtomValue", "pmUnits", "pmDesc", "pmDescPtr", "pmID",
-    "pmInDom", "pmLabel", "pmLabelSet", "pmLogLabel", "pmHighResLogLabel", "timeval",
+    "pmInDom", "pmLabel", "pmLabelSet", "pmLogLabel", "timeval",
     "timespec", "tm", "get_indom",
-]
+] + (["pmResult_v2"] if _API_LEVEL >= (7, 2) else ["pmHighResResult", "pmHighResLogLabel"])
 
 integer_types = (int,)
 text_type = str
@@ -633,9 +637,9 @@ class pmContext(object):
         host.profile.delete(get_indom(pmdesc), insts)
         return 0
 
-    def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:
-        """pmSetMode with a timespec origin and interval: position an archive context
-        (PM_MODE_FORW, PM_MODE_BACK, PM_MODE_INTERP); host contexts take only PM_MODE_LIVE."""
+    def _set_mode_timespec(self, mode: int, origin: Any, interval: Any) -> int:
+        """pmSetMode with a timespec origin and interval (6.x's pmSetModeHighRes, 7.x's
+        pmSetMode), for this package's own tools at every API level."""
         host = self._use()
         when = None
         if origin is not None:
@@ -652,9 +656,34 @@ class pmContext(object):
                 direction = 1
         return self._set_mode(host, mode, when, delta, direction)
 
-    def pmSetMode(self, mode: int, timeVal: Any, delta: Any) -> int:
-        """Position an archive context at `timeVal` and set its mode and `delta` (milliseconds,
-        or the unit a PM_XTB_SET mode names); host contexts take only PM_MODE_LIVE."""
+    if _API_LEVEL >= (7, 2):
+        def pmSetMode(self, mode: int, origin: Any, interval: Any) -> int:
+            """Position an archive context at `origin` and set its mode (PM_MODE_FORW,
+            PM_MODE_BACK, PM_MODE_INTERP) and step `interval`, both timespecs (None: no
+            step); host contexts take only PM_MODE_LIVE."""
+            for position, stamp in ((2, origin), (3, interval)):
+                if stamp is not None and stamp != 0:
+                    ctypes.pointer(stamp)       # the official binding passes pointer(stamp)
+                    if not isinstance(stamp, timespec):
+                        raise ctypes.ArgumentError(
+                            "argument %d: TypeError: expected LP_timespec instance instead "
+                            "of LP_%s" % (position, type(stamp).__name__))
+            return self._set_mode_timespec(mode, origin, interval)
+    else:
+        def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:
+            """pmSetMode with a timespec origin and interval: position an archive context
+            (PM_MODE_FORW, PM_MODE_BACK, PM_MODE_INTERP); host contexts take only
+            PM_MODE_LIVE."""
+            return self._set_mode_timespec(mode, origin, interval)
+
+        def pmSetMode(self, mode: int, timeVal: Any, delta: Any) -> int:
+            """Position an archive context at `timeVal` and set its mode and `delta`
+            (milliseconds, or the unit a PM_XTB_SET mode names); host contexts take only
+            PM_MODE_LIVE."""
+            return self._set_mode_timeval(mode, timeVal, delta)
+
+    def _set_mode_timeval(self, mode: int, timeVal: Any, delta: Any) -> int:
+        """6.x's pmSetMode: a timeval origin and a millisecond (or PM_XTB_SET unit) delta."""
         host = self._use()
         when = None
         if timeVal is not None:
@@ -743,32 +772,42 @@ class pmContext(object):
 
     # ---- fetch and store -------------------------------------------------------------
 
-    def pmFetch(self, pmidA: Any) -> LP_pmResult:
-        """Fetch the values of pmIDs: a pointer to a pmResult with one value set per pmID, in
-        the order asked."""
-        host = self._use()
-        pmids = _pmid_list(pmidA)
-        flat, changes = host.fetch(pmids, False)
-        return LP_pmResult(pmResult(flat, len(pmids), changes))
+    if _API_LEVEL >= (7, 2):
+        def pmFetch(self, pmidA: Any) -> LP_pmResult:
+            """Fetch the values of pmIDs: a pointer to a pmResult (with a timespec
+            timestamp) with one value set per pmID, in the order asked."""
+            host = self._use()
+            pmids = _pmid_list(pmidA)
+            flat, changes = host.fetch(pmids, True)
+            return LP_pmResult(pmResult(flat, len(pmids), changes))
+    else:
+        def pmFetch(self, pmidA: Any) -> LP_pmResult:
+            """Fetch the values of pmIDs: a pointer to a pmResult with one value set per
+            pmID, in the order asked."""
+            host = self._use()
+            pmids = _pmid_list(pmidA)
+            flat, changes = host.fetch(pmids, False)
+            return LP_pmResult(pmResult(flat, len(pmids), changes))
 
-    def pmFetchHighRes(self, pmidA: Any) -> LP_pmHighResResult:
-        """pmFetch with a nanosecond timestamp: a pointer to a pmHighResResult."""
-        host = self._use()
-        pmids = _pmid_list(pmidA)
-        flat, changes = host.fetch(pmids, True)
-        return LP_pmHighResResult(pmHighResResult(flat, len(pmids), changes))
+        def pmFetchHighRes(self, pmidA: Any) -> LP_pmHighResResult:
+            """pmFetch with a nanosecond timestamp: a pointer to a pmHighResResult."""
+            host = self._use()
+            pmids = _pmid_list(pmidA)
+            flat, changes = host.fetch(pmids, True)
+            return LP_pmHighResResult(pmHighResResult(flat, len(pmids), changes))
 
-    def pmHighResFetch(self, pmidA: Any) -> LP_pmHighResResult:
-        """The same as pmFetchHighRes (libpcp's other name)."""
-        return self.pmFetchHighRes(pmidA)
+        def pmHighResFetch(self, pmidA: Any) -> LP_pmHighResResult:
+            """The same as pmFetchHighRes (libpcp's other name)."""
+            return self.pmFetchHighRes(pmidA)
 
     @staticmethod
     def pmFreeResult(result_p: Any) -> None:
         """Nothing to free: results are ordinary Python objects."""
 
-    @staticmethod
-    def pmFreeHighResResult(result_p: Any) -> None:
-        """Nothing to free: results are ordinary Python objects."""
+    if _API_LEVEL < (7, 2):
+        @staticmethod
+        def pmFreeHighResResult(result_p: Any) -> None:
+            """Nothing to free: results are ordinary Python objects."""
 
     def _store(self, result: Any) -> Any:
         host = self._use()
@@ -787,9 +826,10 @@ class pmContext(object):
         host contexts only."""
         return self._store(result)
 
-    def pmStoreHighRes(self, result: Any) -> Any:
-        """pmStore for a pmHighResResult."""
-        return self._store(result)
+    if _API_LEVEL < (7, 2):
+        def pmStoreHighRes(self, result: Any) -> Any:
+            """pmStore for a pmHighResResult."""
+            return self._store(result)
 
     # ---- event records ---------------------------------------------------------------
 
@@ -847,22 +887,13 @@ class pmContext(object):
 
     # ---- archives ----------------------------------------------------------------------
 
-    def pmGetArchiveLabel(self):
-        """The label of the archive (a pmLogLabel: magic, pid, start time, host, time zone)."""
-        label = self._use().archive_label()
-        out = pmLogLabel()
-        out.magic = label.magic
-        out.pid_t = label.pid
-        out.start.tv_sec = label.stamp[0]
-        out.start.tv_usec = usec_of(label.stamp[1])
-        out.hostname = label.hostname[:c_api.PM_LOG_MAXHOSTLEN - 1]
-        out.tz = label.timezone[:c_api.PM_TZ_MAXLEN - 1]
-        return out
+    def _archive_label_timespec(self) -> pmHighResLogLabel:
+        """The archive label with a nanosecond start time (6.x's pmGetHighResArchiveLabel,
+        7.x's pmGetArchiveLabel), for this package's own tools at every API level."""
+        return self._fill_archive_label(_structs.pmHighResLogLabel())
 
-    def pmGetHighResArchiveLabel(self):
-        """The archive label with a nanosecond start time (a pmHighResLogLabel)."""
+    def _fill_archive_label(self, out: Any) -> Any:
         label = self._use().archive_label()
-        out = pmHighResLogLabel()
         out.magic = label.magic
         out.pid_t = label.pid
         out.start.tv_sec = label.stamp[0]
@@ -872,21 +903,59 @@ class pmContext(object):
         out.zoneinfo = label.zoneinfo[:c_api.PM_MAX_ZONEINFOLEN - 1]
         return out
 
-    def pmGetArchiveEnd(self):
-        """The time of the archive's last record, as a timeval."""
-        sec, nsec = self._use().archive_end()
-        tv = timeval()
-        tv.tv_sec = sec
-        tv.tv_usec = usec_of(nsec)
-        return tv
-
-    def pmGetHighResArchiveEnd(self):
-        """The time of the archive's last record, as a timespec."""
+    def _archive_end_timespec(self) -> timespec:
+        """The time of the archive's last record as a timespec (6.x's
+        pmGetHighResArchiveEnd, 7.x's pmGetArchiveEnd), for this package's own tools."""
         sec, nsec = self._use().archive_end()
         ts = timespec()
         ts.tv_sec = sec
         ts.tv_nsec = nsec
         return ts
+
+    def _fetch_archive_timespec(self) -> LP_pmHighResResult:
+        """pmFetchArchive with a nanosecond timestamp, for this package's own tools at
+        every API level."""
+        flat = self._use().fetch_archive()
+        return LP_pmHighResResult(_result_module.pmHighResResult(flat, flat.numpmid, 0))
+
+    if _API_LEVEL >= (7, 2):
+        def pmGetArchiveLabel(self) -> pmLogLabel:
+            """The label of the archive (a pmLogLabel: magic, pid, start time as a
+            timespec, host, time zone, zoneinfo)."""
+            return self._fill_archive_label(pmLogLabel())
+
+        def pmGetArchiveEnd(self) -> timespec:
+            """The time of the archive's last record, as a timespec."""
+            return self._archive_end_timespec()
+    else:
+        def pmGetArchiveLabel(self) -> pmLogLabel:
+            """The label of the archive (a pmLogLabel: magic, pid, start time, host, time
+            zone)."""
+            label = self._use().archive_label()
+            out = pmLogLabel()
+            out.magic = label.magic
+            out.pid_t = label.pid
+            out.start.tv_sec = label.stamp[0]
+            out.start.tv_usec = usec_of(label.stamp[1])
+            out.hostname = label.hostname[:c_api.PM_LOG_MAXHOSTLEN - 1]
+            out.tz = label.timezone[:c_api.PM_TZ_MAXLEN - 1]
+            return out
+
+        def pmGetHighResArchiveLabel(self) -> pmHighResLogLabel:
+            """The archive label with a nanosecond start time (a pmHighResLogLabel)."""
+            return self._archive_label_timespec()
+
+        def pmGetArchiveEnd(self) -> timeval:
+            """The time of the archive's last record, as a timeval."""
+            sec, nsec = self._use().archive_end()
+            tv = timeval()
+            tv.tv_sec = sec
+            tv.tv_usec = usec_of(nsec)
+            return tv
+
+        def pmGetHighResArchiveEnd(self) -> timespec:
+            """The time of the archive's last record, as a timespec."""
+            return self._archive_end_timespec()
 
     def pmGetInDomArchive(self, pmdescp: Any):
         """Every instance an instance domain has had anywhere in the archive: ([ids], [names])."""
@@ -909,14 +978,15 @@ class pmContext(object):
         return str(name.decode("ascii", "ignore"))
 
     def pmFetchArchive(self):
-        """The next record of the archive, whatever metrics it holds (FORW and BACK modes)."""
+        """The next record of the archive, whatever metrics it holds (FORW and BACK modes;
+        at API level 7.2 with a timespec timestamp)."""
         flat = self._use().fetch_archive()
         return LP_pmResult(pmResult(flat, flat.numpmid, 0))
 
-    def pmFetchHighResArchive(self):
-        """pmFetchArchive with a nanosecond timestamp."""
-        flat = self._use().fetch_archive()
-        return LP_pmHighResResult(pmHighResResult(flat, flat.numpmid, 0))
+    if _API_LEVEL < (7, 2):
+        def pmFetchHighResArchive(self):
+            """pmFetchArchive with a nanosecond timestamp."""
+            return self._fetch_archive_timespec()
 
     # ---- labels ------------------------------------------------------------------------
 
@@ -1185,27 +1255,35 @@ class pmContext(object):
             fmt = fmt.decode()
         _errors.pmprintf(fmt % args if args else fmt)
 
-    @staticmethod
-    def pmSortHighResInstances(result_p: Any) -> None:
-        """Sort each value set of a pmHighResResult by instance id."""
-        _sort_instances(result_p)
+    if _API_LEVEL < (7, 2):
+        @staticmethod
+        def pmSortHighResInstances(result_p: Any) -> None:
+            """Sort each value set of a pmHighResResult by instance id."""
+            _sort_instances(result_p)
 
     @staticmethod
     def pmSortInstances(result_p: Any) -> None:
         """Sort each value set of a pmResult by instance id."""
         _sort_instances(result_p)
 
-    @staticmethod
-    def pmParseHighResInterval(interval: Any) -> Tuple[timespec, str]:
-        """An interval specification ("10", "1.5 sec", "2min 30s") as (timespec, "");
-        pmErr(-1, libpcp's message) when it is bad."""
-        return (timespec.fromInterval(interval), "")
+    if _API_LEVEL >= (7, 2):
+        @staticmethod
+        def pmParseInterval(interval: Any) -> Tuple[timespec, str]:
+            """An interval specification ("10", "1.5 sec", "2min 30s") as (timespec, "");
+            pmErr(-1, libpcp's message) when it is bad."""
+            return (timespec.fromInterval(interval), "")
+    else:
+        @staticmethod
+        def pmParseHighResInterval(interval: Any) -> Tuple[timespec, str]:
+            """An interval specification ("10", "1.5 sec", "2min 30s") as (timespec, "");
+            pmErr(-1, libpcp's message) when it is bad."""
+            return (timespec.fromInterval(interval), "")
 
-    @staticmethod
-    def pmParseInterval(interval: Any) -> Tuple[timeval, str]:
-        """An interval specification ("10", "1.5 sec", "2min 30s") as (timeval, "");
-        pmErr(-1, libpcp's message) when it is bad."""
-        return (timeval.fromInterval(interval), "")
+        @staticmethod
+        def pmParseInterval(interval: Any) -> Tuple[timeval, str]:
+            """An interval specification ("10", "1.5 sec", "2min 30s") as (timeval, "");
+            pmErr(-1, libpcp's message) when it is bad."""
+            return (timeval.fromInterval(interval), "")
 
     @staticmethod
     def pmParseMetricSpec(string: Any, isarch: int = 0, source: str = "") -> Tuple[Any, str]:
@@ -1228,15 +1306,44 @@ class pmContext(object):
         """Sleep for the interval a timeval holds."""
         return tvp.sleep()
 
-    @staticmethod
-    def pmProgname() -> str:
-        """The program name libpcp uses in its messages."""
-        return _errors.pmGetProgname()
+    if _API_LEVEL >= (7, 2):
+        @staticmethod
+        def pmGetProgname() -> str:
+            """The program name libpcp uses in its messages."""
+            return _errors.pmGetProgname()
 
-    @staticmethod
-    def pmDebug(flags: int) -> bool:
-        """Whether a debug flag is set (pcp-native keeps no debug state: always False)."""
-        return False
+        @staticmethod
+        def pmSetDebug(options: Any) -> int:
+            """Set libpcp debug options by name ("pdu,fetch", "all"); 0, or pmErr
+            PM_ERR_CONV for an unknown name (and then none is set)."""
+            if not isinstance(options, bytes):
+                options = options.encode("utf-8")
+            status = _options.debug_options(options.decode("utf-8", "surrogateescape"), "set")
+            if status < 0:
+                raise pmErr(status)
+            return status
+
+        @staticmethod
+        def pmDebug(options: Any) -> int:
+            """1 when any of the named debug options (for "all": every option) is set,
+            else 0; pmErr PM_ERR_CONV for an unknown name. pcp-native reports what
+            pmSetDebug set, and prints no libpcp diagnostics."""
+            if not isinstance(options, bytes):
+                options = options.encode("utf-8")
+            status = _options.debug_options(options.decode("utf-8", "surrogateescape"), "test")
+            if status < 0:
+                raise pmErr(status)
+            return status
+    else:
+        @staticmethod
+        def pmProgname() -> str:
+            """The program name libpcp uses in its messages."""
+            return _errors.pmGetProgname()
+
+        @staticmethod
+        def pmDebug(flags: int) -> bool:
+            """Whether a debug flag is set (pcp-native keeps no debug state: always False)."""
+            return False
 
     # ---- helpers for tools written in Python (the official module's utilities) --------
 
@@ -1304,10 +1411,13 @@ class pmContext(object):
 
     @staticmethod
     def get_mode_step(archive: Any, interpol: Any, interval: Any) -> Tuple[int, Any]:
-        """(mode, step) for pmSetModeHighRes: PM_MODE_FORW and no step for raw archive
-        reads, else PM_MODE_INTERP stepping by `interval` (a timeval)."""
+        """(mode, step) for pmSetModeHighRes (7.x: pmSetMode): PM_MODE_FORW and no step
+        for raw archive reads, else PM_MODE_INTERP stepping by `interval` (a timeval; at
+        API level 7.2 a timespec)."""
         if not interpol or archive:
             return c_api.PM_MODE_FORW, None
+        if _API_LEVEL >= (7, 2):
+            return c_api.PM_MODE_INTERP, timespec(interval.tv_sec, interval.tv_nsec)
         return c_api.PM_MODE_INTERP, timespec(interval.tv_sec, interval.tv_usec * 1000)
 
     def prepare_execute(self, options: Any, archive: Any, interpol: Any, interval: Any) -> None:
@@ -1317,7 +1427,11 @@ class pmContext(object):
         self.set_timezone(options)
         if self.type == c_api.PM_CONTEXT_ARCHIVE:
             mode, step = pmContext.get_mode_step(archive, interpol, interval)
-            self.pmSetModeHighRes(mode, options.pmGetOptionHighResOrigin(), step)
+            # the options object may be the tool's own: the official method names
+            if _API_LEVEL >= (7, 2):
+                self._set_mode_timespec(mode, options.pmGetOptionOrigin(), step)
+            else:
+                self._set_mode_timespec(mode, options.pmGetOptionHighResOrigin(), step)
 
 
 def flat_of_numpmid(result: Any) -> int:
@@ -1525,47 +1639,75 @@ class pmOptions(object):
     def pmGetOptionArchives(self) -> Optional[List[str]]:
         return c_api.pmGetOptionArchives()
 
-    def pmGetOptionAlignment(self) -> Optional[timeval]:
-        alignment = c_api.pmGetOptionAlign_optarg()
-        if alignment is None:
-            return None
-        return timeval.fromInterval(alignment)
-
-    def pmGetOptionHighResAlignment(self) -> Optional[timespec]:
-        alignment = c_api.pmGetOptionAlign_optarg()
-        if alignment is None:
-            return None
-        return timespec.fromInterval(alignment)
-
     def pmGetOptionAlignOptarg(self) -> Optional[str]:
         return c_api.pmGetOptionAlign_optarg()
 
     def pmGetOptionFinishOptarg(self) -> Optional[str]:
         return c_api.pmGetOptionFinish_optarg()
 
-    def pmGetOptionStart(self) -> Optional[timeval]:
-        return _timeval_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_usec)
-
-    def pmGetOptionHighResStart(self) -> Optional[timespec]:
-        return _timespec_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_nsec)
-
-    def pmGetOptionFinish(self) -> Optional[timeval]:
-        return _timeval_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_usec)
-
-    def pmGetOptionHighResFinish(self) -> Optional[timespec]:
-        return _timespec_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_nsec)
-
-    def pmGetOptionOrigin(self) -> Optional[timeval]:
-        return _timeval_of(c_api.pmGetOptionOrigin_sec(), c_api.pmGetOptionOrigin_usec)
-
-    def pmGetOptionHighResOrigin(self) -> Optional[timespec]:
+    def _origin_timespec(self) -> Optional[timespec]:
+        """The -O origin as a timespec (6.x's pmGetOptionHighResOrigin, 7.x's
+        pmGetOptionOrigin), for this package's own use at every API level."""
         return _timespec_of(c_api.pmGetOptionOrigin_sec(), c_api.pmGetOptionOrigin_nsec)
 
-    def pmGetOptionInterval(self) -> Optional[timeval]:
-        return _timeval_of(c_api.pmGetOptionInterval_sec(), c_api.pmGetOptionInterval_usec)
+    def _alignment_timespec(self) -> Optional[timespec]:
+        alignment = c_api.pmGetOptionAlign_optarg()
+        if alignment is None:
+            return None
+        return timespec.fromInterval(alignment)
 
-    def pmGetOptionHighResInterval(self) -> Optional[timespec]:
-        return _timespec_of(c_api.pmGetOptionInterval_sec(), c_api.pmGetOptionInterval_nsec)
+    if _API_LEVEL >= (7, 2):
+        # 7.x's options give every time as a timespec, under the names of 6.x's timevals
+        def pmGetOptionAlignment(self) -> Optional[timespec]:
+            return self._alignment_timespec()
+
+        def pmGetOptionStart(self) -> Optional[timespec]:
+            return _timespec_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_nsec)
+
+        def pmGetOptionFinish(self) -> Optional[timespec]:
+            return _timespec_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_nsec)
+
+        def pmGetOptionOrigin(self) -> Optional[timespec]:
+            return self._origin_timespec()
+
+        def pmGetOptionInterval(self) -> Optional[timespec]:
+            return _timespec_of(c_api.pmGetOptionInterval_sec(),
+                                c_api.pmGetOptionInterval_nsec)
+    else:
+        def pmGetOptionAlignment(self) -> Optional[timeval]:
+            alignment = c_api.pmGetOptionAlign_optarg()
+            if alignment is None:
+                return None
+            return timeval.fromInterval(alignment)
+
+        def pmGetOptionHighResAlignment(self) -> Optional[timespec]:
+            return self._alignment_timespec()
+
+        def pmGetOptionStart(self) -> Optional[timeval]:
+            return _timeval_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_usec)
+
+        def pmGetOptionHighResStart(self) -> Optional[timespec]:
+            return _timespec_of(c_api.pmGetOptionStart_sec(), c_api.pmGetOptionStart_nsec)
+
+        def pmGetOptionFinish(self) -> Optional[timeval]:
+            return _timeval_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_usec)
+
+        def pmGetOptionHighResFinish(self) -> Optional[timespec]:
+            return _timespec_of(c_api.pmGetOptionFinish_sec(), c_api.pmGetOptionFinish_nsec)
+
+        def pmGetOptionOrigin(self) -> Optional[timeval]:
+            return _timeval_of(c_api.pmGetOptionOrigin_sec(), c_api.pmGetOptionOrigin_usec)
+
+        def pmGetOptionHighResOrigin(self) -> Optional[timespec]:
+            return self._origin_timespec()
+
+        def pmGetOptionInterval(self) -> Optional[timeval]:
+            return _timeval_of(c_api.pmGetOptionInterval_sec(),
+                               c_api.pmGetOptionInterval_usec)
+
+        def pmGetOptionHighResInterval(self) -> Optional[timespec]:
+            return _timespec_of(c_api.pmGetOptionInterval_sec(),
+                                c_api.pmGetOptionInterval_nsec)
 
     def pmGetOptionSamples(self) -> Optional[int]:
         return c_api.pmGetOptionSamples()
@@ -1664,8 +1806,10 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
         try:
             host.set_mode(mode, opts.origin, interval, direction)
         except pmErr as err:
-            _errors.pmprintf("%s: %s: %s\n" % ("pmSetModeHighRes", _errors.pmGetProgname(),
-                                               _pmErrStr(err.code)))
+            # (the binding names the call it made: 7.x's pmSetMode is 6.x's pmSetModeHighRes)
+            _errors.pmprintf("%s: %s: %s\n" % (
+                "pmSetMode" if _API_LEVEL >= (7, 2) else "pmSetModeHighRes",
+                _errors.pmGetProgname(), _pmErrStr(err.code)))
             opts.flags |= c_api.PM_OPTFLAG_RUNTIME_ERR
             opts.errors += 1
             return err.code
@@ -1978,15 +2122,23 @@ def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_LAZY_NAMES) | set(_LAZY_VALUES))
 
 
+if _API_LEVEL >= (7, 2):
+    # gone from 7.x's module: the Python 2 compatibility names and the HighRes types
+    # (the floors below keep them for this package's own use)
+    del integer_types, text_type, long, pyFileToCFile, pmHighResResult, pmHighResLogLabel
+
+
 def _print_as_this_module() -> None:
     """The public types print as the official module's do (<class 'pcp.pmapi.pmDesc'>,
     <pcp.pmapi.LP_pmHighResResult object at ...>): PCP's QA scripts print them. They are
     defined in the floors below; ctypes pointer types take the module that first asked
     for them, so they are renamed too."""
-    public = (pmErr, pmUsageErr, pmAtomValue, pmDesc, pmHighResLogLabel, pmLabel,
+    public = (pmErr, pmUsageErr, pmAtomValue, pmDesc, _structs.pmHighResLogLabel, pmLabel,
               pmLabelSet, pmLogLabel, pmUnits, pmValueBlock, timespec, timeval, tm,
-              pmResult, pmHighResResult, LP_pmResult, LP_pmHighResResult, pmValue,
-              pmValueSet, valueDref, pmMetricSpec)
+              pmResult, _result_module.pmHighResResult, LP_pmResult, LP_pmHighResResult,
+              pmValue, pmValueSet, valueDref, pmMetricSpec)
+    if _API_LEVEL >= (7, 2):
+        public += (_result_module.pmResult_v2,)
     for cls in public:
         cls.__module__ = __name__
         if issubclass(cls, (ctypes.Structure, ctypes.Union)):

@@ -28,7 +28,15 @@ from itertools import repeat
 
 from cpmapi import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_ERR_EOL, PM_ID_NULL,
                     PM_IN_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_TYPE_DOUBLE)
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp.pmapi import pmContext, pmDesc, pmErr, pmValue, timeval  # noqa: F401
+
+if _API_LEVEL >= (7, 2):
+    # PCP 7's module steps by timespecs (its pmFetch and pmOptions give them)
+    from pcp.pmapi import timespec  # noqa: F401
+    _INTERVAL = timespec
+else:
+    _INTERVAL = timeval
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -503,6 +511,13 @@ class MetricGroupPrinter:
                 group[metric_name].metricConvert(delta)
 
 
+def _seconds(stamp: Any, fraction: str, per_second: float) -> float:
+    """A timeval or timespec as seconds since the epoch (None: 0.0)."""
+    if stamp is None:
+        return 0.0
+    return float(stamp.tv_sec) + float(getattr(stamp, fraction)) / per_second
+
+
 class MetricGroupManager(dict, MetricCache):
     """MetricGroups by name over one context, with the fetch-and-report loop a tool runs
     (its sample count, finish time and pause worked out from the tool's options)."""
@@ -511,7 +526,7 @@ class MetricGroupManager(dict, MetricCache):
         dict.__init__(self)
         MetricCache.__init__(self, typed, target)
         self._options: Any = None
-        self._default_delta = timeval(1, 0)
+        self._default_delta = _INTERVAL(1, 0)
         self._default_pause: Any = None
         self._printer: Any = None
         self._counter = 0
@@ -559,16 +574,24 @@ class MetricGroupManager(dict, MetricCache):
         """A manager over the context the command line names (pmContext.fromOptions),
         with the options' default interval (options.delta seconds)."""
         manager = cls.fromOptions(options, argv)
-        manager._default_delta = timeval(options.delta, 0)
+        manager._default_delta = _INTERVAL(options.delta, 0)
         manager._options = options
         return manager
 
-    @staticmethod
-    def _tv2float(tv: Any) -> float:
-        """A timeval as seconds since the epoch (None: 0.0)."""
-        if tv is None:
-            return 0.0
-        return float(tv.tv_sec) + float(tv.tv_usec) / 1e6
+    if _API_LEVEL >= (7, 2):
+        @staticmethod
+        def _ts2float(ts: Any) -> float:
+            """A timespec as seconds since the epoch (None: 0.0)."""
+            return _seconds(ts, "tv_nsec", 1e9)
+
+        _stamp2float = _ts2float
+    else:
+        @staticmethod
+        def _tv2float(tv: Any) -> float:
+            """A timeval as seconds since the epoch (None: 0.0)."""
+            return _seconds(tv, "tv_usec", 1e6)
+
+        _stamp2float = _tv2float
 
     def _computeSamples(self) -> Tuple[int, Any]:
         """The number of fetches to make (0: until interrupted or the archive ends) and
@@ -590,7 +613,8 @@ class MetricGroupManager(dict, MetricCache):
         delta = self._options.pmGetOptionInterval()
         if delta is None:
             delta = self._default_delta
-        window = (self._tv2float(finish) - self._tv2float(origin)) / self._tv2float(delta)
+        window = ((self._stamp2float(finish) - self._stamp2float(origin))
+                  / self._stamp2float(delta))
         return int(window + 0.5) + extra, finish
 
     def _computePauseTime(self) -> Any:
@@ -629,9 +653,9 @@ class MetricGroupManager(dict, MetricCache):
         latest = 0.0
         for group in self.keys():
             stamp = self[group].mgFetch()
-            if fetchtime is None or self._tv2float(stamp) > latest:
+            if fetchtime is None or self._stamp2float(stamp) > latest:
                 fetchtime = stamp
-                latest = self._tv2float(stamp)
+                latest = self._stamp2float(stamp)
         return fetchtime
 
     def run(self) -> Any:
@@ -644,12 +668,22 @@ class MetricGroupManager(dict, MetricCache):
             while True:
                 if self._counter >= samples > 0:
                     break
-                if finish is not None and self._tv2float(curtime) >= self._tv2float(finish):
+                if (finish is not None
+                        and self._stamp2float(curtime) >= self._stamp2float(finish)):
                     break
-                self._printer.report(self)
-                timer.sleep()
-                curtime = self.fetch()
-                self._counter += 1
+                if _API_LEVEL >= (7, 2):
+                    # 7.x counts a report unless the printer returns something other
+                    # than None or True (a report it did not make)
+                    self._printer_flag = self._printer.report(self)
+                    timer.sleep()
+                    curtime = self.fetch()
+                    if self._printer_flag is None or self._printer_flag is True:
+                        self._counter += 1
+                else:
+                    self._printer.report(self)
+                    timer.sleep()
+                    curtime = self.fetch()
+                    self._counter += 1
         except SystemExit as code:
             return code
         except KeyboardInterrupt:

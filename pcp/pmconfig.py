@@ -58,9 +58,21 @@ LABEL, INSTANCES, UNIT, RAW, WIDTH, ITEM, PRECISION, LIMIT = range(8)
 
 
 def _only_dimension(unit: Any, which: str) -> bool:
-    """Whether units have exactly one dimension, `which` (Count, Space or Time), of 1."""
+    """Whether units have exactly one dimension, `which` (Count, Space or Time), of 1;
+    at API level 7.2 an extra unit (temperature ...) is a dimension too, and "Extra"
+    asks for one alone, of any power (7.x's is_extra)."""
     dims = {"Count": unit.dimCount, "Space": unit.dimSpace, "Time": unit.dimTime}
+    if _API_LEVEL >= (7, 2):
+        dims["Extra"] = unit.extraUnit
+        if which == "Extra":
+            return dims.pop(which) != 0 and not any(dims.values())
     return dims.pop(which) == 1 and not any(dims.values())
+
+
+# the dimensions a tool may give a default or forced scale for (util.<prefix>_scale and
+# util.<prefix>_scale_force): 7.x adds the extra units
+_SCALED_DIMENSIONS = (("Count", "count"), ("Space", "space"), ("Time", "time")) + (
+    (("Extra", "extra"),) if _API_LEVEL >= (7, 2) else ())
 
 
 def _unquoted(value: str) -> str:
@@ -668,7 +680,8 @@ class pmConfig:
         except pmapi.pmErr as error:
             if getattr(util, "ignore_incompat", False):
                 return
-            sys.stderr.write("Invalid metric %s (%s).\n" % (metric, str(error)))
+            sys.stderr.write("%s metric %s (%s).\n" % (
+                "Incompatible" if _API_LEVEL >= (7, 2) else "Invalid", metric, str(error)))
             sys.exit(1)
 
     def _texts(self, pmid: int, desc: Any) -> List[Any]:
@@ -760,8 +773,13 @@ class pmConfig:
             except Exception:
                 err = "Unidentified error"
             if err:
-                sys.stderr.write("Failed to register derived metric:\n%s.\n" % err)
-                sys.exit(1)
+                if _API_LEVEL >= (7, 2):     # 7.x: no full stop, and --ignore-unknown goes on
+                    sys.stderr.write("Failed to register derived metric:\n%s\n" % err.strip())
+                    if not self.ignore_unknown_metrics():
+                        sys.exit(1)
+                else:
+                    sys.stderr.write("Failed to register derived metric:\n%s.\n" % err)
+                    sys.exit(1)
 
     def _expand_non_leaves(self) -> None:
         """Replace each non-leaf name by its leaves (each with the non-leaf's
@@ -800,7 +818,7 @@ class pmConfig:
         """The unit a metric is shown in: the tool's forced scale for its dimension, its
         own spec, the tool's default scale for the dimension, else its native units."""
         util = self.util
-        for dimension, prefix in (("Count", "count"), ("Space", "space"), ("Time", "time")):
+        for dimension, prefix in _SCALED_DIMENSIONS:
             if not _only_dimension(unit, dimension):
                 continue
             forced = getattr(util, prefix + "_scale_force", None)
@@ -846,6 +864,7 @@ class pmConfig:
 
         metrics = util.metrics
         util.metrics = OrderedDict()
+        some_unknown = False
         for metric in metrics:
             try:
                 before = len(self.pmids)
@@ -854,14 +873,25 @@ class pmConfig:
                 if len(self.pmids) != before:
                     util.metrics[metric] = metrics[metric]
             except pmapi.pmErr as error:
-                sys.stderr.write("Invalid metric %s (%s).\n" % (metric, str(error)))
-                sys.exit(1)
+                if _API_LEVEL < (7, 2):
+                    sys.stderr.write("Invalid metric %s (%s).\n" % (metric, str(error)))
+                    sys.exit(1)
+                # 7.x names every unknown metric before it gives up (unless told to
+                # ignore them)
+                sys.stderr.write("Unknown metric %s (%s).\n" % (metric, str(error)))
+                some_unknown = True
+        if some_unknown and not self.ignore_unknown_metrics():
+            sys.exit(1)
 
         if not self.insts and not self.ignore_unknown_metrics():
             sys.stderr.write("No matching instances found.\n")
             if util.instances:
                 print("\nRequested global instances:")
                 print(util.instances)
+            sys.exit(1)
+
+        if _API_LEVEL >= (7, 2) and not util.metrics:
+            sys.stderr.write("All metrics are unknown, quitting.\n")
             sys.exit(1)
 
         dynamic_insts = not max_insts
@@ -1097,8 +1127,12 @@ class pmConfig:
                                   "\nNo metrics or instances to report present.")
             raise error
         if not util.interpol:
-            sample = util.pmfg_ts().strftime("%s")
-            if float(sample) > float(util.opts.pmGetOptionFinish()):
+            if _API_LEVEL >= (7, 2):
+                # 7.x compares the sample's time with its fraction of a second
+                sample = util.pmfg_ts().timestamp()
+            else:
+                sample = float(util.pmfg_ts().strftime("%s"))
+            if sample > float(util.opts.pmGetOptionFinish()):
                 return -2
         if state & _c.PMCD_NAMES_CHANGE:
             action = self.names_change_action()
@@ -1113,7 +1147,10 @@ class pmConfig:
         time, so the schedule does not drift)."""
         self._round += 1
         if not self._init_ts:
-            self._init_ts = float(self.util.pmfg_ts().strftime("%s.%f"))
+            if _API_LEVEL >= (7, 2):
+                self._init_ts = self.util.pmfg_ts().timestamp()
+            else:
+                self._init_ts = float(self.util.pmfg_ts().strftime("%s.%f"))
         wakeup = self._init_ts + float(self.util.interval) * self._round
         sleep = wakeup - time.time()
         if sleep > 0:

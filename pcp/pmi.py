@@ -34,7 +34,32 @@ from pcp._core.units import units_to_int as _units_word
 from pcp._decode.result import flat_of as _flat_of, store_arrays as _store_arrays
 from pcp._decode.result import usec_of as _usec_of
 from pcp._libpcp.strings import pmID_build as _pmID_build, pmInDom_build as _pmInDom_build
-from pcp.pmapi import pmHighResResult, pmID, pmInDom, pmResult, pmUnits  # noqa: F401
+from pcp.pmapi import pmID, pmInDom, pmResult, pmUnits  # noqa: F401
+
+if _API_LEVEL >= (7, 2):
+    # the names 7.x's module has: its datetime handling (pmiWrite takes a datetime) and
+    # its typing annotations
+    from ctypes import c_ulonglong  # noqa: F401
+    from datetime import timedelta, tzinfo
+    from typing import Optional, Union  # noqa: F401
+
+    ZERO = timedelta(0)
+
+    class UTC(tzinfo):
+        """The UTC zone (7.x's module's own, for pmiWrite's datetimes)."""
+
+        def utcoffset(self, dt: Any) -> timedelta:
+            return ZERO
+
+        def tzname(self, dt: Any) -> str:
+            return "UTC"
+
+        def dst(self, dt: Any) -> timedelta:
+            return ZERO
+
+    utc = UTC()
+else:
+    from pcp.pmapi import pmHighResResult  # noqa: F401
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -97,6 +122,12 @@ class pmiErr(Exception):
             self.code = 0
 
     def __str__(self) -> str:
+        if _API_LEVEL >= (7, 2):
+            # 7.x: "[code]" for a code that is not libpcp_import's, and the text
+            # (pmiErrStr: libpcp_import's own, else pmErrStr's) decoded
+            symbol = pmiErrSymDict.get(self.code, "[%d]" % self.code)
+            return "%s %s" % (symbol, _writer().err_str(self.code)
+                              .encode("utf-8")[:PMI_MAXERRMSGLEN - 1].decode("utf-8", "replace"))
         try:
             symbol = pmiErrSymDict[self.code]
             text: Any = _writer().err_str(self.code).encode("utf-8")[:PMI_MAXERRMSGLEN - 1]
@@ -171,6 +202,19 @@ class pmiLogImport(object):
             version = 2
         return self._check(_writer().set_version(_signed(_int_arg(version, 1))))
 
+    if _API_LEVEL >= (7, 2):
+        def pmiSetZoneinfo(self, zoneinfo: Any) -> int:
+            """PMI - set the Olson timezone (zoneinfo) for a Log Import archive"""
+            self._select()
+            return self._check(_writer().set_zoneinfo(_encoded(zoneinfo)))
+
+        def pmiSetImportProgram(self, tool: Any, version: Any, args: Any, archive: Any) -> int:
+            """PMI - register import program with PCP tool discovery mechanism (the file
+            $PCP_IMPORTRUN_DIR/tool, with the version, arguments and archive)"""
+            self._select()
+            return self._check(_writer().set_import_program(
+                _encoded(tool), _encoded(version), _encoded(args), _encoded(archive)))
+
     @staticmethod
     def pmiID(domain: int, cluster: int, item: int) -> int:
         """PMI - construct a pmID data structure (helper routine)"""
@@ -243,12 +287,38 @@ class pmiLogImport(object):
     def pmiHighResWrite(self, sec: int, nsec: int) -> int:
         """PMI - flush data to a Log Import archive"""
         self._select()
+        if _API_LEVEL >= (7, 2):
+            # 7.x's module still has the method, but its libpcp_import has no such
+            # function: the lookup fails after the context is selected
+            raise AttributeError("libpcp_import.so.2: undefined symbol: pmiHighResWrite")
         return self._check(_writer().write(_longlong_arg(sec, 1), _signed(_int_arg(nsec, 2))))
 
-    def pmiWrite(self, sec: int, usec: int) -> int:
-        """PMI - flush data to a Log Import archive"""
-        self._select()
-        return self._write_timeval(sec, usec)
+    if _API_LEVEL >= (7, 2):
+        def pmiWrite(self, sec: Any, nsec: Any = None) -> int:
+            """PMI - flush data to a Log Import archive: at `sec` seconds and `nsec`
+            nanoseconds, or (no nsec) at a float of seconds or a datetime (naive ones
+            taken as UTC), or at the current time for sec 0"""
+            self._select()
+            if nsec is None:
+                if isinstance(sec, datetime):
+                    sec = float((sec - datetime.fromtimestamp(0, tz=utc)).total_seconds())
+                if isinstance(sec, float):
+                    fraction, whole = modf(sec)
+                    sec, nsec = int(whole), int(fraction * 1000000000)
+                elif sec == 0:
+                    return self._check(_writer().write_now())
+                else:
+                    nsec = 0
+            nsec = max(nsec, 0)
+            # (an unsigned long long in 7.x's C call, which libpcp_import's timestamp
+            # then reads as signed: the same low 64 bits)
+            return self._check(_writer().write(_longlong_arg(sec, 1),
+                                               _signed(_int_arg(nsec, 2))))
+    else:
+        def pmiWrite(self, sec: int, usec: int) -> int:
+            """PMI - flush data to a Log Import archive"""
+            self._select()
+            return self._write_timeval(sec, usec)
 
     def _write_timeval(self, sec: Any, usec: Any) -> int:
         sec = _longlong_arg(sec, 1)
@@ -260,15 +330,22 @@ class pmiLogImport(object):
         self._select()
         return self._check(_writer().put_mark())
 
-    def put_result(self, result: Any) -> int:
-        """PMI - add a data record to a Log Import archive"""
-        self._select()
-        return self._check(_put_result(result, highres=False))
+    if _API_LEVEL >= (7, 2):
+        def pmiPutResult(self, result: Any) -> int:
+            """PMI - add a data record to a Log Import archive (a result of pmFetch, with
+            its nanosecond timestamp)"""
+            self._select()
+            return self._check(_put_result(result, highres=True))
+    else:
+        def put_result(self, result: Any) -> int:
+            """PMI - add a data record to a Log Import archive"""
+            self._select()
+            return self._check(_put_result(result, highres=False))
 
-    def put_highres_result(self, result: Any) -> int:
-        """PMI - add a data record to a Log Import archive"""
-        self._select()
-        return self._check(_put_result(result, highres=True))
+        def put_highres_result(self, result: Any) -> int:
+            """PMI - add a data record to a Log Import archive"""
+            self._select()
+            return self._check(_put_result(result, highres=True))
 
     def pmiPutText(self, typ: int, cls: int, ident: int, content: Any) -> int:
         """PMI - add a text record to a Log Import archive"""
@@ -365,7 +442,7 @@ def _pmiWrite_63(self: pmiLogImport, sec: Any, usec: Any = None) -> int:
     return self._write_timeval(sec, usec)
 
 
-if _API_LEVEL >= (6, 3):
+if (6, 3) <= _API_LEVEL < (7, 2):   # 7.x's pmiWrite is in the class
     _EPOCH = datetime(1970, 1, 1)    # 6.3's datetime.utcfromtimestamp(0)
     _pmiWrite_63.__name__ = _pmiWrite_63.__qualname__ = "pmiWrite"
     pmiLogImport.pmiWrite = _pmiWrite_63  # type: ignore[method-assign]

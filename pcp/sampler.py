@@ -278,7 +278,7 @@ class Sampler:
         recorded with no values, as pmval -U does."""
         wanted = self._wanted
         while True:
-            result = self.ctx.pmFetchHighResArchive().contents
+            result = self.ctx._fetch_archive_timespec().contents
             pmids = result._r.pmid
             if not pmids or not wanted.isdisjoint(pmids):
                 return result
@@ -430,7 +430,7 @@ class Sampler:
             self._zone_of = ("UTC", "")
             try:
                 if self.is_archive:
-                    label = self.ctx.pmGetHighResArchiveLabel()
+                    label = self.ctx._archive_label_timespec()
                     self._zone_of = (label.get_timezone(), label.get_zoneinfo())
                 else:
                     self._zone_of = self._pmcd_zone()

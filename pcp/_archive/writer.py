@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pcp._core.config import pmGetConfig
 from pcp._core.intervals import strtol_prefix
 from pcp._core.constants import (
-    PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
+    PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
     PM_IN_NULL, PM_INDOM_NULL, PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN,
     PM_LABEL_INDOM, PM_LABEL_INSTANCES, PM_LABEL_ITEM, PM_LABEL_OPTIONAL, PM_LOG_VERS02,
     PM_LOG_VERS03, PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TEXT_HELP,
@@ -42,11 +42,12 @@ from pcp._core.constants import (
     pmi_error_texts,
 )
 from pcp._core.errors import pmErr, pmErrStr
+from pcp._core.level import API_LEVEL
 from pcp._core.native import ffi, lib
 from pcp._libpcp import zones
 from pcp._libpcp.labels import AddedLabels, add_labels, label_set_lines
 from pcp._libpcp.strings import DESC_TYPE_TEXT, pmIDStr, pmInDomStr, pmSemStr
-from pcp._core.units import pmUnitsStr
+from pcp._core.units import pmUnitsStr, strtod_end
 
 PMI_DOMAIN = 245                # the domain libpcp_import gives metrics added without a pmID
 _FLUSH_BYTES = 100000           # data written between two temporal index entries
@@ -221,10 +222,14 @@ class ImportContext:
         self.archive = archive
         self.hostname: Optional[bytes] = None
         self.timezone: Optional[bytes] = None
-        # beyond libpcp_import (set_label_extras): a bulk writer giving an archive back
+        # pmiSetZoneinfo (API level 7.2), or set_label_extras beyond libpcp_import
         self.zoneinfo: Optional[bytes] = None
+        # beyond libpcp_import (set_label_extras): a bulk writer giving an archive back
         self.label_stamp: Optional[Stamp] = None
         self.aliases: Dict[int, List[bytes]] = {}     # pmid -> all its names (set_names)
+        # 7.x's pmiStart flag PMI_PROCESS, and the tool pmiSetImportProgram registered
+        self.process = False
+        self.tool_name: Optional[bytes] = None
         self.metrics: List[_Metric] = []
         self.by_name: Dict[bytes, int] = {}
         self.by_pmid: Dict[int, int] = {}         # pmid -> its first metric's index
@@ -275,13 +280,23 @@ def context_of(number: int) -> Optional[ImportContext]:
     return _contexts[number - 1] if 1 <= number <= len(_contexts) else None
 
 
+# libpcp_import 7.x's pmiStart flags (import.h): its second argument, 6.x's "inherit"
+PMI_INHERIT, PMI_APPEND, PMI_PROCESS = 0x1, 0x2, 0x4
+
+
 def start(archive: bytes, inherit: int) -> int:
-    """pmiStart: a new context, made current; returns its number (1, 2, ...)."""
+    """pmiStart: a new context, made current; returns its number (1, 2, ...). Below API
+    level 7.2 any non-zero `inherit` inherits the current context's definitions; 7.x
+    reads flags: PMI_INHERIT, PMI_PROCESS (a long-running importer: pmiSetImportProgram
+    writes its pid, pmiEnd removes the file) and PMI_APPEND (not served: a new archive)."""
     global _current
     value = pmGetConfig("PCP_ARCHIVE_VERSION")
     version = _atoi(value) if value is not None else PM_LOG_VERS02
     old = _current
     ctx = ImportContext(cstr(archive), version)
+    if API_LEVEL >= (7, 2):
+        ctx.process = bool(inherit & PMI_PROCESS)
+        inherit &= PMI_INHERIT
     if inherit and old is not None:
         ctx.inherit(old)
     _contexts.append(ctx)
@@ -326,6 +341,13 @@ def end() -> int:
         for f in (files.index, files.meta, files.data):
             f.close()
         files.data = files.meta = files.index = None
+    if ctx.tool_name and ctx.process:
+        # a long-running importer's registration goes with its clean exit
+        try:
+            os.unlink(_import_program_path(ctx.tool_name))
+        except OSError:
+            pass
+        ctx.tool_name = None
     ctx.state = ImportContext.END
     ctx.last_sts = 0
     return 0
@@ -377,6 +399,47 @@ def set_names(pmid: int, names: List[bytes]) -> int:
             return PMI_ERR_DUPMETRICNAME
     ctx.aliases[pmid] = names
     return 0
+
+
+def set_zoneinfo(value: bytes) -> int:
+    """pmiSetZoneinfo (libpcp_import 7.x): the label's zoneinfo name."""
+    return _set_label_text("zoneinfo", value)
+
+
+def set_import_program(tool: bytes, version: bytes, args: bytes, archive: bytes) -> int:
+    """pmiSetImportProgram (libpcp_import 7.x): the file $PCP_IMPORTRUN_DIR/<tool>
+    (created or truncated, never through a symbolic link, mode 0644) with a line for each
+    of version=, args=, archive= that is not empty; PM_ERR_CONV for no tool, -errno when
+    the file cannot be written."""
+    ctx = _current
+    if ctx is None:
+        return PM_ERR_NOCONTEXT
+    tool = cstr(tool)
+    if not tool:
+        ctx.last_sts = PM_ERR_CONV
+        return ctx.last_sts
+    path = _import_program_path(tool)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        ctx.last_sts = -(exc.errno or 1)
+        return ctx.last_sts
+    with os.fdopen(fd, "wb") as out:
+        if ctx.process:
+            out.write(b"pid=%d\n" % os.getpid())
+        for key, value in ((b"version", version), (b"args", args), (b"archive", archive)):
+            value = cstr(value)
+            if value:
+                out.write(b"%s=%s\n" % (key, value))
+    ctx.tool_name = tool[:63]       # (libpcp_import keeps it in a 64-byte buffer)
+    ctx.last_sts = 0
+    return 0
+
+
+def _import_program_path(tool: bytes) -> bytes:
+    """$PCP_IMPORTRUN_DIR/<tool>, as libpcp_import 7.x names the registration file."""
+    return b"%s/%s" % (os.fsencode(pmGetConfig("PCP_IMPORTRUN_DIR") or ""), tool)
 
 
 def set_version(version: int) -> int:
@@ -638,8 +701,11 @@ def put_label(flags: int, ident: int, inst: int, name: Optional[bytes],
             found = ls
             break
     # JSON keywords stay bare, anything else is quoted (as libpcp_import does, without
-    # escaping: a quote in the value makes the label invalid)
-    if value.lower() in (b"true", b"false", b"null"):
+    # escaping: a quote in the value makes the label invalid); 7.x also passes a quoted
+    # string and anything strtod reads whole (a number) through as they are
+    if value.lower() in (b"true", b"false", b"null") or (API_LEVEL >= (7, 2) and (
+            (value[:1] == b'"' and len(value) > 1 and value[-1:] == b'"')
+            or (value and strtod_end(value.decode("latin-1")) == len(value)))):
         text = b'{"' + name + b'":' + value + b"}"
     else:
         text = b'{"' + name + b'":"' + value + b'"}'
@@ -675,6 +741,12 @@ def _check_timestamp(ctx: ImportContext, stamp: Stamp) -> int:
         sys.stderr.flush()
         return PMI_ERR_BADTIMESTAMP
     return 0
+
+
+def write_now() -> int:
+    """pmiWriteNow (libpcp_import 7.x): pmiWrite at the current time."""
+    now = time.time_ns()
+    return write(now // 1000000000, now % 1000000000)
 
 
 def write(sec: int, nsec: int) -> int:
@@ -901,12 +973,15 @@ def _check_context_start(ctx: ImportContext) -> int:
             os.unlink(_volume_name(base, vol))
         return -(exc.errno or 1)
     version = ctx.version
-    if ctx.timezone is not None:
-        tz, zoneinfo = ctx.timezone, ctx.zoneinfo or b""
+    if ctx.timezone is not None and API_LEVEL < (7, 2):
+        tz, zoneinfo = ctx.timezone, ctx.zoneinfo or b""   # (set_label_extras' alone here)
     else:
+        # 7.x keeps the local zoneinfo name when the caller sets only the time zone
         width = _V2_TZ_MAXLEN if version == PM_LOG_VERS02 else _V3_STRING_LEN
-        tz = local_timezone().encode()[:width - 1]
-        zoneinfo = (local_zoneinfo() or "").encode()
+        tz = (ctx.timezone if ctx.timezone is not None
+              else local_timezone().encode()[:width - 1])
+        zoneinfo = (ctx.zoneinfo if ctx.zoneinfo is not None
+                    else (local_zoneinfo() or "").encode())
     zones.new_zone(tz.decode("utf-8", "replace"))
     start = _stamp if ctx.label_stamp is None else ctx.label_stamp
     files = _Archive(base, version, (os.getpid(), start[0], start[1], host, tz, zoneinfo))
@@ -1189,6 +1264,8 @@ def err_str(code: int) -> str:
     context's last status."""
     if code == -1 and _current is not None:
         code = _current.last_sts
+    if code == PMI_ERR_BADVERSION and API_LEVEL >= (7, 2):
+        return "Illegal archive version"
     text = pmi_error_texts.get(code)
     return text if text is not None else pmErrStr(code)
 

@@ -10,12 +10,14 @@ HAVE_BITFIELDS_LTOR = 0
 HAVE_BITFIELDS_RTOL = 1
 PM_SIZEOF_SUSECONDS_T = 8
 PM_SIZEOF_TIME_T = 8
+PM_PAD_TIMESPEC = 0        # PCP 7.x's cpmapi: no padding after a timespec's tv_nsec here
 
 # ---------------------------------------------------------------------------
 # PMAPI versions
 # ---------------------------------------------------------------------------
 PMAPI_VERSION_2 = 2
 PMAPI_VERSION_3 = 3
+PMAPI_VERSION_4 = 4        # PCP 7.x's cpmapi (which drops PMAPI_VERSION_3, not PMAPI_VERSION)
 PMAPI_VERSION = PMAPI_VERSION_3
 
 # ---------------------------------------------------------------------------
@@ -80,6 +82,25 @@ PM_TIME_MIN = 4
 PM_TIME_HOUR = 5
 
 PM_COUNT_ONE = 0
+
+# PCP 7.2's "extra units" (pmUnits.extraUnit, and each unit's pmUnits.extraScale)
+PM_UNIT_TEMPERATURE = 1
+PM_UNIT_VOLTAGE = 2
+PM_UNIT_CURRENT = 3
+PM_UNIT_POWER = 4
+PM_TEMPERATURE_C = 1
+PM_TEMPERATURE_F = 2
+PM_TEMPERATURE_K = 3
+PM_VOLTAGE_V = 1
+PM_VOLTAGE_mV = 2
+PM_VOLTAGE_uV = 3
+PM_CURRENT_A = 1
+PM_CURRENT_mA = 2
+PM_CURRENT_uA = 3
+PM_POWER_kW = 1
+PM_POWER_W = 2
+PM_POWER_mW = 3
+PM_POWER_uW = 4
 
 # ---------------------------------------------------------------------------
 # Context types and context flags (pmNewContext)
@@ -499,7 +520,20 @@ SINCE = {
     "PM_CTXFLAG_SHALLOW": (6, 3), "PM_CTXFLAG_AUTH": (6, 3), "PM_CTXFLAG_CONTAINER": (6, 3),
     "PM_CTXFLAG_NO_FEATURE_CHECK": (6, 3), "PM_CTXFLAG_METADATA_ONLY": (6, 3),
     "PMCD_HOSTNAME_CHANGE": (6, 3), "PM_ERR_ARG": (6, 3), "MMV_INDOM_NULL": (6, 3),
+    # PCP 7's: the extra units, PMAPI_VERSION_4, PM_PAD_TIMESPEC
+    "PMAPI_VERSION_4": (7, 2), "PM_PAD_TIMESPEC": (7, 2),
+    "PM_UNIT_TEMPERATURE": (7, 2), "PM_UNIT_VOLTAGE": (7, 2), "PM_UNIT_CURRENT": (7, 2),
+    "PM_UNIT_POWER": (7, 2), "PM_TEMPERATURE_C": (7, 2), "PM_TEMPERATURE_F": (7, 2),
+    "PM_TEMPERATURE_K": (7, 2), "PM_VOLTAGE_V": (7, 2), "PM_VOLTAGE_mV": (7, 2),
+    "PM_VOLTAGE_uV": (7, 2), "PM_CURRENT_A": (7, 2), "PM_CURRENT_mA": (7, 2),
+    "PM_CURRENT_uA": (7, 2), "PM_POWER_kW": (7, 2), "PM_POWER_W": (7, 2),
+    "PM_POWER_mW": (7, 2), "PM_POWER_uW": (7, 2),
 }
 #: Names a later PCP's C modules dropped: each is served below the level given.
-UNTIL = {}  # type: ignore[var-annotated]
-
+UNTIL = {
+    # PCP 7's cpmapi: no PMAPI_VERSION_3 (PMAPI_VERSION stays 3), no application debug
+    # bits (pmSetDebug takes names), no extended time base (pmSetMode takes timespecs;
+    # PM_XTB_SET/GET go with the flag, in cpmapi.py)
+    "PMAPI_VERSION_3": (7, 2), "PM_DEBUG_APPL0": (7, 2), "PM_DEBUG_APPL1": (7, 2),
+    "PM_DEBUG_APPL2": (7, 2), "PM_XTB_FLAG": (7, 2),
+}

@@ -28,6 +28,7 @@ from pcp._core.constants import (PM_LOG_MAXHOSTLEN, PM_MAX_HOSTNAMELEN,  # noqa:
 from pcp._core.errors import pmErr
 from pcp._core.level import API_LEVEL
 from pcp._core.intervals import IntervalError, interval_timespec, interval_timeval
+from pcp._core.level import API_LEVEL
 from pcp._core.longdouble import timespec_to_real, timeval_to_real
 from pcp._core.units import BITFIELDS_LTOR, pmUnits, units_from_int, units_to_int  # noqa: F401
 
@@ -76,7 +77,14 @@ class timeval(Structure):
     @classmethod
     def fromInterval(cls, interval: Any) -> "timeval":
         """A timeval from an interval specification, as pmParseInterval reads it
-        ("10", "1.5 sec", "2min 30s"); pmErr(-1, libpcp's message) when it is bad."""
+        ("10", "1.5 sec", "2min 30s"); pmErr(-1, libpcp's message) when it is bad.
+
+        7.2.2's binding fails here on every call: it concatenates pmParseInterval's
+        status to a string for a debugging print, a TypeError, after encoding the text."""
+        if API_LEVEL >= (7, 2):
+            if not isinstance(interval, bytes):
+                interval.encode("utf-8")
+            raise TypeError('can only concatenate str (not "int") to str')
         return cls(*_parse(interval, interval_timeval))
 
     def sleep(self) -> None:
@@ -300,6 +308,8 @@ pmDescPtr.sem = property(lambda x: x.contents.sem, None, None, None)
 pmDescPtr.type = property(lambda x: x.contents.type, None, None, None)
 pmDescPtr.indom = property(lambda x: x.contents.indom, None, None, None)
 pmDescPtr.units = property(lambda x: x.contents.units, None, None, None)
+if API_LEVEL >= (7, 2):         # 7.x's pointers give the pmid too
+    pmDescPtr.pmid = property(lambda x: x.contents.pmid, None, None, None)
 
 
 def get_indom(pmdesc: _TUnion["pmDescPtr", pmDesc, int]) -> int:
@@ -323,24 +333,9 @@ def get_indom(pmdesc: _TUnion["pmDescPtr", pmDesc, int]) -> int:
                     % type(pmdesc).__name__)
 
 
-class pmLogLabel(Structure):
-    """Label record at the start of every version 2 archive file."""
-
-    _fields_ = [("magic", c_int),
-                ("pid_t", c_int),
-                ("start", timeval),
-                ("hostname", c_char * PM_LOG_MAXHOSTLEN),
-                ("tz", c_char * PM_TZ_MAXLEN)]
-
-    def get_hostname(self) -> str:
-        return str(self.hostname.decode())
-
-    def get_timezone(self) -> str:
-        return str(self.tz.decode())
-
-
 class pmHighResLogLabel(Structure):
-    """Label record at the start of every version 3 archive file."""
+    """Label record at the start of every version 3 archive file (and every archive's
+    label at API level 7.2, where pcp.pmapi names it pmLogLabel)."""
 
     _fields_ = [("magic", c_int),
                 ("pid_t", c_int),
@@ -357,6 +352,27 @@ class pmHighResLogLabel(Structure):
 
     def get_zoneinfo(self) -> str:
         return str(self.zoneinfo.decode())
+
+
+if API_LEVEL >= (7, 2):
+    class pmLogLabel(pmHighResLogLabel):
+        """Label record at the start of every archive file: a nanosecond start, the
+        host, the time zone and its zoneinfo name (7.x's pmGetArchiveLabel)."""
+else:
+    class pmLogLabel(Structure):  # type: ignore[no-redef]
+        """Label record at the start of every version 2 archive file."""
+
+        _fields_ = [("magic", c_int),
+                    ("pid_t", c_int),
+                    ("start", timeval),
+                    ("hostname", c_char * PM_LOG_MAXHOSTLEN),
+                    ("tz", c_char * PM_TZ_MAXLEN)]
+
+        def get_hostname(self) -> str:
+            return str(self.hostname.decode())
+
+        def get_timezone(self) -> str:
+            return str(self.tz.decode())
 
 
 class pmLabel(Structure):

@@ -6,10 +6,16 @@ from __future__ import annotations
 import ctypes
 import math
 import sys
-from ctypes import ArgumentError, Structure, c_int
+from ctypes import ArgumentError, Structure, c_int, c_uint
 
-from pcp._core.constants import PM_ERR_CONV, PM_SPACE_BYTE, PM_TIME_HOUR, PM_TIME_SEC
+from pcp._core.constants import (PM_CURRENT_A, PM_CURRENT_mA, PM_CURRENT_uA, PM_ERR_CONV,
+                                 PM_POWER_W, PM_POWER_kW, PM_POWER_mW, PM_POWER_uW,
+                                 PM_SPACE_BYTE, PM_TEMPERATURE_C, PM_TEMPERATURE_F,
+                                 PM_TEMPERATURE_K, PM_TIME_HOUR, PM_TIME_SEC, PM_UNIT_CURRENT,
+                                 PM_UNIT_POWER, PM_UNIT_TEMPERATURE, PM_UNIT_VOLTAGE,
+                                 PM_VOLTAGE_V, PM_VOLTAGE_mV, PM_VOLTAGE_uV)
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -21,31 +27,44 @@ if TYPE_CHECKING:
 BITFIELDS_LTOR = sys.byteorder == "big"
 
 
+def _unit_bitfields(scale_type: Any, low_byte: list) -> list:
+    """pmUnits' C bitfields, most significant first (the dimensions, the scales, then the
+    low byte); declared the other way round where the compiler allocates them from the
+    low bits, so that the 32-bit word is the same on both byte orders."""
+    fields = [("dimSpace", c_int, 4), ("dimTime", c_int, 4), ("dimCount", c_int, 4),
+              ("scaleSpace", scale_type, 4), ("scaleTime", scale_type, 4),
+              ("scaleCount", scale_type, 4)] + low_byte
+    return fields if BITFIELDS_LTOR else fields[::-1]
+
+
 class pmUnits(Structure):
-    """Dimensions and scales of a metric (4-bit signed C bitfields)."""
+    """Dimensions and scales of a metric (4-bit C bitfields), and at API level 7.2 the
+    "extra units" in the low byte (temperature, voltage, current, power)."""
 
-    # All members are declared as signed ints, as in the reference; the C
-    # header has scaleSpace/scaleTime unsigned, so string/conversion code
-    # must re-read those two as unsigned (see pcp._libpcp.values).
-    if BITFIELDS_LTOR:
-        _fields_ = [("dimSpace", c_int, 4),
-                    ("dimTime", c_int, 4),
-                    ("dimCount", c_int, 4),
-                    ("scaleSpace", c_int, 4),
-                    ("scaleTime", c_int, 4),
-                    ("scaleCount", c_int, 4),
-                    ("pad", c_int, 8)]
+    # Below 7.2 all members are declared as signed ints, as in the reference; the C
+    # header has scaleSpace/scaleTime unsigned, so string/conversion code must re-read
+    # those two as unsigned (see pcp._libpcp.values). 7.2's binding declares the scales
+    # unsigned and names the low byte extraUnit (signed, 5 bits) and extraScale
+    # (unsigned, 3 bits).
+    if API_LEVEL >= (7, 2):
+        _fields_ = _unit_bitfields(c_uint, [("extraUnit", c_int, 5), ("extraScale", c_uint, 3)])
+
+        def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
+                     scaleS: int = 0, scaleT: int = 0, scaleC: int = 0,
+                     extraU: int = 0, extraS: int = 0) -> None:
+            self._set(dimS, dimT, dimC, scaleS, scaleT, scaleC)
+            self.extraUnit = extraU
+            self.extraScale = extraS
     else:
-        _fields_ = [("pad", c_int, 8),
-                    ("scaleCount", c_int, 4),
-                    ("scaleTime", c_int, 4),
-                    ("scaleSpace", c_int, 4),
-                    ("dimCount", c_int, 4),
-                    ("dimTime", c_int, 4),
-                    ("dimSpace", c_int, 4)]
+        _fields_ = _unit_bitfields(c_int, [("pad", c_int, 8)])
 
-    def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
-                 scaleS: int = 0, scaleT: int = 0, scaleC: int = 0) -> None:
+        def __init__(self, dimS: int = 0, dimT: int = 0, dimC: int = 0,
+                     scaleS: int = 0, scaleT: int = 0, scaleC: int = 0) -> None:
+            self._set(dimS, dimT, dimC, scaleS, scaleT, scaleC)
+            self.pad = 0
+
+    def _set(self, dimS: int, dimT: int, dimC: int, scaleS: int, scaleT: int,
+             scaleC: int) -> None:
         Structure.__init__(self)
         self.dimSpace = dimS
         self.dimTime = dimT
@@ -53,10 +72,9 @@ class pmUnits(Structure):
         self.scaleSpace = scaleS
         self.scaleTime = scaleT
         self.scaleCount = scaleC
-        self.pad = 0
 
     def __int__(self) -> int:
-        """The packed 32-bit word (pad bits excluded) as a signed C int."""
+        """The packed 32-bit word as a signed C int (below 7.2 without the pad bits)."""
         return units_to_int(self)
 
     def __str__(self) -> str:
@@ -68,6 +86,8 @@ def units_to_int(units: pmUnits) -> int:
     word = (((units.dimSpace & 0xF) << 28) | ((units.dimTime & 0xF) << 24)
             | ((units.dimCount & 0xF) << 20) | ((units.scaleSpace & 0xF) << 16)
             | ((units.scaleTime & 0xF) << 12) | ((units.scaleCount & 0xF) << 8))
+    if API_LEVEL >= (7, 2):
+        word |= ((units.extraUnit & 0x1F) << 3) | (units.extraScale & 0x7)
     # pmUnits_int hands the word back through a C "int", hence signed.
     return word - (1 << 32) if word & 0x80000000 else word
 
@@ -75,7 +95,7 @@ def units_to_int(units: pmUnits) -> int:
 def units_from_int(word: int) -> pmUnits:
     """Build a pmUnits from a packed 32-bit word (layout of protocol.md 3.4).
 
-    The low 8 bits (pad; PCP 7.2 extra units) are kept in ``pad``.
+    The low 8 bits are kept: in ``pad`` below API level 7.2, else as the extra units.
     """
     u = pmUnits()
     u.dimSpace = (word >> 28) & 0xF
@@ -84,7 +104,11 @@ def units_from_int(word: int) -> pmUnits:
     u.scaleSpace = (word >> 16) & 0xF
     u.scaleTime = (word >> 12) & 0xF
     u.scaleCount = (word >> 8) & 0xF
-    u.pad = word & 0xFF
+    if API_LEVEL >= (7, 2):
+        u.extraUnit = (word >> 3) & 0x1F
+        u.extraScale = word & 0x7
+    else:
+        u.pad = word & 0xFF
     return u
 
 
@@ -103,8 +127,47 @@ def unit_fields(units: Union[pmUnits, int]) -> Tuple[int, int, int, int, int, in
         units = units_from_int(units)
     elif isinstance(units, ctypes._Pointer):
         units = units.contents
+    count_scale = units.scaleCount
+    if count_scale > 7:                 # 7.2's binding declares it unsigned; libpcp's is not
+        count_scale -= 16
     return (units.dimSpace, units.dimTime, units.dimCount,
-            units.scaleSpace & 0xF, units.scaleTime & 0xF, units.scaleCount)
+            units.scaleSpace & 0xF, units.scaleTime & 0xF, count_scale)
+
+
+def extra_fields(units: Union[pmUnits, int]) -> Tuple[int, int]:
+    """(extraUnit, extraScale): PCP 7.2's extra units, (0, 0) below API level 7.2 (the
+    low byte is padding there)."""
+    if API_LEVEL < (7, 2):
+        return (0, 0)
+    if isinstance(units, int):
+        units = units_from_int(units)
+    elif isinstance(units, ctypes._Pointer):
+        units = units.contents
+    return (units.extraUnit, units.extraScale)
+
+
+# PCP 7.2's extra units: extraUnit -> (name, {extraScale: scale text}) (libpcp's
+# extraunits.c); pmConvScale's factors between the scales are in pcp._libpcp.values
+EXTRA_UNITS = {
+    PM_UNIT_TEMPERATURE: ("temperature", {PM_TEMPERATURE_C: "C", PM_TEMPERATURE_F: "F",
+                                          PM_TEMPERATURE_K: "K"}),
+    PM_UNIT_VOLTAGE: ("voltage", {PM_VOLTAGE_V: "V", PM_VOLTAGE_mV: "mV", PM_VOLTAGE_uV: "uV"}),
+    PM_UNIT_CURRENT: ("current", {PM_CURRENT_A: "A", PM_CURRENT_mA: "mA", PM_CURRENT_uA: "uA"}),
+    PM_UNIT_POWER: ("power", {PM_POWER_kW: "kW", PM_POWER_W: "W", PM_POWER_mW: "mW",
+                              PM_POWER_uW: "uW"}),
+}
+
+
+def _extra_units_str(extra_unit: int, extra_scale: int) -> str:
+    """libpcp's text of an extra unit, e.g. "temperature (C)" (the unit either way up);
+    written into a 20-byte buffer, so at most 19 characters."""
+    known = EXTRA_UNITS.get(abs(extra_unit))
+    if known is None:
+        text = "extra-%d" % abs(extra_unit)
+    else:
+        name, scales = known
+        text = "%s (%s)" % (name, scales.get(extra_scale, "scale-%d" % extra_scale))
+    return text[:19]
 
 
 # ---------------------------------------------------------------------------
@@ -122,6 +185,7 @@ def pmUnitsStr(units: Union[pmUnits, int]) -> str:
         raise ArgumentError("argument 1: TypeError: expected LP_pmUnits "
                             "instance instead of %s" % type(units).__name__)
     ds, dt, dc, ss, st, sc = unit_fields(units)
+    eu, es = extra_fields(units)
     space = _SPACE_NAMES.get(ss, "space-%d" % ss) if ds else ""
     tname = _TIME_NAMES.get(st, "time-%d" % st) if dt else ""
     if dc:
@@ -137,17 +201,26 @@ def pmUnitsStr(units: Union[pmUnits, int]) -> str:
     def power(name: str, dim: int) -> str:
         return name if dim == 1 else "%s^%d" % (name, dim)
 
-    parts = []
+    extra = _extra_units_str(eu, es) if eu else ""
+    parts = [extra] if eu > 0 else []
     for name, dim in ((space, ds), (tname, dt), (count, dc)):
         if dim > 0:
             parts.append(power(name, dim))
-    if ds < 0 or dt < 0 or dc < 0:
+    if ds < 0 or dt < 0 or dc < 0 or eu < 0:
         parts.append("/")
+        if eu < 0:
+            parts.append(extra)
         for name, dim in ((space, ds), (tname, dt), (count, dc)):
             if dim < 0:
                 parts.append(power(name, -dim))
     if parts:
         return " ".join(parts)
+    if API_LEVEL >= (7, 2):             # 7.x names the count it scales
+        if sc == 1:
+            return "count x 10"
+        if sc != 0:
+            return "count x 10^%d" % sc
+        return ""
     # Dimensionless but scaled: a historical oddity kept by libpcp.
     if sc == 1:
         return "x 10"
@@ -215,11 +288,38 @@ class _UnitsPart:
     """Wide (non-bitfield) units accumulated while parsing one side."""
 
     __slots__ = ("dimSpace", "dimTime", "dimCount",
-                 "scaleSpace", "scaleTime", "scaleCount")
+                 "scaleSpace", "scaleTime", "scaleCount", "extraUnit", "extraScale")
 
     def __init__(self) -> None:
         self.dimSpace = self.dimTime = self.dimCount = 0
         self.scaleSpace = self.scaleTime = self.scaleCount = 0
+        self.extraUnit = self.extraScale = 0
+
+
+def _parse_extra_units(text: str, pos: int, out: _UnitsPart) -> int:
+    """libpcp 7.2's __pmParseExtraUnits: "name (scale)" of an extra unit at text[pos:]
+    (any case), stored in `out`; the position after it and its trailing spaces, or `pos`
+    when there is none. As libpcp, it reads the whole string, not just the part, and a
+    name whose scale does not match leaves the cursor after "name (" for the next names."""
+    cursor = pos
+    for unit, (name, scales) in EXTRA_UNITS.items():
+        if _ascii_lower(text[cursor:cursor + len(name)]) != name:
+            continue
+        cursor += len(name)
+        if text[cursor:cursor + 2] != " (":
+            continue
+        cursor += 2
+        for scale, label in scales.items():
+            after = cursor + len(label)
+            if _ascii_lower(text[cursor:after]) != label.lower() or after >= len(text):
+                continue
+            if text[after] == ")":
+                out.extraUnit, out.extraScale = unit, scale
+                after += 1
+                while after < len(text) and text[after] in _C_SPACE:
+                    after += 1
+                return after
+    return pos
 
 
 class _ParseError(Exception):
@@ -265,6 +365,19 @@ def _strtod(text: str, pos: int, end: int) -> Tuple[float, int]:
     return (-value if neg else value), m.end()
 
 
+def strtod_end(text: str) -> int:
+    """Where C's strtod() stops reading `text` (leading white space skipped), 0 when it
+    finds no number: e.g. "12", " -1.5e3", "inf" and "0x1p4" are read whole."""
+    global _STRTOD_RE
+    if _STRTOD_RE is None:
+        _STRTOD_RE = _compile_strtod()
+    pos = 0
+    while pos < len(text) and text[pos] in _C_SPACE:
+        pos += 1
+    m = _STRTOD_RE.match(text, pos)
+    return m.end() if m is not None else 0
+
+
 def _compile_strtod():
     import re
     dec = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -281,6 +394,7 @@ def _parse_part(text: str, start: int, end: int) -> Tuple[_UnitsPart, float]:
     out = _UnitsPart()
     mult = 1.0
     pos = start
+    extras = 0                          # extra units seen (API level 7.2)
 
     def skip_keyword(kw: str) -> bool:
         nonlocal pos
@@ -299,6 +413,19 @@ def _parse_part(text: str, start: int, end: int) -> Tuple[_UnitsPart, float]:
         if ch in _C_SPACE:
             pos += 1
             continue
+        token = pos
+        if API_LEVEL >= (7, 2):
+            after = _parse_extra_units(text, pos, out)
+            if after != pos:
+                if extras:
+                    raise _ParseError("multiple extra units not allowed")
+                extras += 1
+                pos = after
+            while pos <= end and pos < len(text) and text[pos] in _C_SPACE:
+                pos += 1
+            if pos >= end:
+                break
+            ch = text[pos]
         if ch == "-" or ch == "." or "0" <= ch <= "9":
             value, pos = _strtod(text, pos, end)
             mult *= value
@@ -323,6 +450,9 @@ def _parse_part(text: str, start: int, end: int) -> Tuple[_UnitsPart, float]:
                     dim = "Count"
                     break
         if dim is None:
+            if extras and pos != token:
+                continue                # after an extra unit: on with the next word
+            # (libpcp 7.2 loops for ever on an unknown word after an extra unit: refused)
             raise _ParseError("unrecognized or duplicate base unit")
         if pos == end or text[pos] in _C_SPACE:
             setattr(out, "dim" + dim, 1)
@@ -406,6 +536,12 @@ def parse_units_str(string: str) -> Tuple[pmUnits, float]:
                          float(bottom.dimTime))
         if result.dimTime == 0:
             result.scaleTime = 0
+    if top.extraUnit and bottom.extraUnit:
+        raise pmErr(PM_ERR_CONV, "extra units cannot appear in both dividend and divisor")
+    if top.extraUnit:
+        result.extraUnit, result.extraScale = top.extraUnit, top.extraScale
+    elif bottom.extraUnit:
+        result.extraUnit, result.extraScale = -bottom.extraUnit, bottom.extraScale
     return result, mult
 
 
@@ -426,7 +562,7 @@ def pmParseUnitsStr(string: Union[str, bytes]) -> Tuple[pmUnits, float]:
         return units_from_int(known[0]), known[1]
     units, mult = parse_units_str(string)
     if len(_PARSED) < 256:
-        _PARSED[string] = ((units_to_int(units) & ~0xFF) | (units.pad & 0xFF), mult)
+        _PARSED[string] = (units_to_int(units), mult)
     return units, mult
 
 

@@ -901,8 +901,8 @@ def _timeval_of(sec: int, nsec: int) -> Any:
     return _timeval(sec, usec_of(nsec))
 
 
-class pmResult(_ResultBase):
-    """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
+class _TimevalResult(_ResultBase):
+    """A result whose timestamp is a struct timeval (pmFetch's below API level 7.2)."""
 
     __slots__ = ()
 
@@ -943,6 +943,24 @@ class pmHighResResult(_ResultBase):
 
 if API_LEVEL < (6, 3):
     del pmHighResResult.get_sec, pmHighResResult.get_nsec, pmHighResResult.get_numpmid
+
+
+if API_LEVEL >= (7, 2):
+    class pmResult(pmHighResResult):
+        """What pmFetch returns at API level 7.2: a timespec timestamp (PCP 7 made the
+        PMAPI high-resolution); `.contents` gives the same object."""
+
+        __slots__ = ()      # (get_sec, get_nsec, get_numpmid: pmHighResResult's)
+
+    class pmResult_v2(_TimevalResult):
+        """7.x's name for the result of PCP 6's pmFetch, with a timeval timestamp."""
+
+        __slots__ = ()
+else:
+    class pmResult(_TimevalResult):  # type: ignore[no-redef]
+        """What pmFetch returns: `.contents` gives the same object, as POINTER(pmResult) did."""
+
+        __slots__ = ()
 
 
 class LP_pmResult:

@@ -27,9 +27,9 @@ from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_TOOBIG, PM_ER
                                  PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.units import pmParseUnitsStr, unit_fields
+from pcp._core.units import extra_fields, pmParseUnitsStr, unit_fields
 from pcp._decode.result import FlatResult
-from pcp._libpcp.values import scale_factors
+from pcp._libpcp.values import extra_conversion, scale_factors
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class GroupSource(Protocol):
 class Conversion:
     """pmfg_prep_conversion's outcome for one metric descriptor and scale string."""
 
-    __slots__ = ("rate", "unit", "unit_sts", "mult", "div", "multiplier")
+    __slots__ = ("rate", "unit", "unit_sts", "mult", "div", "multiplier", "extra")
 
     def __init__(self, itype: int, sem: int, units: int, scale: Optional[str],
                  otype: int) -> None:
@@ -87,6 +87,7 @@ class Conversion:
         self.unit_sts = 0
         self.mult = self.div = 1
         self.multiplier = 1.0
+        self.extra: Optional[Tuple[float, float, float, float]] = None   # 7.2's extra units
         if not scale:       # the official binding passes an empty scale as NULL
             self.rate = sem == PM_SEM_COUNTER
             return
@@ -102,7 +103,9 @@ class Conversion:
             raise pmErr(e.code)         # the official binding gives the code alone
         ds, dt, dc = unit_fields(units)[:3]
         ods, odt, odc, _, ost, _ = unit_fields(out)
-        if (ds, dt, dc) == (ods, odt, odc):
+        # (7.2 also matches the extra unit here; not for a rate, as libpcp 7.2)
+        if (ds, dt, dc) == (ods, odt, odc) and \
+                extra_fields(units)[0] == extra_fields(out)[0]:
             self.rate = False
         elif (ds, dc) == (ods, odc) and dt == odt + 1:
             if ost not in _PER_SECOND:
@@ -117,10 +120,18 @@ class Conversion:
         self.multiplier = multiplier
         try:
             self.mult, self.div = scale_factors(units, out)
+            self.extra = extra_conversion(units, out)
         except pmErr as e:
             self.unit_sts = e.code      # pmConvScale fails at every fetch, as in libpcp
         if self.div == 0:
             self.unit_sts = PM_ERR_CONV
+
+
+def _set_extra(c: Any, conv: Conversion) -> None:
+    """A C item's extra-unit step (libpcp 7.2's pmConvScale), when its conversion has one."""
+    if conv.extra is not None:
+        c.extra = 1
+        c.extra_a, c.extra_b, c.extra_c, c.extra_d = conv.extra
 
 
 class _Item:
@@ -260,6 +271,7 @@ class FetchGroup:
         c.mult = conv.mult
         c.div = conv.div
         c.multiplier = conv.multiplier
+        _set_extra(c, conv)
         c.maxnum = item.maxnum
         c.slot = item.slot
 
@@ -863,6 +875,7 @@ class EventValues:
         c.mult = conv.mult
         c.div = conv.div
         c.multiplier = conv.multiplier
+        _set_extra(c, conv)
         self._c = c
         self._atom = ffi.new("pcp_atom *")
         self._how = ffi.new("int32_t *")

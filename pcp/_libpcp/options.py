@@ -15,7 +15,7 @@ import sys
 from pcp._core.cint import wrap_int32
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
-                                 PM_ERR_APPVERSION, PM_ERR_GENERIC, PM_ERR_INDOM,
+                                 PM_ERR_APPVERSION, PM_ERR_CONV, PM_ERR_GENERIC, PM_ERR_INDOM,
                                  PM_OPTFLAG_BOUNDARIES, PM_OPTFLAG_DONE, PM_OPTFLAG_ENV_ONLY,
                                  PM_OPTFLAG_EXIT, PM_OPTFLAG_INIT, PM_OPTFLAG_MIXED,
                                  PM_OPTFLAG_MULTI, PM_OPTFLAG_NOFLUSH, PM_OPTFLAG_RUNTIME_ERR,
@@ -23,6 +23,7 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PMAPI_VERSION_3)
 from pcp._core.errors import (pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname,
                               print_callback_error)
+from pcp._core.level import API_LEVEL
 from pcp._libpcp import getopt as _getopt
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
@@ -30,7 +31,7 @@ from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 # an option needs them: a usage message (`-?`) and most command lines need neither
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Tuple, Union
+    from typing import Any, Callable, List, Optional, Set, Tuple, Union
     Stamp = Tuple[int, int]
     # (label start, end) of archive i; the end is pmGetArchiveEnd's error code (an int)
     # when it fails
@@ -43,8 +44,12 @@ PMAPI_OPTIONS = "A:a:D:gh:n:O:p:S:s:T:t:VZ:z?"
 # libpcp's standard options (pmapi.h's PMOPT_*), by the name of their setter
 STANDARD = {
     "Align": LongOption("align", 1, "A", "TIME", "align sample times on natural boundaries"),
-    "Archive": LongOption("archive", 1, "a", "FILE", "metrics source is a PCP log archive"),
-    "Debug": LongOption("debug", 1, "D", "DBG", None),
+    "Archive": LongOption("archive", 1, "a", "FILE",
+                          "metrics source is a PCP archive" if API_LEVEL >= (7, 2)
+                          else "metrics source is a PCP log archive"),
+    # 7.x's usage message shows -D (6.x's hides it)
+    "Debug": LongOption("debug", 1, "D", "DBG", "set debug options, see pmdbg(1)"
+                        if API_LEVEL >= (7, 2) else None),
     "GuiMode": LongOption("guimode", 0, "g", None, "start in GUI mode with new time control"),
     "Host": LongOption("host", 1, "h", "HOST", "metrics source is PMCD on host"),
     "HostsFile": LongOption("hostsfile", 1, "H", "FILE", "read metric source hosts from a file"),
@@ -77,6 +82,10 @@ STANDARD = {
     "Derived": LongOption("derived", 1, "", "FILE", "load derived metric definitions from FILE(s)"),
 }
 
+# the name libpcp's -t and the binding's pmSetOptionInterval give their interval parser in
+# their messages: 7.x's pmParseInterval gives the timespec 6.x's pmParseHighResInterval gave
+INTERVAL_PARSER = "pmParseInterval" if API_LEVEL >= (7, 2) else "pmParseHighResInterval"
+
 # libpcp's debug option names (pmdbg -l), for checking -D / PCP_DEBUG
 DEBUG_NAMES = frozenset((
     "pdu", "fetch", "profile", "value", "context", "indom", "pdubuf", "log", "logmeta",
@@ -84,7 +93,42 @@ DEBUG_NAMES = frozenset((
     "derive", "lock", "interp", "config", "pmapi", "fault", "auth", "discovery", "attr",
     "http", "desperate", "deprecated", "exec", "labels", "series", "libweb", "alloc",
     "services", "appl3", "appl4", "appl5", "access", "qa", "search", "query", "compress",
-    "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls"))
+    "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls")
+    + (("misc", "qed", "getopt") if API_LEVEL >= (7, 2) else ()))
+
+# The debug options pmSetDebug has set (7.x's binding: pmSetDebug, pmDebug(names))
+DEBUG_ENABLED: Set[str] = set()
+
+
+def debug_options(spec: str, action: str) -> int:
+    """libpcp 7.x's pmSetDebug ("set"), pmClearDebug ("clear") and pmDebug ("test") on
+    a comma-separated list of option names (any case) or "all": "test" gives 1 when any
+    named option (for "all": every option) is set, else 0; the others give 0, or
+    PM_ERR_CONV for an unknown name, and then change nothing."""
+    global DEBUG_ENABLED  # pylint: disable=global-statement
+    state = set(DEBUG_ENABLED)
+    p = 0
+    while p < len(spec):
+        end = spec.find(",", p)
+        end = len(spec) if end < 0 else end
+        name = spec[p:end].lower()
+        if name == "all":
+            if action == "test":
+                return int(DEBUG_ENABLED >= DEBUG_NAMES)
+            state = set(DEBUG_NAMES) if action == "set" else set()
+        elif name in DEBUG_NAMES:
+            if action == "test" and name in DEBUG_ENABLED:
+                return 1
+            if action == "set":
+                state.add(name)
+            else:
+                state.discard(name)
+        else:
+            return PM_ERR_CONV
+        p = end + 1 if end < len(spec) else end
+    if action != "test":
+        DEBUG_ENABLED = state
+    return 0
 
 
 class Options(GetoptState):
@@ -528,7 +572,7 @@ def set_interval(opts: Options, arg: str) -> None:
         opts.interval = interval_timespec(arg)
     except IntervalError as err:
         pmprintf("%s: -t argument not in %s(3) format:\n" % (pmGetProgname(),
-                                                            "pmParseHighResInterval"))
+                                                            INTERVAL_PARSER))
         pmprintf("%s\n" % err.message)
         opts.errors += 1
 

@@ -21,17 +21,20 @@ from ctypes import addressof, create_string_buffer
 from pcp._core.constants import (PM_ERR_CONV, PM_ERR_UNIT, PM_SPACE_BYTE, PM_SPACE_EBYTE,
                                  PM_SPACE_GBYTE, PM_SPACE_KBYTE, PM_SPACE_MBYTE, PM_SPACE_PBYTE,
                                  PM_SPACE_TBYTE, PM_TIME_HOUR, PM_TIME_MIN, PM_TIME_MSEC,
-                                 PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_64,
-                                 PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U64,
+                                 PM_TIME_NSEC, PM_TIME_SEC, PM_TIME_USEC, PM_TYPE_32,
+                                 PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING,
+                                 PM_TYPE_U32, PM_TYPE_U64, PM_TEMPERATURE_C, PM_TEMPERATURE_F,
+                                 PM_TEMPERATURE_K, PM_UNIT_CURRENT, PM_UNIT_POWER,
+                                 PM_UNIT_TEMPERATURE, PM_UNIT_VOLTAGE,
                                  PM_VAL_DPTR, PM_VAL_HDR_SIZE, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.structs import pmAtomValue, pmUnits
-from pcp._core.units import unit_fields
+from pcp._core.units import extra_fields, unit_fields
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Tuple, Union
+    from typing import Optional, Tuple, Union
 
 _M32 = 0xFFFFFFFF
 _M64 = 0xFFFFFFFFFFFFFFFF
@@ -164,12 +167,14 @@ def scale_factors(inunits: Union[pmUnits, int],
     """
     ids, idt, idc, iss, ist, isc = unit_fields(inunits)
     ods, odt, odc, oss, ost, osc = unit_fields(outunits)
-    # Dimensionless units are treated as "count" (with their count scale).
-    if ids == 0 and idt == 0 and idc == 0:
+    ieu, oeu = extra_fields(inunits)[0], extra_fields(outunits)[0]
+    # Dimensionless units are treated as "count" (with their count scale); an extra
+    # unit (API level 7.2) is a dimension of its own.
+    if ids == 0 and idt == 0 and idc == 0 and ieu == 0:
         idc = 1
-    if ods == 0 and odt == 0 and odc == 0:
+    if ods == 0 and odt == 0 and odc == 0 and oeu == 0:
         odc = 1
-    if ids != ods or idt != odt or idc != odc:
+    if ids != ods or idt != odt or idc != odc or ieu != oeu:
         raise pmErr(PM_ERR_CONV)
 
     div = mult = 1
@@ -223,7 +228,79 @@ def conv_scale(intype: int, inatom: pmAtomValue, inunits: Union[pmUnits, int],
                                 ffi.cast("pcp_atom *", addressof(out)))
     if sts < 0:
         raise pmErr(sts)
+    factors = extra_conversion(inunits, outunits)
+    if factors is not None:
+        _convert_extra_scale(intype, out, factors)
     return out
+
+
+# PCP 7.2's conversions between the scales of an extra unit: (unit, from, to) ->
+# (a, b, c, d) of out = a + b * (in + c) / d, in double (libpcp's extraunits.c tables)
+_EXTRA_CONVERSIONS = {
+    (PM_UNIT_TEMPERATURE, PM_TEMPERATURE_C, PM_TEMPERATURE_F): (32.0, 18.0, 0.0, 10.0),
+    (PM_UNIT_TEMPERATURE, PM_TEMPERATURE_F, PM_TEMPERATURE_C): (0.0, 10.0, -32.0, 18.0),
+    (PM_UNIT_TEMPERATURE, PM_TEMPERATURE_C, PM_TEMPERATURE_K): (273.15, 1.0, 0.0, 1.0),
+    (PM_UNIT_TEMPERATURE, PM_TEMPERATURE_K, PM_TEMPERATURE_C): (0.0, 1.0, -273.15, 1.0),
+    (PM_UNIT_TEMPERATURE, PM_TEMPERATURE_F, PM_TEMPERATURE_K): (273.15, 10.0, -32.0, 18.0),
+    (PM_UNIT_TEMPERATURE, PM_TEMPERATURE_K, PM_TEMPERATURE_F): (32.0, 18.0, -273.15, 10.0),
+}
+# voltage and current (V, mV, uV; A, mA, uA) and power (kW, W, mW, uW): each scale a
+# thousandth of the one before
+for _unit, _scales in ((PM_UNIT_VOLTAGE, 3), (PM_UNIT_CURRENT, 3), (PM_UNIT_POWER, 4)):
+    for _i in range(1, _scales + 1):
+        for _o in range(1, _scales + 1):
+            if _o > _i:
+                _EXTRA_CONVERSIONS[(_unit, _i, _o)] = (0.0, 1000.0 ** (_o - _i), 0.0, 1.0)
+            elif _o < _i:
+                _EXTRA_CONVERSIONS[(_unit, _i, _o)] = (0.0, 1.0, 0.0, 1000.0 ** (_i - _o))
+
+
+def extra_conversion(inunits: Union[pmUnits, int],
+                     outunits: Union[pmUnits, int]) -> Optional[Tuple[float, float, float, float]]:
+    """(a, b, c, d) of the extra-unit step libpcp 7.2's pmConvScale takes after the
+    scaling, out = a + b * (in + c) / d in double; None when there is none (no extra
+    unit, or the same scale); pmErr(PM_ERR_UNIT) for a unit or a pair of scales libpcp
+    has no conversion for."""
+    unit, in_scale = extra_fields(inunits)
+    out_scale = extra_fields(outunits)[1]
+    if not unit or in_scale == out_scale:
+        return None
+    factors = _EXTRA_CONVERSIONS.get((unit, in_scale, out_scale))
+    if factors is None:
+        raise pmErr(PM_ERR_UNIT)
+    return factors
+
+
+def _convert_extra_scale(intype: int, atom: pmAtomValue, factors: Tuple[float, ...]) -> None:
+    """libpcp 7.2's __pmConvExtraScale on a value pmConvScale has already scaled."""
+    a, b, c, d = factors
+    field = {PM_TYPE_32: "l", PM_TYPE_U32: "ul", PM_TYPE_64: "ll", PM_TYPE_U64: "ull",
+             PM_TYPE_FLOAT: "f", PM_TYPE_DOUBLE: "d"}[intype]
+    value = a + b * (float(getattr(atom, field)) + c) / d
+    if intype == PM_TYPE_FLOAT or intype == PM_TYPE_DOUBLE:
+        setattr(atom, field, value)     # ctypes rounds a float field to single precision
+    else:
+        setattr(atom, field, _x86_double_to_integer(value, intype))
+
+
+def _x86_double_to_integer(value: float, intype: int) -> int:
+    """C's cast of a double to the integer type on x86-64 (gcc): truncation towards zero,
+    and cvttsd2si's "integer indefinite" (the most negative number) for a value out of
+    range or NaN; unsigned 32 bits go through the signed 64-bit conversion, unsigned 64
+    bits subtract 2^63 first when the value is that large."""
+    def signed(v: float, bits: int) -> int:
+        if v != v or not -2.0 ** (bits - 1) <= v < 2.0 ** (bits - 1):
+            return -(1 << (bits - 1))
+        return int(v)
+    if intype == PM_TYPE_32:
+        return signed(value, 32)
+    if intype == PM_TYPE_64:
+        return signed(value, 64)
+    if intype == PM_TYPE_U32:
+        return signed(value, 64) & _M32
+    if value >= 2.0 ** 63:
+        return (signed(value - 2.0 ** 63, 64) ^ (1 << 63)) & _M64
+    return signed(value, 64) & _M64
 
 
 def pmConvScale(intype: int, inatom: pmAtomValue, inunits: Union[pmUnits, int],

@@ -204,8 +204,8 @@ def context_options(tool: Tool, parsed: Parsed, ctx: object, is_archive: bool) -
         return None
 
     def bounds(index: int) -> Tuple[Stamp, Stamp]:
-        label = ctx.pmGetHighResArchiveLabel()       # type: ignore[attr-defined]
-        end = ctx.pmGetHighResArchiveEnd()           # type: ignore[attr-defined]
+        label = ctx._archive_label_timespec()       # type: ignore[attr-defined]
+        end = ctx._archive_end_timespec()           # type: ignore[attr-defined]
         return ((int(label.start.tv_sec), int(label.start.tv_nsec)),
                 (int(end.tv_sec), int(end.tv_nsec)))
 

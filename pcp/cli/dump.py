@@ -129,7 +129,7 @@ class _Dump:
         self._names_of: Dict[int, Any] = {}
         # the value lines of records, written in C (plans by the records' metrics)
         self._lines = DumpLines()
-        label = self.ctx.pmGetHighResArchiveLabel()
+        label = self.ctx._archive_label_timespec()
         self.label = label
         self.version = label.magic & 0xFF
         self.digits = 9 if self.version >= 3 else 6
@@ -230,7 +230,7 @@ class _Dump:
         w("Log Label (Log Format Version %d)\n" % self.version)
         w("Performance metrics from host %s\n" % label.get_hostname())
         start = (label.start.tv_sec, label.start.tv_nsec)
-        end = self.ctx.pmGetHighResArchiveEnd()
+        end = self.ctx._archive_end_timespec()
         for what, (sec, nsec) in (("commencing", start), ("ending    ", (end.tv_sec, end.tv_nsec))):
             w("    %s %s%s\n" % (what, self.clock.stamp(sec, nsec, self.digits),
                                " %d" % sec if self.xflag >= 3 else ""))
@@ -363,17 +363,17 @@ class _Dump:
         if opts.start_optarg is not None or opts.finish_optarg is not None:
             window = (opts.start, opts.finish)
         if self.args.reverse:
-            at = ctx.pmGetHighResArchiveEnd() if window is None else pmapi.timespec(*window[1])
-            ctx.pmSetModeHighRes(c_api.PM_MODE_BACK, at, None)
+            at = ctx._archive_end_timespec() if window is None else pmapi.timespec(*window[1])
+            ctx._set_mode_timespec(c_api.PM_MODE_BACK, at, None)
         elif window is not None:
-            ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, pmapi.timespec(*window[0]), None)
+            ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*window[0]), None)
         limit = self.args.records
         wanted: Dict[int, int] = {p: j for j, p in enumerate(pmids)}
         first = True
         count = 0
         while limit is None or count < limit:
             try:
-                result = ctx.pmFetchHighResArchive().contents
+                result = ctx._fetch_archive_timespec().contents
             except pmErr as e:
                 if e.code == c_api.PM_ERR_EOL:
                     return 0

@@ -117,11 +117,11 @@ def run(args: Any, out: Any = None) -> int:
         if interpolate:
             # pmval -a: values interpolated at every interval (-t, one second without
             # it) from the origin (-S / -A / -O), as libpcp's PM_MODE_INTERP gives them
-            src.ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(*opts.origin),
+            src.ctx._set_mode_timespec(c_api.PM_MODE_INTERP, pmapi.timespec(*opts.origin),
                                      pmapi.timespec(*opts.interval))
         elif src.is_archive:
             # pmval -U: the records from the origin (-S / -O) on, up to -T
-            src.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, pmapi.timespec(*opts.origin), None)
+            src.ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*opts.origin), None)
         if (interpolate and args.samples is None and opts.finish[0] != PM_MAX_TIME_T) or \
                 (not src.is_archive and args.samples is None and opts.finish_optarg is not None):
             # pmval's count of fetches from now to -T (one more than whole intervals)

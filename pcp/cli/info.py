@@ -99,7 +99,7 @@ class _Info:
             if opts.origin_optarg is not None:
                 sec, nsec = opts.origin
             else:
-                start = self.ctx.pmGetHighResArchiveLabel().start
+                start = self.ctx._archive_label_timespec().start
                 sec, nsec = int(start.tv_sec), int(start.tv_nsec)
             self.origin = pmapi.timespec(sec, nsec // 1000 * 1000)
 
@@ -266,7 +266,7 @@ class _Info:
             self.out.write("%s: No value(s) available\n" % name)
 
     def _rewind(self) -> None:
-        self.ctx.pmSetModeHighRes(c_api.PM_MODE_FORW, self.origin, None)
+        self.ctx._set_mode_timespec(c_api.PM_MODE_FORW, self.origin, None)
 
     def _oneline(self, pmid: int) -> str:
         try:
