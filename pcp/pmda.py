@@ -568,3 +568,7 @@ if _API_LEVEL < (6, 3):
     del PMDA.domain_probe
 else:
     sys = _sys
+if _API_LEVEL >= (7, 2):
+    # 7.x's module: its typing annotations, and pmID for its pmid helpers' return type
+    from typing import Any, Callable, Optional, Union  # noqa: F401
+    from pcp.pmapi import pmID  # noqa: F401

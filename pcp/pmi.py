@@ -41,6 +41,7 @@ if _API_LEVEL >= (7, 2):
     # its typing annotations
     from ctypes import c_ulonglong  # noqa: F401
     from datetime import timedelta, tzinfo
+    del c_longlong                  # (7.x's module no longer imports it)
     from typing import Optional, Union  # noqa: F401
 
     ZERO = timedelta(0)
