@@ -126,8 +126,7 @@ class HostContext:
         """Send one request and read its reply PDU; an ERROR reply raises its code."""
         conn = self._live()
         try:
-            conn.send(request)
-            ptype, pdu = conn.recv_pdu()
+            ptype, pdu = conn.exchange(request)
         except pmErr as e:
             if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 # A late reply may still be queued: the connection is no longer in step.
@@ -298,11 +297,10 @@ class HostContext:
             expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
             changes = 0
             try:
-                conn.send(request)
-                while True:
-                    ptype, pdu = conn.recv_pdu()
-                    if ptype == expect:
-                        break
+                # the usual reply, a RESULT in one piece, comes decoded (flat)
+                ptype, pdu, flat = conn.exchange_result(request, use_highres, expect,
+                                                        self._result_sizes)
+                while ptype != expect:
                     if ptype != wire.PDU_ERROR:
                         raise pmErr(PM_ERR_IPC)
                     code = codec.decode_error(pdu)
@@ -313,15 +311,17 @@ class HostContext:
                         # stream as out of step instead of inventing an empty result.
                         raise pmErr(PM_ERR_IPC)
                     changes |= code
+                    ptype, pdu = conn.recv_pdu()
             except pmErr as e:
                 if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                     self.close()
                 raise
-            try:
-                flat = FlatResult.from_pdu(pdu, use_highres, self._result_sizes)
-            except pmErr:
-                self.close()
-                raise
+            if flat is None:
+                try:
+                    flat = FlatResult.from_pdu(pdu, use_highres, self._result_sizes)
+                except pmErr:
+                    self.close()
+                    raise
             _anon.fix_client_side_sets(flat)
             return flat, changes
 
