@@ -39,6 +39,7 @@ int pcp_exchange_roundtrip(int fd, const uint8_t *request, size_t reqlen, uint8_
     reply->received = 0;
     reply->length = 0;
     reply->type = 0;
+    reply->noagent = 0;
     if (fd < 0 || request == NULL || buf == NULL || cap < 12 || cap > INT32_MAX)
         return PM_ERR_IPC;
     int sts = send_whole(fd, request, reqlen);
@@ -67,16 +68,27 @@ int pcp_exchange_roundtrip(int fd, const uint8_t *request, size_t reqlen, uint8_
 }
 
 int pcp_exchange_fetch(int fd, const uint8_t *request, size_t reqlen, uint8_t *buf,
-                       size_t cap, int highres, int32_t expect, pcp_result *out,
-                       int32_t *numpmid, int32_t *nvalues, pcp_exchange_reply *reply)
+                       size_t cap, int highres, int32_t expect, pcp_result *out, void *mem,
+                       size_t memsize, int32_t *numpmid, int32_t *nvalues,
+                       pcp_exchange_reply *reply)
 {
-    if (out == NULL || numpmid == NULL || nvalues == NULL)
+    if (out == NULL || mem == NULL || numpmid == NULL || nvalues == NULL || reply == NULL
+        || *numpmid < 0 || *nvalues < 0)
         return PM_ERR_IPC;
+    if (memsize < pcp_result_mem_size(*numpmid, *nvalues))
+        return PM_ERR_TOOSMALL;
     int sts = pcp_exchange_roundtrip(fd, request, reqlen, buf, cap, reply);
     if (sts != 0)
         return sts;
     if (reply->type != expect)
         return PCP_EXCHANGE_PARTIAL;        /* an ERROR PDU: the caller's loop reads it */
-    return pcp_result_pdu_decode_sized(buf, (size_t)reply->length, highres, out, numpmid,
-                                       nvalues);
+    pcp_result_bind(out, mem, *numpmid, *nvalues);
+    out->numpmid = *numpmid;
+    out->nvalues = *nvalues;
+    sts = pcp_result_pdu_decode_sized(buf, (size_t)reply->length, highres, out, numpmid,
+                                      nvalues);
+    if (sts == 0)
+        for (int32_t i = 0; i < out->numpmid; i++)
+            reply->noagent += out->numval[i] == PM_ERR_NOAGENT;
+    return sts;
 }

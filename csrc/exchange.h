@@ -24,6 +24,8 @@ typedef struct {
     int32_t length;     /* the first PDU's length from its checked header, 0 when fewer
                            than a header's bytes came */
     int32_t type;       /* its type */
+    int32_t noagent;    /* a decoded fetch's value sets whose numval is PM_ERR_NOAGENT
+                           (libpcp's anonymous metrics need them rewritten) */
 } pcp_exchange_reply;
 
 /* Send `request` on socket `fd`, then one recv of the reply into buf (cap bytes).
@@ -36,12 +38,15 @@ int pcp_exchange_roundtrip(int fd, const uint8_t *request, size_t reqlen, uint8_
 
 /* pcp_exchange_roundtrip for a pmFetch: when the reply is one whole PDU of type
  * `expect` (RESULT or HIGHRES_RESULT, as `highres` says), it is decoded into `out` as
- * pcp_result_pdu_decode_sized does (`out` bound for *numpmid sets and *nvalues values).
- * Returns 0 (decoded), PCP_RESULT_RESIZE (another size: *numpmid and *nvalues say
- * which, nothing filled), PCP_EXCHANGE_PARTIAL (not one whole PDU, or another type: the
- * caller reads on), or a negative code (the round trip's, or the decoder's). */
+ * pcp_result_pdu_decode_sized does, `out` first bound (pcp_result_bind) to `mem`, which
+ * must hold pcp_result_mem_size(*numpmid, *nvalues) bytes (PM_ERR_TOOSMALL if not).
+ * Returns 0 (decoded; reply->noagent counted), PCP_RESULT_RESIZE (another size:
+ * *numpmid and *nvalues say which, nothing filled), PCP_EXCHANGE_PARTIAL (not one whole
+ * PDU, or another type: the caller reads on), or a negative code (the round trip's, or
+ * the decoder's). */
 int pcp_exchange_fetch(int fd, const uint8_t *request, size_t reqlen, uint8_t *buf,
-                       size_t cap, int highres, int32_t expect, pcp_result *out,
-                       int32_t *numpmid, int32_t *nvalues, pcp_exchange_reply *reply);
+                       size_t cap, int highres, int32_t expect, pcp_result *out, void *mem,
+                       size_t memsize, int32_t *numpmid, int32_t *nvalues,
+                       pcp_exchange_reply *reply);
 
 #endif

@@ -6,8 +6,9 @@
  * byte 2); the rest is what "pmcd" sends: it is written into a socketpair whose far
  * end is then shut, and pcp_exchange_roundtrip and pcp_exchange_fetch are run on the
  * near end. Checked: the reply's counts lie inside the buffer; 0 means exactly one
- * whole PDU whose header says so; a decoded fetch matches pcp_result_pdu_decode_sized
- * on a copy of the same bytes; PCP_RESULT_RESIZE reports what that decoder reports. */
+ * whole PDU whose header says so; a decoded fetch (its columns bound by the call to an
+ * exactly sized block) matches pcp_result_pdu_decode_sized on a copy of the same bytes,
+ * its NOAGENT sets counted; PCP_RESULT_RESIZE reports what that decoder reports. */
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,11 +73,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_reply(sts, &reply, buf, cap);
         } else {
             pcp_result out;
-            fz_result_alloc(&out, numpmid, nvalues);
+            size_t memsize = pcp_result_mem_size(numpmid, nvalues);
+            void *mem = fz_alloc(memsize, 1);       /* bound by the call, exactly sized */
             int32_t np = numpmid, nv = nvalues;
             int32_t expect = highres ? PDU_HIGHRES_RESULT : PDU_RESULT;
             int sts = pcp_exchange_fetch(fd, REQUEST, sizeof REQUEST, buf, cap, highres,
-                                         expect, &out, &np, &nv, &reply);
+                                         expect, &out, mem, memsize, &np, &nv, &reply);
             check_reply(sts == 0 || sts == PCP_RESULT_RESIZE ? 0 : sts, &reply, buf, cap);
             if (sts == 0 || sts == PCP_RESULT_RESIZE || (sts < 0 && reply.type == expect
                                                          && reply.length == reply.received
@@ -92,6 +94,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (sts == PCP_RESULT_RESIZE)
                     CHECK(np == np2 && nv == nv2);
                 if (sts == 0) {
+                    int32_t noagent = 0;
+                    for (int32_t i = 0; i < numpmid; i++)
+                        noagent += again.numval[i] == PM_ERR_NOAGENT;
+                    CHECK(reply.noagent == noagent);
+                    CHECK(out.numpmid == numpmid && out.nvalues == nvalues);
                     CHECK(out.sec == again.sec && out.nsec == again.nsec);
                     for (int32_t i = 0; i < numpmid; i++)
                         CHECK(out.pmid[i] == again.pmid[i] && out.numval[i] == again.numval[i]);
@@ -102,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_result_free(&again);
                 free(copy);
             }
-            fz_result_free(&out);
+            free(mem);
         }
         free(buf);
         close(fd);

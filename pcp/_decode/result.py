@@ -151,12 +151,17 @@ class ResultSizes:
     """The sizes of the last RESULT PDU a fetch loop decoded (FlatResult.from_pdu): the
     next one usually has them again. One per context, used under its lock."""
 
-    __slots__ = ("numpmid", "nvalues", "counts")
+    __slots__ = ("numpmid", "nvalues", "counts", "nbytes")
 
     def __init__(self) -> None:
-        self.numpmid = 0
-        self.nvalues = 0
         self.counts = ffi.new("int32_t[2]")
+        self.resize(0, 0)
+
+    def resize(self, numpmid: int, nvalues: int) -> None:
+        """Remember these sizes, and the bytes of result columns they take."""
+        self.numpmid = numpmid
+        self.nvalues = nvalues
+        self.nbytes = lib.pcp_result_mem_size(numpmid, nvalues)
 
 
 class FlatResult:
@@ -196,7 +201,7 @@ class FlatResult:
         sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
                                               counts, counts + 1)
         if sts == PCP_RESULT_RESIZE:
-            sizes.numpmid, sizes.nvalues = counts[0], counts[1]
+            sizes.resize(counts[0], counts[1])
             c, mem = allocate_result(counts[0], counts[1])
             sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
                                                   counts, counts + 1)
@@ -205,6 +210,12 @@ class FlatResult:
         self = object.__new__(cls)
         self._setup(pdu, c, mem)
         return self
+
+    @staticmethod
+    def room(sizes: "ResultSizes") -> Tuple[Any, Any]:
+        """An unbound pcp_result and `sizes.nbytes` of column memory for it, for a
+        decoder that binds the one to the other itself (csrc/exchange.c)."""
+        return ffi.new("pcp_result *"), _raw_alloc("int64_t[]", (sizes.nbytes + 7) >> 3)
 
     @classmethod
     def from_decoded(cls, pdu: bytes, c: Any, mem: Any) -> "FlatResult":

@@ -322,7 +322,7 @@ class HostContext:
                 except pmErr:
                     self.close()
                     raise
-            _anon.fix_client_side_sets(flat)
+                _anon.fix_client_side_sets(flat)
             return flat, changes
 
     def store(self, arrays: dict, sec: int, usec: int) -> int:

@@ -19,7 +19,8 @@ from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, 
                             FEATURE_SECURE, FEATURE_SECURE_ACK, PDU_ERROR, PDU_HEADER_LEN,
                             PCP_RESULT_RESIZE, PDU_MAX_LEN)
 from pcp._core.constants import PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER
-from pcp._decode.result import FlatResult, ResultSizes, allocate_result
+from pcp._decode.result import FlatResult, ResultSizes
+from pcp._libpcp import anon as _anon
 from pcp._live.hostspec import HostSpec, parse_hostspec, redact_hostspec
 
 __all__ = [
@@ -305,7 +306,8 @@ class Connection:
                         sizes: ResultSizes) -> Tuple[int, bytes, Optional[FlatResult]]:
         """A pmFetch's round trip: (type, PDU, None) of the first reply PDU, as exchange()
         gives it, or (expect, PDU, its FlatResult) when the RESULT came whole and was
-        decoded in the same C call (with `sizes` as FlatResult.from_pdu takes them).
+        decoded in the same C call (with `sizes` as FlatResult.from_pdu takes them), the
+        anonymous metrics' sets rewritten as libpcp does (pcp._libpcp.anon).
         pmErr(PM_ERR_IPC) for a RESULT that does not decode."""
         t = self.request_timeout
         if self._fd < 0 or self._start != self._end or self._sock is None:
@@ -317,18 +319,25 @@ class Connection:
         t0 = time.monotonic()
         reply = self._reply
         counts = sizes.counts
-        c, mem = allocate_result(sizes.numpmid, sizes.nvalues)
+        counts[0] = sizes.numpmid
+        counts[1] = sizes.nvalues
+        c, mem = FlatResult.room(sizes)
         sts = lib.pcp_exchange_fetch(self._fd, request, len(request), self._cbuf,
-                                     len(self._buf), 1 if highres else 0, expect, c, counts,
-                                     counts + 1, reply)
+                                     len(self._buf), 1 if highres else 0, expect, c, mem,
+                                     sizes.nbytes, counts, counts + 1, reply)
         if sts == 0:
             pdu = self._mv[:reply.length].tobytes()
-            return expect, pdu, FlatResult.from_decoded(pdu, c, mem)
+            flat = FlatResult.from_decoded(pdu, c, mem)
+            if reply.noagent:
+                _anon.fix_client_side_sets(flat)
+            return expect, pdu, flat
         if sts == PCP_RESULT_RESIZE:
             # another size than the last result's: decoded again in columns of its own
-            sizes.numpmid, sizes.nvalues = counts[0], counts[1]
+            sizes.resize(counts[0], counts[1])
             pdu = self._mv[:reply.length].tobytes()
-            return expect, pdu, FlatResult.from_pdu(pdu, highres, sizes)
+            flat = FlatResult.from_pdu(pdu, highres, sizes)
+            _anon.fix_client_side_sets(flat)
+            return expect, pdu, flat
         if sts < 0 and reply.type == expect and reply.length == reply.received > 0:
             raise pmErr(sts)            # the RESULT did not decode
         ptype, pdu = self._exchange_rest(sts, t, t0)

@@ -10,9 +10,9 @@ import struct
 
 import pytest
 
-from pcp._core.constants import PM_ERR_IPC, PM_ERR_TIMEOUT
+from pcp._core.constants import PM_ERR_IPC, PM_ERR_NOAGENT, PM_ERR_TIMEOUT, PM_ERR_TOOSMALL
 from pcp._core.wire import PCP_EXCHANGE_PARTIAL, PCP_RESULT_RESIZE, PDU_ERROR, PDU_RESULT
-from pcp._decode.result import FlatResult, allocate_result
+from pcp._decode.result import FlatResult, ResultSizes
 from pcp._native import ffi, lib
 from tests.support import fakepmcd as F
 
@@ -112,9 +112,19 @@ def test_bad_arguments_are_refused_before_any_io(pair):
     assert lib.pcp_exchange_roundtrip(ours.fileno(), REQUEST, len(REQUEST), small, 11,
                                       ffi.NULL) == PM_ERR_IPC
     buf = ffi.new("uint8_t[]", 64)
-    counts = ffi.new("int32_t[2]")
-    assert lib.pcp_exchange_fetch(ours.fileno(), REQUEST, len(REQUEST), buf, 64, 0,
-                                  PDU_RESULT, ffi.NULL, counts, counts + 1, out) == PM_ERR_IPC
+    counts = ffi.new("int32_t[2]", [1, 1])
+    c, mem = ffi.new("pcp_result *"), ffi.new("int64_t[]", 8)
+    fd = ours.fileno()
+    assert lib.pcp_exchange_fetch(fd, REQUEST, len(REQUEST), buf, 64, 0, PDU_RESULT,
+                                  ffi.NULL, mem, 64, counts, counts + 1, out) == PM_ERR_IPC
+    assert lib.pcp_exchange_fetch(fd, REQUEST, len(REQUEST), buf, 64, 0, PDU_RESULT,
+                                  c, mem, 64, counts, counts + 1, ffi.NULL) == PM_ERR_IPC
+    counts[1] = -1
+    assert lib.pcp_exchange_fetch(fd, REQUEST, len(REQUEST), buf, 64, 0, PDU_RESULT,
+                                  c, mem, 64, counts, counts + 1, out) == PM_ERR_IPC
+    counts[1] = 2                       # 2 values and 1 set take 80 bytes
+    assert lib.pcp_exchange_fetch(fd, REQUEST, len(REQUEST), buf, 64, 0, PDU_RESULT,
+                                  c, mem, 64, counts, counts + 1, out) == PM_ERR_TOOSMALL
 
 
 # ---- pcp_exchange_fetch -------------------------------------------------------------
@@ -124,15 +134,19 @@ VSETS = [(0x01000001, [(-1, 42)]), (0x01000002, [(0, (6, b"hi\0")), (1, (6, b"hu
 
 
 def _fetch(ours, theirs, reply: bytes, numpmid: int, nvalues: int, highres: bool = False):
-    theirs.sendall(reply)
+    if reply:
+        theirs.sendall(reply)
     cap = 4096
     buf = ffi.new("uint8_t[]", cap)
     out = ffi.new("pcp_exchange_reply *")
-    counts = ffi.new("int32_t[2]")
-    c, mem = allocate_result(numpmid, nvalues)
+    sizes = ResultSizes()
+    sizes.resize(numpmid, nvalues)
+    counts = ffi.new("int32_t[2]", [numpmid, nvalues])
+    c, mem = FlatResult.room(sizes)
     expect = F.PDU_HIGHRES_RESULT if highres else PDU_RESULT
     sts = lib.pcp_exchange_fetch(ours.fileno(), REQUEST, len(REQUEST), buf, cap,
-                                 1 if highres else 0, expect, c, counts, counts + 1, out)
+                                 1 if highres else 0, expect, c, mem, sizes.nbytes, counts,
+                                 counts + 1, out)
     return sts, out, buf, counts, (c, mem)
 
 
@@ -180,10 +194,14 @@ def test_a_result_that_does_not_decode_is_ipc(pair):
 def test_transport_errors_come_before_any_decoding(pair):
     ours, theirs = pair
     theirs.shutdown(socket.SHUT_WR)
-    cap = 64
-    buf = ffi.new("uint8_t[]", cap)
-    out = ffi.new("pcp_exchange_reply *")
-    counts = ffi.new("int32_t[2]")
-    c, _mem = allocate_result(1, 1)
-    assert lib.pcp_exchange_fetch(ours.fileno(), REQUEST, len(REQUEST), buf, cap, 0,
-                                  PDU_RESULT, c, counts, counts + 1, out) == PM_ERR_IPC
+    sts, out, _, _, _ = _fetch(ours, theirs, b"", 1, 1)
+    assert sts == PM_ERR_IPC and out.received == 0
+
+
+def test_sets_answered_no_agent_are_counted(pair):
+    ours, theirs = pair
+    vsets = [(0x01000001, PM_ERR_NOAGENT), (0x01000002, [(-1, 7)]), (0x01000003, PM_ERR_NOAGENT)]
+    sts, out, _, _, _ = _fetch(ours, theirs, bytes(F.result(vsets)), 3, 1)
+    assert sts == 0 and out.noagent == 2
+    sts, out, _, _, _ = _fetch(ours, theirs, bytes(F.result(VSETS)), 3, 3)
+    assert sts == 0 and out.noagent == 0
