@@ -151,10 +151,13 @@ class ResultSizes:
     """The sizes of the last RESULT PDU a fetch loop decoded (FlatResult.from_pdu): the
     next one usually has them again. One per context, used under its lock."""
 
-    __slots__ = ("numpmid", "nvalues", "counts", "nbytes")
+    __slots__ = ("numpmid", "nvalues", "counts", "numpmid_p", "nvalues_p", "nbytes")
 
     def __init__(self) -> None:
         self.counts = ffi.new("int32_t[2]")
+        # the decoders' out-parameters, made once (a cffi pointer costs an object a call)
+        self.numpmid_p = self.counts + 0
+        self.nvalues_p = self.counts + 1
         self.resize(0, 0)
 
     def resize(self, numpmid: int, nvalues: int) -> None:
@@ -199,12 +202,12 @@ class FlatResult:
         counts = sizes.counts
         c, mem = allocate_result(sizes.numpmid, sizes.nvalues)
         sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
-                                              counts, counts + 1)
+                                              sizes.numpmid_p, sizes.nvalues_p)
         if sts == PCP_RESULT_RESIZE:
             sizes.resize(counts[0], counts[1])
             c, mem = allocate_result(counts[0], counts[1])
             sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
-                                                  counts, counts + 1)
+                                                  sizes.numpmid_p, sizes.nvalues_p)
         if sts != 0:
             raise pmErr(sts if sts < 0 else PM_ERR_IPC)
         self = object.__new__(cls)

@@ -324,7 +324,7 @@ class Connection:
         c, mem = FlatResult.room(sizes)
         sts = lib.pcp_exchange_fetch(self._fd, request, len(request), self._cbuf,
                                      len(self._buf), 1 if highres else 0, expect, c, mem,
-                                     sizes.nbytes, counts, counts + 1, reply)
+                                     sizes.nbytes, sizes.numpmid_p, sizes.nvalues_p, reply)
         if sts == 0:
             pdu = self._mv[:reply.length].tobytes()
             flat = FlatResult.from_decoded(pdu, c, mem)
