@@ -64,12 +64,16 @@ class HostContext:
         self._retry_after = 0.0
         self._fetch_cache: Tuple[Optional[tuple], bytes, bool] = (None, b"", False)
         self._result_sizes = ResultSizes()      # the last fetch's, for the next one
+        self._scratch = codec.Scratch()
         self.conn = self._connector(spec, ctx_flags)
         self._conn_host: Optional[str] = getattr(self.conn, "host", None)
 
     # ---- connection management ----------------------------------------------------
 
     pmns_location = PMNS_REMOTE
+    # the codec's reused buffers (pcp._decode.pdu.Scratch), used under the context's
+    # lock; None (a subclass that does not make them): made per call
+    _scratch: Optional[codec.Scratch] = None
 
     @property
     def features(self) -> int:
@@ -111,12 +115,12 @@ class HostContext:
             raise pmErr(PM_ERR_IPC)
         return self.conn
 
-    def _request(self, request: bytes, expect: int, decode: Callable):
-        """_exchange, then decode the reply; a reply that does not decode means the
+    def _request(self, request: bytes, expect: int, decode: Callable, *extra):
+        """_exchange, then decode(reply, *extra); a reply that does not decode means the
         stream can no longer be trusted, so the connection is closed as for PM_ERR_IPC."""
         pdu = self._exchange(request, expect)
         try:
-            return decode(pdu)
+            return decode(pdu, *extra)
         except pmErr as e:
             if e.code == PM_ERR_IPC:
                 self.close()
@@ -136,7 +140,7 @@ class HostContext:
             return pdu
         if ptype == wire.PDU_ERROR:
             try:
-                code = codec.decode_error(pdu)
+                code = codec.decode_error(pdu, self._scratch)
             except pmErr:
                 self.close()
                 raise
@@ -178,8 +182,9 @@ class HostContext:
         pmids: List[int] = []
         resolved = 0
         for batch in batches:
-            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch), wire.PDU_PMNS_IDS,
-                                     codec.decode_pmns_ids)
+            scratch = self._scratch
+            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch, scratch),
+                                     wire.PDU_PMNS_IDS, codec.decode_pmns_ids, scratch)
             if len(ids) != len(batch):
                 self.close()
                 raise pmErr(PM_ERR_IPC)
@@ -190,15 +195,19 @@ class HostContext:
     def name_all(self, pmid: int) -> List[bytes]:
         if pmid in _anon.BY_PMID:
             return [_anon.BY_PMID[pmid]]
-        req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid])
-        names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
+        scratch = self._scratch
+        req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid], scratch)
+        names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
         return names
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         extra = _anon.children(name)
-        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD, 1 if with_status else 0, name)
+        scratch = self._scratch
+        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD, 1 if with_status else 0, name,
+                                     scratch)
         try:
-            names, status = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
+            names, status = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names,
+                                          scratch)
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -222,7 +231,9 @@ class HostContext:
         local = _anon.desc(pmid)
         if local is not None:
             return local
-        return self._request(codec.encode_desc_req(self.handle, pmid), wire.PDU_DESC, codec.decode_desc)
+        scratch = self._scratch
+        return self._request(codec.encode_desc_req(self.handle, pmid, scratch), wire.PDU_DESC,
+                             codec.decode_desc, scratch)
 
     def descs(self, pmids: Sequence[int]) -> List[DescTuple]:
         """One descriptor per pmid; failed ones come back with pmid PM_ID_NULL."""
@@ -256,9 +267,10 @@ class HostContext:
             if local is not None:
                 return local
         kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
-        req = codec.encode_text_req(self.handle, ident, kind)
+        scratch = self._scratch
+        req = codec.encode_text_req(self.handle, ident, kind, scratch)
         try:
-            text = self._request(req, wire.PDU_TEXT, codec.decode_text)
+            text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         except pmErr as e:
             if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 raise
@@ -266,8 +278,8 @@ class HostContext:
         if text == b"" and (level & PM_TEXT_HELP) and not (level & PM_TEXT_DIRECT):
             # libpcp falls back to the one-line text when there is no help text.
             kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
-            req = codec.encode_text_req(self.handle, ident, kind)
-            text = self._request(req, wire.PDU_TEXT, codec.decode_text)
+            req = codec.encode_text_req(self.handle, ident, kind, scratch)
+            text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         return text
 
     # ---- fetch and store -------------------------------------------------------------
@@ -303,7 +315,7 @@ class HostContext:
                 while ptype != expect:
                     if ptype != wire.PDU_ERROR:
                         raise pmErr(PM_ERR_IPC)
-                    code = codec.decode_error(pdu)
+                    code = codec.decode_error(pdu, self._scratch)
                     if code < 0:
                         raise pmErr(code)
                     if code == 0:
