@@ -163,8 +163,9 @@ def decode_desc(pdu: bytes, scratch: Optional[Scratch] = None) -> DescTuple:
     return (d.pmid, d.type, d.indom, d.sem, d.units)
 
 
-def decode_descs(pdu: bytes, expected: int) -> List[DescTuple]:
-    out = ffi.new("pcp_desc[]", max(expected, 1))
+def decode_descs(pdu: bytes, expected: int, scratch: Optional[Scratch] = None) -> List[DescTuple]:
+    out = scratch.array("descs", "pcp_desc[]", max(expected, 1))[0] if scratch is not None \
+        else ffi.new("pcp_desc[]", max(expected, 1))
     n = _check(lib.pcp_pdu_decode_descs(pdu, len(pdu), expected, out))
     return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in (out[i] for i in range(n))]
 

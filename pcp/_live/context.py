@@ -240,8 +240,9 @@ class HostContext:
         if len(pmids) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.features & FEATURE_DESCS:
-            req = codec.encode_ids(self.handle, wire.PDU_DESC_IDS, -1, pmids)
-            descs = self._request(req, wire.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
+            scratch = self._scratch
+            req = codec.encode_ids(self.handle, wire.PDU_DESC_IDS, -1, pmids, scratch)
+            descs = self._request(req, wire.PDU_DESCS, codec.decode_descs, len(pmids), scratch)
             return [_anon.desc(p) or d for p, d in zip(pmids, descs)]
         out = []
         for pmid in pmids:
