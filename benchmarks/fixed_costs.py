@@ -119,10 +119,11 @@ def _env(python):
     return env
 
 
-def run_process(python, argv, timeout=300):
+def run_process(python, argv, timeout=300, extra_env=None):
     """(stdout, stderr, CPU seconds of the child)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([python] + argv, capture_output=True, text=True, env=_env(python),
+    env = dict(_env(python), **(extra_env or {}))
+    proc = subprocess.run([python] + argv, capture_output=True, text=True, env=env,
                           timeout=timeout, check=False, cwd=tempfile.gettempdir())  # not ./pcp
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -192,7 +193,9 @@ def _instructions(python, call, count):
         argv = ["--tool=callgrind", "--callgrind-out-file=" + out, python]
         argv += (["-I"] if python == REF_PYTHON else []) + [script, QA_ARCHIVE, "--only", call,
                                                            "--count", str(count)]
-        _, err, _ = run_process("valgrind", argv, timeout=900)
+        # one hash seed for every run: the set-up's dict and set layouts (and so its
+        # instruction count) otherwise differ from run to run by more than a call costs
+        _, err, _ = run_process("valgrind", argv, timeout=900, extra_env={"PYTHONHASHSEED": "0"})
     collected = [line for line in err.splitlines() if "Collected" in line]
     return int(collected[-1].split()[-1])
 

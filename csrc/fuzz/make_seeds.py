@@ -469,6 +469,24 @@ def derived_program_seeds() -> dict:
     return seeds
 
 
+def exchange_seeds() -> dict:
+    """fuzz_exchange: byte 0 the buffer's size in 16s (+12), byte 1 the guessed result
+    sizes, byte 2 highres; then what pmcd sends."""
+    def seed(cap16: int, sizes: int, highres: int, wire: bytes) -> bytes:
+        return bytes([cap16, sizes, highres]) + wire
+
+    return {
+        "result_whole": seed(255, 0x11, 0, RESULT_STRING_COLOUR),
+        "result_resize": seed(255, 0x00, 0, RESULT_STRING_COLOUR),
+        "result_cut_by_buffer": seed(1, 0x11, 0, RESULT_STRING_COLOUR),
+        "highres_whole": seed(255, 0x11, 1, HIGHRES_STRING),
+        "result_errors": seed(255, 0x33, 0, RESULT_ERRORS),
+        "error_then_result": seed(255, 0x11, 0, ERROR_NAME + RESULT_STRING_COLOUR),
+        "greeting": seed(4, 0, 0, GREETING),
+        "header_only": seed(0, 0, 0, GREETING[:12]),
+    }
+
+
 def main() -> None:
     import sys
     if len(sys.argv) == 4 and sys.argv[1] == "--from-archive":
@@ -506,6 +524,7 @@ def main() -> None:
             "pmns_names_status": pmns_names(True),
         },
         "fuzz_encode": encode_seeds(),
+        "fuzz_exchange": exchange_seeds(),
         "fuzz_convert": convert_seeds(),
         "fuzz_write": write_seeds(),
         "fuzz_derived_chunk": derived_chunk_seeds(),

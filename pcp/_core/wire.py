@@ -68,5 +68,6 @@ PCP_COLS_REF_SHIFT = 40          # a staged string's reference: length << 40 | o
 PCP_INTERP_NEED_ROOM = 4         # csrc/interp.h: a grid step's strings need more staging
 PCP_SELECT_NEED_ROOM = 2         # csrc/archive.h: pmFetch's result needs other room
 PCP_RESULT_RESIZE = 1            # csrc/result.h: a RESULT PDU has other sizes than guessed
+PCP_EXCHANGE_PARTIAL = 2         # csrc/exchange.h: a reply not in one piece, left to Python
 PCP_INTERP_STEP_ASIDE = 5        # csrc/interp_steps.h: a grid step the Python driver makes
 PCP_INTERP_SWEEP_ASIDE = 6       # csrc/interp_steps.h: an archive a one-pass grid leaves alone

@@ -11,11 +11,44 @@ if TYPE_CHECKING:
     from pcp._core.abc import DescTuple
 
 
-def _encode(fn, *args) -> bytes:
-    """Run a C encoder twice: once to size the PDU, once to write it."""
+class Scratch:
+    """Buffers and out-parameters the codec reuses from one call to the next instead of
+    making them per call (each cffi object costs about as much as the C call it serves):
+    one per connection, used under its context's lock. Arrays grow to the largest size
+    asked for."""
+
+    __slots__ = ("ints", "int_p", "uints", "uint_p", "desc", "_arrays")
+
+    def __init__(self) -> None:
+        self.ints = ffi.new("int32_t[2]")
+        self.int_p = (self.ints + 0, self.ints + 1)
+        self.uints = ffi.new("uint32_t[2]")
+        self.uint_p = (self.uints + 0, self.uints + 1)
+        self.desc = ffi.new("pcp_desc *")
+        self._arrays: dict = {}
+
+    def array(self, key: str, ctype: str, n: int):
+        """A `ctype` array of at least n items (its contents left from earlier calls),
+        and, for the encoders' bytes, its start as a char * for ffi.unpack."""
+        have = self._arrays.get(key)
+        if have is None or have[1] < n:
+            arr = ffi.new(ctype, max(n, 2 * have[1] if have else 64))
+            have = self._arrays[key] = (arr, len(arr), ffi.cast("char *", arr))
+        return have
+
+
+def _encode(fn, *args, scratch: Optional[Scratch] = None) -> bytes:
+    """Run a C encoder twice: once to size the PDU, once to write it (into the scratch
+    buffer when there is one)."""
     need = fn(ffi.NULL, 0, *args)
     if need < 0:
         raise pmErr(need)
+    if scratch is not None:
+        buf, cap, chars = scratch.array("pdu", "uint8_t[]", need)
+        got = fn(buf, cap, *args)
+        if got < 0:
+            raise pmErr(got)
+        return ffi.unpack(chars, got)
     buf = ffi.new("uint8_t[]", need)
     got = fn(buf, need, *args)
     if got < 0:
@@ -64,30 +97,42 @@ def encode_fetch(from_: int, highres: bool, ctxid: int, pmids: Sequence[int]) ->
     return _encode(lib.pcp_pdu_encode_fetch, from_, 1 if highres else 0, ctxid, len(pmids), arr)
 
 
-def encode_desc_req(from_: int, pmid: int) -> bytes:
-    return _encode(lib.pcp_pdu_encode_desc_req, from_, pmid)
+def encode_desc_req(from_: int, pmid: int, scratch: Optional[Scratch] = None) -> bytes:
+    return _encode(lib.pcp_pdu_encode_desc_req, from_, pmid, scratch=scratch)
 
 
-def encode_ids(from_: int, pdu_type: int, sts: int, ids: Sequence[int]) -> bytes:
-    arr = ffi.new("uint32_t[]", list(ids))
-    return _encode(lib.pcp_pdu_encode_ids, from_, pdu_type, sts, len(ids), arr)
+def encode_ids(from_: int, pdu_type: int, sts: int, ids: Sequence[int],
+               scratch: Optional[Scratch] = None) -> bytes:
+    if scratch is not None and len(ids) == 1:
+        arr = scratch.uint_p[0]
+        arr[0] = ids[0]
+    else:
+        arr = ffi.new("uint32_t[]", list(ids))
+    return _encode(lib.pcp_pdu_encode_ids, from_, pdu_type, sts, len(ids), arr, scratch=scratch)
 
 
 def encode_instance_req(from_: int, indom: int, inst: int, name: bytes) -> bytes:
     return _encode(lib.pcp_pdu_encode_instance_req, from_, indom, inst, name, len(name))
 
 
-def encode_text_req(from_: int, ident: int, type_: int) -> bytes:
-    return _encode(lib.pcp_pdu_encode_text_req, from_, ident, type_)
+def encode_text_req(from_: int, ident: int, type_: int, scratch: Optional[Scratch] = None) -> bytes:
+    return _encode(lib.pcp_pdu_encode_text_req, from_, ident, type_, scratch=scratch)
 
 
-def encode_pmns_names(from_: int, names: Sequence[bytes]) -> bytes:
-    lens = ffi.new("int32_t[]", [len(n) for n in names])
-    return _encode(lib.pcp_pdu_encode_pmns_names, from_, len(names), b"".join(names), lens)
+def encode_pmns_names(from_: int, names: Sequence[bytes], scratch: Optional[Scratch] = None) -> bytes:
+    if scratch is not None and len(names) == 1:
+        lens = scratch.int_p[0]
+        lens[0] = len(names[0])
+    else:
+        lens = ffi.new("int32_t[]", [len(n) for n in names])
+    return _encode(lib.pcp_pdu_encode_pmns_names, from_, len(names), b"".join(names), lens,
+                   scratch=scratch)
 
 
-def encode_pmns_node(from_: int, pdu_type: int, subtype: int, name: bytes) -> bytes:
-    return _encode(lib.pcp_pdu_encode_pmns_node, from_, pdu_type, subtype, name, len(name))
+def encode_pmns_node(from_: int, pdu_type: int, subtype: int, name: bytes,
+                     scratch: Optional[Scratch] = None) -> bytes:
+    return _encode(lib.pcp_pdu_encode_pmns_node, from_, pdu_type, subtype, name, len(name),
+                   scratch=scratch)
 
 
 def encode_label_req(from_: int, ident: int, type_: int) -> bytes:
@@ -103,21 +148,24 @@ def _check(sts: int) -> int:
     return sts
 
 
-def decode_error(pdu: bytes) -> int:
-    code = ffi.new("int32_t *")
-    datum = ffi.new("uint32_t *")
+def decode_error(pdu: bytes, scratch: Optional[Scratch] = None) -> int:
+    if scratch is not None:
+        code, datum = scratch.int_p[0], scratch.uint_p[0]
+    else:
+        code, datum = ffi.new("int32_t *"), ffi.new("uint32_t *")
     _check(lib.pcp_pdu_decode_error(pdu, len(pdu), code, datum))
     return code[0]
 
 
-def decode_desc(pdu: bytes) -> DescTuple:
-    d = ffi.new("pcp_desc *")
+def decode_desc(pdu: bytes, scratch: Optional[Scratch] = None) -> DescTuple:
+    d = scratch.desc if scratch is not None else ffi.new("pcp_desc *")
     _check(lib.pcp_pdu_decode_desc(pdu, len(pdu), d))
     return (d.pmid, d.type, d.indom, d.sem, d.units)
 
 
-def decode_descs(pdu: bytes, expected: int) -> List[DescTuple]:
-    out = ffi.new("pcp_desc[]", max(expected, 1))
+def decode_descs(pdu: bytes, expected: int, scratch: Optional[Scratch] = None) -> List[DescTuple]:
+    out = scratch.array("descs", "pcp_desc[]", max(expected, 1))[0] if scratch is not None \
+        else ffi.new("pcp_desc[]", max(expected, 1))
     n = _check(lib.pcp_pdu_decode_descs(pdu, len(pdu), expected, out))
     return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in (out[i] for i in range(n))]
 
@@ -136,27 +184,39 @@ def decode_instance(pdu: bytes) -> Tuple[int, List[int], List[Optional[bytes]]]:
     return indom[0], insts, names
 
 
-def decode_text(pdu: bytes) -> bytes:
-    off = ffi.new("uint32_t *")
-    tlen = ffi.new("int32_t *")
+def decode_text(pdu: bytes, scratch: Optional[Scratch] = None) -> bytes:
+    if scratch is not None:
+        off, tlen = scratch.uint_p[0], scratch.int_p[0]
+    else:
+        off, tlen = ffi.new("uint32_t *"), ffi.new("int32_t *")
     _check(lib.pcp_pdu_decode_text(pdu, len(pdu), off, tlen))
     return pdu[off[0]:off[0] + tlen[0]]
 
 
-def decode_pmns_ids(pdu: bytes) -> Tuple[int, List[int]]:
+def decode_pmns_ids(pdu: bytes, scratch: Optional[Scratch] = None) -> Tuple[int, List[int]]:
     cap = max((len(pdu) - 20) // 4, 1)
-    sts = ffi.new("int32_t *")
-    ids = ffi.new("uint32_t[]", cap)
+    if scratch is not None:
+        sts = scratch.int_p[0]
+        ids, cap = scratch.array("ids", "uint32_t[]", cap)[:2]
+    else:
+        sts, ids = ffi.new("int32_t *"), ffi.new("uint32_t[]", cap)
     n = _check(lib.pcp_pdu_decode_pmns_ids(pdu, len(pdu), sts, cap, ids))
     return sts[0], ffi.unpack(ids, n)
 
 
-def decode_pmns_names(pdu: bytes) -> Tuple[List[bytes], Optional[List[int]]]:
+def decode_pmns_names(pdu: bytes,
+                      scratch: Optional[Scratch] = None) -> Tuple[List[bytes], Optional[List[int]]]:
     cap = max((len(pdu) - 24) // 4, 1)
-    has_status = ffi.new("int32_t *")
-    status = ffi.new("int32_t[]", cap)
-    off = ffi.new("uint32_t[]", cap)
-    nlen = ffi.new("int32_t[]", cap)
+    if scratch is not None:
+        has_status = scratch.int_p[0]
+        status, cap = scratch.array("status", "int32_t[]", cap)[:2]
+        off = scratch.array("off", "uint32_t[]", cap)[0]
+        nlen = scratch.array("nlen", "int32_t[]", cap)[0]
+    else:
+        has_status = ffi.new("int32_t *")
+        status = ffi.new("int32_t[]", cap)
+        off = ffi.new("uint32_t[]", cap)
+        nlen = ffi.new("int32_t[]", cap)
     n = _check(lib.pcp_pdu_decode_pmns_names(pdu, len(pdu), cap, has_status, status, off, nlen))
     names = [pdu[o:o + ln] for o, ln in zip(ffi.unpack(off, n), ffi.unpack(nlen, n))]
     return names, (ffi.unpack(status, n) if has_status[0] else None)

@@ -121,7 +121,8 @@ def usec_of(nsec: int) -> int:
 _raw_alloc = ffi.new_allocator(should_clear_after_alloc=False)
 
 
-def _allocate(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+def allocate_result(numpmid: int, nvalues: int) -> Tuple[Any, Any]:
+    """Result columns for numpmid sets and nvalues values: (pcp_result *, their memory)."""
     mem = _raw_alloc("int64_t[]", (lib.pcp_result_mem_size(numpmid, nvalues) + 7) // 8)
     c = ffi.new("pcp_result *")
     lib.pcp_result_bind(c, mem, numpmid, nvalues)
@@ -139,7 +140,7 @@ def _decode_record(record: bytes, version: int,
         if sts < 0:
             raise pmErr(sts)
         sizes = (counts[0], counts[1])
-    c, mem = _allocate(sizes[0], sizes[1])
+    c, mem = allocate_result(sizes[0], sizes[1])
     sts = lib.pcp_archive_record_decode(record, len(record), version, c)
     if sts < 0:
         raise pmErr(sts)
@@ -150,12 +151,20 @@ class ResultSizes:
     """The sizes of the last RESULT PDU a fetch loop decoded (FlatResult.from_pdu): the
     next one usually has them again. One per context, used under its lock."""
 
-    __slots__ = ("numpmid", "nvalues", "counts")
+    __slots__ = ("numpmid", "nvalues", "counts", "numpmid_p", "nvalues_p", "nbytes")
 
     def __init__(self) -> None:
-        self.numpmid = 0
-        self.nvalues = 0
         self.counts = ffi.new("int32_t[2]")
+        # the decoders' out-parameters, made once (a cffi pointer costs an object a call)
+        self.numpmid_p = self.counts + 0
+        self.nvalues_p = self.counts + 1
+        self.resize(0, 0)
+
+    def resize(self, numpmid: int, nvalues: int) -> None:
+        """Remember these sizes, and the bytes of result columns they take."""
+        self.numpmid = numpmid
+        self.nvalues = nvalues
+        self.nbytes = lib.pcp_result_mem_size(numpmid, nvalues)
 
 
 class FlatResult:
@@ -179,7 +188,7 @@ class FlatResult:
         sts = lib.pcp_result_pdu_scan(pdu, len(pdu), 1 if highres else 0, counts, counts + 1)
         if sts < 0:
             raise pmErr(sts)
-        c, mem = _allocate(counts[0], counts[1])
+        c, mem = allocate_result(counts[0], counts[1])
         sts = lib.pcp_result_pdu_decode(pdu, len(pdu), 1 if highres else 0, c)
         if sts < 0:
             raise pmErr(sts)
@@ -191,16 +200,30 @@ class FlatResult:
         PDU has the sizes of the last one decoded with `sizes` (a fetch loop's usual
         case), which `sizes` then remembers."""
         counts = sizes.counts
-        c, mem = _allocate(sizes.numpmid, sizes.nvalues)
+        c, mem = allocate_result(sizes.numpmid, sizes.nvalues)
         sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
-                                              counts, counts + 1)
+                                              sizes.numpmid_p, sizes.nvalues_p)
         if sts == PCP_RESULT_RESIZE:
-            sizes.numpmid, sizes.nvalues = counts[0], counts[1]
-            c, mem = _allocate(counts[0], counts[1])
+            sizes.resize(counts[0], counts[1])
+            c, mem = allocate_result(counts[0], counts[1])
             sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
-                                                  counts, counts + 1)
+                                                  sizes.numpmid_p, sizes.nvalues_p)
         if sts != 0:
             raise pmErr(sts if sts < 0 else PM_ERR_IPC)
+        self = object.__new__(cls)
+        self._setup(pdu, c, mem)
+        return self
+
+    @staticmethod
+    def room(sizes: "ResultSizes") -> Tuple[Any, Any]:
+        """An unbound pcp_result and `sizes.nbytes` of column memory for it, for a
+        decoder that binds the one to the other itself (csrc/exchange.c)."""
+        return ffi.new("pcp_result *"), _raw_alloc("int64_t[]", (sizes.nbytes + 7) >> 3)
+
+    @classmethod
+    def from_decoded(cls, pdu: bytes, c: Any, mem: Any) -> "FlatResult":
+        """A RESULT PDU already decoded into `c` (columns in `mem`, allocate_result's),
+        as the one-call round trip of csrc/exchange.c decodes it."""
         self = object.__new__(cls)
         self._setup(pdu, c, mem)
         return self
@@ -251,13 +274,13 @@ class FlatResult:
         blocks' payloads copied out, so the result does not keep the record. `room` remembers the sizes of the last result,
         which the next one usually has again (else a second call with the right ones)."""
         need_values, need_bytes = room.need
-        c, mem = _allocate(request.npmids, room.nvalues)
+        c, mem = allocate_result(request.npmids, room.nvalues)
         found = lib.pcp_archive_record_select(record, length, version, request.c, profile.c,
                                               c, room.data, room.nbytes, need_values,
                                               need_bytes)
         if found == PCP_SELECT_NEED_ROOM:
             room.resize(need_values[0], need_bytes[0])
-            c, mem = _allocate(request.npmids, room.nvalues)
+            c, mem = allocate_result(request.npmids, room.nvalues)
             found = lib.pcp_archive_record_select(record, length, version, request.c,
                                                   profile.c, c, room.data, room.nbytes,
                                                   need_values, need_bytes)
@@ -289,7 +312,7 @@ class FlatResult:
     def columns(cls, numpmid: int, nvalues: int) -> Tuple[Any, Any]:
         """Uninitialised columns (pcp_result *, its memory) for a C function to fill;
         `wrap` then makes the result of them."""
-        return _allocate(numpmid, nvalues)
+        return allocate_result(numpmid, nvalues)
 
     @classmethod
     def wrap(cls, c: Any, mem: Any, data: bytes, framed: bool = False) -> "FlatResult":
@@ -305,7 +328,7 @@ class FlatResult:
         """A result made value by value (derived metrics of strings or aggregates): value
         sets (pmid, numval, valfmt) over consecutive values (inst, vtype, ival, dval,
         payload), vtype -1 for an INSITU word; payloads are copied into one buffer."""
-        c, mem = _allocate(len(sets), len(values))
+        c, mem = allocate_result(len(sets), len(values))
         k = 0
         for i, (pmid, numval, valfmt) in enumerate(sets):
             c.pmid[i] = pmid
@@ -366,7 +389,7 @@ class FlatResult:
                                         len(sources))
         if nvalues < 0:
             raise pmErr(nvalues)
-        c, mem = _allocate(n, nvalues)
+        c, mem = allocate_result(n, nvalues)
         sts = lib.pcp_result_gather(c, n, ids, src_of, set_of, code, srcs, base, len(sources))
         if sts < 0:
             raise pmErr(sts)
@@ -379,7 +402,7 @@ class FlatResult:
     @classmethod
     def empty(cls, sec: int, nsec: int) -> "FlatResult":
         """A result with no value sets: an archive <mark> record made up by the reader."""
-        c, mem = _allocate(0, 0)
+        c, mem = allocate_result(0, 0)
         c.sec = sec
         c.nsec = nsec
         self = object.__new__(cls)

@@ -64,12 +64,16 @@ class HostContext:
         self._retry_after = 0.0
         self._fetch_cache: Tuple[Optional[tuple], bytes, bool] = (None, b"", False)
         self._result_sizes = ResultSizes()      # the last fetch's, for the next one
+        self._scratch = codec.Scratch()
         self.conn = self._connector(spec, ctx_flags)
         self._conn_host: Optional[str] = getattr(self.conn, "host", None)
 
     # ---- connection management ----------------------------------------------------
 
     pmns_location = PMNS_REMOTE
+    # the codec's reused buffers (pcp._decode.pdu.Scratch), used under the context's
+    # lock; None (a subclass that does not make them): made per call
+    _scratch: Optional[codec.Scratch] = None
 
     @property
     def features(self) -> int:
@@ -111,12 +115,12 @@ class HostContext:
             raise pmErr(PM_ERR_IPC)
         return self.conn
 
-    def _request(self, request: bytes, expect: int, decode: Callable):
-        """_exchange, then decode the reply; a reply that does not decode means the
+    def _request(self, request: bytes, expect: int, decode: Callable, *extra):
+        """_exchange, then decode(reply, *extra); a reply that does not decode means the
         stream can no longer be trusted, so the connection is closed as for PM_ERR_IPC."""
         pdu = self._exchange(request, expect)
         try:
-            return decode(pdu)
+            return decode(pdu, *extra)
         except pmErr as e:
             if e.code == PM_ERR_IPC:
                 self.close()
@@ -126,8 +130,7 @@ class HostContext:
         """Send one request and read its reply PDU; an ERROR reply raises its code."""
         conn = self._live()
         try:
-            conn.send(request)
-            ptype, pdu = conn.recv_pdu()
+            ptype, pdu = conn.exchange(request)
         except pmErr as e:
             if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 # A late reply may still be queued: the connection is no longer in step.
@@ -137,7 +140,7 @@ class HostContext:
             return pdu
         if ptype == wire.PDU_ERROR:
             try:
-                code = codec.decode_error(pdu)
+                code = codec.decode_error(pdu, self._scratch)
             except pmErr:
                 self.close()
                 raise
@@ -179,8 +182,9 @@ class HostContext:
         pmids: List[int] = []
         resolved = 0
         for batch in batches:
-            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch), wire.PDU_PMNS_IDS,
-                                     codec.decode_pmns_ids)
+            scratch = self._scratch
+            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch, scratch),
+                                     wire.PDU_PMNS_IDS, codec.decode_pmns_ids, scratch)
             if len(ids) != len(batch):
                 self.close()
                 raise pmErr(PM_ERR_IPC)
@@ -191,15 +195,19 @@ class HostContext:
     def name_all(self, pmid: int) -> List[bytes]:
         if pmid in _anon.BY_PMID:
             return [_anon.BY_PMID[pmid]]
-        req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid])
-        names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
+        scratch = self._scratch
+        req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid], scratch)
+        names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
         return names
 
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         extra = _anon.children(name)
-        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD, 1 if with_status else 0, name)
+        scratch = self._scratch
+        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD, 1 if with_status else 0, name,
+                                     scratch)
         try:
-            names, status = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names)
+            names, status = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names,
+                                          scratch)
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -223,15 +231,18 @@ class HostContext:
         local = _anon.desc(pmid)
         if local is not None:
             return local
-        return self._request(codec.encode_desc_req(self.handle, pmid), wire.PDU_DESC, codec.decode_desc)
+        scratch = self._scratch
+        return self._request(codec.encode_desc_req(self.handle, pmid, scratch), wire.PDU_DESC,
+                             codec.decode_desc, scratch)
 
     def descs(self, pmids: Sequence[int]) -> List[DescTuple]:
         """One descriptor per pmid; failed ones come back with pmid PM_ID_NULL."""
         if len(pmids) < 1:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.features & FEATURE_DESCS:
-            req = codec.encode_ids(self.handle, wire.PDU_DESC_IDS, -1, pmids)
-            descs = self._request(req, wire.PDU_DESCS, lambda pdu: codec.decode_descs(pdu, len(pmids)))
+            scratch = self._scratch
+            req = codec.encode_ids(self.handle, wire.PDU_DESC_IDS, -1, pmids, scratch)
+            descs = self._request(req, wire.PDU_DESCS, codec.decode_descs, len(pmids), scratch)
             return [_anon.desc(p) or d for p, d in zip(pmids, descs)]
         out = []
         for pmid in pmids:
@@ -257,9 +268,10 @@ class HostContext:
             if local is not None:
                 return local
         kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
-        req = codec.encode_text_req(self.handle, ident, kind)
+        scratch = self._scratch
+        req = codec.encode_text_req(self.handle, ident, kind, scratch)
         try:
-            text = self._request(req, wire.PDU_TEXT, codec.decode_text)
+            text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         except pmErr as e:
             if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 raise
@@ -267,8 +279,8 @@ class HostContext:
         if text == b"" and (level & PM_TEXT_HELP) and not (level & PM_TEXT_DIRECT):
             # libpcp falls back to the one-line text when there is no help text.
             kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
-            req = codec.encode_text_req(self.handle, ident, kind)
-            text = self._request(req, wire.PDU_TEXT, codec.decode_text)
+            req = codec.encode_text_req(self.handle, ident, kind, scratch)
+            text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         return text
 
     # ---- fetch and store -------------------------------------------------------------
@@ -298,14 +310,13 @@ class HostContext:
             expect = wire.PDU_HIGHRES_RESULT if use_highres else wire.PDU_RESULT
             changes = 0
             try:
-                conn.send(request)
-                while True:
-                    ptype, pdu = conn.recv_pdu()
-                    if ptype == expect:
-                        break
+                # the usual reply, a RESULT in one piece, comes decoded (flat)
+                ptype, pdu, flat = conn.exchange_result(request, use_highres, expect,
+                                                        self._result_sizes)
+                while ptype != expect:
                     if ptype != wire.PDU_ERROR:
                         raise pmErr(PM_ERR_IPC)
-                    code = codec.decode_error(pdu)
+                    code = codec.decode_error(pdu, self._scratch)
                     if code < 0:
                         raise pmErr(code)
                     if code == 0:
@@ -313,16 +324,18 @@ class HostContext:
                         # stream as out of step instead of inventing an empty result.
                         raise pmErr(PM_ERR_IPC)
                     changes |= code
+                    ptype, pdu = conn.recv_pdu()
             except pmErr as e:
                 if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                     self.close()
                 raise
-            try:
-                flat = FlatResult.from_pdu(pdu, use_highres, self._result_sizes)
-            except pmErr:
-                self.close()
-                raise
-            _anon.fix_client_side_sets(flat)
+            if flat is None:
+                try:
+                    flat = FlatResult.from_pdu(pdu, use_highres, self._result_sizes)
+                except pmErr:
+                    self.close()
+                    raise
+                _anon.fix_client_side_sets(flat)
             return flat, changes
 
     def store(self, arrays: dict, sec: int, usec: int) -> int:

@@ -14,10 +14,13 @@ import time
 from pcp._core.constants import (PM_CTXFLAG_COMPRESS, PM_CTXFLAG_RELAXED, PM_CTXFLAG_SECURE,
                                  PM_ERR_IPC, PM_ERR_NEEDCLIENTCERT, PM_ERR_TIMEOUT)
 from pcp._core.errors import pmErr
+from pcp._core.native import ffi, lib
 from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, FEATURE_CREDS_REQD,
                             FEATURE_SECURE, FEATURE_SECURE_ACK, PDU_ERROR, PDU_HEADER_LEN,
-                            PDU_MAX_LEN)
+                            PCP_RESULT_RESIZE, PDU_MAX_LEN)
 from pcp._core.constants import PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER
+from pcp._decode.result import FlatResult, ResultSizes
+from pcp._libpcp import anon as _anon
 from pcp._live.hostspec import HostSpec, parse_hostspec, redact_hostspec
 
 __all__ = [
@@ -165,7 +168,7 @@ class Connection:
 
     __slots__ = ("features", "spec", "is_unix", "host", "port", "request_timeout", "secure",
                  "_sock", "_buf", "_mv", "_start", "_end", "_armed", "_kernel_timeo",
-                 "_selector", "_send_flags")
+                 "_selector", "_send_flags", "_fd", "_cbuf", "_reply")
 
     def __init__(self, sock: socket.socket, spec: HostSpec, is_unix: bool, host: str,
                  port: Optional[int], request_timeout: float) -> None:
@@ -185,6 +188,11 @@ class Connection:
         self._armed: Optional[float] = None  # receive timeout currently set on the socket
         self._kernel_timeo = True
         self._selector: Optional[selectors.BaseSelector] = None
+        # the one-call round trip (csrc/exchange.c): the socket and the receive buffer
+        # as C sees them; _fd is -1 when the round trip must go through Python
+        self._fd = sock.fileno()
+        self._cbuf = ffi.from_buffer(self._buf)
+        self._reply = ffi.new("pcp_exchange_reply *")
         sock.settimeout(None)
         self._arm(request_timeout)
         try:
@@ -207,6 +215,7 @@ class Connection:
                 return
             except (OSError, OverflowError, struct.error):
                 self._kernel_timeo = False
+                self._fd = -1           # the timeout is Python's: not for a bare recv
         self._sock.settimeout(t if t > 0 else None)
         self._armed = t
 
@@ -225,6 +234,7 @@ class Connection:
         t = self.request_timeout if math.isfinite(self.request_timeout) else 0.0
         self._sock = _tls.wrap_client(raw, server, t)
         self.secure = True
+        self._fd = -1                   # TLS records go through Python's ssl module
         self._send_flags = 0            # SSLSocket.sendall takes no flags
         self._kernel_timeo = False
         self._armed = None
@@ -275,7 +285,78 @@ class Connection:
             return self._recv_rest(t, t0)
         return self._recv_rest(t, time.monotonic())
 
+    def exchange(self, request) -> Tuple[int, bytes]:
+        """send(request), then recv_pdu(): on a plain socket in one C call (the GIL
+        released for the wait), the same errors and timeouts."""
+        t = self.request_timeout
+        if self._fd < 0 or self._start != self._end or self._sock is None:
+            self.send(request)
+            return self.recv_pdu()
+        if t != self._armed:
+            self._arm(t)
+        t0 = time.monotonic()
+        reply = self._reply
+        sts = lib.pcp_exchange_roundtrip(self._fd, request, len(request), self._cbuf,
+                                         len(self._buf), reply)
+        if sts == 0:
+            return reply.type, self._mv[:reply.length].tobytes()
+        return self._exchange_rest(sts, t, t0)
+
+    def exchange_result(self, request, highres: bool, expect: int,
+                        sizes: ResultSizes) -> Tuple[int, bytes, Optional[FlatResult]]:
+        """A pmFetch's round trip: (type, PDU, None) of the first reply PDU, as exchange()
+        gives it, or (expect, PDU, its FlatResult) when the RESULT came whole and was
+        decoded in the same C call (with `sizes` as FlatResult.from_pdu takes them), the
+        anonymous metrics' sets rewritten as libpcp does (pcp._libpcp.anon).
+        pmErr(PM_ERR_IPC) for a RESULT that does not decode."""
+        t = self.request_timeout
+        if self._fd < 0 or self._start != self._end or self._sock is None:
+            self.send(request)
+            ptype, pdu = self.recv_pdu()
+            return ptype, pdu, None
+        if t != self._armed:
+            self._arm(t)
+        t0 = time.monotonic()
+        reply = self._reply
+        counts = sizes.counts
+        counts[0] = sizes.numpmid
+        counts[1] = sizes.nvalues
+        c, mem = FlatResult.room(sizes)
+        sts = lib.pcp_exchange_fetch(self._fd, request, len(request), self._cbuf,
+                                     len(self._buf), 1 if highres else 0, expect, c, mem,
+                                     sizes.nbytes, sizes.numpmid_p, sizes.nvalues_p, reply)
+        if sts == 0:
+            pdu = self._mv[:reply.length].tobytes()
+            flat = FlatResult.from_decoded(pdu, c, mem)
+            if reply.noagent:
+                _anon.fix_client_side_sets(flat)
+            return expect, pdu, flat
+        if sts == PCP_RESULT_RESIZE:
+            # another size than the last result's: decoded again in columns of its own
+            sizes.resize(counts[0], counts[1])
+            pdu = self._mv[:reply.length].tobytes()
+            flat = FlatResult.from_pdu(pdu, highres, sizes)
+            _anon.fix_client_side_sets(flat)
+            return expect, pdu, flat
+        if sts < 0 and reply.type == expect and reply.length == reply.received > 0:
+            raise pmErr(sts)            # the RESULT did not decode
+        ptype, pdu = self._exchange_rest(sts, t, t0)
+        return ptype, pdu, None
+
+    def _exchange_rest(self, sts: int, t: float, t0: float) -> Tuple[int, bytes]:
+        """After a C round trip that did not end with one whole PDU: its error, or the
+        general receive path going on from the bytes it received."""
+        if sts < 0:
+            self._discard()
+            raise pmErr(sts)
+        received = self._reply.received
+        if received == 0:
+            return self.recv_pdu()      # an interrupted recv: Python's signal handlers first
+        self._start, self._end = 0, received
+        return self._recv_rest(t, t0)
+
     def close(self) -> None:
+        self._fd = -1
         sock, self._sock = self._sock, None
         if self._selector is not None:
             try:
@@ -599,7 +680,6 @@ def _pdu_flags(want: _Wanted, features: int, local: bool) -> int:
 
 
 def _encode_creds(flags: int) -> bytes:
-    from pcp._core.native import ffi, lib
     buf = ffi.new("uint8_t[]", 32)
     n = lib.pcp_pdu_encode_creds(buf, 32, os.getpid(), flags)
     if n < 0:
@@ -608,7 +688,6 @@ def _encode_creds(flags: int) -> bytes:
 
 
 def _encode_attr(attr: int, value: bytes) -> bytes:
-    from pcp._core.native import ffi, lib
     need = lib.pcp_pdu_encode_attr(ffi.NULL, 0, 0, attr, value, len(value))
     if need < 0:
         raise pmErr(need)
@@ -621,7 +700,6 @@ def _encode_attr(attr: int, value: bytes) -> bytes:
 
 def _error_code(pdu: bytes) -> Tuple[int, int]:
     """(code, datum) of an ERROR PDU, PM_ERR_IPC if it is not one."""
-    from pcp._core.native import ffi, lib
     code = ffi.new("int32_t *")
     datum = ffi.new("uint32_t *")
     sts = lib.pcp_pdu_decode_error(ffi.from_buffer(pdu), len(pdu), code, datum)

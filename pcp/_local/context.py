@@ -180,8 +180,8 @@ class LocalContext(HostContext):
         """HostContext's requests (descriptor, instances, text), to their domain's agent."""
         return self._ask(_domain(Request(request).ident), request, expect)
 
-    def _request(self, request: bytes, expect: int, decode):
-        return decode(self._exchange(request, expect))
+    def _request(self, request: bytes, expect: int, decode, *extra):
+        return decode(self._exchange(request, expect), *extra)
 
     # ---- names -------------------------------------------------------------------------
 

@@ -1,0 +1,52 @@
+/* One request/reply round trip with pmcd in one C call: the request sent whole, the
+ * reply received into the connection's buffer and its header checked (and a fetch's
+ * RESULT decoded), so a PMAPI call costs one crossing from Python instead of a
+ * Python frame per step. cffi releases the GIL around the call, so the socket wait
+ * lets other threads run.
+ *
+ * For a plain socket only (TLS goes through Python's ssl module), with its receive
+ * timeout already set on the socket (SO_RCVTIMEO: a recv that times out fails with
+ * EAGAIN) and nothing left over from an earlier reply. Anything but the common case
+ * (a reply in more than one piece, more than one PDU, an interrupted recv) is left to
+ * the caller's general receive path with the bytes received so far. */
+#ifndef PCP_EXCHANGE_H
+#define PCP_EXCHANGE_H
+
+#include "pcp_core.h"
+#include "result.h"
+
+#define PCP_EXCHANGE_PARTIAL 2  /* the reply is not one whole PDU (or the recv was
+                                   interrupted): `received` bytes are in buf for the
+                                   caller's receive path to go on from */
+
+typedef struct {
+    int32_t received;   /* bytes of the reply in buf (0 after an interrupted recv) */
+    int32_t length;     /* the first PDU's length from its checked header, 0 when fewer
+                           than a header's bytes came */
+    int32_t type;       /* its type */
+    int32_t noagent;    /* a decoded fetch's value sets whose numval is PM_ERR_NOAGENT
+                           (libpcp's anonymous metrics need them rewritten) */
+} pcp_exchange_reply;
+
+/* Send `request` on socket `fd`, then one recv of the reply into buf (cap bytes).
+ * Returns 0 when buf holds exactly one whole PDU (reply->length == reply->received),
+ * PCP_EXCHANGE_PARTIAL, or PM_ERR_TIMEOUT (a send or recv that timed out), PM_ERR_IPC
+ * (a failed send or recv, the connection closed, a header whose length or type is
+ * out of range). */
+int pcp_exchange_roundtrip(int fd, const uint8_t *request, size_t reqlen, uint8_t *buf,
+                           size_t cap, pcp_exchange_reply *reply);
+
+/* pcp_exchange_roundtrip for a pmFetch: when the reply is one whole PDU of type
+ * `expect` (RESULT or HIGHRES_RESULT, as `highres` says), it is decoded into `out` as
+ * pcp_result_pdu_decode_sized does, `out` first bound (pcp_result_bind) to `mem`, which
+ * must hold pcp_result_mem_size(*numpmid, *nvalues) bytes (PM_ERR_TOOSMALL if not).
+ * Returns 0 (decoded; reply->noagent counted), PCP_RESULT_RESIZE (another size:
+ * *numpmid and *nvalues say which, nothing filled), PCP_EXCHANGE_PARTIAL (not one whole
+ * PDU, or another type: the caller reads on), or a negative code (the round trip's, or
+ * the decoder's). */
+int pcp_exchange_fetch(int fd, const uint8_t *request, size_t reqlen, uint8_t *buf,
+                       size_t cap, int highres, int32_t expect, pcp_result *out, void *mem,
+                       size_t memsize, int32_t *numpmid, int32_t *nvalues,
+                       pcp_exchange_reply *reply);
+
+#endif

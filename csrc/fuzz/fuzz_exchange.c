@@ -1,0 +1,119 @@
+/* libFuzzer harness for the one-call round trip (exchange.c).
+ *
+ * Input: byte 0 chooses the receive buffer's size (12 + byte0 * 16 bytes, allocated
+ * exactly, so ASan sees a write past it), byte 1 the result's guessed sizes (numpmid
+ * byte1 & 15, nvalues byte1 >> 4) and whether it is a HIGHRES fetch (byte1 bit 0 of
+ * byte 2); the rest is what "pmcd" sends: it is written into a socketpair whose far
+ * end is then shut, and pcp_exchange_roundtrip and pcp_exchange_fetch are run on the
+ * near end. Checked: the reply's counts lie inside the buffer; 0 means exactly one
+ * whole PDU whose header says so; a decoded fetch (its columns bound by the call to an
+ * exactly sized block) matches pcp_result_pdu_decode_sized on a copy of the same bytes,
+ * its NOAGENT sets counted; PCP_RESULT_RESIZE reports what that decoder reports. */
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "exchange.h"
+#include "fuzz_common.h"
+#include "pdu.h"
+
+static const uint8_t REQUEST[16] = {0, 0, 0, 16, 0, 0, 0x70, 0x04, 0, 0, 0, 0, 1, 0, 0, 1};
+
+/* A socketpair holding `data` then EOF on sv[0]'s side; -1 if it cannot be made. */
+static int reply_socket(const uint8_t *data, size_t size, int *other)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+        return -1;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(sv[1], data + done, size - done);
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    shutdown(sv[1], SHUT_WR);
+    *other = sv[1];
+    return sv[0];
+}
+
+static void check_reply(int sts, const pcp_exchange_reply *reply, const uint8_t *buf,
+                        size_t cap)
+{
+    CHECK(reply->received >= 0 && (size_t)reply->received <= cap);
+    if (sts == 0) {
+        CHECK(reply->length == reply->received && reply->length >= 12);
+        int32_t type, from;
+        CHECK(pcp_pdu_header(buf, (size_t)reply->received, &type, &from) == reply->length);
+        CHECK(type == reply->type);
+    } else if (sts == PCP_EXCHANGE_PARTIAL && reply->length != 0) {
+        CHECK(reply->received >= 12 && reply->length >= 12);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 3 || size > 65536 + 3)
+        return 0;
+    size_t cap = 12 + (size_t)data[0] * 16;
+    int32_t numpmid = data[1] & 15, nvalues = data[1] >> 4;
+    int highres = data[2] & 1;
+    const uint8_t *wire = data + 3;
+    size_t wlen = size - 3;
+
+    for (int fetch = 0; fetch <= 1; fetch++) {
+        int other;
+        int fd = reply_socket(wire, wlen, &other);
+        if (fd < 0)
+            return 0;
+        uint8_t *buf = fz_alloc(cap, 1);
+        pcp_exchange_reply reply;
+        if (!fetch) {
+            int sts = pcp_exchange_roundtrip(fd, REQUEST, sizeof REQUEST, buf, cap, &reply);
+            CHECK(sts == 0 || sts == PCP_EXCHANGE_PARTIAL || sts == PM_ERR_IPC);
+            check_reply(sts, &reply, buf, cap);
+        } else {
+            pcp_result out;
+            size_t memsize = pcp_result_mem_size(numpmid, nvalues);
+            void *mem = fz_alloc(memsize, 1);       /* bound by the call, exactly sized */
+            int32_t np = numpmid, nv = nvalues;
+            int32_t expect = highres ? PDU_HIGHRES_RESULT : PDU_RESULT;
+            int sts = pcp_exchange_fetch(fd, REQUEST, sizeof REQUEST, buf, cap, highres,
+                                         expect, &out, mem, memsize, &np, &nv, &reply);
+            check_reply(sts == 0 || sts == PCP_RESULT_RESIZE ? 0 : sts, &reply, buf, cap);
+            if (sts == 0 || sts == PCP_RESULT_RESIZE || (sts < 0 && reply.type == expect
+                                                         && reply.length == reply.received
+                                                         && reply.length > 0)) {
+                /* the decoder's answer on a copy of the same PDU */
+                uint8_t *copy = fz_dup(buf, (size_t)reply.length);
+                pcp_result again;
+                fz_result_alloc(&again, numpmid, nvalues);
+                int32_t np2 = numpmid, nv2 = nvalues;
+                int sts2 = pcp_result_pdu_decode_sized(copy, (size_t)reply.length, highres,
+                                                       &again, &np2, &nv2);
+                CHECK(sts2 == sts);
+                if (sts == PCP_RESULT_RESIZE)
+                    CHECK(np == np2 && nv == nv2);
+                if (sts == 0) {
+                    int32_t noagent = 0;
+                    for (int32_t i = 0; i < numpmid; i++)
+                        noagent += again.numval[i] == PM_ERR_NOAGENT;
+                    CHECK(reply.noagent == noagent);
+                    CHECK(out.numpmid == numpmid && out.nvalues == nvalues);
+                    CHECK(out.sec == again.sec && out.nsec == again.nsec);
+                    for (int32_t i = 0; i < numpmid; i++)
+                        CHECK(out.pmid[i] == again.pmid[i] && out.numval[i] == again.numval[i]);
+                    for (int32_t k = 0; k < nvalues; k++)
+                        CHECK(out.inst[k] == again.inst[k] && out.boff[k] == again.boff[k]
+                              && out.blen[k] == again.blen[k]);
+                }
+                fz_result_free(&again);
+                free(copy);
+            }
+            free(mem);
+        }
+        free(buf);
+        close(fd);
+        close(other);
+    }
+    return 0;
+}
