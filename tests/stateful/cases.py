@@ -37,6 +37,30 @@ CASES = [
      "steps": [["mode", 0, "INTERP", ["start", 1], 2147483647, 0],
                ["fetch", 0, [0, 6, 55, 37, 13], False], ["fetch", 0, [23, 27, 52, 46, 48], False]],
      "known": None},
+    # an instance lookup at a time more than 2^31 s before the archive's instance
+    # records (INTERP with a delta of -2^31 s, one fetch): libpcp 6.0.3 compares
+    # timestamps by the difference of their seconds cut to a 32-bit int
+    # (__pmTimestampCmp), so the record counts as in force and the name is found; this
+    # package compared the times whole (PM_ERR_INDOM_LOG). Fixed (meta.py indom_at).
+    {"seed": 4, "target": "badarchives/ok-truncbin",
+     "steps": [["mode", 0, "INTERP", ["end", -1000000000], -2147483648, 3],
+               ["fetch", 0, [11, 31, 50, "null", ["derived", 9]], False],
+               ["nameindom", 0, 6, ["inst", 6]]],
+     "known": None},
+    # a multi-archive directory after a pmDupContext: libpcp's dup copies the archive
+    # controls and shares their __pmLogCtl (refcnt 2); when either context then changes
+    # archive, __pmFindOrOpenArchive leaves the shared one to the other and opens the new
+    # archive in a new __pmLogCtl, with that archive's metadata alone: an instance domain
+    # of the other archives is no longer known (PM_ERR_INDOM_LOG). This package kept the
+    # metadata of every archive of the directory. Fixed (context.py _meta_for).
+    {"seed": 6, "target": "archives/multi-xz",
+     "steps": [["dup", 0], ["mode", 0, "BACK", ["rec", 8, 1000], -2147483648, 0],
+               ["lookupindom", 0, 1, ["inst", 5]]],
+     "known": None},
+    {"seed": 14, "target": "archives/multi",
+     "steps": [["dup", 0], ["mode", 0, "BACK", ["start", 300000000], -1, 0],
+               ["lookupindom", 0, 5, "bin-100 extra"]],
+     "known": None},
     # live pmLookupInDom(desc, ''): libpcp sends the empty name to pmcd and takes the
     # first instance of the answer (the sample PMDA answers the whole domain: 100);
     # this package took an answer of several instances for no match (PM_ERR_INST). Fixed.

@@ -51,11 +51,17 @@ def _play_side(batch: List[dict], ours: bool) -> List[Any]:
 def play_both(batch: List[dict]) -> Tuple[List[Any], List[Any]]:
     """(ours, reference): the answers of every sequence of batch on each side, the two
     sides run at the same time, BATCH_SIZE sequences a subprocess (a program is one
-    command-line argument, which Linux limits to 128 KiB)."""
+    command-line argument, which Linux limits to 128 KiB). Sequences that store into
+    pmcd ("stores") are played one side after the other, so that neither side sees
+    the other's stores."""
     ours, ref = [], []
     with ThreadPoolExecutor(2) as pool:
         for first in range(0, len(batch), BATCH_SIZE):
             chunk = batch[first:first + BATCH_SIZE]
+            if any(sequence.get("stores") for sequence in chunk):
+                ours += _play_side(chunk, True)
+                ref += _play_side(chunk, False)
+                continue
             mine = pool.submit(_play_side, chunk, True)
             theirs = pool.submit(_play_side, chunk, False)
             ours += mine.result()
@@ -88,20 +94,27 @@ def shrink(sequence: dict, index: int) -> dict:
     while position >= 0 and runs < MAX_SHRINK_RUNS:
         candidate = steps[:position] + steps[position + 1:]
         runs += 1
-        found = _differs({"target": sequence["target"], "steps": candidate})
+        found = _differs(dict(sequence, steps=candidate))
         if found is not None:
             steps = candidate[:found + 1]
             position = min(position, len(steps) - 1) - 1
         else:
             position -= 1
-    return {"target": sequence["target"], "steps": steps}
+    return dict(sequence, steps=steps)
 
 
 def explore(seeds: range, targets: List[str], length: int = 12) -> List[dict]:
-    """Play every seed on every target; the shrunk sequences that differ, each with the
-    two answers of its last step."""
+    """Play every seed on every target, and the targeted shapes; the shrunk sequences
+    that differ, each with the two answers of its last step."""
     from stateful import sequences
     batch = [sequences.generate(seed, target, length) for seed in seeds for target in targets]
+    batch += [sequence for seed in seeds for sequence in sequences.targeted(seed)]
+    return explain(batch)
+
+
+def explain(batch: List[dict]) -> List[dict]:
+    """Play batch; the shrunk sequences that differ, each with the two answers of its
+    last step."""
     ours, ref = play_both(batch)
     found = []
     for sequence, mine, theirs in zip(batch, ours, ref):
@@ -119,5 +132,5 @@ if __name__ == "__main__":
     from stateful import sequences
     first = int(sys.argv[1])
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-    for case in explore(range(first, first + count), sequences.targets()):
+    for case in explore(range(first, first + count), sequences.targets(more=True)):
         print(json.dumps(case))
