@@ -9,6 +9,7 @@ result, so that the two sides' answers can be compared step by step. An exceptio
 not a pmErr is imaged by type and text (the comparison shows it), never raised.
 """
 import ctypes
+import gc
 import json
 import os
 import sys
@@ -33,11 +34,14 @@ UNKNOWN_PMIDS = {"unknown": (500 << 22) | (4000 << 10) | 999,
 UNKNOWN_PMID = UNKNOWN_PMIDS["unknown"]
 # Derived metric expressions a "derive" step registers ({m} and {n}: names of the
 # slot's metrics): constants, operators, functions, and invalid ones (a syntax error,
-# an unknown name, mismatched dimensions).
+# an unknown name, mismatched dimensions). Left out: max() and min(), whose value
+# libpcp 6.0.3 leaves uninitialised when the operand has no value in the result
+# (derive_fetch.c sets numval to 1 and initialises only sum and avg: a fresh malloc's
+# bytes, a pointer on this machine, or the last fetch's value).
 DERIVED_EXPRESSIONS = (
     "42", "3.5 * 2", "-1", "mkconst(10, type=double, semantics=counter)",
     "{m}", "{m} * 2", "{m} + {m}", "{m} / 0", "delta({m})", "rate({m})",
-    "instant({m})", "count({m})", "max({m})", "sum({m})", "defined({m})",
+    "instant({m})", "count({m})", "avg({m})", "sum({m})", "defined({m})",
     "{m} > 1 ? {m} : 0", "{m} + {n}", "{m} == {m}",
     "1 +", "(", "nosuch.metric + 1", "rate(42)", "{m} +* 2", "",
 )
@@ -91,6 +95,7 @@ class Slot(object):
         # distinct indexes names no pmid twice: an INTERP fetch that does hangs.
         self.pmids = list(dict.fromkeys(p for p in pmids if p >> 22 != DERIVED_DOMAIN))[:60]
         self.derived = list(dict.fromkeys(p for p in pmids if p >> 22 == DERIVED_DOMAIN))[:20]
+        self.registered = []
         self.names = [name_of[p] for p in self.pmids]
         self.descs = list(self.ctx.pmLookupDescs(self.pmids)) if self.pmids else []
         self.desc_of = dict(zip(self.pmids, self.descs))
@@ -115,8 +120,11 @@ class Slot(object):
     def metric(self, k):
         if isinstance(k, str):
             return UNKNOWN_PMIDS[k]
-        if isinstance(k, list):             # ["derived", k]
-            return self.derived[k[1] % len(self.derived)] if self.derived else UNKNOWN_PMID
+        if isinstance(k, list):
+            # ["derived", k]: those the sequence registered first (newest first), then
+            # those of the global derived configuration
+            pool = self.registered[::-1] + self.derived
+            return pool[k[1] % len(pool)] if pool else UNKNOWN_PMID
         return self.pmids[k % len(self.pmids)] if self.pmids else UNKNOWN_PMID
 
     def record_time(self, target, k):
@@ -265,7 +273,8 @@ def derive(slot, k, template):
     except pmapi.pmErr as exc:
         return [exc.args[0], str(exc)[:300]]
     pmid = slot.ctx.pmLookupName(name)[0]
-    slot.derived.append(pmid)
+    if pmid not in slot.registered:
+        slot.registered.append(pmid)
     slot.add_derived_descs([pmid])
     d = slot.desc_of.get(pmid)
     if d is None:
@@ -333,7 +342,20 @@ def play_step(state, step):
         handle = pmapi.pmContext.pmWhichContext()
         handles = state["handles"]
         return handles.index(handle) if handle in handles else "other"
+    if op == "drop":
+        # the last slot made after the first goes: its pmContext object is deleted, and
+        # the official binding's destructor calls pmDestroyContext
+        if len(slots) < 2 or slots[-1] is None:
+            return "no-slot"
+        slot, slots[-1] = slots[-1], None
+        handle = slot.ctx.ctx
+        slot.last = None
+        del slot
+        gc.collect()
+        return state["handles"].index(handle) if handle in state["handles"] else "other"
     slot = slots[step[1] % len(slots)]
+    if slot is None:
+        return "dropped"
     if op == "mode":
         _, _, mode, at, delta, units = step
         code = MODES[mode]
@@ -439,7 +461,8 @@ def play(sequence):
             answers.append(error_image(exc))
     restore(state)
     for slot in state["slots"]:
-        slot.last = None
+        if slot is not None:
+            slot.last = None
     return answers
 
 

@@ -22,6 +22,7 @@ Steps (lists, so that they are JSON and can be written back into the corpus):
         valid and invalid), which later fetches of ["derived", k] name
   ["store", slot, write_me index, value index]     live, in sequences with "stores"
   ["dup", slot]   ["destroy", slot, "own" | k]   ["which"]   ["new"]
+  ["drop"]        the last slot made goes (its pmContext deleted: pmDestroyContext)
 
 Calls left out because libpcp 6.0.3 itself misbehaves on them (issue 38):
   * an INTERP pmFetch naming the same pmid twice hangs in libpcp, so a fetch has no
@@ -34,8 +35,9 @@ Calls left out because libpcp 6.0.3 itself misbehaves on them (issue 38):
     derived-metric evaluation of an archive record that lacks an operand), so derived
     metrics are fetched only while the context is in INTERP mode, or live;
   * pmDestroyContext is a no-op in the official binding (the context dies with its
-    object), and destroying an eventrec context after a pmDupContext frees twice in
-    libpcp: "destroy" is the binding's no-op call, contexts are never dropped.
+    object: "drop"), and destroying an eventrec context after a pmDupContext frees
+    twice in libpcp: no "drop" on the event archives once a context was duplicated.
+    The contexts left at the end are not destroyed (interpreter.main).
 """
 import random
 from typing import List
@@ -100,6 +102,7 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
     slots = 1
     # The mode each slot may be in: INTERP until a FORW or BACK is set.
     interp = [True]
+    duplicated = False
     for _ in range(length):
         slot = rng.randrange(slots)
         ops = ["fetch", "fetch", "fetch", "addprofile", "delprofile", "lookupindom",
@@ -111,6 +114,8 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
             ops += ["store", "store", "store"]
         if slots < 3:
             ops.append("new")
+        if slots > 1 and not (duplicated and target.endswith(NO_DUPLICATE_FETCH)):
+            ops.append("drop")
         op = rng.choice(ops)
         if op == "mode":
             mode = rng.choice(("FORW", "BACK", "INTERP"))
@@ -148,6 +153,9 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
             steps.append(["store", slot, rng.randrange(7), rng.randrange(9)])
         elif op == "dup":
             steps.append(["dup", slot])
+            duplicated = True
+        elif op == "drop":
+            steps.append(["drop"])
         elif op == "destroy":
             steps.append(["destroy", slot, "own" if rng.random() < 0.15 else rng.randrange(3)])
         elif op == "which":
