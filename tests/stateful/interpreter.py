@@ -10,6 +10,7 @@ not a pmErr is imaged by type and text (the comparison shows it), never raised.
 """
 import ctypes
 import gc
+import hashlib
 import json
 import os
 import sys
@@ -52,7 +53,6 @@ CONV_UNITS = ((0, 0, 0, 0, 0, 0), (1, 0, 0, 1, 0, 0), (1, 0, 0, 3, 0, 0),
               (0, 0, 1, 0, 0, 3), (0, 0, 1, 0, 0, -2), (0, -1, 1, 0, 3, 0))
 RECORD_TIMES = {}       # target -> the times of its first records (a FORW scan)
 SCANS = []              # the record-time scans' contexts (never destroyed)
-DERIVED_COUNT = [0]     # global derived metrics registered in this process
 MODES = {"FORW": c_api.PM_MODE_FORW, "BACK": c_api.PM_MODE_BACK,
          "INTERP": c_api.PM_MODE_INTERP}
 XTB_FLAG = 1 << 24
@@ -257,7 +257,7 @@ def convscale(slot, units):
     return "no-value"
 
 
-def derive(slot, k, template):
+def derive(state, slot, k, template):
     """pmRegisterDerived of a new global metric (an expression over the slot's k-th
     and k+1-th metrics) on the slot's context, then its pmid and desc."""
     expr = DERIVED_EXPRESSIONS[template % len(DERIVED_EXPRESSIONS)]
@@ -266,8 +266,10 @@ def derive(slot, k, template):
     if slot.names:
         expr = expr.format(m=slot.names[k % len(slot.names)],
                            n=slot.names[(k + 1) % len(slot.names)])
-    DERIVED_COUNT[0] += 1
-    name = "stateful.d%d" % DERIVED_COUNT[0]
+    # a name both sides give alike, whatever else either side played before in its
+    # process (a per-process counter would drift when one side's sequence stops early)
+    state["derived"] += 1
+    name = "stateful.d%s_%d" % (state["key"], state["derived"])
     try:
         slot.ctx.pmRegisterDerived(name, expr)
     except pmapi.pmErr as exc:
@@ -425,7 +427,7 @@ def play_step(state, step):
             return "no-indom"
         return [list(x) for x in slot.ctx.pmGetInDom(desc)]
     if op == "derive":
-        return derive(slot, step[2], step[3])
+        return derive(state, slot, step[2], step[3])
     if op == "store":
         return store(state, slot, step[2], step[3])
     if op == "dup":
@@ -433,6 +435,11 @@ def play_step(state, step):
         state["dups"].append(handle)
         state["handles"].append(handle)
         return "dup"
+    if op == "use":
+        # ["use", slot, k]: pmUseContext of the k-th handle met (a no-op method of the
+        # official binding: every call makes its own context current first)
+        handles = state["handles"]
+        return slot.ctx.pmUseContext(handles[step[2] % len(handles)])
     if op == "destroy":
         # ["destroy", slot, "own"] or ["destroy", slot, k]: the k-th duplicate
         if step[2] == "own":
@@ -447,7 +454,9 @@ def play_step(state, step):
 
 def play(sequence):
     state = {"target": sequence["target"], "slots": [], "dups": [], "handles": [],
-             "saved": {}, "stores": bool(sequence.get("stores"))}
+             "saved": {}, "stores": bool(sequence.get("stores")), "derived": 0,
+             # the sequence's own name for the derived metrics it registers
+             "key": hashlib.sha1(json.dumps(sequence, sort_keys=True).encode()).hexdigest()[:12]}
     answers = []
     try:
         state["slots"].append(Slot(sequence["target"], state["stores"]))

@@ -21,7 +21,7 @@ Steps (lists, so that they are JSON and can be written back into the corpus):
         pmRegisterDerived of a new global metric (interpreter.DERIVED_EXPRESSIONS,
         valid and invalid), which later fetches of ["derived", k] name
   ["store", slot, write_me index, value index]     live, in sequences with "stores"
-  ["dup", slot]   ["destroy", slot, "own" | k]   ["which"]   ["new"]
+  ["dup", slot]   ["destroy", slot, "own" | k]   ["use", slot, k]   ["which"]   ["new"]
   ["drop"]        the last slot made goes (its pmContext deleted: pmDestroyContext)
 
 Calls left out because libpcp 6.0.3 itself misbehaves on them (issue 38):
@@ -107,7 +107,7 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
         slot = rng.randrange(slots)
         ops = ["fetch", "fetch", "fetch", "addprofile", "delprofile", "lookupindom",
                "nameindom", "getindom", "extract", "convscale", "derive", "dup",
-               "destroy", "which"]
+               "destroy", "use", "which"]
         if not live:
             ops += ["mode", "mode", "mode", "fetcharchive", "fetcharchive"]
         if stores:
@@ -158,6 +158,8 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
             steps.append(["drop"])
         elif op == "destroy":
             steps.append(["destroy", slot, "own" if rng.random() < 0.15 else rng.randrange(3)])
+        elif op == "use":
+            steps.append(["use", slot, rng.randrange(4)])
         elif op == "which":
             steps.append(["which"])
         elif op == "new":

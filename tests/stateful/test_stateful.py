@@ -25,7 +25,7 @@ from support import difftest
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(1800)]
 
-SEEDS = 7
+SEEDS = 10
 TARGETED_SEEDS = 4
 STORE_SEEDS = 6
 STEPS = 12
