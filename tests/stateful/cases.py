@@ -37,6 +37,14 @@ CASES = [
      "steps": [["mode", 0, "INTERP", ["start", 1], 2147483647, 0],
                ["fetch", 0, [0, 6, 55, 37, 13], False], ["fetch", 0, [23, 27, 52, 46, 48], False]],
      "known": None},
+    # the same arithmetic for PM_TIME_USEC: libpcp computes delta * 1000 in a C int, so
+    # 2^31-1 us wraps to -1000 ns and each fetch goes back 1 us (this package went
+    # 2147 s forward, past the end: PM_ERR_EOL). Minutes and hours (360 s in 6.0.3)
+    # multiply in int too. Fixed (pmapi._xtb_delta).
+    {"seed": 0, "target": "archives/omnibus_v3",
+     "steps": [["mode", 0, "INTERP", ["start", 1000], 2147483647, 1],
+               ["fetch", 0, [1], False], ["fetch", 0, [1], False], ["fetch", 0, [1], False]],
+     "known": None},
     # an instance lookup at a time more than 2^31 s before the archive's instance
     # records (INTERP with a delta of -2^31 s, one fetch): libpcp 6.0.3 compares
     # timestamps by the difference of their seconds cut to a 32-bit int
