@@ -63,6 +63,8 @@ def _check(batch):
         step = sequence["steps"][index] if index < len(sequence["steps"]) else None
         if step is not None and cases.known_reason(sequence["target"], step):
             continue
+        if sequence["target"] == sequences.LIVE and _replay_agrees(sequence):
+            continue        # pmcd was out of reach a moment (another test restarting it)
         small = driver.shrink(sequence, index)
         small_ours, small_ref = driver.play_both([small])
         unexplained.append("%s\n  ours:      %s\n  reference: %s" % (
@@ -70,6 +72,12 @@ def _check(batch):
         if len(unexplained) >= 3:
             break
     assert not unexplained, "sequences that differ (shrunk):\n" + "\n".join(unexplained)
+
+
+def _replay_agrees(sequence) -> bool:
+    """Whether a live sequence that differed answers the same when played again."""
+    ours, ref = driver.play_both([sequence])
+    return driver.first_difference(ours[0], ref[0]) is None
 
 
 def test_random_sequences_answer_as_libpcp():
