@@ -35,17 +35,39 @@ def _crashed(answer: Any) -> bool:
     return isinstance(answer, dict) and "__crash__" in answer
 
 
-def _play_side(batch: List[dict], ours: bool) -> List[Any]:
+def _play_side(batch: List[dict], ours: bool, alone: bool = False) -> Tuple[List[Any], bool]:
+    """One side's answers to batch, and whether it was played one sequence a process
+    (a side that dies in a batch, or alone asked for)."""
+    if alone and len(batch) > 1:
+        return [_play_side([sequence], ours)[0][0] for sequence in batch], True
     timeout = SECONDS_PER_SEQUENCE * len(batch) + 10
     try:
         answer = difftest.run_program(_program(batch), ours=ours, timeout=timeout)
     except subprocess.TimeoutExpired:
         answer = {"__crash__": "timed out after %ds" % timeout}
     if not _crashed(answer):
-        return answer
+        return answer, False
     if len(batch) == 1:
-        return [{"crash": answer["__crash__"]}]
-    return [_play_side([sequence], ours)[0] for sequence in batch]
+        return [{"crash": answer["__crash__"]}], True
+    return _play_side(batch, ours, alone=True)
+
+
+def _play_chunk(pool: Optional[ThreadPoolExecutor], chunk: List[dict]
+                ) -> Tuple[List[Any], List[Any]]:
+    """Both sides' answers to one chunk, at the same time when pool is given. When one
+    side had to play it one sequence a process, so does the other: what a process
+    keeps from sequence to sequence (the global derived metrics and their pmids) must
+    be the same on both sides."""
+    if pool is None:
+        (ours, ours_alone), (ref, ref_alone) = _play_side(chunk, True), _play_side(chunk, False)
+    else:
+        mine, theirs = pool.submit(_play_side, chunk, True), pool.submit(_play_side, chunk, False)
+        (ours, ours_alone), (ref, ref_alone) = mine.result(), theirs.result()
+    if ours_alone and not ref_alone:
+        ref = _play_side(chunk, False, alone=True)[0]
+    elif ref_alone and not ours_alone:
+        ours = _play_side(chunk, True, alone=True)[0]
+    return ours, ref
 
 
 def play_both(batch: List[dict]) -> Tuple[List[Any], List[Any]]:
@@ -58,14 +80,10 @@ def play_both(batch: List[dict]) -> Tuple[List[Any], List[Any]]:
     with ThreadPoolExecutor(2) as pool:
         for first in range(0, len(batch), BATCH_SIZE):
             chunk = batch[first:first + BATCH_SIZE]
-            if any(sequence.get("stores") for sequence in chunk):
-                ours += _play_side(chunk, True)
-                ref += _play_side(chunk, False)
-                continue
-            mine = pool.submit(_play_side, chunk, True)
-            theirs = pool.submit(_play_side, chunk, False)
-            ours += mine.result()
-            ref += theirs.result()
+            stores = any(sequence.get("stores") for sequence in chunk)
+            mine, theirs = _play_chunk(None if stores else pool, chunk)
+            ours += mine
+            ref += theirs
     return ours, ref
 
 

@@ -282,7 +282,7 @@ def derive(state, slot, k, template):
     if d is None:
         return "no-desc"
     d = d.contents
-    return [d.type, d.indom, d.sem, [d.units.dimSpace, d.units.dimTime, d.units.dimCount,
+    return [pmid, d.type, d.indom, d.sem, [d.units.dimSpace, d.units.dimTime, d.units.dimCount,
                                      d.units.scaleSpace, d.units.scaleTime,
                                      d.units.scaleCount]]
 
