@@ -63,6 +63,7 @@ class ArchiveContext:
         self._meta_raw: Dict[int, bytes] = {}
         self._meta_holds: set = set()
         self._meta_users = [1]
+        self._fresh_block = False       # the last archive change started a new block
         self._select_room = ResultRoom()   # the sizes of pmFetch's last result
         try:
             self._open_all(spec)
@@ -218,6 +219,7 @@ class ArchiveContext:
             self._meta_users = [1]
             self.meta = Metadata()
             self._meta_holds = set()
+            self._fresh_block = True
         elif index in self._meta_holds:
             return
         self.meta.load(_MetaBytes(self._meta_raw[id(arch)]), arch.meta_label.length)
@@ -340,18 +342,25 @@ class ArchiveContext:
                 i -= 1
         elif i >= len(self.archives):
             i -= 1
+        before = self.arch
+        self._fresh_block = False
         self._change_archive(i)
         arch = self.arch
-        ti = arch.index
+        # libpcp reads the log control block it held before the archive change: the
+        # same block, updated, unless the change started a new one (after a
+        # pmDupContext, see _meta_for), when the previous archive's temporal index and
+        # volume range choose the offset read in the new archive's file
+        indexed = before if self._fresh_block else arch
+        ti = indexed.index
         if ti:
             j = -1
             toobig = False
             match = False
             last_size: Optional[int] = None
             for n, entry in enumerate(ti):
-                if entry.vol < arch.minvol:
+                if entry.vol < indexed.minvol:
                     continue
-                if entry.vol == arch.maxvol:
+                if entry.vol == indexed.maxvol:
                     if last_size is None:
                         last_size = self._last_volume_size()
                     if entry.off_data > last_size:
@@ -422,6 +431,10 @@ class ArchiveContext:
         """VolSkip: the index entry to use, skipping entries of volumes that fail."""
         arch = self.arch
         ti = arch.index
+        if not 0 <= j < len(ti):
+            # past the end of this archive's index: a position from another archive's
+            # (see _set_time), where libpcp reads out of bounds
+            raise pmErr(PM_ERR_LOGFILE)
         vol = ti[j].vol
         while arch.minvol <= vol <= arch.maxvol:
             if self._change_vol(vol):

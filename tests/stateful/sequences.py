@@ -182,8 +182,10 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
 # archives where it was seen.
 def _forw_then_fetcharchive(rng: random.Random) -> list:
     """FORW (at odd times), a few fetches, then pmFetchArchive, on multi-archive
-    directories, with direction changes between."""
+    directories, with direction changes between, after a pmDupContext or not."""
     steps: list = [["mode", 0, "FORW", _at(rng), rng.choice(DELTAS), None]]
+    if rng.random() < 0.5:
+        steps.insert(0, ["dup", 0])     # the dup shares libpcp's log control block
     for _ in range(rng.randint(0, 3)):
         steps.append(["fetch", 0, _fetch_items(rng, False, True), True])
     for _ in range(rng.randint(3, 9)):
