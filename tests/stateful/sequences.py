@@ -34,10 +34,14 @@ Calls left out because libpcp 6.0.3 itself misbehaves on them (issue 38):
     once), and FORW/BACK fetches of derived metrics read uninitialised memory (found
     by the first version of this tester), so derived metrics are fetched only while
     the context is in INTERP mode, or live;
-  * on the QA multi-archive directory multi-corrupted, libpcp aborts ("double free or
-    corruption") at the second of two INTERP fetches naming derived metrics with a
-    negative delta (from a record's time, delta -1 ms: [36, derived], then
-    [37, 43, derived, 53, 48]), so no derived metric is fetched there;
+  * on multi-archive directories libpcp aborts ("double free or corruption") at the
+    second INTERP fetch after one naming derived metrics while the time moves
+    backwards: multi-corrupted, from a record's time with a delta of -1 ms, fetches
+    [36, derived] then [37, 43, derived, 53, 48]; multi-xz with a PM_TIME_USEC delta of
+    2^31-1 (libpcp's int arithmetic makes it -1 us while the direction stays forward),
+    fetches [derived, 55, 53, 2, 13, unknown, 29] then [53, 5, 55, 22]. So derived
+    metrics are fetched only while the INTERP time moves forward (_steps_forward),
+    and never on multi-corrupted;
   * pmDestroyContext is a no-op in the official binding (the context dies with its
     object: "drop"), and destroying an eventrec context after a pmDupContext frees
     twice in libpcp: no "drop" on the event archives once a context was duplicated.
@@ -76,6 +80,14 @@ N_EXPRESSIONS = 24      # len(interpreter.DERIVED_EXPRESSIONS)
 N_CONV_UNITS = 9        # len(interpreter.CONV_UNITS)
 
 
+def _steps_forward(delta: int, units) -> bool:
+    """Whether libpcp 6.0.3's INTERP time moves forward (or stays) with this pmSetMode
+    delta: not for a negative delta, nor where its int arithmetic wraps a positive one
+    negative (microseconds, minutes, hours; see pcp/pmapi.py _xtb_delta)."""
+    factor = {1: 1000, 4: 60, 5: 360}.get(units, 1)
+    return 0 <= delta * factor < 2 ** 31
+
+
 def targets(live: bool = True, more: bool = False) -> List[str]:
     names = [ARCHIVE_ROOT + a for a in ARCHIVES + (MORE_ARCHIVES if more else ())]
     return names + [LIVE] if live else names
@@ -105,8 +117,10 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
     live = target.startswith("local:")
     steps: list = []
     slots = 1
-    # The mode each slot may be in: INTERP until a FORW or BACK is set.
+    # The mode each slot may be in: INTERP until a FORW or BACK is set; and whether
+    # it may fetch derived metrics (INTERP with a time moving forward).
     interp = [True]
+    derivable = [True]
     duplicated = False
     for _ in range(length):
         slot = rng.randrange(slots)
@@ -124,12 +138,13 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
         op = rng.choice(ops)
         if op == "mode":
             mode = rng.choice(("FORW", "BACK", "INTERP"))
-            steps.append(["mode", slot, mode, _at(rng), rng.choice(DELTAS),
-                          rng.choice(TIME_UNITS)])
+            delta, units = rng.choice(DELTAS), rng.choice(TIME_UNITS)
+            steps.append(["mode", slot, mode, _at(rng), delta, units])
             interp[slot] = mode == "INTERP"
+            derivable[slot] = interp[slot] and _steps_forward(delta, units)
         elif op == "fetch":
             duplicates = (live or not interp[slot]) and not target.endswith(NO_DUPLICATE_FETCH)
-            derived = interp[slot] and not target.endswith(NO_DERIVED_FETCH)
+            derived = derivable[slot] and not target.endswith(NO_DERIVED_FETCH)
             steps.append(["fetch", slot, _fetch_items(rng, derived, duplicates), duplicates])
         elif op == "fetcharchive":
             steps.append(["fetcharchive", slot])
@@ -171,6 +186,7 @@ def generate(seed: int, target: str, length: int = 12, stores: bool = False) -> 
             steps.append(["new"])
             slots += 1
             interp.append(True)
+            derivable.append(True)
     sequence = {"target": target, "steps": steps}
     if stores:
         sequence["stores"] = True
@@ -225,9 +241,11 @@ def _derived_constants_interp(rng: random.Random) -> list:
     for _ in range(rng.randint(1, 3)):
         steps.append(["derive", 0, rng.randrange(60), rng.choice((0, 1, 2, 3, 3, 4, 5, 8))])
     for _ in range(rng.randint(1, 3)):
-        steps.append(["mode", 0, "INTERP", _at(rng), rng.choice(DELTAS), rng.choice(TIME_UNITS)])
+        delta, units = rng.choice(DELTAS), rng.choice(TIME_UNITS)
+        steps.append(["mode", 0, "INTERP", _at(rng), delta, units])
         for _ in range(rng.randint(1, 3)):
-            items: list = [["derived", k] for k in range(rng.randint(1, 3))]
+            count = rng.randint(1, 3) if _steps_forward(delta, units) else 0
+            items: list = [["derived", k] for k in range(count)]
             items += [rng.randrange(60) for _ in range(rng.randint(0, 2))]
             rng.shuffle(items)
             steps.append(["fetch", 0, items, False])

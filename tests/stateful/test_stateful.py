@@ -25,9 +25,9 @@ from support import difftest
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(1800)]
 
-SEEDS = 10
-TARGETED_SEEDS = 4
-STORE_SEEDS = 6
+SEEDS = 16
+TARGETED_SEEDS = 6
+STORE_SEEDS = 10
 STEPS = 12
 
 # the sample PMDA's defaults of the metrics the store sequences write (as
@@ -66,6 +66,11 @@ def _check(batch):
             continue
         if sequence["target"] == sequences.LIVE and _replay_agrees(sequence):
             continue        # pmcd was out of reach a moment (another test restarting it)
+        if isinstance(mine, dict) or isinstance(theirs, dict):
+            # a side died in this sequence (libpcp aborting: a call to leave out)
+            unexplained.append("%s\n  ours:      %s\n  reference: %s" % (
+                json.dumps(sequence), json.dumps(mine)[:500], json.dumps(theirs)[:500]))
+            continue
         small = driver.shrink(sequence, index)
         small_ours, small_ref = driver.play_both([small])
         unexplained.append("%s\n  ours:      %s\n  reference: %s" % (
