@@ -393,11 +393,13 @@ int pcp_interp_walk_bound(pcp_interp *ip, pcp_interp_walk *w, double t_req)
     return search(ip, w, t_req, 0);
 }
 
-/* pmFetch's advance of the request time by the delta (libpcp normalises with > 1e9). */
+/* pmFetch's advance of the request time by the delta (libpcp normalises with > 1e9).
+ * The nanoseconds add as libpcp's 32-bit ints do (wrapping, computed unsigned here):
+ * an unnormalised XTB delta of up to 2^31-1 ns can take the sum negative. */
 static void advance(pcp_interp_walk *w)
 {
     int64_t sec = w->origin_sec + w->delta_sec;
-    int64_t nsec = w->origin_nsec + w->delta_nsec;
+    int64_t nsec = (int32_t)((uint32_t)w->origin_nsec + (uint32_t)w->delta_nsec);
     while (nsec > 1000000000) {
         sec++;
         nsec -= 1000000000;

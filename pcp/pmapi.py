@@ -25,6 +25,7 @@ import cpmapi as c_api
 from pcp import __implementation__, __version__  # noqa: F401 (which binding this is)
 from pcp._core import errors as _errors, structs as _structs, units as _units
 from pcp._core.abc import Context
+from pcp._core.cint import wrap_int32 as _wrap_int32
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
 from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
@@ -1448,17 +1449,25 @@ def _uint_arg(value: Any) -> int:
 
 
 def _xtb_delta(mode: int, delta: int) -> Tuple[int, int]:
-    """pmSetMode's int delta as (sec, nsec): milliseconds, or the unit an extended time
-    base (PM_XTB_SET) names, with libpcp 6.0.3's 360-second hour."""
-    if mode & c_api.PM_XTB_FLAG:
-        unit = (mode >> 16) & 0xFF
-        nsec_per = {0: 1, 1: 1000, 2: 1000000, 3: 1000000000, 4: 60 * 1000000000,
-                    5: 360 * 1000000000}.get(unit, 1000000)
-    else:
-        nsec_per = 1000000
-    total = delta * nsec_per
-    sec = int(total / 1000000000)
-    return sec, total - sec * 1000000000
+    """pmSetMode's int delta as (sec, nsec), computed as libpcp 6.0.3's pmSetMode does:
+    milliseconds, or the unit an extended time base (PM_XTB_SET) names, in C int
+    arithmetic (a product wraps at 32 bits), with its 360-second hour, and nanoseconds
+    (PM_TIME_NSEC) and microseconds (PM_TIME_USEC) kept whole in the nsec field, not
+    normalised (the interpolator's advance wraps their sum as libpcp does)."""
+    unit = (mode >> 16) & 0xFF if mode & c_api.PM_XTB_FLAG else c_api.PM_TIME_MSEC
+    if unit == c_api.PM_TIME_NSEC:
+        return 0, delta
+    if unit == c_api.PM_TIME_USEC:
+        return 0, _wrap_int32(delta * 1000)
+    if unit == c_api.PM_TIME_SEC:
+        return delta, 0
+    if unit == c_api.PM_TIME_MIN:
+        return _wrap_int32(delta * 60), 0
+    if unit == c_api.PM_TIME_HOUR:
+        return _wrap_int32(delta * 360), 0
+    # milliseconds, and any other unit: C's division and remainder truncate towards zero
+    sec = abs(delta) // 1000 * (1 if delta >= 0 else -1)
+    return sec, 1000000 * (delta - sec * 1000)
 
 
 class pmOptions(object):

@@ -34,6 +34,15 @@ if TYPE_CHECKING:
     from pcp._core.abc import Stamp
 
 
+class _MetaBytes:
+    """A loaded .meta's bytes, in the shape Metadata.load reads (a mapped file's .data)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 @serialized
 class ArchiveContext:
     """A PMAPI archive context over one or more archives (a pcp._core.abc.Context)."""
@@ -48,6 +57,13 @@ class ArchiveContext:
         self.profile = Profile()
         self.meta = Metadata()
         self.archives: List[Archive] = []
+        # each archive's .meta bytes, by id(archive); which archives self.meta holds;
+        # how many contexts share self.meta (libpcp's __pmLogCtl refcnt: a pmDupContext
+        # shares it, see _meta_for)
+        self._meta_raw: Dict[int, bytes] = {}
+        self._meta_holds: set = set()
+        self._meta_users = [1]
+        self._fresh_block = False       # the last archive change started a new block
         self._select_room = ResultRoom()   # the sizes of pmFetch's last result
         try:
             self._open_all(spec)
@@ -55,6 +71,7 @@ class ArchiveContext:
             self.close()
             raise
         first = self.archives[0]
+        self._meta_holds = set(range(len(self.archives)))
         self.cur = 0
         self.curvol = first.minvol
         # libpcp's stdio stream: the volume file it has open (after a failed volume
@@ -90,6 +107,7 @@ class ArchiveContext:
                 if self.archives and self.archives[0].label.hostname != arch.label.hostname:
                     raise pmErr(PM_ERR_LOGHOST)
                 arch.load_meta(self.meta)
+                self._meta_raw[id(arch)] = self.meta.file_bytes(self.meta.nfiles)
             except BaseException:
                 arch.close()
                 raise
@@ -113,6 +131,7 @@ class ArchiveContext:
             self.archives.insert(at, arch)
 
     def close(self) -> None:
+        self._meta_users[0] -= 1
         for arch in self.archives:
             arch.close()
 
@@ -131,6 +150,11 @@ class ArchiveContext:
         dup.delta = self.delta
         dup.direction = self.direction
         dup._change_archive(self.cur)
+        # libpcp's copy of the archive controls points at the same __pmLogCtl, so the
+        # metadata is shared until one of them changes archive
+        dup._meta_users[0] -= 1
+        dup.meta, dup._meta_holds, dup._meta_users = self.meta, self._meta_holds, self._meta_users
+        self._meta_users[0] += 1
         dup.curvol = -1
         dup._change_vol(self.curvol)
         dup.pos = self.pos
@@ -176,10 +200,30 @@ class ArchiveContext:
         """__pmLogChangeArchive: switch archive, positioned after its first label."""
         if index == self.cur:
             return
+        self._meta_for(index)
         self.cur = index
         self.mark_done = 0
         self.curvol = -1
         self._change_vol(self.arch.minvol)
+
+    def _meta_for(self, index: int) -> None:
+        """The metadata after __pmFindOrOpenArchive opens archive `index`: libpcp keeps
+        its __pmLogCtl, and the metadata of the archives read so far with it (a
+        multi-archive context sees them all), only when no other context uses it; a
+        __pmLogCtl shared since a pmDupContext is left to the other context, and this
+        one starts a new one that holds the metadata of archive `index` alone (instance
+        domains, names and descriptors of the other archives are then unknown here)."""
+        arch = self.archives[index]
+        if self._meta_users[0] > 1:
+            self._meta_users[0] -= 1
+            self._meta_users = [1]
+            self.meta = Metadata()
+            self._meta_holds = set()
+            self._fresh_block = True
+        elif index in self._meta_holds:
+            return
+        self.meta.load(_MetaBytes(self._meta_raw[id(arch)]), arch.meta_label.length)
+        self._meta_holds.add(index)
 
     def _last_volume_size(self) -> int:
         """The size __pmLogSetTime compares index offsets with: it stats the stream
@@ -298,18 +342,25 @@ class ArchiveContext:
                 i -= 1
         elif i >= len(self.archives):
             i -= 1
+        before = self.arch
+        self._fresh_block = False
         self._change_archive(i)
         arch = self.arch
-        ti = arch.index
+        # libpcp reads the log control block it held before the archive change: the
+        # same block, updated, unless the change started a new one (after a
+        # pmDupContext, see _meta_for), when the previous archive's temporal index and
+        # volume range choose the offset read in the new archive's file
+        indexed = before if self._fresh_block else arch
+        ti = indexed.index
         if ti:
             j = -1
             toobig = False
             match = False
             last_size: Optional[int] = None
             for n, entry in enumerate(ti):
-                if entry.vol < arch.minvol:
+                if entry.vol < indexed.minvol:
                     continue
-                if entry.vol == arch.maxvol:
+                if entry.vol == indexed.maxvol:
                     if last_size is None:
                         last_size = self._last_volume_size()
                     if entry.off_data > last_size:
@@ -380,6 +431,10 @@ class ArchiveContext:
         """VolSkip: the index entry to use, skipping entries of volumes that fail."""
         arch = self.arch
         ti = arch.index
+        if not 0 <= j < len(ti):
+            # past the end of this archive's index: a position from another archive's
+            # (see _set_time), where libpcp reads out of bounds
+            raise pmErr(PM_ERR_LOGFILE)
         vol = ti[j].vol
         while arch.minvol <= vol <= arch.maxvol:
             if self._change_vol(vol):

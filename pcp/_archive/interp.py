@@ -483,17 +483,27 @@ class Interpolator:
 
     def fetch(self, pmids: Sequence[int]) -> FlatResult:
         """__pmLogFetchInterp: the values at the context's current time; the time then
-        advances by the delta (also when the fetch fails)."""
+        advances by the delta, also when the fetch fails, except on a corrupt record
+        (PM_ERR_LOGREC): libpcp 6.0.3 returns that from its search passes straight away,
+        skipping the advance, so every later fetch asks for the same time and meets the
+        same record again."""
         try:
-            return self._result(len(pmids), self.prepare(pmids))
-        finally:
-            self.advance()
+            result = self._result(len(pmids), self.prepare(pmids))
+        except pmErr as err:
+            if err.code != PM_ERR_LOGREC:
+                self.advance()
+            raise
+        self.advance()
+        return result
 
     def advance(self) -> None:
-        """The request time moves on by the delta (after every fetch, failed or not)."""
+        """The request time moves on by the delta (after every fetch but one meeting a
+        corrupt record). The nanoseconds add as libpcp's 32-bit ints: an unnormalised
+        XTB delta (PM_TIME_NSEC up to 2^31-1, see pmapi._xtb_delta) can wrap the sum
+        negative, and the time then goes back about 2.1 s instead of forward."""
         ctx = self.ctx
         sec = ctx.origin[0] + ctx.delta[0]
-        nsec = ctx.origin[1] + ctx.delta[1]
+        nsec = wrap_int32(ctx.origin[1] + ctx.delta[1])
         while nsec > 1000000000:
             sec += 1
             nsec -= 1000000000

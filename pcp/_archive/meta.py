@@ -15,6 +15,7 @@ from pcp._core.constants import (PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM, PM_
                                  PM_ERR_LOGCHANGEUNITS, PM_ERR_LOGREC, PM_ERR_NOTHOST,
                                  PM_ERR_TEXT, PM_ID_NULL, PM_LABEL_CONTEXT,
                                  PM_LABEL_OPTIONAL, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_ONELINE)
+from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import PM_LABEL_COMPOUND
@@ -224,6 +225,15 @@ class Metadata:
 
     # ---- loading -----------------------------------------------------------------------
 
+    @property
+    def nfiles(self) -> int:
+        """How many .meta files were loaded."""
+        return len(self._files)
+
+    def file_bytes(self, number: int) -> bytes:
+        """The bytes of the number-th .meta loaded (from 1), to load it again elsewhere."""
+        return self._files[number - 1].raw
+
     def load(self, mapped: "object", label_len: int) -> None:
         """Read one archive's .meta (its bytes already checked to start with a label).
         Raises pmErr with libpcp's code on the first bad record, or on a descriptor that
@@ -431,8 +441,12 @@ class Metadata:
         return self.indoms
 
     def indom_at(self, indom: int, stamp: Stamp) -> Optional[InDomSnapshot]:
+        """The record of indom in force at stamp (the newest at or before it), compared
+        as libpcp 6.0.3's __pmTimestampCmp does: the difference of the seconds cut to a
+        32-bit int, so a time more than 2^31 s before a record counts as after it."""
         for snap in self.indom_chain(indom) or ():
-            if snap.stamp <= stamp:
+            order = wrap_int32(snap.stamp[0] - stamp[0]) or wrap_int32(snap.stamp[1] - stamp[1])
+            if order <= 0:
                 return snap
         return None
 

@@ -35,31 +35,55 @@ def _crashed(answer: Any) -> bool:
     return isinstance(answer, dict) and "__crash__" in answer
 
 
-def _play_side(batch: List[dict], ours: bool) -> List[Any]:
+def _play_side(batch: List[dict], ours: bool, alone: bool = False) -> Tuple[List[Any], bool]:
+    """One side's answers to batch, and whether it was played one sequence a process
+    (a side that dies in a batch, or alone asked for)."""
+    if alone and len(batch) > 1:
+        return [_play_side([sequence], ours)[0][0] for sequence in batch], True
     timeout = SECONDS_PER_SEQUENCE * len(batch) + 10
     try:
         answer = difftest.run_program(_program(batch), ours=ours, timeout=timeout)
     except subprocess.TimeoutExpired:
         answer = {"__crash__": "timed out after %ds" % timeout}
     if not _crashed(answer):
-        return answer
+        return answer, False
     if len(batch) == 1:
-        return [{"crash": answer["__crash__"]}]
-    return [_play_side([sequence], ours)[0] for sequence in batch]
+        return [{"crash": answer["__crash__"]}], True
+    return _play_side(batch, ours, alone=True)
+
+
+def _play_chunk(pool: Optional[ThreadPoolExecutor], chunk: List[dict]
+                ) -> Tuple[List[Any], List[Any]]:
+    """Both sides' answers to one chunk, at the same time when pool is given. When one
+    side had to play it one sequence a process, so does the other: what a process
+    keeps from sequence to sequence (the global derived metrics and their pmids) must
+    be the same on both sides."""
+    if pool is None:
+        (ours, ours_alone), (ref, ref_alone) = _play_side(chunk, True), _play_side(chunk, False)
+    else:
+        mine, theirs = pool.submit(_play_side, chunk, True), pool.submit(_play_side, chunk, False)
+        (ours, ours_alone), (ref, ref_alone) = mine.result(), theirs.result()
+    if ours_alone and not ref_alone:
+        ref = _play_side(chunk, False, alone=True)[0]
+    elif ref_alone and not ours_alone:
+        ours = _play_side(chunk, True, alone=True)[0]
+    return ours, ref
 
 
 def play_both(batch: List[dict]) -> Tuple[List[Any], List[Any]]:
     """(ours, reference): the answers of every sequence of batch on each side, the two
     sides run at the same time, BATCH_SIZE sequences a subprocess (a program is one
-    command-line argument, which Linux limits to 128 KiB)."""
+    command-line argument, which Linux limits to 128 KiB). Sequences that store into
+    pmcd ("stores") are played one side after the other, so that neither side sees
+    the other's stores."""
     ours, ref = [], []
     with ThreadPoolExecutor(2) as pool:
         for first in range(0, len(batch), BATCH_SIZE):
             chunk = batch[first:first + BATCH_SIZE]
-            mine = pool.submit(_play_side, chunk, True)
-            theirs = pool.submit(_play_side, chunk, False)
-            ours += mine.result()
-            ref += theirs.result()
+            stores = any(sequence.get("stores") for sequence in chunk)
+            mine, theirs = _play_chunk(None if stores else pool, chunk)
+            ours += mine
+            ref += theirs
     return ours, ref
 
 
@@ -88,20 +112,27 @@ def shrink(sequence: dict, index: int) -> dict:
     while position >= 0 and runs < MAX_SHRINK_RUNS:
         candidate = steps[:position] + steps[position + 1:]
         runs += 1
-        found = _differs({"target": sequence["target"], "steps": candidate})
+        found = _differs(dict(sequence, steps=candidate))
         if found is not None:
             steps = candidate[:found + 1]
             position = min(position, len(steps) - 1) - 1
         else:
             position -= 1
-    return {"target": sequence["target"], "steps": steps}
+    return dict(sequence, steps=steps)
 
 
 def explore(seeds: range, targets: List[str], length: int = 12) -> List[dict]:
-    """Play every seed on every target; the shrunk sequences that differ, each with the
-    two answers of its last step."""
+    """Play every seed on every target, and the targeted shapes; the shrunk sequences
+    that differ, each with the two answers of its last step."""
     from stateful import sequences
     batch = [sequences.generate(seed, target, length) for seed in seeds for target in targets]
+    batch += [sequence for seed in seeds for sequence in sequences.targeted(seed)]
+    return explain(batch)
+
+
+def explain(batch: List[dict]) -> List[dict]:
+    """Play batch; the shrunk sequences that differ, each with the two answers of its
+    last step."""
     ours, ref = play_both(batch)
     found = []
     for sequence, mine, theirs in zip(batch, ours, ref):
@@ -119,5 +150,5 @@ if __name__ == "__main__":
     from stateful import sequences
     first = int(sys.argv[1])
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-    for case in explore(range(first, first + count), sequences.targets()):
+    for case in explore(range(first, first + count), sequences.targets(more=True)):
         print(json.dumps(case))
