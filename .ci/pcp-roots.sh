@@ -8,6 +8,7 @@
 #   - the tools for building this package inside a root (gcc, python3-dev, cffi, numpy,
 #     setuptools: the system packages, lighter than a venv and pip) are added when missing;
 #   - /proc and the QA archives (/var/lib/pcp/testsuite) are bind-mounted when not yet;
+#   - the default PMNS is built when missing (a private pmcd of the root's PCP, tests/versions);
 #   - a pmcd or pmlogger that pcp's postinst started inside a new root is stopped (by process
 #     id: those whose root is that folder); a reused root's daemons are left to the tests.
 # Never unmounts or removes a root it did not find half-built. Needs root's uid.
@@ -90,6 +91,12 @@ build_root() {  # build_root SUITE VERSION
         in_root "$dir" "apt-get install -y -q --no-install-recommends $missing || \
                         (apt-get update -q && apt-get install -y -q --no-install-recommends $missing)" \
             > "$ROOTS/$suite.tools.log" 2>&1 || { tail -n 30 "$ROOTS/$suite.tools.log" >&2; exit 1; }
+    fi
+    # the default PMNS (and stdpmid, which PMDAs' root files include), which the postinst
+    # builds only where pmcd starts: a private pmcd of the root's PCP needs them
+    if [ ! -f "$dir/var/lib/pcp/pmns/root" ] || [ ! -f "$dir/var/lib/pcp/pmns/stdpmid" ]; then
+        in_root "$dir" "cd /var/lib/pcp/pmns && ./Make.stdpmid && ./Rebuild -du" \
+            > "$ROOTS/$suite.pmns.log" 2>&1 || { tail -n 30 "$ROOTS/$suite.pmns.log" >&2; exit 1; }
     fi
 }
 
