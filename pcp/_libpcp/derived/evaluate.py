@@ -298,7 +298,9 @@ def _constant_over_indom(np: Node, s: State, ops: Operands) -> int:
     """adjust_constant() of 6.3: a constant given an instance domain (mkconst()'s
     meta= or indom=) has its value for each instance the domain has now, within the
     instance profile (pmGetInDom's error, when it fails)."""
-    insts = ops.indom_instances(np.desc[2]) if ops.indom_instances else PM_ERR_INDOM
+    # (the bulk readers' rows know no instance domain: PM_ERR_INDOM there)
+    source = getattr(ops, "indom_instances", None)
+    insts = source(np.desc[2]) if source is not None else PM_ERR_INDOM
     if isinstance(insts, int):
         s.numval, s.insts, s.vals = insts, [], []
         return insts
