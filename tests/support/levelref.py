@@ -12,6 +12,8 @@ import shutil
 import subprocess
 from typing import Dict, List, Optional, Tuple
 
+import pytest
+
 from support import difftest
 
 Level = Tuple[int, int]
@@ -57,6 +59,17 @@ def problem(level: Level) -> Optional[str]:
     if not os.path.exists(root + QA_ARCHIVES + "/archives/20180102.meta"):
         return "the QA archives are not bind-mounted at %s%s" % (root, QA_ARCHIVES)
     return None
+
+
+def require(level: Level) -> None:
+    """Fail (when $CI is set) or skip unless level's reference can run here."""
+    why = problem(level)
+    if why is None:
+        return
+    message = "PCP %s reference: %s" % (level_text(level), why)
+    if os.environ.get("CI"):
+        pytest.fail(message + " (CI is set: a failure, not a skip)", pytrace=False)
+    pytest.skip(message)
 
 
 def reference_argv(level: Level, env: Optional[Dict[str, str]] = None) -> List[str]:
