@@ -10,3 +10,9 @@ from pcp._core.constants import (  # noqa: F401  (re-exported)
     MMV_TYPE_ELAPSED, MMV_TYPE_FLOAT, MMV_TYPE_I32, MMV_TYPE_I64, MMV_TYPE_NOSUPPORT,
     MMV_TYPE_STRING, MMV_TYPE_U32, MMV_TYPE_U64,
 )
+from pcp._core.constants import MMV_INDOM_NULL as _MMV_INDOM_NULL
+from pcp._core.level import served as _served
+
+if _served("MMV_INDOM_NULL"):      # PCP 6.3's
+    MMV_INDOM_NULL = _MMV_INDOM_NULL
+

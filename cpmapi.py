@@ -25,8 +25,13 @@ from pcp._core.constants import *  # noqa: F401,F403  (every constant, defined o
 # libpcp_import's, libpcp_pmda's and libpcp_mmv's numbers belong to ``cpmi``, ``cpmda``
 # and ``cmmv``, not to the official ``cpmapi``
 for _name in [_n for _n in dir() if _n.startswith(("PMI_", "PMDA_", "MMV_"))
-              or _n in ("pmiErrSymDict", "pmi_error_texts")]:
+              or _n in ("pmiErrSymDict", "pmi_error_texts", "SINCE", "UNTIL")]:
     del globals()[_name]
+# the names and error codes of the API level served (pcp/_core/level.py)
+from pcp._core.level import error_symbols as _error_symbols, served as _served
+for _name in [_n for _n in dir() if not _n.startswith("_") and not _served(_n)]:
+    del globals()[_name]
+pmErrSymDict = _error_symbols()
 from pcp._core.constants import PM_XTB_FLAG  # used below
 from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
 from pcp._core.cint import wrap_int32 as _to_int32

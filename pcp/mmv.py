@@ -33,10 +33,14 @@ from __future__ import annotations
 import ctypes
 import os
 import time
-from ctypes import POINTER, Structure, c_char, c_char_p, c_int, c_uint
+# the ctypes names the official module imports (scripts reach them through it)
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int, c_long,  # noqa: F401
+                    c_uint, c_void_p)
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from pcp._core.constants import MMV_NAMEMAX, MMV_TYPE_NOSUPPORT, MMV_VERSION3
+from pcp._core.constants import MMV_INDOM_NULL as _MMV_INDOM_NULL
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.structs import pmAtomValue
 from pcp._core.units import pmUnits
 from pcp._mmv import layout as _layout
@@ -84,7 +88,8 @@ class mmv_indom(Structure):
         if shorttext is not None and not isinstance(shorttext, bytes):
             shorttext = shorttext.encode('utf-8')
         self.shorttext = shorttext
-        self.helptext = shorttext       # sic: the official binding's behaviour
+        # sic: 6.0.3's binding stores the short text as the help text; 6.3 fixed it
+        self.helptext = helptext if _API_LEVEL >= (6, 3) else shorttext
         self.serial = serial
 
     def set_instances(self, instances: List[mmv_instance]) -> None:
@@ -97,12 +102,19 @@ class mmv_indom(Structure):
         self.instances = instance_array
 
 
+if _API_LEVEL >= (6, 3):
+    MMV_INDOM_NULL = _MMV_INDOM_NULL    # 6.3's module imports it from cmmv
+#: a metric's indom when none is given: 6.3's MMV_INDOM_NULL, 6.0.3's 0
+_DEFAULT_INDOM = _MMV_INDOM_NULL if _API_LEVEL >= (6, 3) else 0
+
+
 class mmv_metric(Structure):
     """One metric's definition: name, item, type, semantics, units, indom, texts.
 
-    As in the official binding the constructor stores neither ``semantics`` nor
+    As in the official binding 6.0.3 the constructor stores neither ``semantics`` nor
     ``dimension`` (both stay 0) and sets ``helptext`` to ``shorttext``; assign the
-    fields afterwards to have them in the file."""
+    fields afterwards to have them in the file. 6.3's (API level 6.3) stores
+    ``semantics`` and ``helptext``, and its ``indom`` defaults to MMV_INDOM_NULL."""
     _fields_ = [("name", c_char * MMV_NAMEMAX),
                 ("item", c_int),
                 ("typeof", c_int),
@@ -113,7 +125,8 @@ class mmv_metric(Structure):
                 ("helptext", c_char_p)]
 
     def __init__(self, name: Union[str, bytes], item: int, typeof: int, semantics: int,
-                 dimension: Any, indom: int = 0, shorttext: Union[str, bytes, None] = '',
+                 dimension: Any, indom: int = _DEFAULT_INDOM,
+                 shorttext: Union[str, bytes, None] = '',
                  helptext: Union[str, bytes, None] = '') -> None:  # pylint: disable=R0913
         Structure.__init__(self)
         if not isinstance(name, bytes):
@@ -123,7 +136,11 @@ class mmv_metric(Structure):
         if shorttext is not None and not isinstance(shorttext, bytes):
             shorttext = shorttext.encode('utf-8')
         self.shorttext = shorttext
-        self.helptext = shorttext       # sic, and semantics/dimension unused: as 6.0.3
+        if _API_LEVEL >= (6, 3):
+            self.helptext = helptext
+            self.semantics = semantics
+        else:
+            self.helptext = shorttext   # sic, and semantics/dimension unused: as 6.0.3
         self.typeof = typeof
         self.indom = indom
         self.item = item

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import array
 import ctypes
-import datetime
+import datetime as _datetime
 import errno
 import os
 import sys  # noqa: F401 (a name of the official module)
@@ -26,6 +26,7 @@ from pcp import __implementation__, __version__  # noqa: F401 (which binding thi
 from pcp._core import errors as _errors, units as _units
 from pcp._core.abc import Context
 from pcp._core.errors import pmErr, pmErrStr as _pmErrStr, print_callback_error
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue,  # noqa: F401
                                pmDesc, pmDescPtr, pmHighResLogLabel, pmID, pmInDom, pmLabel,
                                pmLabelPtr, pmLabelSet, pmLogLabel, pmUnits, pmValueBlock,
@@ -60,6 +61,14 @@ __all__ = [
 
 integer_types = (int,)
 text_type = str
+
+# PCP 6.3's module imports the datetime class and math's modf where 6.0.3's imports the
+# datetime module: scripts reach them as pmapi.datetime (pcp/_core/level.py)
+if _API_LEVEL >= (6, 3):
+    from datetime import datetime
+    from math import modf  # noqa: F401
+else:
+    datetime = _datetime
 
 _PM_TYPE_32, _PM_TYPE_U32, _PM_TYPE_64, _PM_TYPE_U64 = 0, 1, 2, 3
 _PM_TYPE_FLOAT, _PM_TYPE_DOUBLE, _PM_TYPE_STRING = 4, 5, 6
@@ -460,15 +469,17 @@ class pmContext(object):
                 bname, bexpr, pos, _derived.REGISTRY.errmsg))
         self.pmReconnectContext()
 
-    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> None:
+    def pmLoadDerivedConfig(self, fname: _TUnion[str, bytes]) -> Optional[int]:
         """Register the derived metrics of a file, a directory of files, or a colon list
-        of them (pmLoadDerivedConfig(3)), then reconnect this context."""
+        of them (pmLoadDerivedConfig(3)), then reconnect this context. From level 6.3 the
+        number of metrics registered is returned (6.0.3 returns None)."""
         path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
         _derived.REGISTRY.init()
         sts = _derived.load_path(_derived.REGISTRY, path, recover=False)
         if sts < 0:
             raise pmErr(sts)
         self.pmReconnectContext()
+        return sts if _API_LEVEL >= (6, 3) else None
 
     @staticmethod
     def pmDerivedErrStr() -> Optional[str]:
@@ -513,9 +524,11 @@ class pmContext(object):
         text = self._use().text(get_indom(pmdesc), kind, True)
         return str(text.decode())
 
-    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> bytes:
-        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP), as bytes."""
-        return self._use().text(pmid, kind, False)
+    def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> _TUnion[bytes, str]:
+        """The help text of a metric (PM_TEXT_ONELINE or PM_TEXT_HELP): bytes at level 6.0
+        (6.0.3's), str from 6.3."""
+        text = self._use().text(pmid, kind, False)
+        return text.decode() if _API_LEVEL >= (6, 3) else text
 
     # ---- instance domains ------------------------------------------------------------
 
@@ -1277,7 +1290,7 @@ class pmContext(object):
     def datetime_to_secs(value: Any, precision: int = c_api.PM_TIME_SEC) -> float:
         """A naive datetime as time since the epoch (local time) in seconds, or in
         milliseconds, microseconds or nanoseconds for PM_TIME_MSEC / USEC / NSEC."""
-        delta = value - datetime.datetime.fromtimestamp(0)
+        delta = value - _datetime.datetime.fromtimestamp(0)
         usec = delta.microseconds + (delta.seconds + delta.days * 24.0 * 3600.0) * 10.0 ** 6
         if precision == c_api.PM_TIME_SEC:
             return usec / 10.0 ** 6

@@ -116,8 +116,7 @@ class Metric:
 
     # ---- value sets -------------------------------------------------------------------
 
-    @staticmethod
-    def get_vlist(vset: Any, vlist_idx: int) -> Any:
+    def get_vlist(self, vset: Any, vlist_idx: int) -> Any:  # pylint: disable=no-self-use
         """The pmValue at position vlist_idx of a value set."""
         return vset.contents.vlist[vlist_idx]
 

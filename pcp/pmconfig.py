@@ -23,6 +23,7 @@ attributes, messages and exit statuses, which the tools rely on.
 from __future__ import annotations
 
 import configparser
+import configparser as ConfigParser  # noqa: F401 (the official module's name for it)
 import csv
 import math
 import os
@@ -34,6 +35,7 @@ from collections import OrderedDict
 from copy import deepcopy
 
 from pcp import pmapi
+from pcp._core.level import API_LEVEL as _API_LEVEL
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -237,6 +239,8 @@ class pmConfig:
         if name == "speclocal":
             util.speclocal = value
         elif name == "derived":
+            if _API_LEVEL >= (6, 3):
+                value = str(value)      # 6.3: "yes" is "1" here, where 6.0.3 failed
             util.derived = value if value.find(";") != -1 else value.replace(",", ";")
         elif name == "samples":
             util.opts.pmSetOptionSamples(value)
@@ -249,6 +253,8 @@ class pmConfig:
         elif name == "type_prefer":
             util.type_prefer = 1 if value == "raw" else 0
         elif name == "instances":
+            if _API_LEVEL >= (6, 3):
+                value = str(value)
             util.instances = value.split(",")
         else:
             try:
@@ -377,10 +383,15 @@ class pmConfig:
     def prepare_metrics(self) -> None:
         """Build util.metrics from the [global] section (when util.globals is 1), the
         command line's metric specifications and the metricsets it names."""
+        self._prepare_metrics(False)
+
+    def _prepare_metrics(self, pmns: bool) -> None:
         operands = self.util.opts.pmGetOperands()
-        if not operands:
+        if not operands and not pmns:
             sys.stderr.write("No metrics specified.\n")
             raise pmapi.pmUsageErr()
+        if not operands:        # 6.3's pmns=True: every top-level name of the namespace
+            operands = self.util.context.pmGetChildren('')
 
         cmdline: Dict[str, Any] = OrderedDict()
         for operand in operands:
@@ -1301,3 +1312,16 @@ class pmConfig:
                 results[metric] = [x for x in results[metric]
                                    if self.filter_instance(metric, x[1])]
         return results
+
+
+def _prepare_metrics_63(self: pmConfig, pmns: bool = False) -> None:
+    """Build util.metrics from the [global] section (when util.globals is 1), the
+    command line's metric specifications and the metricsets it names; with pmns and no
+    metrics on the command line, every metric of the namespace (PCP 6.3)."""
+    self._prepare_metrics(pmns)
+
+
+if _API_LEVEL >= (6, 3):
+    _prepare_metrics_63.__name__ = _prepare_metrics_63.__qualname__ = "prepare_metrics"
+    pmConfig.prepare_metrics = _prepare_metrics_63  # type: ignore[method-assign]
+

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import os
 import pwd
-from ctypes import (POINTER, ArgumentError, Structure, addressof, c_char_p, c_int, c_void_p,
-                    cast)
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+import sys as _sys
+# the ctypes names the official module imports (scripts reach them through it)
+from ctypes import (CDLL, POINTER, ArgumentError, Structure, addressof, byref,  # noqa: F401
+                    c_char_p, c_int, c_long, c_void_p, cast)
+from ctypes.util import find_library  # noqa: F401
+
+TYPE_CHECKING = False      # typing's, without binding its names in the module (6.3's has none)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import cpmapi
 import cpmda
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._pmda import cache as _cache
 from pcp._core.errors import pmErrStr as _pmErrStr
 from pcp._pmda.agent import AGENT as _AGENT, LOG_ERR as _LOG_ERR, notify as _notify
@@ -387,6 +394,11 @@ class PMDA(MetricDispatch):
             helpfile = "%s/%s/help" % (PCP.pmGetConfig("PCP_PMDAS_DIR"), name)
         MetricDispatch.__init__(self, domain, pmdaname, logfile, helpfile)
 
+    def domain_probe(self) -> int:
+        """Whether this PMDA could be activated, for pmcheck(1) (PCP 6.3): its exit status
+        when run with PCP_PYTHON_PROBE set. 99 means unknown; a PMDA overrides it."""
+        return 99
+
     def domain_write(self) -> None:
         """Print domain.h's line (Install)."""
         print("#define %s %d" % (self._name.upper(), self._domain))
@@ -412,8 +424,15 @@ class PMDA(MetricDispatch):
         cpmda.pmda_ready()
 
     def run(self) -> None:
-        """Install's domain or PMNS output, else serve pmcd until it closes the pipe."""
-        if "PCP_PYTHON_DOMAIN" in os.environ:
+        """pmcheck's probe (PCP_PYTHON_PROBE, from level 6.3), Install's domain or PMNS
+        output, else serve pmcd until it closes the pipe."""
+        if _API_LEVEL >= (6, 3) and "PCP_PYTHON_PROBE" in os.environ:
+            # the probe's answer is the exit status (pmcheck(1)); anything but an int is 2
+            result = self.domain_probe()
+            if isinstance(result, int):
+                _sys.exit(int(result))
+            _sys.exit(2)
+        elif "PCP_PYTHON_DOMAIN" in os.environ:
             self.domain_write()
         elif "PCP_PYTHON_PMNS" in os.environ:
             self.pmns_write(os.environ["PCP_PYTHON_PMNS"])
@@ -425,19 +444,59 @@ class PMDA(MetricDispatch):
             cpmda.indom_longtext_refresh(self._indom_helptext)
             cpmda.pmda_dispatch(self._indomtable, self._metrictable)
 
-    set_fetch = staticmethod(cpmda.set_fetch)
-    set_label = staticmethod(cpmda.set_label)
-    set_notes = staticmethod(cpmda.set_notes)
-    set_refresh = staticmethod(cpmda.set_refresh)
-    set_instance = staticmethod(cpmda.set_instance)
-    set_fetch_callback = staticmethod(cpmda.set_fetch_callback)
-    set_label_callback = staticmethod(cpmda.set_label_callback)
-    set_notes_callback = staticmethod(cpmda.set_notes_callback)
-    set_attribute_callback = staticmethod(cpmda.set_attribute_callback)
-    set_store_callback = staticmethod(cpmda.set_store_callback)
-    set_endcontext_callback = staticmethod(cpmda.set_endcontext_callback)
-    set_refresh_all = staticmethod(cpmda.set_refresh_all)
-    set_refresh_metrics = staticmethod(cpmda.set_refresh_metrics)
+    # the official wrappers, parameter names and all (a keyword call names them)
+    @staticmethod
+    def set_fetch(fetch: Any) -> Any:
+        return cpmda.set_fetch(fetch)
+
+    @staticmethod
+    def set_label(label: Any) -> Any:
+        return cpmda.set_label(label)
+
+    @staticmethod
+    def set_notes(notes: Any) -> Any:
+        return cpmda.set_notes(notes)
+
+    @staticmethod
+    def set_refresh(refresh: Any) -> Any:
+        return cpmda.set_refresh(refresh)
+
+    @staticmethod
+    def set_instance(instance: Any) -> Any:
+        return cpmda.set_instance(instance)
+
+    @staticmethod
+    def set_fetch_callback(fetch_callback: Any) -> Any:
+        return cpmda.set_fetch_callback(fetch_callback)
+
+    @staticmethod
+    def set_label_callback(label_callback: Any) -> Any:
+        return cpmda.set_label_callback(label_callback)
+
+    @staticmethod
+    def set_notes_callback(notes_callback: Any) -> Any:
+        return cpmda.set_notes_callback(notes_callback)
+
+    @staticmethod
+    def set_attribute_callback(attribute_callback: Any) -> Any:
+        return cpmda.set_attribute_callback(attribute_callback)
+
+    @staticmethod
+    def set_store_callback(store_callback: Any) -> Any:
+        return cpmda.set_store_callback(store_callback)
+
+    @staticmethod
+    def set_endcontext_callback(endcontext_callback: Any) -> Any:
+        return cpmda.set_endcontext_callback(endcontext_callback)
+
+    @staticmethod
+    def set_refresh_all(refresh_all: Any) -> Any:
+        return cpmda.set_refresh_all(refresh_all)
+
+    @staticmethod
+    def set_refresh_metrics(refresh_metrics: Any) -> Any:
+        return cpmda.set_refresh_metrics(refresh_metrics)
+
 
     @staticmethod
     def set_notify_change() -> None:
@@ -445,7 +504,10 @@ class PMDA(MetricDispatch):
 
     @staticmethod
     def set_user(username: str) -> int:
-        """pmSetProcessIdentity: become `username` (a no-op when already that user)."""
+        """pmSetProcessIdentity: become `username` (a no-op when already that user). A
+        probe (level 6.3's PCP_PYTHON_PROBE) stays who it is and gets PM_ERR_NOTCONN."""
+        if _API_LEVEL >= (6, 3) and "PCP_PYTHON_PROBE" in os.environ:
+            return cpmapi.PM_ERR_NOTCONN
         entry = pwd.getpwnam(username)
         if os.geteuid() == entry.pw_uid:
             return 0
@@ -499,3 +561,10 @@ class PMDA(MetricDispatch):
     @staticmethod
     def err(message: str) -> None:
         return cpmda.pmda_err(message)
+
+
+if _API_LEVEL < (6, 3):
+    # PCP 6.3 added the probe hook, and the sys import with it
+    del PMDA.domain_probe
+else:
+    sys = _sys

@@ -25,10 +25,11 @@ Beyond the official module: :func:`write_frame` writes a pandas DataFrame (as
 
 from __future__ import annotations
 
-import ctypes
+import ctypes as _ctypes
 from ctypes import POINTER, c_char_p, c_int, c_longlong, c_uint, cast  # noqa: F401
 
 from cpmi import PMI_MAXERRMSGLEN, pmiErrSymDict  # noqa: F401  (as the official module)
+from pcp._core.level import API_LEVEL as _API_LEVEL
 from pcp._core.units import units_to_int as _units_word
 from pcp._decode.result import flat_of as _flat_of, store_arrays as _store_arrays
 from pcp._decode.result import usec_of as _usec_of
@@ -38,6 +39,15 @@ from pcp.pmapi import pmHighResResult, pmID, pmInDom, pmResult, pmUnits  # noqa:
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Any, Optional
+
+# the names the official module imports: 6.0.3's the ctypes module, 6.3's these
+if _API_LEVEL >= (6, 3):
+    from ctypes import CDLL, create_string_buffer  # noqa: F401
+    from ctypes.util import find_library  # noqa: F401
+    from datetime import datetime
+    from math import modf
+else:
+    ctypes = _ctypes
 
 _writer_module: Any = None
 
@@ -56,7 +66,7 @@ def _writer() -> Any:
 def _int_arg(value: Any, position: int) -> int:
     """A C int / unsigned argument as ctypes converts it: any int, wrapped to 32 bits."""
     if not isinstance(value, int):
-        raise ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
+        raise _ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
     return value & 0xFFFFFFFF
 
 
@@ -66,7 +76,7 @@ def _signed(value: int) -> int:
 
 def _longlong_arg(value: Any, position: int) -> int:
     if not isinstance(value, int):
-        raise ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
+        raise _ctypes.ArgumentError("argument %d: TypeError: wrong type" % position)
     value &= 0xFFFFFFFFFFFFFFFF
     return value - (1 << 64) if value & (1 << 63) else value
 
@@ -192,7 +202,7 @@ class pmiLogImport(object):
         pmid, typed, indom, sem = (_int_arg(pmid, 2), _int_arg(typed, 3),
                                    _int_arg(indom, 4), _int_arg(sem, 5))
         if not isinstance(units, pmUnits):
-            raise ctypes.ArgumentError("argument 6: TypeError: expected pmUnits instance "
+            raise _ctypes.ArgumentError("argument 6: TypeError: expected pmUnits instance "
                                        "instead of %s" % type(units).__name__)
         return self._check(_writer().add_metric(name, pmid, _signed(typed), indom, _signed(sem),
                                          _units_word(units) & 0xFFFFFFFF))
@@ -238,6 +248,9 @@ class pmiLogImport(object):
     def pmiWrite(self, sec: int, usec: int) -> int:
         """PMI - flush data to a Log Import archive"""
         self._select()
+        return self._write_timeval(sec, usec)
+
+    def _write_timeval(self, sec: Any, usec: Any) -> int:
         sec = _longlong_arg(sec, 1)
         usec = _signed(_int_arg(usec, 2))
         return self._check(_writer().write(sec, _signed((usec * 1000) & 0xFFFFFFFF)))
@@ -290,7 +303,7 @@ def _put_result(result: Any, highres: bool) -> int:
     """pmiPutResult / pmiPutHighResResult for a result of this package's pmapi."""
     flat = _flat_of(result)
     if flat is None:
-        raise ctypes.ArgumentError("argument 1: TypeError: expected a pmResult of pcp.pmapi")
+        raise _ctypes.ArgumentError("argument 1: TypeError: expected a pmResult of pcp.pmapi")
     contents = result.contents if hasattr(result, "contents") else result
     numpmid = contents.numpmid
     arrays = _store_arrays(flat, numpmid)
@@ -326,3 +339,25 @@ def write_frame(frame: Any, path: Any, form: Optional[str] = None, version: int 
 
     return _write_frame(frame, path, form=form, version=version, hostname=hostname,
                         timezone=timezone)
+
+
+def _pmiWrite_63(self: pmiLogImport, sec: Any, usec: Any = None) -> int:
+    """PMI - flush data to a Log Import archive: a time since the epoch as seconds and
+    microseconds, or as a float or a (naive, UTC) datetime alone"""
+    self._select()
+    if sec and not usec:   # sic: 6.3's test, so sec=0 with usec=None is refused
+        if isinstance(sec, datetime):
+            sec = float((sec - _EPOCH).total_seconds())
+        if isinstance(sec, float):
+            fraction, whole = modf(sec)
+            sec, usec = int(whole), int(fraction * 1000000)
+        else:
+            usec = 0
+    return self._write_timeval(sec, usec)
+
+
+if _API_LEVEL >= (6, 3):
+    _EPOCH = datetime(1970, 1, 1)    # 6.3's datetime.utcfromtimestamp(0)
+    _pmiWrite_63.__name__ = _pmiWrite_63.__qualname__ = "pmiWrite"
+    pmiLogImport.pmiWrite = _pmiWrite_63  # type: ignore[method-assign]
+

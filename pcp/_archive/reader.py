@@ -18,8 +18,8 @@ from pcp._core.constants import (PM_ERR_FEATURE, PM_ERR_LABEL, PM_ERR_LOGFILE, P
                                  PM_ERR_NODATA)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
-from pcp._core.wire import (PCP_LOG_END, PM_CTXFLAG_NO_FEATURE_CHECK, PM_LOG_FEATURE_QA, VOL_INDEX,
-                            VOL_META)
+from pcp._core.constants import PM_CTXFLAG_NO_FEATURE_CHECK
+from pcp._core.wire import PCP_LOG_END, PM_LOG_FEATURE_QA, VOL_INDEX, VOL_META
 from pcp._decode.result import FlatResult
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)

@@ -94,6 +94,12 @@ PM_CTXFLAG_EXCLUSIVE = 1 << 9
 PM_CTXFLAG_SECURE = 1 << 10
 PM_CTXFLAG_COMPRESS = 1 << 11
 PM_CTXFLAG_RELAXED = 1 << 12
+# PCP 6.3's (served from API level 6.3: SINCE below)
+PM_CTXFLAG_SHALLOW = 1 << 8
+PM_CTXFLAG_AUTH = 1 << 13
+PM_CTXFLAG_CONTAINER = 1 << 14
+PM_CTXFLAG_NO_FEATURE_CHECK = 1 << 15
+PM_CTXFLAG_METADATA_ONLY = 1 << 16
 
 # ---------------------------------------------------------------------------
 # Archive time-travel modes (pmSetMode) and the extended time base flag
@@ -156,6 +162,7 @@ PMCD_DROP_AGENT = 1 << 2
 PMCD_AGENT_CHANGE = PMCD_ADD_AGENT | PMCD_RESTART_AGENT | PMCD_DROP_AGENT
 PMCD_LABEL_CHANGE = 1 << 3
 PMCD_NAMES_CHANGE = 1 << 4
+PMCD_HOSTNAME_CHANGE = 1 << 5   # PCP 6.3's
 
 # ---------------------------------------------------------------------------
 # Archive files
@@ -263,6 +270,7 @@ PM_ERR_PMDAFENCED = -12411
 PM_ERR_RECTYPE = -12412
 PM_ERR_FEATURE = -12413
 PM_ERR_TLS = -12414
+PM_ERR_ARG = -12415             # PCP 6.3's
 PM_ERR_BOTCH = -12442
 PM_ERR_TOOSMALL = -12443
 PM_ERR_TOOBIG = -12444
@@ -339,6 +347,7 @@ pmErrSymDict = {
     PM_ERR_RECTYPE: "PM_ERR_RECTYPE",
     PM_ERR_FEATURE: "PM_ERR_FEATURE",
     PM_ERR_TLS: "PM_ERR_TLS",
+    PM_ERR_ARG: "PM_ERR_ARG",
     PM_ERR_NYI: "PM_ERR_NYI",
 }
 
@@ -410,6 +419,7 @@ pmi_error_texts = {
 # libpcp_mmv (PCP 6.0.3's mmv_stats.h and mmv_dev.h): what the official ``cmmv`` module
 # exposes, and the on-disk numbers of the mmv(5) file format.
 MMV_NAMEMAX = 64
+MMV_INDOM_NULL = 0xFFFFFFFF     # PCP 6.3's mmv_stats.h
 MMV_STRINGMAX = 256
 MMV_LABELMAX = 244
 MMV_TYPE_NOSUPPORT = -1
@@ -478,3 +488,18 @@ PMDA_ATTR_CONTAINER = 15
 # pmdaExt's e_flags bits that set_notify_change raises (pmda.h)
 PMDA_EXT_LABEL_CHANGE = 1 << 5
 PMDA_EXT_NAMES_CHANGE = 1 << 6
+
+# ---------------------------------------------------------------------------
+# Names of the official C modules (cpmapi, cmmv ...) that a later PCP added: each is served
+# from the API level given (pcp/_core/level.py); below it the public module lacks the name
+# and pmErrSymDict its code, as that version's binding does. The numbers above stay
+# defined for this package's own use at every level.
+# ---------------------------------------------------------------------------
+SINCE = {
+    "PM_CTXFLAG_SHALLOW": (6, 3), "PM_CTXFLAG_AUTH": (6, 3), "PM_CTXFLAG_CONTAINER": (6, 3),
+    "PM_CTXFLAG_NO_FEATURE_CHECK": (6, 3), "PM_CTXFLAG_METADATA_ONLY": (6, 3),
+    "PMCD_HOSTNAME_CHANGE": (6, 3), "PM_ERR_ARG": (6, 3), "MMV_INDOM_NULL": (6, 3),
+}
+#: Names a later PCP's C modules dropped: each is served below the level given.
+UNTIL = {}  # type: ignore[var-annotated]
+

@@ -2,7 +2,7 @@
 prints the usage message, lives with the options (pcp._libpcp.options).
 
 ``pmErrStr`` reproduces libpcp's ``pmErrStr_r`` text for any code, at API_LEVEL (6.3
-renamed the "archive log" of 6.0.3's texts "archive" and added PM_ERR_ARG):
+renamed the "archive log" of 6.0.3's texts "archive"):
 
 * 0 gives "No error";
 * -1 .. -12344 give the C library's strerror text (unless that is an
@@ -30,7 +30,10 @@ import time
 from pcp._core import constants
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_ERR_NYI, PM_MAXERRMSGLEN
-from pcp._core.level import API_LEVEL
+from pcp._core.level import API_LEVEL, error_symbols
+
+# the error codes of the API level served: a later PCP's code is no code at an earlier level
+_SYMBOLS = error_symbols()
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -97,6 +100,7 @@ _PCP_MESSAGES = {
     -12412: "Incorrect record type in an archive",                       # PM_ERR_RECTYPE
     -12413: "Archive feature not supported",                             # PM_ERR_FEATURE
     -12414: "TLS protocol failure",                                      # PM_ERR_TLS
+    -12415: "Bad value for function argument",                           # PM_ERR_ARG (6.3)
     -12442: "Internal inconsistency detected or assertion failed",       # PM_ERR_BOTCH
     -12443: "Insufficient elements in list",                             # PM_ERR_TOOSMALL
     -12444: "Result size exceeded",                                      # PM_ERR_TOOBIG
@@ -107,7 +111,7 @@ _PCP_MESSAGES = {
 }
 
 if API_LEVEL >= (6, 3):
-    # libpcp 6.3 says "archive" where 6.0 said "archive log", and added PM_ERR_ARG
+    # libpcp 6.3 says "archive" where 6.0 said "archive log"
     _PCP_MESSAGES.update({
         -12354: "Empty archive file",                                     # PM_ERR_NODATA
         -12370: "End of PCP archive",                                     # PM_ERR_EOL
@@ -117,7 +121,6 @@ if API_LEVEL >= (6, 3):
         -12378: "Metric not defined in the PCP archive",                  # PM_ERR_PMID_LOG
         -12379: "Instance domain identifier not defined in the PCP archive",  # PM_ERR_INDOM_LOG
         -12380: "Instance identifier not defined in the PCP archive",     # PM_ERR_INST_LOG
-        -12415: "Bad value for function argument",                        # PM_ERR_ARG
     })
 
 # Cyrus SASL result code -> sasl_errstring() text (English), for codes that
@@ -180,7 +183,7 @@ def _message(code: int) -> str:
         if not system.startswith("Unknown error"):
             return system
         return _PCP_MESSAGES.get(code, system)
-    if code in _PCP_MESSAGES:
+    if code in _PCP_MESSAGES and code in _SYMBOLS:
         return _PCP_MESSAGES[code]
     if code < PM_ERR_NYI:
         library_code = code - PM_ERR_NYI
@@ -332,7 +335,7 @@ class pmErr(Exception):
             self.code = 0
 
     def __str__(self) -> str:
-        symbol = constants.pmErrSymDict.get(self.code)
+        symbol = _SYMBOLS.get(self.code)
         if symbol is None:
             return self.message()
         return "%s %s" % (symbol, self.message())

@@ -12,6 +12,7 @@ big-endian branch follows the C headers' MSB-first declaration order.
 from __future__ import annotations
 
 import ctypes
+import math
 import time
 from ctypes import (POINTER, Structure, Union, addressof, c_char, c_char_p, c_double, c_float,
                     c_int, c_int32, c_int64, c_long, c_uint, c_uint32, c_uint64, c_void_p)
@@ -25,6 +26,7 @@ from pcp._core.constants import (PM_LOG_MAXHOSTLEN, PM_MAX_HOSTNAMELEN,  # noqa:
 # --------------------------------------------------------------------------
 # Constants come from pcp._core.constants, the one table of PMAPI values.
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.intervals import IntervalError, interval_timespec, interval_timeval
 from pcp._core.longdouble import timespec_to_real, timeval_to_real
 from pcp._core.units import BITFIELDS_LTOR, pmUnits, units_from_int, units_to_int  # noqa: F401
@@ -123,6 +125,50 @@ class timespec(Structure):
             time.sleep(seconds)
 
 
+
+# ---- PCP 6.3's constructors: a float or a datetime alone is a time -------------------
+_EPOCH = None
+
+
+def _seconds_of(value: Any) -> Any:
+    """A datetime as float seconds since 1970-01-01 (naive: UTC), as 6.3's constructors
+    take it; anything else as it is."""
+    global _EPOCH
+    import datetime
+
+    if isinstance(value, datetime.datetime):
+        if _EPOCH is None:
+            _EPOCH = datetime.datetime(1970, 1, 1)   # 6.3's datetime.utcfromtimestamp(0)
+        return float((value - _EPOCH).total_seconds())
+    return value
+
+
+def _timeval_init_63(self: timeval, sec: Any = 0, usec: Any = None) -> None:
+    if usec is None:
+        sec = _seconds_of(sec)
+        if isinstance(sec, float):
+            fraction, sec = math.modf(sec)
+            usec = fraction * 1000000
+        else:
+            usec = 0
+    Structure.__init__(self, int(sec), int(usec))
+
+
+def _timespec_init_63(self: timespec, sec: Any = 0, nsec: Any = None) -> None:
+    if nsec is None:
+        sec = _seconds_of(sec)
+        if isinstance(sec, float):
+            fraction, whole = math.modf(sec)
+            sec, nsec = int(whole), int(fraction * 1000000000)
+        else:
+            nsec = 0
+    Structure.__init__(self, sec, nsec)
+
+
+if API_LEVEL >= (6, 3):
+    timeval.__init__ = _timeval_init_63      # type: ignore[method-assign]
+    timespec.__init__ = _timespec_init_63    # type: ignore[method-assign]
+
 class tm(Structure):
     """struct tm including the glibc/BSD tm_gmtoff and tm_zone extensions."""
 
@@ -141,14 +187,14 @@ class tm(Structure):
     def struct_time(self) -> time.struct_time:
         # POSIX counts weekdays from Sunday and yday from 0; Python counts
         # weekdays from Monday and yday from 1.  The reference maps wday by
-        # subtracting one (Sunday -> 6) and subtracts one from yday, and we
-        # keep exactly that mapping, odd as the yday part is.
+        # subtracting one (Sunday -> 6) and subtracts one from yday (6.0.3;
+        # 6.3 adds one, as Python counts), and we keep exactly that mapping.
         wday = self.tm_wday - 1
         if wday < 0:
             wday = 6
         return time.struct_time([self.tm_year + 1900, self.tm_mon + 1,
                                  self.tm_mday, self.tm_hour, self.tm_min,
-                                 self.tm_sec, wday, self.tm_yday - 1,
+                                 self.tm_sec, wday, self.tm_yday + _YDAY_SHIFT,
                                  self.tm_isdst])
 
     def __str__(self) -> str:
@@ -361,3 +407,8 @@ __all__ = [
     "pmHighResLogLabel", "pmLabel", "pmLabelPtr", "pmLabelSet",
     "timeval_to_real", "timespec_to_real", "units_to_int", "units_from_int",
 ]
+
+
+#: tm.struct_time's yday from tm_yday: 6.0.3 subtracts one, 6.3 adds one
+_YDAY_SHIFT = 1 if API_LEVEL >= (6, 3) else -1
+

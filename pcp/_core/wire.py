@@ -43,11 +43,6 @@ FEATURE_LABELS = 0x0200
 FEATURE_HIGHRES = 0x0400
 FEATURE_DESCS = 0x0800
 
-# ---- context flags libpcp keeps private ------------------------------------------------
-PM_CTXFLAG_AUTH = 0x2000
-PM_CTXFLAG_CONTAINER = 0x4000
-PM_CTXFLAG_NO_FEATURE_CHECK = 1 << 15
-
 # ---- profiles (protocol.md: the PDU_PROFILE state words) -------------------------------
 PM_PROFILE_INCLUDE = 0
 PM_PROFILE_EXCLUDE = 1

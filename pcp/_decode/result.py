@@ -14,6 +14,7 @@ from pcp._core.constants import (PM_ERR_IPC, PM_ERR_LOGREC, PM_TYPE_32, PM_TYPE_
                                  PM_TYPE_DOUBLE, PM_TYPE_U32, PM_TYPE_U64, PM_VAL_DPTR,
                                  PM_VAL_INSITU, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.native import ffi, lib
 from pcp._core.wire import PCP_RESULT_RESIZE, PCP_SELECT_NEED_ROOM
 
@@ -912,6 +913,23 @@ class pmHighResResult(_ResultBase):
         from pcp._core.structs import timespec
 
         return self._timestamp(timespec)
+
+    # PCP 6.3's accessors (pcp/_core/level.py: not served at level 6.0, as 6.0.3 has none)
+    def get_sec(self) -> int:
+        """The seconds of the result's timestamp."""
+        return self.timestamp.tv_sec
+
+    def get_nsec(self) -> int:
+        """The nanoseconds of the result's timestamp."""
+        return self.timestamp.tv_nsec
+
+    def get_numpmid(self) -> int:
+        """The number of value sets (pmids) of the result."""
+        return self.numpmid
+
+
+if API_LEVEL < (6, 3):
+    del pmHighResResult.get_sec, pmHighResResult.get_nsec, pmHighResResult.get_numpmid
 
 
 class LP_pmResult:

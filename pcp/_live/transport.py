@@ -16,7 +16,8 @@ from pcp._core.constants import (PM_CTXFLAG_COMPRESS, PM_CTXFLAG_RELAXED, PM_CTX
 from pcp._core.errors import pmErr
 from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, FEATURE_CREDS_REQD,
                             FEATURE_SECURE, FEATURE_SECURE_ACK, PDU_ERROR, PDU_HEADER_LEN,
-                            PDU_MAX_LEN, PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER)
+                            PDU_MAX_LEN)
+from pcp._core.constants import PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER
 from pcp._live.hostspec import HostSpec, parse_hostspec, redact_hostspec
 
 __all__ = [

@@ -29,6 +29,12 @@ from pcp._core.constants import (PMCD_LABEL_CHANGE, PMCD_NAMES_CHANGE,  # noqa: 
                                  PMDA_EXT_LABEL_CHANGE, PMDA_EXT_NAMES_CHANGE,
                                  PMDA_FETCH_DYNAMIC, PMDA_FETCH_NOVALUES, PMDA_FETCH_STATIC,
                                  PMNS_LEAF_STATUS, PMNS_NONLEAF_STATUS)
+from pcp._core.level import API_LEVEL  # noqa: E402
+
+#: the variables under which a PMDA runs without serving pmcd: Install's two, and from
+#: level 6.3 pmcheck's probe (libpcp_pmda 6.3 opens no log for any of them)
+_NOT_SERVING = ("PCP_PYTHON_PMNS", "PCP_PYTHON_DOMAIN") + (
+    ("PCP_PYTHON_PROBE",) if API_LEVEL >= (6, 3) else ())
 _I32 = (-(1 << 31), (1 << 31) - 1)
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -266,7 +272,9 @@ class Agent:
     # -- set up ----------------------------------------------------------------------
     @staticmethod
     def generating() -> bool:
-        return any(v in os.environ for v in ("PCP_PYTHON_PMNS", "PCP_PYTHON_DOMAIN"))
+        """Whether the PMDA runs for Install (its domain.h or PMNS) or, from level 6.3,
+        for pmcheck's probe: no log file then, its output and errors on the terminal."""
+        return any(v in os.environ for v in _NOT_SERVING)
 
     def init_dispatch(self, domain: int, pmdaname: str, logfile: str, helpfile: str) -> None:
         self.domain = domain

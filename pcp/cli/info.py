@@ -307,7 +307,7 @@ class _Info:
         except pmErr as e:
             return " One-line Help: Error: %s" % pmErrStr(e.code)
         sep = "\n    " if self.args.fullpmid else " "
-        return "%s[%s]" % (sep, text.decode("utf-8", "replace"))
+        return "%s[%s]" % (sep, _text(text))
 
     def _help(self, pmid: int) -> None:
         try:
