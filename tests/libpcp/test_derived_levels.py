@@ -23,7 +23,7 @@ from support import difftest, levelref
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
 
-LEVELS = [(6, 0)] + sorted(levelref.REFERENCES)
+LEVELS = levelref.LEVELS
 ARCHIVES = ["/var/lib/pcp/testsuite/archives/20180102",
             "/var/lib/pcp/testsuite/archives/pmiostat_mark",
             "/var/lib/pcp/testsuite/archives/proc"]

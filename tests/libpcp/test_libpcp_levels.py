@@ -14,7 +14,7 @@ from support import difftest, levelref
 
 pytestmark = [pytest.mark.reference]
 
-LEVELS = [(6, 0)] + sorted(levelref.REFERENCES)
+LEVELS = levelref.LEVELS
 
 LABELS = ['{"1a":1}', '{"_a":1}', '{"a-b":1,"c":2}', '{"c":2,"a-b":{"x":1},"d":3}',
           '{"a":{"1b":2}}', '{"a.b":1}', '{"Ab9":"x"}', '{"":1}', '{"a":1,"a":2}',
