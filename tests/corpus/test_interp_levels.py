@@ -15,6 +15,7 @@ archives under QUICK_MAX_BYTES (a minute or two per level on 2 busy cores). Deri
 
 import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -136,3 +137,37 @@ def test_interp_as_libpcp_of_level(level, archive):
     assert not diffs, "%s at %d.%d: %d values differ from libpcp's:\n%s" % (
         name, level[0], level[1], len(diffs), shown)
     assert leaves(ref) > 0
+
+
+ISSUE_EXAMPLE = r'''
+import json
+from pcp import pmapi
+import cpmapi as c_api
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, "/var/lib/pcp/testsuite/archives/20180102")
+ids = ctx.pmLookupName(["kernel.all.load"])
+start = ctx.pmGetHighResArchiveLabel().start
+ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, start, pmapi.timespec(3600, 0))
+rows = []
+for _ in range(2):
+    r = ctx.pmFetchHighRes(ids).contents
+    rows.append(sorted([r.get_inst(0, j), round(ctx.pmExtractValue(
+        r.get_valfmt(0), r.get_vlist(0, j), c_api.PM_TYPE_FLOAT, c_api.PM_TYPE_DOUBLE).d, 3)]
+        for j in range(r.get_numval(0))))
+print(json.dumps(rows))
+'''
+
+
+@pytest.mark.parametrize("level,expected", [
+    ((6, 0), [[1, 1.29], [5, 0.9], [15, 0.8]]),
+    ((6, 3), [[1, 1.22], [5, 0.95], [15, 0.83]]),
+    ((7, 2), [[1, 1.22], [5, 0.95], [15, 0.83]])], ids=lambda v: str(v))
+def test_issue_example(level, expected):
+    """Issue 37's pmrep -t 1h kernel.all.load on 20180102, the 01:10:11 row: 6.0.3's prior
+    observation, 6.3.8's and 7.2.2's nearer one (this package at each level; the sweep
+    compares it with the references)."""
+    proc = subprocess.run([difftest.OUR_PYTHON, "-c", ISSUE_EXAMPLE], capture_output=True,
+                          text=True, env=levelref.our_env(level, ENV), cwd=difftest._cwd(),
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert rows[0] == [] and rows[1] == expected
