@@ -30,19 +30,30 @@ pytestmark = [pytest.mark.reference, pytest.mark.timeout(1800)]
 
 READER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_reader.py")
 LEVELS = levelref.ROOT_LEVELS
-#: Archives the reference itself dies on, per level: archive -> what happens. Its image
-#: up to the crash is compared (this package must not crash). None with these steps in
-#: the quick sample (7.2.2 aborted in pmDestroyContext of tricky_4_507, "free(): invalid
-#: size", as 6.0.3 does, after an earlier reader's three steps).
+#: Archives the reference itself may die on, per level: archive -> what happens. Its
+#: image up to the crash is compared (this package must not crash). The deaths are heap
+#: corruption found when the context is destroyed, and come and go with what was read
+#: before: listed ones may die, others must not (7.2.2 also died so on tricky_4_507,
+#: "free(): invalid size", as 6.0.3 does, after an earlier reader's three steps).
+_DESTROY = ("libpcp %s may abort in pmDestroyContext of this archive (glibc: %s), as "
+            "6.0.3 does; the image before it is compared")
+#: Archives whose reference values depend on what the same process read before (6.3.8
+#: and 7.2.2 after other archives of a full sweep's shard gave older values; read alone,
+#: or after a smaller archive, the same as this package): only this package's not dying
+#: is checked.
+UNSTABLE_REFERENCE = {"badarchives/badti-2"}
 REFERENCE_CRASHES = {
-    (6, 3): {},
-    (7, 2): {},
+    (6, 3): {"badarchives/badti-2": _DESTROY % ("6.3.8", "munmap_chunk(): invalid pointer")},
+    (7, 2): {"badarchives/badti-2": _DESTROY % ("7.2.2", "munmap_chunk(): invalid pointer")},
 }
 #: What this package does differently at a level, archive -> reason; a listed archive
 #: must still differ (the test fails once it reads the same).
+_OPEN_REFUSED = ("libpcp 6.3.8 and 7.2.2 refuse to open this archive (pmNewContext: "
+                 "PM_ERR_LOGREC); this package opens and reads it as 6.0.3 does")
 KNOWN_DIFFERENCES = {
-    (6, 3): {},
+    (6, 3): {"archives/20130706": _OPEN_REFUSED},
     (7, 2): {
+        "archives/20130706": _OPEN_REFUSED,
         "archives/multi-corrupted": (
             "libpcp 7.x drops an archive with a corrupt record from a multi-archive "
             "context and reads on in the next one (logutil.c's __pmLogRead_ctx, with "
@@ -114,16 +125,16 @@ def test_interp_as_libpcp_of_level(level, archive):
     ref = corpus.outcome(swept["reference"][archive])
     ours = corpus.outcome(swept["ours"][archive])
     assert "crash" not in ours, "this package's reader died: %r" % ours["crash"]
-    crashed = REFERENCE_CRASHES[level].get(name)
-    assert ("crash" in ref or "close" in ref and ref["close"] != "ok") == bool(crashed), (
-        "%s: the %d.%d reference %s" % (name, level[0], level[1],
-                                        "no longer crashes" if crashed else
-                                        "crashed, unlisted: %r" % ref.get("crash",
-                                                                          ref.get("close"))))
+    crashed = "crash" in ref or "close" in ref and ref["close"] != "ok"
+    assert not crashed or name in REFERENCE_CRASHES[level], (
+        "%s: the %d.%d reference crashed, unlisted: %r" % (
+            name, level[0], level[1], ref.get("crash", ref.get("close"))))
+    if name in UNSTABLE_REFERENCE:
+        return
     for key in ("crash", "close"):
         ref.pop(key, None)
         ours.pop(key, None)
-    if crashed and "crash" in swept["reference"][archive]:
+    if "crash" in swept["reference"][archive]:
         # compared up to where the reference died: the sections it imaged
         ours = {k: v for k, v in ours.items() if k in ref}
     diffs = [] if ref == ours else differences(ref, ours)
