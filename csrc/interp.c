@@ -98,6 +98,7 @@ typedef struct {
 
 struct pcp_interp {
     int counter_wrap;
+    int nearest;                    /* pcp_interp_set_nearest: 6.3's DISCRETE / INSTANT rule */
     metric_t *metrics;
     int32_t nmetrics, metrics_cap;
     int32_t *pmid_slots;            /* pmid -> metric, open addressing; -1 empty */
@@ -1432,10 +1433,29 @@ static void value_of_bound(value_t *v, const bound *b, int32_t vtype)
     v->len = b->len;
 }
 
+void pcp_interp_set_nearest(pcp_interp *ip, int nearest)
+{
+    ip->nearest = nearest != 0;
+}
+
+/* DISCRETE and INSTANT numbers between two observations: libpcp before 6.3 takes the
+ * prior one; from 6.3 the nearer one, the prior one on a tie (t_req at or before the
+ * midpoint, computed in double as libpcp does) and for a DISCRETE metric whose next
+ * bound is no value (a <mark>, the archive's end). */
+static const bound *discrete_or_instant(const pcp_interp *ip, const metric_t *m,
+                                        const bound *prior, const bound *next, double t_req)
+{
+    if (!ip->nearest || (m->sem == PM_SEM_DISCRETE && !(next->s & S_VALUE)) ||
+        t_req <= (prior->t + next->t) / 2)
+        return prior;
+    return next;
+}
+
 /* The value of one instance at t_req between its prior and next bounds, or 0 when
- * libpcp leaves it out. Numbers: the observation at t_req if there is one, else the
- * prior one (DISCRETE; INSTANT with both bounds), else the interpolated counter.
- * Strings, aggregates and events: always the prior one. */
+ * libpcp leaves it out. Numbers: the observation at t_req if there is one, else for
+ * DISCRETE (a prior bound) and INSTANT (both bounds) the prior or nearer one
+ * (discrete_or_instant), else the interpolated counter. Strings, aggregates and
+ * events: always the prior one. */
 static int value_between(const pcp_interp *ip, const metric_t *m, const bound *prior,
                          const bound *next, double t_req, value_t *v)
 {
@@ -1454,9 +1474,9 @@ static int value_between(const pcp_interp *ip, const metric_t *m, const bound *p
     else if (next->t == t_req)
         source = next;
     else if (m->sem == PM_SEM_DISCRETE)
-        source = prior->t >= 0 ? prior : NULL;
+        source = prior->t >= 0 ? discrete_or_instant(ip, m, prior, next, t_req) : NULL;
     else if (m->sem == PM_SEM_INSTANT)
-        source = has_both ? prior : NULL;
+        source = has_both ? discrete_or_instant(ip, m, prior, next, t_req) : NULL;
     else if (has_both)
         return interpolate(ip, m, prior, next, t_req, v);
     else

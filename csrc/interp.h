@@ -28,6 +28,10 @@ typedef struct pcp_interp pcp_interp;
 pcp_interp *pcp_interp_new(int counter_wrap);
 void pcp_interp_free(pcp_interp *ip);
 
+/* libpcp 6.3's rule for DISCRETE and INSTANT numbers between two observations (the
+ * nearer one) when `nearest` is set, else 6.0's (the prior one). Off in a new state. */
+void pcp_interp_set_nearest(pcp_interp *ip, int nearest);
+
 /* Declare a metric the first time it is requested: its descriptor (type -1 when the
  * archive has none) and its candidate instances in libpcp's hash-table order, with
  * each instance's birth and death times (-1 unknown). Returns 0 or -ENOMEM /

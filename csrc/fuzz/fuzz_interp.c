@@ -242,8 +242,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t pmids[MAX_METRICS];
     int32_t ninsts[MAX_METRICS];
     int nmetrics = 1 + fz_u8(&ctl) % MAX_METRICS;
-    pcp_interp *ip = pcp_interp_new(fz_u8(&ctl) & 1);
+    uint8_t modes = fz_u8(&ctl);      /* $PCP_COUNTER_WRAP; 6.3's nearer DISCRETE/INSTANT */
+    pcp_interp *ip = pcp_interp_new(modes & 1);
     CHECK(ip != NULL);
+    pcp_interp_set_nearest(ip, modes >> 1 & 1);
     for (int m = 0; m < nmetrics; m++) {
         uint8_t b = fz_u8(&ctl);
         const pcp_result *first = (nrec && recs[0].ok) ? &recs[0].res : NULL;

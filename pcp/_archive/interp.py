@@ -30,6 +30,7 @@ from pcp._core.constants import (PM_ERR_EOL, PM_ERR_LOGREC, PM_ERR_TOOBIG, PM_ID
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr
 from pcp._core.intervals import IntervalError, parse_interval
+from pcp._core.level import API_LEVEL
 from pcp._core.longdouble import ld_timestamp_sub
 from pcp._core.native import ffi, lib
 from pcp._core.wire import PCP_INTERP_NEED_ROOM
@@ -200,6 +201,8 @@ class Interpolator:
         if state == ffi.NULL:
             raise MemoryError("pcp_interp_new")
         self.c = ffi.gc(state, lib.pcp_interp_free)
+        # 6.3 changed DISCRETE and INSTANT values between observations to the nearer one
+        lib.pcp_interp_set_nearest(state, 1 if API_LEVEL >= (6, 3) else 0)
         self.declared: set = set()       # pmids declared to the C state
         self.end = 0.0                  # the archive end last seen, from the start
         self.lifetimes: Dict[int, Optional[Dict[int, Tuple[float, float]]]] = {}

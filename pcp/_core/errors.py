@@ -1,7 +1,8 @@
 """Exceptions and error texts shared by every layer (pmErr, pmErrStr); pmUsageErr, which
 prints the usage message, lives with the options (pcp._libpcp.options).
 
-``pmErrStr`` reproduces libpcp 6.0.3's ``pmErrStr_r`` text for any code:
+``pmErrStr`` reproduces libpcp's ``pmErrStr_r`` text for any code, at API_LEVEL (6.3
+renamed the "archive log" of 6.0.3's texts "archive"):
 
 * 0 gives "No error";
 * -1 .. -12344 give the C library's strerror text (unless that is an
@@ -29,7 +30,7 @@ import time
 from pcp._core import constants
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_ERR_NYI, PM_MAXERRMSGLEN
-from pcp._core.level import error_symbols
+from pcp._core.level import API_LEVEL, error_symbols
 
 # the error codes of the API level served: a later PCP's code is no code at an earlier level
 _SYMBOLS = error_symbols()
@@ -108,6 +109,19 @@ _PCP_MESSAGES = {
     -13394: "PMDA is not yet ready to respond to requests",              # PM_ERR_PMDANOTREADY
     -21344: "Functionality not yet implemented",                         # PM_ERR_NYI
 }
+
+if API_LEVEL >= (6, 3):
+    # libpcp 6.3 says "archive" where 6.0 said "archive log"
+    _PCP_MESSAGES.update({
+        -12354: "Empty archive file",                                     # PM_ERR_NODATA
+        -12370: "End of PCP archive",                                     # PM_ERR_EOL
+        -12372: "Illegal label record at start of a PCP archive file",    # PM_ERR_LABEL
+        -12373: "Corrupted record in a PCP archive",                      # PM_ERR_LOGREC
+        -12375: "Missing PCP archive file",                               # PM_ERR_LOGFILE
+        -12378: "Metric not defined in the PCP archive",                  # PM_ERR_PMID_LOG
+        -12379: "Instance domain identifier not defined in the PCP archive",  # PM_ERR_INDOM_LOG
+        -12380: "Instance identifier not defined in the PCP archive",     # PM_ERR_INST_LOG
+    })
 
 # Cyrus SASL result code -> sasl_errstring() text (English), for codes that
 # libpcp folds into the range just below PM_ERR_NYI.

@@ -64,6 +64,7 @@ from errno import E2BIG, EINVAL
 from pcp._core.constants import PM_MAXLABELJSONLEN, PM_MAXLABELS
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, report_unraisable
+from pcp._core.level import API_LEVEL
 from pcp._core.wire import PM_LABEL_COMPOUND
 from pcp._libpcp.label_json import T_HKEY, T_LIST, T_OBJECT, T_STRING, ParseError, tokenize
 
@@ -72,6 +73,9 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 MAXLABELNAMELEN = (1 << 8) - 1
+# 7.x: a label name may start with a digit or "_", and a label whose name is invalid is
+# left out (with its value) instead of failing the whole set
+_SKIP_INVALID = API_LEVEL >= (7, 2)
 MAXLABELSET = PM_MAXLABELS * 6
 
 # ---------------------------------------------------------------------------
@@ -212,6 +216,11 @@ class _LabelParser:
         self.stackdepth = 0
         self.stack: Optional[bytearray] = None
         self.stacklen = 0
+        # 7.x: depth inside a label being left out, labels left out, and the output
+        # state before the current name (put back when it is left out)
+        self.skipping = 0
+        self.skipped = 0
+        self.rewind = (0, 0, False)
 
     # -- output buffer ------------------------------------------------------
     def _stash(self, data: bytes) -> None:
@@ -281,6 +290,12 @@ class _LabelParser:
 
     # -- jsonsl events --------------------------------------------------------
     def push(self, kind: int, pos: int) -> None:
+        if self.skipping:
+            if kind in (T_OBJECT, T_LIST):
+                self.skipping += 1
+            return
+        if kind == T_HKEY:
+            self.rewind = (self.bp, self.buflen, self.comma)
         if kind == T_OBJECT:
             if self.comma:
                 self._stash(b",")
@@ -305,6 +320,16 @@ class _LabelParser:
             self.comma = True
 
     def pop(self, kind: int, level: int, at: int) -> None:
+        if self.skipping:
+            if kind in (T_OBJECT, T_LIST):
+                self.skipping -= 1
+                if self.skipping == 1:
+                    self.skipping = 0
+            elif kind != T_HKEY:
+                if self.skipping == 1:
+                    self.skipping = 0
+                self.token = -1
+            return
         if kind == T_OBJECT:
             self._stash(b"}")
             if self.namelevel == level and self.name:
@@ -330,6 +355,12 @@ class _LabelParser:
             length = at - start
             nested = bool(self.flags & PM_LABEL_COMPOUND)
             sts = _verify_name(self.text[start:at], nested)
+            if sts < 0 and _SKIP_INVALID:
+                self.skipping = 1
+                self.skipped += 1
+                self.bp, self.buflen, self.comma = self.rewind
+                self.token = -1
+                return
             if sts < 0:
                 self.error = sts
             self.name = self.bp + 1
@@ -363,10 +394,10 @@ def _verify_name(name: bytes, nested: bool) -> int:
     if len(name) >= MAXLABELNAMELEN:
         return -E2BIG
     first = name[0]
-    if not (0x41 <= first <= 0x5A or 0x61 <= first <= 0x7A):
+    if not _SKIP_INVALID and not (0x41 <= first <= 0x5A or 0x61 <= first <= 0x7A):
         return -EINVAL
     sts = 0
-    for ch in name[1:]:
+    for ch in name[0 if _SKIP_INVALID else 1:]:
         if 0x30 <= ch <= 0x39 or 0x41 <= ch <= 0x5A or 0x61 <= ch <= 0x7A \
                 or ch == 0x5F:
             continue
@@ -389,6 +420,8 @@ def _parse(text: bytes, flags: int, maxlabels: int = MAXLABELSET,
         raise ParseError(parser.error)
     out = bytes(parser.out)
     if not parser.labels:
+        if parser.skipped:
+            raise ParseError(-EINVAL)       # 7.x: every label left out
         return _Parsed(b"", [], _NameHash(), 0)
     hsh = parser.hash
 

@@ -11,7 +11,7 @@ import re
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from support import difftest
 
@@ -61,16 +61,29 @@ def _size(path: str) -> int:
     return total
 
 
-def _run_shard(python: str, reference: bool, paths: Sequence[str],
-               out: Dict[str, dict]) -> None:
+class Side(NamedTuple):
+    """How one side of a sweep runs a reader: `argv` (the archives are appended), its
+    environment, and the reader's text for stdin when argv reads it from there (a root's
+    python3 under chroot, which cannot see this checkout)."""
+    argv: List[str]
+    env: Dict[str, str]
+    stdin: Optional[str] = None
+
+
+def binding(python: str, reference: bool, reader: str = READER) -> Side:
+    """A reader run on the host: the official binding (reference) or this package."""
+    return Side([python, reader], difftest._env(not reference))
+
+
+def _run_shard(side: Side, paths: Sequence[str], out: Dict[str, dict]) -> None:
     """Read `paths` in one process into out[archive] = {"image": the JSON text, "close":
     "ok"}. A process that dies (libpcp does on some archives) is pinned to the archive
     it was on: while reading it, "crash" says how it died; while destroying its context,
     "close" does. The rest of the share goes on in a new process."""
     todo = list(paths)
     while todo:
-        p = subprocess.run([python, READER] + todo, capture_output=True, text=True,
-                           errors="replace", env=difftest._env(not reference),
+        p = subprocess.run(side.argv + todo, input=side.stdin, capture_output=True,
+                           text=True, errors="replace", env=side.env,
                            cwd=difftest._cwd(), timeout=SHARD_TIMEOUT)
         current = None
         for line in p.stdout.splitlines():
@@ -85,7 +98,7 @@ def _run_shard(python: str, reference: bool, paths: Sequence[str],
         if current is None:
             if p.returncode != 0:
                 raise RuntimeError("sweep reader %s failed between archives (rc %d): %s"
-                                   % (python, p.returncode, p.stderr[-2000:]))
+                                   % (side.argv[0], p.returncode, p.stderr[-2000:]))
             break
         died = _crash(p)
         if "image" in out[current]:
@@ -112,29 +125,30 @@ def outcome(entry: dict) -> dict:
 
 
 def sweep(paths: Sequence[str], our_python: Optional[str] = None, workers: int = 0,
-          shard: int = 8) -> Dict[str, Dict[str, dict]]:
+          shard: int = 8, sides: Optional[Dict[str, Side]] = None
+          ) -> Dict[str, Dict[str, dict]]:
     """{"reference": {archive: entry}, "ours": {...}} (entries as _run_shard makes
-    them): each archive read through the official binding and through this package,
-    `workers` processes at a time (default: one per core), biggest archives first."""
-    our_python = our_python or difftest.OUR_PYTHON
+    them): each archive read by both `sides` (default: sweep_reader.py through the
+    official binding and through this package), `workers` processes at a time (default:
+    one per core), biggest archives first."""
+    if sides is None:
+        sides = {"reference": binding(difftest.REF_PYTHON, True),
+                 "ours": binding(our_python or difftest.OUR_PYTHON, False)}
     workers = workers or os.cpu_count() or 1
     ordered = sorted(paths, key=_size, reverse=True)
     nshards = max(len(ordered) // shard, 1)
     shards = [ordered[i::nshards] for i in range(nshards)]
-    results: Dict[str, Dict[str, dict]] = {"reference": {}, "ours": {}}
+    results: Dict[str, Dict[str, dict]] = {name: {} for name in sides}
     lock = threading.Lock()
 
-    def task(side: str, share: Sequence[str]) -> None:
+    def task(name: str, share: Sequence[str]) -> None:
         got: Dict[str, dict] = {}
-        _run_shard(difftest.REF_PYTHON if side == "reference" else our_python,
-                   side == "reference",
-                   share, got)
+        _run_shard(sides[name], share, got)
         with lock:
-            results[side].update(got)
+            results[name].update(got)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(task, side, share) for share in shards
-                   for side in ("reference", "ours")]
+        futures = [pool.submit(task, name, share) for share in shards for name in sides]
         for f in futures:
             f.result()
     return results

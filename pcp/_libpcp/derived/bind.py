@@ -1,8 +1,16 @@
-"""Binding a derived metric's expression in one context, as libpcp 6.0.3's bind_expr,
+"""Binding a derived metric's expression in one context, as libpcp's bind_expr,
 check_expr, map_desc and map_units do it: operands are looked up in the context, then
 the descriptor of every node is inferred bottom-up (type promotion, semantics, units with
 their scale conversions, instance domain), with libpcp's semantic errors, which it
-reports through pmprintf and which leave the metric unusable in that context."""
+reports through pmprintf and which leave the metric unusable in that context.
+
+From 6.3 (API_LEVEL) a ternary binds lazily: the metrics under it (and under defined())
+may be missing; a guard that is constant when bound (defined(), an integer, and !, &&,
+|| of those) chooses the one branch that is checked and evaluated (the tree keeps only
+that branch: libpcp evaluates it alone, to the same values), and only the metrics of
+the branches in play must exist. novalue() gives its descriptor and no values, and
+mkconst()'s and novalue()'s meta=<metric> the descriptor of that metric, overridden by
+the parts given explicitly."""
 from __future__ import annotations
 
 from pcp._core.constants import (PM_COUNT_ONE, PM_ID_NULL, PM_INDOM_NULL, PM_SEM_COUNTER,
@@ -10,8 +18,11 @@ from pcp._core.constants import (PM_COUNT_ONE, PM_ID_NULL, PM_INDOM_NULL, PM_SEM
                                  PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_U32,
                                  PM_TYPE_U64)
 from pcp._core.errors import pmErr, pmflush, pmprintf
+from pcp._core.level import API_LEVEL
 from pcp._core.units import pmUnitsStr, unit_fields
-from pcp._libpcp.derived.nodes import (AGGREGATES, BOOLEAN, RELATIONAL, TYPE_NAMES, N, Node,
+from pcp._libpcp.derived.nodes import (AGGREGATES, BIND_BOTH, BIND_LEFT, BIND_RIGHT, BOOLEAN,
+                                       COPIED_SLOTS, META_INDOM, META_SEM, META_TYPE,
+                                       META_UNITS, NO_DESC, RELATIONAL, TYPE_NAMES, N, Node,
                                        OPERATOR_TEXT)
 from pcp._libpcp.values import scale_factors
 
@@ -21,6 +32,7 @@ if TYPE_CHECKING:
     # lookup(name) -> pmid or raise pmErr; describe(pmid) -> desc tuple or raise pmErr
     Lookup = Callable[[bytes], int]
     Describe = Callable[[int], Tuple[int, int, int, int, int]]
+    from pcp._libpcp.derived.nodes import Desc
 
 NUMERIC = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_TYPE_DOUBLE)
 
@@ -33,6 +45,10 @@ PROMOTE = [[PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT, PM_
            [PM_TYPE_DOUBLE] * 6]
 
 _TIME_FACTOR = (1000, 1000, 1000, 60, 60)     # nsec->usec ... min->hour
+_LEVEL_6_3 = API_LEVEL >= (6, 3)
+# 7.x reports a missing operand, or one with no descriptor, when binding (6.x only
+# under -Dderive)
+_REPORT_OPERANDS = API_LEVEL >= (7, 2)
 
 
 
@@ -49,43 +65,129 @@ def pack_units(f: List[int]) -> int:
 def bind(name: bytes, pmid: int, tree: Node, lookup: Lookup, describe: Describe) -> Optional[Node]:
     """A bound copy of `tree` with every node's descriptor, or None (the errors are
     reported as libpcp reports them)."""
-    bound = _bind_expr(tree, lookup, describe, False)
+    bound = _bind_expr(name, tree, lookup, describe, False)
     if bound is None:
         return None
     try:
         _check(name, bound)
     except SemanticError:
         return None
+    if _LEVEL_6_3:
+        bound = _chosen_branches(bound)
     t = bound.desc
     bound.desc = (pmid,) + t[1:]
     return bound
 
 
-def _bind_expr(np: Node, lookup: Lookup, describe: Describe, lookup_err_ok: bool) -> Optional[Node]:
+def _bind_expr(name: bytes, np: Node, lookup: Lookup, describe: Describe,
+               lazy: bool) -> Optional[Node]:
+    """bind_expr(): a copy of np with its metrics looked up. A metric missing where
+    `lazy` allows it (under defined(); from 6.3 anywhere under a ternary) is left
+    unbound (pmid PM_ID_NULL)."""
     new = Node(np.type)
-    for slot in ("value", "desc", "save_last", "regex", "compiled", "invert"):
+    for slot in COPIED_SLOTS:
         setattr(new, slot, getattr(np, slot))
+    if _LEVEL_6_3:
+        left_lazy = right_lazy = lazy or np.type in (N.QUEST, N.DEFINED)
+    else:
+        left_lazy, right_lazy = np.type == N.DEFINED, False
     if np.left is not None:
-        new.left = _bind_expr(np.left, lookup, describe, np.type == N.DEFINED)
+        new.left = _bind_expr(name, np.left, lookup, describe, left_lazy)
         if new.left is None:
             return None
     if np.right is not None:
-        new.right = _bind_expr(np.right, lookup, describe, False)
+        new.right = _bind_expr(name, np.right, lookup, describe, right_lazy)
         if new.right is None:
             return None
+    if np.meta is not None:
+        # a metric whose descriptor is all that is used: a derived one will do
+        new.meta = _bind_expr(name, np.meta, lookup, describe, lazy)
+        if new.meta is None:
+            return None
+        new.desc = _meta_desc(new)
     if new.type == N.NAME:
         try:
             new.pmid = lookup(new.value)
         except pmErr:
-            if lookup_err_ok:
+            if lazy:
                 new.pmid = PM_ID_NULL
+                new.desc = NO_DESC
                 return new
+            if _REPORT_OPERANDS:
+                _report(name, new, "Unknown operand metric")
             return None
         try:
             new.desc = describe(new.pmid)
         except pmErr:
+            if _REPORT_OPERANDS:
+                _report(name, new, "Metadata for operand metric not available")
             return None
     return new
+
+
+def _meta_desc(np: Node) -> Desc:
+    """bind_desc(): meta=<metric>'s descriptor, with the parts given explicitly."""
+    pmid, type_, indom, sem, units = np.meta.desc
+    given = np.desc
+    if np.flags & META_TYPE:
+        type_ = given[1]
+    if np.flags & META_INDOM:
+        indom = given[2]
+    if np.flags & META_SEM:
+        sem = given[3]
+    if np.flags & META_UNITS:
+        units = given[4]
+    return (pmid, type_, indom, sem, units)
+
+
+def _guard(np: Node) -> int:
+    """eval_guard(): a ternary guard's truth when binding, 1 or 0, or -1 when only a
+    fetch can tell."""
+    t = np.type
+    if t == N.DEFINED:
+        return np.defined
+    if t == N.INTEGER:
+        return 1 if int(np.value) != 0 else 0
+    if t == N.NOT:
+        sts = _guard(np.left)
+        return sts if sts == -1 else 1 - sts
+    if t == N.OR:
+        sts = _guard(np.left)
+        return _guard(np.right) if sts == 0 else sts
+    if t == N.AND:
+        sts = _guard(np.left)
+        return _guard(np.right) if sts == 1 else sts
+    return -1
+
+
+def _missing_metric(np: Node) -> Optional[Node]:
+    """check_metrics(): the first metric left unbound in the branches in play."""
+    if np.left is not None and (np.type != N.COLON or np.bind & BIND_LEFT):
+        bad = _missing_metric(np.left)
+        if bad is not None:
+            return bad
+    if np.meta is not None:
+        bad = _missing_metric(np.meta)
+        if bad is not None:
+            return bad
+    if np.type == N.NAME and np.desc[0] == PM_ID_NULL:
+        return np
+    if np.right is not None and (np.type != N.COLON or np.bind & BIND_RIGHT):
+        return _missing_metric(np.right)
+    return None
+
+
+def _chosen_branches(np: Node) -> Node:
+    """The bound tree with each ternary of a constant guard replaced by the branch it
+    chooses (what libpcp evaluates there, with the same descriptor)."""
+    if np.type == N.QUEST and np.right.bind != BIND_BOTH:
+        colon = np.right
+        return _chosen_branches(colon.left if colon.bind == BIND_LEFT else colon.right)
+    if np.left is not None:
+        np.left = _chosen_branches(np.left)
+    if np.right is not None:
+        np.right = _chosen_branches(np.right)
+    return np
 
 
 def _operand_text(np: Node) -> str:
@@ -114,6 +216,8 @@ def _report(name: bytes, np: Node, msg: str) -> None:
         text += "%s %s %s" % (_operand_text(np.left), TYPE_NAMES[t], units or "none")
     elif t == N.FILTERINST:
         text += "%s " % TYPE_NAMES[t]
+    elif t == N.NAME:                           # 6.3's missing operands
+        text += "operand %s" % np.value.decode("utf-8", "surrogateescape")
     pmprintf(text + ": %s\n" % msg)
     pmflush()
 
@@ -123,10 +227,13 @@ def _fail(name: bytes, np: Node, msg: str) -> SemanticError:
     return SemanticError(msg)
 
 
-def _check(name: bytes, np: Node) -> None:
+def _check(name: bytes, np: Node, parent: Optional[Node] = None) -> None:
     """check_expr(): fill in np.desc from its operands'."""
     t = np.type
-    if t in (N.INTEGER, N.DOUBLE, N.NAME, N.SCALE, N.PATTERN):
+    if t in (N.INTEGER, N.DOUBLE, N.NAME, N.SCALE, N.PATTERN, N.NOVALUE):
+        return
+    if t == N.COLON and _LEVEL_6_3:
+        _check_colon_lazy(name, np, parent)
         return
     if t == N.DEFINED:
         defined = np.left.pmid != PM_ID_NULL
@@ -136,10 +243,10 @@ def _check(name: bytes, np: Node) -> None:
         np.desc = (PM_ID_NULL, PM_TYPE_U32, PM_INDOM_NULL, PM_SEM_DISCRETE, 0)
         np.defined = 1 if defined else 0
         return
-    _check(name, np.left)
+    _check(name, np.left, np)
     left = np.left.desc
     if np.right is not None:
-        _check(name, np.right)
+        _check(name, np.right, np)
         right = np.right.desc
         if t == N.COLON:
             _check_colon(name, np, left, right)
@@ -196,6 +303,37 @@ def _check(name: bytes, np: Node) -> None:
     elif t == N.DELTA:
         type_ = {PM_TYPE_U32: PM_TYPE_64, PM_TYPE_U64: PM_TYPE_DOUBLE}.get(type_, type_)
     np.desc = (pmid, type_, indom, sem, units)
+
+
+def _check_colon_lazy(name: bytes, np: Node, parent: Optional[Node]) -> None:
+    """6.3's check of a ternary's branches: only those its guard may choose, a novalue()
+    branch taking the other's descriptor, and no metric missing in them."""
+    np.bind = BIND_BOTH
+    if parent is not None and parent.type == N.QUEST:
+        guard = _guard(parent.left)
+        if guard == 1:
+            np.bind = BIND_LEFT
+        elif guard == 0:
+            np.bind = BIND_RIGHT
+    if np.bind & BIND_LEFT:
+        _check(name, np.left, np)
+    if np.bind & BIND_RIGHT:
+        _check(name, np.right, np)
+    left, right = np.left.desc, np.right.desc
+    if np.bind == BIND_BOTH:
+        desc = right if np.left.type == N.NOVALUE else left
+        indom = right[2] if left[2] == PM_INDOM_NULL else left[2]
+        np.desc = desc[:2] + (indom,) + desc[3:]
+    else:
+        np.desc = left if np.bind == BIND_LEFT else right
+    bad = _missing_metric(np.left) if np.bind & BIND_LEFT else None
+    if bad is None and np.bind & BIND_RIGHT:
+        bad = _missing_metric(np.right)
+    if bad is not None:
+        raise _fail(name, bad, "Unknown metric for ternary expression")
+    if N.NOVALUE in (np.left.type, np.right.type) or np.bind != BIND_BOTH:
+        return
+    _check_colon(name, np, left, right)
 
 
 def _check_colon(name: bytes, np: Node, left, right) -> None:

@@ -21,6 +21,7 @@ from pcp._core.constants import (PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
                                  PM_TYPE_FLOAT, PM_TYPE_U32, PM_TYPE_U64)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
+from pcp._libpcp.derived.kernels import python_only
 from pcp._libpcp.derived.nodes import N, Node
 from pcp._libpcp.derived.program import Program
 from pcp._libpcp.derived.regex import matches
@@ -54,6 +55,8 @@ def evaluable_in_c(np_: Optional[Node]) -> bool:
     if np_.type == N.COUNT and np_.left is not None and np_.left.type == N.NAME:
         return True
     if np_.type not in (N.PATTERN, N.SCALE) and np_.desc[1] not in CELL:
+        return False
+    if python_only(np_):
         return False
     return evaluable_in_c(np_.left) and evaluable_in_c(np_.right)
 

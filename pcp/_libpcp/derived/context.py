@@ -10,6 +10,7 @@ from pcp._core.constants import (PMNS_LOCAL, PMNS_REMOTE, PM_ERR_BADDERIVE, PM_E
                                  PM_ERR_PMID, PM_ERR_TEXT, PM_ID_NULL, PM_TEXT_DIRECT,
                                  PM_TEXT_HELP, PM_TEXT_ONELINE, PM_VAL_DPTR, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
 from pcp._libpcp import pmns as _pmns
@@ -234,6 +235,8 @@ class DerivedContext:
                 pass
             elif entry.bound and entry.tree is None:
                 continue
+            elif _BIND_CHILDREN and self._bind(entry) is None:
+                continue                # 7.x binds each child first, and leaves out failures
             if name and full == name:
                 return []
             if name and not full.startswith(prefix):
@@ -449,6 +452,15 @@ class DerivedContext:
             return None
         return insts[0] if len(insts) == 1 else None
 
+    def _profiled_instances(self, indom: int):
+        """pmGetInDom's instances within the instance profile, or its error code."""
+        try:
+            insts, _ = self.inner.instances(indom)
+        except pmErr as e:
+            return e.code
+        profile = self.inner.profile
+        return [inst for inst in insts if profile.includes(indom, inst)]
+
     def _rewrite_python(self, flat: FlatResult, pmids: Sequence[int],
                         plan: "_PythonPlan") -> FlatResult:
         """__dmpostfetch assembled value by value (a derived string or aggregate is asked
@@ -458,7 +470,7 @@ class DerivedContext:
 
         stamp = (flat.sec, flat.nsec)
         ops = Operands(flat, lambda indom, inst: self.derived_instance_name(indom, inst, stamp),
-                       self.derived_instance_id)
+                       self.derived_instance_id, self._profiled_instances)
         sets: List[Tuple[int, int, int]] = []
         values: List[tuple] = []
         for j, pmid in enumerate(pmids):
@@ -499,6 +511,7 @@ class _PythonPlan(namedtuple("_PythonPlan", ("request", "wanted", "trees"))):
     __slots__ = ()
 
 
+_BIND_CHILDREN = API_LEVEL >= (7, 2)   # __dmchildren binds before it lists (7.x)
 _NO_DERIVED = object()          # a request without derived metrics: the context's own
 _ANON_ONLY = object()           # only event.flags/missed: the context's own, blocks copied
 _MAX_PLANS = 256                # requests remembered per context (a tool asks a few)

@@ -9,7 +9,7 @@ import ctypes
 import math
 import struct
 
-from pcp._core.constants import (PM_ERR_CONV, PM_ERR_LOGREC, PM_ERR_PMID, PM_ERR_TYPE,
+from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_LOGREC, PM_ERR_PMID, PM_ERR_TYPE,
                                  PM_INDOM_NULL, PM_TIME_SEC, PM_TYPE_32, PM_TYPE_64,
                                  PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_STRING, PM_TYPE_U32,
                                  PM_TYPE_U64)
@@ -179,8 +179,11 @@ class Operands:
     and how to name an instance at the result's time (matchinst)."""
 
     def __init__(self, flat: Any, name_instance: Callable[[int, int], Optional[bytes]],
-                 lookup_instance: Callable[[int, bytes], Optional[int]]) -> None:
+                 lookup_instance: Callable[[int, bytes], Optional[int]],
+                 indom_instances: Optional[Callable[[int], Any]] = None) -> None:
         self.flat = flat
+        # an instance domain's instances now, in the profile (a list), or an error code
+        self.indom_instances = indom_instances
         self.index = {}
         for j, pmid in enumerate(flat.pmid):
             self.index.setdefault(pmid, j)
@@ -252,13 +255,15 @@ def evaluate(np: Node, ops: Operands) -> int:
             return sts
     t = np.type
     if t in (N.INTEGER, N.DOUBLE):
+        if np.desc[2] != PM_INDOM_NULL:
+            return _constant_over_indom(np, s, ops)
         if s.numval == 0:
             s.numval, s.insts, s.vals = 1, [PM_IN_NULL_INT], [_constant(np)]
         return 1
     if t == N.DEFINED:
         s.numval, s.insts, s.vals = 1, [PM_IN_NULL_INT], [np.defined]
         return 1
-    if t in (N.ANON, N.SCALE, N.PATTERN, N.COLON):
+    if t in (N.ANON, N.SCALE, N.PATTERN, N.COLON, N.NOVALUE):
         return 0
     if t == N.NAME:
         numval, insts, vals = ops.values(np.pmid, np.desc[1])
@@ -287,6 +292,22 @@ def evaluate(np: Node, ops: Operands) -> int:
     if t == N.FILTERINST:
         return _filter(np, s, ops)
     return _binary(np, s)
+
+
+def _constant_over_indom(np: Node, s: State, ops: Operands) -> int:
+    """adjust_constant() of 6.3: a constant given an instance domain (mkconst()'s
+    meta= or indom=) has its value for each instance the domain has now, within the
+    instance profile (pmGetInDom's error, when it fails)."""
+    # (the bulk readers' rows know no instance domain: PM_ERR_INDOM there)
+    source = getattr(ops, "indom_instances", None)
+    insts = source(np.desc[2]) if source is not None else PM_ERR_INDOM
+    if isinstance(insts, int):
+        s.numval, s.insts, s.vals = insts, [], []
+        return insts
+    if s.numval != len(insts) or s.insts != insts:
+        value = _constant(np)
+        s.numval, s.insts, s.vals = len(insts), list(insts), [value] * len(insts)
+    return s.numval
 
 
 def _unary(np: Node, s: State) -> int:
@@ -395,8 +416,8 @@ def _ternary(np: Node, s: State) -> int:
     guard, yes, no = np.left, np.right.left, np.right.right
     _free(np, s)
     g, y, n = guard.state, yes.state, no.state
-    for part in (g, y, n):
-        if part.numval <= 0:
+    for part, node in ((g, guard), (y, yes), (n, no)):
+        if part.numval <= 0 and node.type != N.NOVALUE:
             s.numval = part.numval
             return s.numval
     numval = max(y.numval, n.numval)
@@ -406,12 +427,16 @@ def _ternary(np: Node, s: State) -> int:
     for i in range(numval):
         if i < g.numval:
             pick = yes if _truth(g.vals[i]) else no
+        if pick.type == N.NOVALUE:
+            # libpcp counts the value out (and leaves its slot unset: the values here
+            # are the others, in order)
+            continue
         ps = pick.state
         vals.append(ps.vals[i] if i < ps.numval else ps.vals[0])
         pi = pick_inst.state
         insts.append(pi.insts[i] if i < len(pi.insts) else 0)
-    s.numval, s.insts, s.vals = numval, insts, vals
-    return numval
+    s.numval, s.insts, s.vals = len(vals), insts, vals
+    return s.numval
 
 
 def _rescale(np: Node, s: State) -> int:

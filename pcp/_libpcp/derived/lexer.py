@@ -1,4 +1,4 @@
-"""The lexical scanner of libpcp 6.0.3's derived metric language (derive_lex).
+"""The lexical scanner of libpcp's derived metric language (derive_lex), at API_LEVEL.
 
 It works on the expression's bytes, one token per call, because the parser's error
 positions are byte offsets of the token being looked at, and because one piece of the
@@ -8,6 +8,8 @@ error, so the next expression parsed sees it too; we keep that behaviour)."""
 from __future__ import annotations
 
 import re
+
+from pcp._core.level import API_LEVEL
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -20,12 +22,19 @@ INTEGER, DOUBLE, NAME, STRING, INSTNAME, PATTERN = (
 PLUS, MINUS, STAR, SLASH, QUEST, COLON, LPAREN, RPAREN, COMMA, ASSIGN = (
     "+", "-", "*", "/", "?", ":", "(", ")", ",", "=")
 LT, LEQ, EQ, GEQ, GT, NEQ, AND, OR, NOT = "<", "<=", "==", ">=", ">", "!=", "&&", "||", "!"
-TYPE, SEMANTICS, UNITS = "TYPE", "SEMANTICS", "UNITS"
+TYPE, SEMANTICS, UNITS, META, INDOM = "TYPE", "SEMANTICS", "UNITS", "META", "INDOM"
 
 # name( is a function call only for these names, with no space before the "("
 FUNCTIONS = ("avg", "count", "delta", "max", "min", "sum", "anon", "rate", "instant",
              "mkconst", "rescale", "defined", "matchinst", "scalar")
 KEYWORDS = {b"type": TYPE, b"semantics": SEMANTICS, b"units": UNITS}
+if API_LEVEL >= (6, 3):
+    # 6.3: novalue() and the meta=<metric> of mkconst() and novalue() ("meta(" is
+    # libpcp's function token for it too)
+    FUNCTIONS += ("meta", "novalue")
+    KEYWORDS[b"meta"] = META
+if API_LEVEL >= (7, 2):
+    KEYWORDS[b"indom"] = INDOM             # 7.x: mkconst(..., indom=D.S), novalue(indom=)
 
 _SINGLE = {ord("+"): PLUS, ord("-"): MINUS, ord("*"): STAR, ord("("): LPAREN,
            ord(")"): RPAREN, ord("?"): QUEST, ord(":"): COLON, ord(","): COMMA}

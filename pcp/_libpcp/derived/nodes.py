@@ -17,7 +17,12 @@ class N:
     """Node types (libpcp's N_* numbers)."""
     INTEGER, NAME, PLUS, MINUS, STAR, SLASH, AVG, COUNT, DELTA, MAX, MIN, SUM, ANON, RATE, \
         INSTANT, DOUBLE, LT, LEQ, EQ, GEQ, GT, NEQ, AND, OR, NOT, NEG, QUEST, COLON, RESCALE, \
-        SCALE, DEFINED, FILTERINST, PATTERN, SCALAR = range(1, 35)
+        SCALE, DEFINED, FILTERINST, PATTERN, SCALAR, NOVALUE = range(1, 36)
+
+
+# which side of a ternary libpcp 6.3 binds and evaluates (info->bind of its N_COLON):
+# both, or only the one a constant guard chooses
+BIND_LEFT, BIND_RIGHT, BIND_BOTH = 1, 2, 3
 
 
 # __dmnode_type_str() and n_type_c() of libpcp
@@ -27,7 +32,7 @@ TYPE_NAMES = {N.INTEGER: "INTEGER", N.DOUBLE: "DOUBLE", N.NAME: "NAME", N.PLUS: 
               N.MAX: "MAX", N.MIN: "MIN", N.SUM: "SUM", N.ANON: "ANON", N.RATE: "RATE",
               N.INSTANT: "INSTANT", N.RESCALE: "RESCALE", N.SCALE: "SCALE",
               N.DEFINED: "DEFINED", N.FILTERINST: "FILTERINST", N.SCALAR: "SCALAR",
-              N.PATTERN: "PATTERN", N.LT: "LT", N.LEQ: "LEQ", N.EQ: "EQ", N.GEQ: "GEQ",
+              N.PATTERN: "PATTERN", N.NOVALUE: "NOVALUE", N.LT: "LT", N.LEQ: "LEQ", N.EQ: "EQ", N.GEQ: "GEQ",
               N.GT: "GT", N.NEQ: "NEQ", N.AND: "AND", N.OR: "OR", N.NOT: "NOT", N.NEG: "NEG"}
 OPERATOR_TEXT = {N.PLUS: "+", N.MINUS: "-", N.STAR: "*", N.SLASH: "/", N.QUEST: "?",
                  N.COLON: ":", N.LT: "<", N.LEQ: "<=", N.EQ: "==", N.GEQ: ">=", N.GT: ">",
@@ -38,12 +43,20 @@ ARITHMETIC = frozenset((N.PLUS, N.MINUS, N.STAR, N.SLASH))
 AGGREGATES = frozenset((N.AVG, N.COUNT, N.SUM, N.MAX, N.MIN))
 
 
+# META_* of libpcp 6.3: which parts of a descriptor mkconst() or novalue() set explicitly
+# (the others come from its meta=<metric>)
+META_TYPE, META_INDOM, META_SEM, META_UNITS = 2, 4, 8, 16
+#: what a parsed node carries into its copy for binding
+COPIED_SLOTS = ("value", "desc", "save_last", "regex", "compiled", "invert", "meta", "flags")
+
+
 class Node:
     """One node. `value` is the text of a name, number or pattern; `desc` is the node's
     descriptor once bound (constants and mkconst() have theirs from the parser)."""
 
     __slots__ = ("type", "left", "right", "value", "desc", "save_last", "regex", "compiled",
-                 "invert", "pmid", "mul", "div", "defined", "state")
+                 "invert", "pmid", "mul", "div", "defined", "state", "meta", "flags",
+                 "bind")
 
     def __init__(self, type_: int, left: Optional["Node"] = None,
                  right: Optional["Node"] = None) -> None:
@@ -61,6 +74,9 @@ class Node:
         self.div = 1
         self.defined = 0                # N_DEFINED: 1 when the name was found at bind time
         self.state: Any = None          # evaluation state (pcp._libpcp.derived.evaluate)
+        self.meta: Optional[Node] = None    # mkconst()/novalue() meta=<metric> (6.3): a NAME
+        self.flags = 0                  # META_* given explicitly in mkconst()/novalue()
+        self.bind = BIND_BOTH           # N_COLON: the sides bound and evaluated
 
     @classmethod
     def name(cls, text: bytes) -> "Node":
@@ -102,7 +118,7 @@ class Node:
         """A fresh tree for binding in one context (the parsed tree stays untouched)."""
         new = Node(self.type, self.left.copy() if self.left else None,
                    self.right.copy() if self.right else None)
-        for slot in ("value", "desc", "save_last", "regex", "compiled", "invert"):
+        for slot in COPIED_SLOTS:
             setattr(new, slot, getattr(self, slot))
         return new
 

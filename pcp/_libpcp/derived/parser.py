@@ -1,5 +1,11 @@
-"""The grammar of libpcp 6.0.3's derived metric expressions (derive_parser.y), by
+"""The grammar of libpcp's derived metric expressions (derive_parser.y) at API_LEVEL, by
 recursive descent over the same precedence table, with libpcp's syntax errors.
+
+6.3 added novalue() (only as one branch of a ternary), mkconst()'s and novalue()'s
+meta=<metric>, values of type=/semantics= without quotes, delta(), rate() and
+instant() of any expression, and (expr)[name] as an exact instance filter (a regular
+expression never compiled until then); 7.x added indom=D.S and floating point values
+in those lists.
 
 libpcp's parser is an LALR machine whose error productions name what was expected
 after the construct being parsed ("Arithmetic expression expected to follow PLUS"); the
@@ -12,13 +18,15 @@ production (numbers, mkconst(), defined()) push nothing: their errors report the
 enclosing construct, or no message at all."""
 from __future__ import annotations
 
-from pcp._core.constants import (PM_INDOM_NULL, PM_SEM_COUNTER, PM_SEM_DISCRETE,
+from pcp._core.constants import (PM_ID_NULL, PM_INDOM_NULL, PM_SEM_COUNTER, PM_SEM_DISCRETE,
                                  PM_SEM_INSTANT, PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE,
                                  PM_TYPE_FLOAT, PM_TYPE_U32, PM_TYPE_U64)
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.units import pmParseUnitsStr, unit_fields
 from pcp._libpcp.derived import lexer as L
-from pcp._libpcp.derived.nodes import Node, N, TYPE_NAMES
+from pcp._libpcp.derived.nodes import (META_INDOM, META_SEM, META_TYPE, META_UNITS, N, Node,
+                                       TYPE_NAMES)
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -34,6 +42,18 @@ _NODE_OF = {L.PLUS: N.PLUS, L.MINUS: N.MINUS, L.STAR: N.STAR, L.SLASH: N.SLASH,
 _SIMPLE_FUNCTIONS = {"AVG": N.AVG, "COUNT": N.COUNT, "DELTA": N.DELTA, "MAX": N.MAX,
                      "MIN": N.MIN, "SUM": N.SUM, "RATE": N.RATE, "INSTANT": N.INSTANT,
                      "DEFINED": N.DEFINED}
+_LEVEL_6_3 = API_LEVEL >= (6, 3)
+_LEVEL_7 = API_LEVEL >= (7, 2)
+# 6.3: these take any expression, not only a metric name
+_EXPR_FUNCTIONS = {"DELTA", "RATE", "INSTANT"} if _LEVEL_6_3 else set()
+# the keywords of mkconst()'s and novalue()'s lists, and the tokens a value may be
+_SPEC_KEYWORDS = {L.TYPE, L.SEMANTICS, L.UNITS}
+_SPEC_VALUES = {L.STRING, L.NAME, L.INTEGER}
+if _LEVEL_6_3:
+    _SPEC_KEYWORDS.add(L.META)
+if _LEVEL_7:
+    _SPEC_KEYWORDS.add(L.INDOM)
+    _SPEC_VALUES.add(L.DOUBLE)
 _EXPR_START = {L.LPAREN, L.NAME, L.INTEGER, L.DOUBLE, L.MINUS, L.NOT, "MKCONST", "ANON",
                "RESCALE", "MATCHINST", "SCALAR", *_SIMPLE_FUNCTIONS}
 # what may follow a metric name (the lookaheads of libpcp's reduction of a NAME)
@@ -155,17 +175,26 @@ class _Parser:
                 return left
             self.take()
             with self._frame(_binary_frame(kind)):
-                self.need_expr_start()
                 if kind == L.QUEST:
-                    middle = self.expr(0)
+                    middle = self.branch(0)
                     self.expect(L.COLON)
                     with self._frame(_follow(_AEXPR, TYPE_NAMES[N.COLON])):
-                        self.need_expr_start()
-                        right = self.expr(prec + 1)
+                        right = self.branch(prec + 1)
+                    if middle.type == N.NOVALUE and right.type == N.NOVALUE:
+                        raise self.action_error(
+                            "novalue() may appear at most once in a ternary expression")
                     left = Node(N.QUEST, left, Node(N.COLON, middle, right))
                 else:
+                    self.need_expr_start()
                     right = self.expr(prec + 1)
                     left = Node(_NODE_OF[kind], left, right)
+
+    def branch(self, level: int) -> Node:
+        """A ternary's branch: an expression, or (6.3) novalue()."""
+        if _LEVEL_6_3 and self.peek() == "NOVALUE":
+            return self.novalue()
+        self.need_expr_start()
+        return self.expr(level)
 
     def unary(self, initial: bool) -> Node:
         kind = self.peek()
@@ -187,10 +216,11 @@ class _Parser:
                 inner = self.expr(0)
                 self.expect(L.RPAREN)
             if self.peek() == L.INSTNAME:
-                # libpcp marks (expr)[name] as a regular expression filter whose
-                # expression it never compiles: keep the text, filter as it does
-                return Node(N.FILTERINST, Node.pattern(self.take(), regex=True, compiled=None),
-                            inner)
+                # libpcp before 6.3 marks (expr)[name] as a regular expression filter
+                # whose expression it never compiles: keep the text, filter as it does;
+                # 6.3 made it an exact instance name
+                return Node(N.FILTERINST, Node.pattern(self.take(), regex=not _LEVEL_6_3,
+                                                       compiled=None), inner)
             return inner
         if kind == L.NAME:
             name = self.take()
@@ -227,14 +257,21 @@ class _Parser:
     def simple_function(self, kind: str) -> Node:
         fname = self.take().decode()
         self.take()                                   # the "(" the scanner saw
-        frame = None if kind == "DEFINED" else _follow("Metric name", fname + "(")
-        with self._frame(frame):
-            name = self.expect(L.NAME)
-            self.expect(L.RPAREN)
-        if kind == "ANON":
-            return Node.anon(name)
-        node = Node(_SIMPLE_FUNCTIONS[kind], Node.name(name))
-        if kind in ("DELTA", "RATE"):
+        if kind in _EXPR_FUNCTIONS:
+            with self._frame(_follow("<expr>", fname + "(")):
+                self.need_expr_start()
+                operand = self.expr(0)
+                self.expect(L.RPAREN)
+        else:
+            frame = None if kind == "DEFINED" else _follow("Metric name", fname + "(")
+            with self._frame(frame):
+                name = self.expect(L.NAME)
+                self.expect(L.RPAREN)
+            if kind == "ANON":
+                return Node.anon(name)
+            operand = Node.name(name)
+        node = Node(_SIMPLE_FUNCTIONS[kind], operand)
+        if kind in ("DELTA", "RATE") or kind in _EXPR_FUNCTIONS:
             node.left.save_last = True
         return node
 
@@ -277,48 +314,109 @@ class _Parser:
         return Node(N.FILTERINST, pattern, inner)
 
     def mkconst(self) -> Node:
-        self.take()
+        fname = self.take().decode()
         self.take()
         kind = self.peek()
         if kind not in (L.INTEGER, L.DOUBLE):
             raise self.fail()
         text = self.take()
-        self.expect(L.COMMA)
+        frame = (_follow("metadata keyword", fname + "(type")
+                 if _LEVEL_6_3 and kind == L.INTEGER else None)
         ctype = PM_TYPE_U32 if kind == L.INTEGER else PM_TYPE_DOUBLE
-        sem, units = PM_SEM_DISCRETE, 0
+        node = Node.constant(N.INTEGER if kind == L.INTEGER else N.DOUBLE, text, ctype)
+        # 6.3's error production after an integer covers the whole list
+        with self._frame(frame):
+            self.expect(L.COMMA)
+            _SPEC.desc = node.desc
+            self.speclist(node)
+        if kind == L.DOUBLE and node.desc[1] not in (PM_TYPE_DOUBLE, PM_TYPE_FLOAT):
+            raise self.action_error("Incompatible floating point constant and type '%s'"
+                                    % _TYPE_STR[node.desc[1]])
+        return node
+
+    def novalue(self) -> Node:
+        """6.3's novalue(<speclist>): a branch of a ternary with a descriptor and no
+        values (by default a 32-bit discrete number with no instance domain)."""
+        fname = self.take().decode()
+        self.take()
+        node = Node.constant(N.NOVALUE, b"", PM_TYPE_32)
+        if _LEVEL_7:
+            _SPEC.desc = node.desc
+        if self.peek() == L.RPAREN:
+            self.take()
+            return node
+        with self._frame(_follow("metadata keyword", fname + "(")):
+            self.speclist(node)
+        return node
+
+    def speclist(self, node: Node) -> None:
+        """The "keyword=value, ..." of mkconst() and novalue() up to its ")": the parts
+        given, marked in node.flags, and (6.3) node.meta, over libpcp's `specdesc` (what
+        mkconst() starts from its defaults; 6.3's novalue(<list>) from whatever the last
+        list left there), and node.desc what results."""
+        _, ctype, indom, sem, units = _SPEC.desc
         while True:
             tag = self.peek()
-            if tag not in (L.TYPE, L.SEMANTICS, L.UNITS):
+            if tag not in _SPEC_KEYWORDS:
                 raise self.fail()
             self.take()
             self.expect(L.ASSIGN)
-            if self.peek() not in (L.STRING, L.NAME, L.INTEGER):
-                raise self.fail()
-            value = self.take().decode("latin-1")
-            if tag == L.TYPE:
-                ctype = _SPEC_TYPES.get(value.upper(), -1)
-                if ctype < 0:
-                    raise self.action_error("Unrecognized value for type '%s'" % value)
-            elif tag == L.SEMANTICS:
-                sem = _SPEC_SEMS.get(value.lower(), -1)
-                if sem < 0:
-                    raise self.action_error("Unrecognized value for semantics '%s'" % value)
+            if tag == L.META:
+                node.meta = Node.name(self.expect(L.NAME))
             else:
-                try:
-                    parsed, _ = pmParseUnitsStr(value.encode("latin-1"))
-                except pmErr as e:
-                    raise self.action_error("Illegal units: '%s'" % _message_of(e))
-                units = int(parsed) & 0xFFFFFFFF
+                if self.peek() not in _SPEC_VALUES:
+                    raise self.fail()
+                value = self.take().decode("latin-1")
+                if tag == L.TYPE:
+                    ctype = _SPEC_TYPES.get(value.upper(), -1)
+                    if ctype < 0:
+                        raise self.action_error("Unrecognized value for type '%s'" % value)
+                    node.flags |= META_TYPE
+                elif tag == L.SEMANTICS:
+                    sem = _SPEC_SEMS.get(value.lower(), -1)
+                    if sem < 0:
+                        raise self.action_error("Unrecognized value for semantics '%s'"
+                                                % value)
+                    node.flags |= META_SEM
+                elif tag == L.INDOM:
+                    indom = _indom_value(value)
+                    if indom is None:
+                        raise self.action_error("Illegal indom: '%s'" % value)
+                    node.flags |= META_INDOM
+                else:
+                    try:
+                        parsed, _ = pmParseUnitsStr(value.encode("latin-1"))
+                    except pmErr as e:
+                        raise self.action_error("Illegal units: '%s'" % _message_of(e))
+                    units = int(parsed) & 0xFFFFFFFF
+                    node.flags |= META_UNITS
+                _SPEC.desc = (PM_ID_NULL, ctype, indom, sem, units)
             if self.peek() == L.RPAREN:
                 self.take()
                 break
             self.expect(L.COMMA)
-        if kind == L.DOUBLE and ctype not in (PM_TYPE_DOUBLE, PM_TYPE_FLOAT):
-            raise self.action_error("Incompatible floating point constant and type '%s'"
-                                    % _TYPE_STR[ctype])
-        node = Node.constant(N.INTEGER if kind == L.INTEGER else N.DOUBLE, text, ctype)
-        node.desc = (node.desc[0], ctype, PM_INDOM_NULL, sem, units)
-        return node
+        node.desc = (PM_ID_NULL, ctype, indom, sem, units)
+
+
+class _Spec:
+    """libpcp's static `specdesc`, which outlives a parse (zeros until a list is read)."""
+    desc = (0, 0, 0, 0, 0)
+
+
+_SPEC = _Spec()
+
+
+def _indom_value(text: str) -> Optional[int]:
+    """7.x's indom=: "null" or D.S (domain below 511, serial below 2^22), else None."""
+    if text.lower() == "null":
+        return PM_INDOM_NULL
+    domain, dot, serial = text.partition(".")
+    if not dot or not domain.isdigit() or not serial.isdigit():
+        return None
+    d, s = int(domain), int(serial)
+    if d >= 511 or s >= 1 << 22:
+        return None
+    return (d << 22) | s
 
 
 _SPEC_TYPES = {"32": PM_TYPE_32, "U32": PM_TYPE_U32, "64": PM_TYPE_64, "U64": PM_TYPE_U64,

@@ -10,10 +10,14 @@ import threading
 
 from pcp._core.config import pmGetConfig
 from pcp._core.errors import pmflush, pmprintf
+from pcp._core.level import API_LEVEL
 from pcp._core.wire import DYNAMIC_DOMAIN
 from pcp._libpcp.derived import parser
 from pcp._libpcp.derived.nodes import Node
 from pcp._libpcp.derived.regex import compile_pattern
+
+# 6.3: a configuration line ending in "\\" continues on the next one
+_CONTINUATION = API_LEVEL >= (6, 3)
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -244,6 +248,7 @@ class _ConfigFile:
         self.data = data
         self.pos = 0
         self.lineno = 1
+        self.deferred = 0       # 6.3's clineno: lines to count once the line is done
         self.count = 0
 
     def _getc(self) -> int:
@@ -253,22 +258,37 @@ class _ConfigFile:
         self.pos += 1
         return c
 
+    def _physical_line(self) -> Optional[bytes]:
+        end = self.data.find(b"\n", self.pos)
+        if end < 0:
+            return None                      # a last line with no newline: never read
+        line = self.data[self.pos:end]
+        self.pos = end + 1
+        return line
+
     def run(self) -> int:
         # libpcp reads a character at a time; a line's "=" is its first, and "(" and
         # ")" count only before it: found here a line at a time, the same positions.
         # A quoted attribute value may read on over the next lines (_quoted's _getc).
-        data = self.data
+        # From 6.3 a line ending in "\" goes on on the next one (the "\" and the
+        # newline dropped; an empty line ends it), and errors name the first line.
         while True:
-            end = data.find(b"\n", self.pos)
-            if end < 0:
-                break                        # a last line with no newline: never read
-            buf = data[self.pos:end]
-            self.pos = end + 1
+            buf = self._physical_line()
+            if buf is None:
+                break
+            line = buf
+            while _CONTINUATION and line.endswith(b"\\"):
+                line = self._physical_line()
+                if line is None:
+                    return self.count
+                buf = buf[:-1] + line
+                self.deferred += 1
             if buf and buf[0] != 35:         # not empty, not a "#" comment
                 eq = buf.find(b"=")
                 head = buf if eq == -1 else buf[:eq]
                 self._line(buf, eq, head.find(b"("), head.find(b")"))
-            self.lineno += 1
+            self.lineno += 1 + self.deferred
+            self.deferred = 0
         return self.count
 
     def _error(self, text: str) -> None:
@@ -391,7 +411,10 @@ class _ConfigFile:
             self.pos += i - len(rest) - 1
         i = min(i, len(rest))
         if xtralines > 1:
-            self.lineno += xtralines - 1
+            if _CONTINUATION:
+                self.deferred += xtralines - 1
+            else:
+                self.lineno += xtralines - 1
         if c < 0:
             self._error("Error: pmLoadDerivedConfig: missing termination (%c) for value\n"
                         % delim)
