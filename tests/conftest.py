@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if "libasan" in os.environ.get("LD_PRELOAD", ""):
     os.environ["PCP_TEST_ASAN_PRELOAD"] = os.environ.pop("LD_PRELOAD")
 
-from support import difftest, shared  # noqa: E402
+from support import difftest, roots, shared  # noqa: E402
 
 PMCD_UNIX_SOCKETS = ("/run/pcp/pmcd.socket", "/var/run/pcp/pmcd.socket")
 PMCD_TCP = ("127.0.0.1", int(os.environ.get("PMCD_PORT", "44321").split(",")[0]))
@@ -194,3 +194,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line("%6d  %s" % (count, reason))
 
+
+# the references of the API levels (tests/versions): a fixture fails under CI (never skips)
+# when a reference it needs cannot run; a missing root is a skip elsewhere
+
+@pytest.fixture(scope="session")
+def all_levels():
+    """Every level's reference (6.0.3 on the host, 6.3.8 and 7.2.2 in their roots)."""
+    for level in roots.LEVELS:
+        roots.require_level(level)
+    return roots.LEVELS
+
+
+@pytest.fixture(scope="session")
+def levels_60_63():
+    """The references of levels 6.0 and 6.3."""
+    for level in ((6, 0), (6, 3)):
+        roots.require_level(level)
+    return ((6, 0), (6, 3))
+
+
+@pytest.fixture(scope="session")
+def level_63():
+    """Level 6.3's reference: Debian trixie's python3-pcp 6.3.8, in its root."""
+    roots.require_level((6, 3))
+    return (6, 3)

@@ -156,11 +156,14 @@ from pcp import pmapi
 import cpmapi as c_api
 ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, "/var/lib/pcp/testsuite/archives/20180102")
 ids = ctx.pmLookupName(["kernel.all.load"])
-start = ctx.pmGetHighResArchiveLabel().start
-ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, start, pmapi.timespec(3600, 0))
+# 7.x's names are the timespec ones; 6.x has them as ...HighRes...
+label = getattr(ctx, "pmGetHighResArchiveLabel", ctx.pmGetArchiveLabel)
+set_mode = getattr(ctx, "pmSetModeHighRes", ctx.pmSetMode)
+fetch = getattr(ctx, "pmFetchHighRes", ctx.pmFetch)
+set_mode(c_api.PM_MODE_INTERP, label().start, pmapi.timespec(3600, 0))
 rows = []
 for _ in range(2):
-    r = ctx.pmFetchHighRes(ids).contents
+    r = fetch(ids).contents
     rows.append(sorted([r.get_inst(0, j), round(ctx.pmExtractValue(
         r.get_valfmt(0), r.get_vlist(0, j), c_api.PM_TYPE_FLOAT, c_api.PM_TYPE_DOUBLE).d, 3)]
         for j in range(r.get_numval(0))))
