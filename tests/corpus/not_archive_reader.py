@@ -184,7 +184,10 @@ def main():
                 continue
             if call in ARGV_CALLS and not _utf8(name):
                 continue
-            image, text = run_call(call, name, request["seconds"])
+            # this package's own readers never block (the test checks it), so their budget
+            # is only a guard: a dask compute on a loaded machine can take seconds
+            seconds = max(request["seconds"], 20) if call in OURS_ONLY else request["seconds"]
+            image, text = run_call(call, name, seconds)
             image["stderr"] = text
             images[call] = image
         print(json.dumps({"id": case_id, "images": images}, sort_keys=True), flush=True)

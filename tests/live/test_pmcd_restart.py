@@ -15,6 +15,7 @@ import time
 import pytest
 
 from support.difftest import require_reference, run_program
+from support.pmcdpath import private_pmcd as pmcd_link
 
 PMCD = "/usr/lib/pcp/bin/pmcd"
 SAMPLE = "/var/lib/pcp/pmdas/sample/pmdasample"
@@ -66,7 +67,8 @@ def private_pmcd(tmp_path, pmcd):
     conf = tmp_path / "pmcd.conf"
     conf.write_text("sample\t29\tpipe\tbinary\t%s -d 29\n" % SAMPLE)
     env = dict(os.environ, PCP_RUN_DIR=str(tmp_path), PCP_PMCDCONF_PATH=str(conf))
-    argv = [PMCD, "-f", "-p", str(port), "-s", str(tmp_path / "pmcd.socket"), "-c", str(conf),
+    argv = [pmcd_link(tmp_path), "-f", "-p", str(port), "-s", str(tmp_path / "pmcd.socket"),
+            "-c", str(conf),
             "-l", str(tmp_path / "pmcd.log"), "-U", "root"]
     script = tmp_path / "pmcdctl"
     script.write_text(

@@ -20,6 +20,7 @@ import pytest
 
 from support import difftest
 from support.mmvdiff import EPILOGUE, PRELUDE, REGISTRY_ADAPTER
+from support.pmcdpath import private_pmcd
 
 PMCD = "/usr/lib/pcp/bin/pmcd"
 MMV_DSO = "/var/lib/pcp/pmdas/mmv/pmda_mmv.so"
@@ -49,7 +50,7 @@ class PrivatePmcd:
                    PCP_PMCDCONF_PATH=self.conf)
         env.pop("LD_PRELOAD", None)     # never the sanitizer runtime in pmcd
         self.proc = subprocess.Popen(
-            [PMCD, "-f", "-A", "-i", "127.0.0.1", "-p", str(self.port), "-s",
+            [private_pmcd(root), "-f", "-A", "-i", "127.0.0.1", "-p", str(self.port), "-s",
              os.path.join(root, "pmcd.socket"), "-c", self.conf, "-l", self.log, "-U", "root"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):

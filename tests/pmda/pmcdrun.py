@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from support.pmcdpath import private_pmcd
+
 PMCD = "/usr/lib/pcp/bin/pmcd"
 PMDAS = Path("/var/lib/pcp/pmdas")
 OURS = sys.executable
@@ -122,7 +124,7 @@ class PrivatePmcd:
         return out
 
     def start(self) -> None:
-        argv = [PMCD, "-f", "-p", str(self.port), "-c", str(self.base / "pmcd.conf"),
+        argv = [private_pmcd(self.base), "-f", "-p", str(self.port), "-c", str(self.base / "pmcd.conf"),
                 "-n", str(self.base / "root"), "-s", str(self.base / "pmcd.sock"),
                 "-l", str(self.base / "pmcd.log"), "-U", "root",
                 # a sanitized or busy PMDA may start slowly: the same patience for both

@@ -56,7 +56,7 @@ class RootPmcd:
                   _PMDAS + "/sample/root", self.in_root + "/root")
         self.port = free_port()
         self._proc = subprocess.Popen(
-            self._argv("/usr/lib/pcp/bin/pmcd", "-f", "-A", "-i", "127.0.0.1", "-p", str(self.port),
+            self._argv(self._private_pmcd(), "-f", "-A", "-i", "127.0.0.1", "-p", str(self.port),
                        "-s", self.in_root + "/pmcd.socket", "-c", self.in_root + "/pmcd.conf",
                        "-l", self.in_root + "/pmcd.log", "-n", self.in_root + "/root", "-U", "root"),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -73,6 +73,12 @@ class RootPmcd:
                 pass
             time.sleep(0.1)
         raise RuntimeError("the root's pmcd did not start: %s" % self.log()[-2000:])
+
+    def _private_pmcd(self) -> str:
+        # started through a link of its own, so that /etc/init.d/pmcd on the host does not
+        # take it for the machine's pmcd (support/pmcdpath.py); the path inside the root
+        os.symlink("/usr/lib/pcp/bin/pmcd", os.path.join(self.on_host, "pmcd"))
+        return self.in_root + "/pmcd"
 
     @property
     def host(self) -> str:

@@ -16,6 +16,8 @@ import subprocess
 import time
 from typing import Dict, List, Optional
 
+from .pmcdpath import private_pmcd
+
 PMCD = "/usr/lib/pcp/bin/pmcd"
 SAMPLE = "/var/lib/pcp/pmdas/sample/pmdasample"
 PMCD_PMDA = "/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so"
@@ -153,7 +155,7 @@ class SecureSetup:
         env = dict(os.environ, PCP_RUN_DIR=d, PCP_PMCDCONF_PATH=conf,
                    PCP_TLSCONF_PATH=tlsconf, PCP_SASL2_CONFIG_PATH=sasl_dir)
         env.pop("LD_PRELOAD", None)     # never the sanitizer runtime of the client
-        argv = [PMCD, "-f", "-A", "-i", "127.0.0.1", "-p", str(port),
+        argv = [private_pmcd(d), "-f", "-A", "-i", "127.0.0.1", "-p", str(port),
                 "-s", os.path.join(d, "pmcd.socket"), "-c", conf,
                 "-l", os.path.join(d, "pmcd.log"), "-U", "root", *args]
         self._launch[name] = (argv, env, port)

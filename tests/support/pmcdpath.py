@@ -1,0 +1,20 @@
+"""The path a test starts a private pmcd through.
+
+`/etc/init.d/pmcd restart` (tests/live/test_hostile_server.py restarts the machine's pmcd)
+finds pmcd processes by the path in their argv[0]: with a private pmcd running from
+/usr/lib/pcp/bin/pmcd it refuses to act ("process ID in pmcd.pid is different"), and with
+no pid file it signals every one. A private pmcd started through a symbolic link of its
+own is not one the script finds, so tests running side by side under pytest-xdist leave
+each other's pmcds alone.
+"""
+import os
+
+SYSTEM_PMCD = "/usr/lib/pcp/bin/pmcd"
+
+
+def private_pmcd(folder: str, target: str = SYSTEM_PMCD) -> str:
+    """A symbolic link named pmcd in folder (made once) to target; the path to start."""
+    link = os.path.join(str(folder), "pmcd")
+    if not os.path.islink(link):
+        os.symlink(target, link)
+    return link
