@@ -36,10 +36,27 @@ class Scratch:
             have = self._arrays[key] = (arr, len(arr), ffi.cast("char *", arr))
         return have
 
+    def names_arrays(self, n: int):
+        """decode_pmns_names's three out-arrays (status, offset, length) of at least n
+        items, and how many they hold: one look-up for the three (a PMNS call's)."""
+        have = self._arrays.get("names")
+        if have is None or have[3] < n:
+            status, cap = self.array("status", "int32_t[]", n)[:2]
+            have = self._arrays["names"] = (status, self.array("off", "uint32_t[]", cap)[0],
+                                            self.array("nlen", "int32_t[]", cap)[0], cap)
+        return have
+
 
 def _encode(fn, *args, scratch: Optional[Scratch] = None) -> bytes:
-    """Run a C encoder twice: once to size the PDU, once to write it (into the scratch
-    buffer when there is one)."""
+    """Run a C encoder into the scratch buffer when there is one and it is large enough
+    (the usual case: one C call); else once to size the PDU and once to write it."""
+    if scratch is not None:
+        buf, cap, chars = scratch.array("pdu", "uint8_t[]", 0)
+        got = fn(buf, cap, *args)
+        if got >= 0:
+            return ffi.unpack(chars, got)
+        # too small a buffer (PM_ERR_TOOBIG) or a request the encoder refuses: sized
+        # first, as without a scratch buffer, which says which
     need = fn(ffi.NULL, 0, *args)
     if need < 0:
         raise pmErr(need)
@@ -209,9 +226,7 @@ def decode_pmns_names(pdu: bytes,
     cap = max((len(pdu) - 24) // 4, 1)
     if scratch is not None:
         has_status = scratch.int_p[0]
-        status, cap = scratch.array("status", "int32_t[]", cap)[:2]
-        off = scratch.array("off", "uint32_t[]", cap)[0]
-        nlen = scratch.array("nlen", "int32_t[]", cap)[0]
+        status, off, nlen, cap = scratch.names_arrays(cap)
     else:
         has_status = ffi.new("int32_t *")
         status = ffi.new("int32_t[]", cap)

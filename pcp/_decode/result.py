@@ -151,7 +151,7 @@ class ResultSizes:
     """The sizes of the last RESULT PDU a fetch loop decoded (FlatResult.from_pdu): the
     next one usually has them again. One per context, used under its lock."""
 
-    __slots__ = ("numpmid", "nvalues", "counts", "numpmid_p", "nvalues_p", "nbytes")
+    __slots__ = ("numpmid", "nvalues", "counts", "numpmid_p", "nvalues_p", "nbytes", "_rooms")
 
     def __init__(self) -> None:
         self.counts = ffi.new("int32_t[2]")
@@ -165,6 +165,29 @@ class ResultSizes:
         self.numpmid = numpmid
         self.nvalues = nvalues
         self.nbytes = lib.pcp_result_mem_size(numpmid, nvalues)
+        # rooms of `nbytes` made for the one-call round trip (FlatResult.room)
+        self._rooms: List[Tuple[Any, Any]] = []
+
+    def room(self) -> Tuple[Any, Any]:
+        """An unbound pcp_result and `nbytes` of column memory for it: one this context
+        made before when no result holds it any more, else a new one (two cffi objects,
+        most of what a small fetch costs in Python). A result keeps its struct and memory
+        alive (FlatResult.c, ._mem), as does anything made on them (ffi.buffer, numpy
+        views), so a reference count of one (the pool's own) besides getrefcount's
+        argument says nothing can see the old values. Called under the context's lock."""
+        for room in self._rooms:
+            if _getrefcount(room[0]) == 2 and _getrefcount(room[1]) == 2:
+                return room
+        room = (ffi.new("pcp_result *"), _raw_alloc("int64_t[]", (self.nbytes + 7) >> 3))
+        if len(self._rooms) < _ROOMS_KEPT:
+            self._rooms.append(room)
+        return room
+
+
+# rooms kept per context: a loop holds the last result while it fetches the next one
+_ROOMS_KEPT = 2
+# without reference counts (not CPython) a room is never known to be free
+_getrefcount = getattr(sys, "getrefcount", lambda _obj: 0)
 
 
 class FlatResult:
@@ -214,11 +237,6 @@ class FlatResult:
         self._setup(pdu, c, mem)
         return self
 
-    @staticmethod
-    def room(sizes: "ResultSizes") -> Tuple[Any, Any]:
-        """An unbound pcp_result and `sizes.nbytes` of column memory for it, for a
-        decoder that binds the one to the other itself (csrc/exchange.c)."""
-        return ffi.new("pcp_result *"), _raw_alloc("int64_t[]", (sizes.nbytes + 7) >> 3)
 
     @classmethod
     def from_decoded(cls, pdu: bytes, c: Any, mem: Any) -> "FlatResult":

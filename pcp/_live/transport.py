@@ -321,7 +321,7 @@ class Connection:
         counts = sizes.counts
         counts[0] = sizes.numpmid
         counts[1] = sizes.nvalues
-        c, mem = FlatResult.room(sizes)
+        c, mem = sizes.room()       # bound to each other by the decoder
         sts = lib.pcp_exchange_fetch(self._fd, request, len(request), self._cbuf,
                                      len(self._buf), 1 if highres else 0, expect, c, mem,
                                      sizes.nbytes, sizes.numpmid_p, sizes.nvalues_p, reply)

@@ -512,6 +512,20 @@ class _PythonPlan(namedtuple("_PythonPlan", ("request", "wanted", "trees"))):
 
 
 _BIND_CHILDREN = API_LEVEL >= (7, 2)   # __dmchildren binds before it lists (7.x)
+
+
+def fetches_plain(pmids: Sequence[int]) -> bool:
+    """Whether DerivedContext.fetch passes this request to the wrapped context as it is,
+    whatever the registry holds: it names no derived metric (one that does not bind is
+    planned as _NO_DERIVED too, but binding depends on the registry) and neither of the
+    anonymous event.flags / event.missed. pcp.pmapi then skips the layer."""
+    by_pmid = _anon.BY_PMID
+    for pmid in pmids:
+        if is_derived(pmid) or pmid in by_pmid:
+            return False
+    return True
+
+
 _NO_DERIVED = object()          # a request without derived metrics: the context's own
 _ANON_ONLY = object()           # only event.flags/missed: the context's own, blocks copied
 _MAX_PLANS = 256                # requests remembered per context (a tool asks a few)
