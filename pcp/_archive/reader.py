@@ -20,7 +20,7 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.constants import PM_CTXFLAG_NO_FEATURE_CHECK
 from pcp._core.wire import PCP_LOG_END, PM_LOG_FEATURE_QA, VOL_INDEX, VOL_META
-from pcp._decode.result import FlatResult
+from pcp._decode.result import FlatResult, allocate_result
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -130,10 +130,14 @@ class Record:
             self.visits += 1
             if self.visits < 2:
                 return None
-            try:
-                held = self.held = frozenset(self.decode().pmid)
-            except pmErr:
+            # decoded in place (the mapped record, as a select reads it): only the
+            # pmid column is looked at
+            c, _mem = allocate_result(self.numpmid, self.nvalues)
+            if lib.pcp_archive_record_decode(self.mapped.ptr + self.off, self.length,
+                                             self.version, c) < 0:
                 self.visits = -1
+                return None
+            held = self.held = frozenset(ffi.unpack(c.pmid, self.numpmid))
         return held
 
     def decode(self) -> FlatResult:
