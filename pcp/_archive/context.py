@@ -487,9 +487,16 @@ class ArchiveContext:
             self.saved = (self.curvol, self.pos)
 
     def _fetch_loop(self, pmids: Optional[Sequence[int]], mode: int, backward: bool) -> FlatResult:
+        wanted: Optional[frozenset] = None
+        if pmids is not None and not backward:
+            _, all_derived, wanted = self._select_request(pmids)
+            if all_derived:
+                wanted = None
         while True:
             rec: Optional[Record] = None
             while rec is None:
+                if wanted is not None and self.serial:
+                    self._pass_kept(wanted)
                 if not self.serial:
                     self._set_time()
                     while True:
@@ -519,11 +526,45 @@ class ArchiveContext:
             if selected is not None:
                 return selected
 
+    def _pass_kept(self, wanted: frozenset) -> None:
+        """Step forwards over the kept records known to hold none of the wanted pmids
+        as the loop above would (each read moves the stream, and one at or after the
+        origin becomes the origin), without reading or selecting them again: a fetch of
+        one metric from the start passes over the same first records every time."""
+        stream = self.stream
+        if stream is None:
+            return
+        kept = self.arch.head_reads
+        size = stream.size
+        pos = self.pos
+        origin = self.origin
+        moved = False
+        while True:
+            hit = kept.get((stream, size, pos, False, False))
+            if hit is None:
+                break
+            rec = hit[2]
+            held = rec.held
+            if held is None or not held.isdisjoint(wanted):
+                break
+            pos = hit[1]
+            moved = True
+            if tsub(rec.stamp, origin) >= 0:
+                origin = rec.stamp
+        if moved:
+            self.pos = pos
+            self.origin = origin
+            self.mark_done = 0
+
     def _select(self, rec: Record, pmids: Sequence[int]) -> Optional[FlatResult]:
         """The requested sets of one record, in request order, through the profile, made
         from the mapped record in one C call (csrc/result_select.c); None when the record
         has none of them."""
-        request, all_derived = self._select_request(pmids)
+        request, all_derived, wanted = self._select_request(pmids)
+        if not all_derived:
+            held = rec.pmids_held()
+            if held is not None and held.isdisjoint(wanted):
+                return None     # a kept record known to hold none of them
         mapped = rec.mapped
         assert mapped is not None
         # a request of derived metrics only is answered by every record
@@ -531,18 +572,20 @@ class ArchiveContext:
                                         self._profile_filter(), self._select_room,
                                         even_if_absent=all_derived)
 
-    def _select_request(self, pmids: Sequence[int]) -> Tuple[SelectRequest, bool]:
-        """The C form of a request, kept while the same pmids are asked for."""
+    def _select_request(self, pmids: Sequence[int]) -> Tuple[SelectRequest, bool, frozenset]:
+        """The C form of a request, whether it asks for derived metrics only, and its
+        pmids as a record holds them; kept while the same pmids are asked for."""
         key = tuple(pmids)
         cached = self._select_cache
         if cached is not None and (cached[0] is key or cached[0] == key):
-            return cached[1], cached[2]
+            return cached[1]
         descs = self.meta.descs
         indoms = [None if descs.get(p) is None else descs[p][2] for p in key]
         request = SelectRequest(list(key), indoms)
         all_derived = all(_anon.is_derived(p) for p in key)
-        self._select_cache = (key, request, all_derived)
-        return request, all_derived
+        made = (request, all_derived, frozenset(p & 0xFFFFFFFF for p in key))
+        self._select_cache = (key, made)
+        return made
 
     def _profile_filter(self) -> ProfileFilter:
         """The C form of the profile, rebuilt when the profile changes."""

@@ -218,6 +218,10 @@ class Metadata:
         # indom -> its records (file, index), in load order; chains built from them
         self._indom_recs: Optional[Dict[int, List[Tuple[_MetaFile, int]]]] = None
         self.indoms: Dict[int, List[InDomSnapshot]] = {}    # newest first (libpcp's order)
+        # indom -> the times of its records in chain order, to find the one in force
+        # without building the chain (None: it has delta records, the chain is built)
+        self._indom_times: Dict[int, Optional[List[Tuple[int, int, _MetaFile, int]]]] = {}
+        self._indom_made: Dict[Tuple[_MetaFile, int], InDomSnapshot] = {}
         # (label type, ident) -> records not decoded yet: (load, stamp, raw, offset, room)
         self._label_records: Optional[Dict[Tuple[int, int], list]] = None
         self.labels: Dict[Tuple[int, int], List[LabelRecord]] = {}   # newest first
@@ -243,6 +247,8 @@ class Metadata:
         # what was built from the files before this one is built again when asked for
         self._indom_recs = None
         self.indoms = {}
+        self._indom_times = {}
+        self._indom_made = {}
         self._label_records = None
         self.labels = {}
         self._texts = None
@@ -444,11 +450,46 @@ class Metadata:
         """The record of indom in force at stamp (the newest at or before it), compared
         as libpcp 6.0.3's __pmTimestampCmp does: the difference of the seconds cut to a
         32-bit int, so a time more than 2^31 s before a record counts as after it."""
+        if indom not in self.indoms:
+            times = self._times_of(indom)
+            if times is not None:
+                # no delta record: the chain's first record at or before the time is
+                # the last record of its time slot, which is all of it that is needed
+                for sec, nsec, meta, i in times:
+                    if (wrap_int32(sec - stamp[0]) or wrap_int32(nsec - stamp[1])) <= 0:
+                        made = self._indom_made.get((meta, i))
+                        if made is None:
+                            made = self._indom_made[(meta, i)] = meta.indom_snapshot(i)
+                        return made
+                return None
         for snap in self.indom_chain(indom) or ():
             order = wrap_int32(snap.stamp[0] - stamp[0]) or wrap_int32(snap.stamp[1] - stamp[1])
             if order <= 0:
                 return snap
         return None
+
+    def _times_of(self, indom: int) -> Optional[List[Tuple[int, int, _MetaFile, int]]]:
+        """(sec, nsec, file, record) of an instance domain's records, newest first and
+        the last loaded first within a time (the chain's order, repeats included), or
+        None when it has a delta record (or no record: the chain says so)."""
+        if indom in self._indom_times:
+            return self._indom_times[indom]
+        times: Optional[List[Tuple[int, int, _MetaFile, int]]] = []
+        recs = self._indom_records().get(indom)
+        if recs is None:
+            times = None
+        else:
+            for load, (meta, i) in enumerate(recs):
+                rec = meta.ix.indom[i]
+                if rec.type == INDOM_DELTA:
+                    times = None
+                    break
+                times.append((rec.sec, rec.nsec, load, meta, i))   # type: ignore[union-attr]
+            if times is not None:
+                times.sort(key=lambda t: (t[0], t[1], t[2]), reverse=True)
+                times = [(sec, nsec, meta, i) for sec, nsec, _, meta, i in times]
+        self._indom_times[indom] = times
+        return times
 
     # ---- labels ------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.constants import PM_CTXFLAG_NO_FEATURE_CHECK
 from pcp._core.wire import PCP_LOG_END, PM_LOG_FEATURE_QA, VOL_INDEX, VOL_META
-from pcp._decode.result import FlatResult
+from pcp._decode.result import FlatResult, allocate_result
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 MAX_TIME_T = 0x7FFFFFFFFFFFFFFF
 # good record reads remembered (an interpolating scan reads the same stretch again)
 RECENT_READS = 64
+# the first records of each volume, read forwards, are kept for the life of the archive:
+# pminfo -f and other fetches of one metric at a time from the start read them again
+# and again (a fetch of one metric scans from the start to its first record)
+HEAD_READS = 1024
 
 
 def tsub(a: Stamp, b: Stamp) -> float:
@@ -99,7 +103,8 @@ class TemporalIndex:
 class Record:
     """What one read produced: a record in a volume, or a <mark> made up between archives."""
 
-    __slots__ = ("stamp", "numpmid", "nvalues", "mapped", "version", "off", "length")
+    __slots__ = ("stamp", "numpmid", "nvalues", "mapped", "version", "off", "length",
+                 "visits", "held")
 
     def __init__(self, stamp: Stamp, numpmid: int, mapped: Optional[MappedFile] = None,
                  version: int = 2, off: int = 0, length: int = 0, nvalues: int = 0) -> None:
@@ -110,6 +115,30 @@ class Record:
         self.version = version
         self.off = off
         self.length = length
+        # for a record kept among an archive's head reads, how often a scan asked for
+        # its pmids, and the pmids it holds once known: a scan for a metric passes over
+        # those without it (see pmids_held); -1 for a record that is not kept
+        self.visits = -1
+        self.held: Optional[frozenset] = None
+
+    def pmids_held(self) -> Optional[frozenset]:
+        """The pmids of the record's sets, or None (callers then select as usual): for a
+        kept record, decoded on the second scan that asks (a record passed once is not
+        worth decoding whole), then remembered; None too when it does not decode."""
+        held = self.held
+        if held is None and self.visits >= 0 and self.mapped is not None:
+            self.visits += 1
+            if self.visits < 2:
+                return None
+            # decoded in place (the mapped record, as a select reads it): only the
+            # pmid column is looked at
+            c, _mem = allocate_result(self.numpmid, self.nvalues)
+            if lib.pcp_archive_record_decode(self.mapped.ptr + self.off, self.length,
+                                             self.version, c) < 0:
+                self.visits = -1
+                return None
+            held = self.held = frozenset(ffi.unpack(c.pmid, self.numpmid))
+        return held
 
     def decode(self) -> FlatResult:
         """The record as a result."""
@@ -138,6 +167,10 @@ class Archive:
         self.physend = -1
         # the last few good reads, oldest first
         self._recent_reads: "OrderedDict[tuple, Tuple[int, int, Record]]" = OrderedDict()
+        # the first HEAD_READS good forward reads of each volume (as its size was then):
+        # (mapped, size, pos) -> the read; _head_depth gives where the next one starts
+        self.head_reads: Dict[tuple, Tuple[int, int, Record]] = {}
+        self._head_depth: Dict[tuple, int] = {}
         # the reader's out-parameters, made once
         self._newpos = ffi.new("uint64_t *")
         self._rec = ffi.new("pcp_log_record *")
@@ -284,6 +317,10 @@ class Archive:
         # an interpolating scan reads the records around the requested time again and
         # again (libpcp re-reads them): the last few good reads are remembered
         key = (mapped, mapped.size, pos, backward, paranoid)
+        if not backward and not paranoid:
+            head = self.head_reads.get(key)
+            if head is not None:
+                return head
         recent = self._recent_reads
         hit = recent.get(key)
         if hit is not None:
@@ -300,6 +337,8 @@ class Archive:
                             rec.off, rec.len, rec.nvalues)
             good = (0, end, record)
             recent[key] = good
+            if not backward and not paranoid:
+                self._keep_head(key, good)
             if not paranoid:
                 # the same record read the other way (the search passes turn round at
                 # it): the same bytes, the same checks, so the same answer
@@ -310,6 +349,16 @@ class Archive:
                 recent.popitem(last=False)
             return good
         return sts, newpos[0], None
+
+    def _keep_head(self, key: tuple, good: Tuple[int, int, Record]) -> None:
+        """Keep a forward read for good when it is one of its volume's first records."""
+        mapped, size, pos = key[0], key[1], key[2]
+        depth = 0 if pos == self.label.length else self._head_depth.get((mapped, size, pos))
+        if depth is None or depth >= HEAD_READS:
+            return
+        self.head_reads[key] = good
+        good[2].visits = 0
+        self._head_depth[(mapped, size, good[1])] = depth + 1
 
     def end(self, curvol: int = -1, stream: Optional[MappedFile] = None) -> Stamp:
         """__pmGetArchiveEnd_ctx: the time of the last valid record (cached while the

@@ -353,16 +353,19 @@ class _Info:
         return self._cache["context"]
 
     def _indom_cache(self, indom: int) -> Any:
+        """The instance domain's (id, name) pairs now and a name by id (the first of an
+        id, as pminfo's search finds it)."""
         def get() -> Any:
             insts, names = self.ctx.pmGetInDom(indom=indom)
-            return list(zip(insts or [], names or []))
-        return self._cached("inames", indom, get) or []
+            pairs = list(zip(insts or [], names or []))
+            by_id: Dict[int, str] = {}
+            for i, name in pairs:
+                by_id.setdefault(i, name)
+            return pairs, by_id
+        return self._cached("inames", indom, get) or ([], {})
 
     def _inst_name(self, indom: int, inst: int) -> Optional[str]:
-        for i, name in self._indom_cache(indom):
-            if i == inst:
-                return name
-        return None
+        return self._indom_cache(indom)[1].get(inst)
 
     def _label_sets(self, pmid: int, desc: Any, with_indom: bool) -> List[str]:
         raw = self._raw_labels
@@ -394,7 +397,7 @@ class _Info:
         indom = desc.indom
         if indom == c_api.PM_INDOM_NULL:
             return
-        names = self._indom_cache(indom)
+        names = self._indom_cache(indom)[0]
         # every instance label set in the order the source gave them, empty ones too
         inst_sets = self._cached("ilabels", indom, lambda: pmapi.context_of(self.src.ctx).labels(
             indom, c_api.PM_LABEL_INSTANCES))

@@ -218,15 +218,17 @@ class DerivedContext:
         """__dmchildren: (child, status) pairs, [] when `name` is a derived leaf, None
         when no derived metric lies below it (the list is shared: not to be changed)."""
         memo = self._children_memo
-        if name in memo:
-            return memo[name]
-        out = memo[name] = self._walk_derived_children(name)
-        return out
+        if not memo:
+            self._walk_derived_children(memo)
+        return memo.get(name)
 
-    def _walk_derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
-        prefix = name + b"." if name else b""
-        out: List[Tuple[bytes, int]] = []
-        seen = set()
+    def _walk_derived_children(self, memo: Dict[bytes, Optional[List[Tuple[bytes, int]]]]) -> None:
+        """Fill `memo` in one pass over the registry: for each name with a derived
+        metric below it, its children in registry order ([] for a derived leaf); a
+        traversal asks for every node, each once."""
+        leaves = set()
+        found: Dict[bytes, List[Tuple[bytes, int]]] = {}
+        seen: Dict[bytes, set] = {}
         for entry in self.entries:
             metric = entry.metric
             full = metric.name
@@ -237,15 +239,20 @@ class DerivedContext:
                 continue
             elif _BIND_CHILDREN and self._bind(entry) is None:
                 continue                # 7.x binds each child first, and leaves out failures
-            if name and full == name:
-                return []
-            if name and not full.startswith(prefix):
-                continue
-            head, dot, _ = full[len(prefix):].partition(b".")
-            if head not in seen:
-                seen.add(head)
-                out.append((head, 1 if dot else 0))
-        return out or None
+            leaves.add(full)
+            parts = full.split(b".")
+            for depth in range(len(parts)):
+                node = b".".join(parts[:depth])
+                head = parts[depth]
+                heads = seen.setdefault(node, set())
+                if head not in heads:
+                    heads.add(head)
+                    found.setdefault(node, []).append((head, 1 if depth + 1 < len(parts) else 0))
+        memo.update(found)
+        for leaf in leaves:
+            if leaf:
+                memo[leaf] = []
+        memo.setdefault(b"", None)      # filled: the empty memo means "not built"
 
     def traverse(self, name: bytes) -> List[bytes]:
         source = self._names()
