@@ -334,6 +334,15 @@ class ArchiveContext:
             assert rec is not None
             return rec
 
+    def _reopened(self, index: int) -> None:
+        """The archive change of _drop_corrupt: libpcp 7.2.2 calls __pmLogChangeArchive
+        there without keeping the context's origin and mode as its other archive
+        changes do, so __pmLogOpen leaves them at the archive's start and PM_MODE_FORW
+        (a backward or interpolated read goes on forward from the next fetch)."""
+        self._change_archive(index)
+        self.origin = self.arch.label.stamp
+        self.mode = PM_MODE_FORW
+
     def _drop_corrupt(self, backward: bool) -> None:
         """libpcp 7.1.5's recovery in __pmLogRead_ctx (7.2.2's, not 6.x's): a corrupt
         record in one archive of a multi-archive context removes that archive from the
@@ -349,11 +358,11 @@ class ArchiveContext:
         self.cur = -1           # no current archive: _change_archive always switches
         self.mark_done = 0
         if not backward and bad < len(self.archives):
-            self._change_archive(bad)
+            self._reopened(bad)
             self.saved = (self.curvol, self.pos)
             return
         if backward and bad > 0:
-            self._change_archive(bad - 1)
+            self._reopened(bad - 1)
             arch = self.arch
             for vol in range(arch.maxvol, arch.minvol - 1, -1):
                 if self._change_vol(vol):
@@ -540,6 +549,8 @@ class ArchiveContext:
                             break
                     self.serial = True
                 candidate = self._read(backward)
+                # the mode as it is now: at 7.2 a dropped corrupt archive turns it FORW
+                backward = self.mode & 0xFFFF == PM_MODE_BACK
                 tdiff = tsub(candidate.stamp, self.origin)
                 if (tdiff < 0 and not backward) or (tdiff > 0 and backward):
                     continue
