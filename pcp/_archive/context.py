@@ -17,12 +17,14 @@ from pcp._archive.reader import Archive, LogLabel, Record, tsub
 from pcp._core.abc import serialized
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import (PM_ERR_EOL, PM_ERR_INDOM, PM_ERR_INDOM_LOG, PM_ERR_INST_LOG,
-                                 PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_MODE,
+                                 PM_ERR_LOGFILE, PM_ERR_LOGHOST, PM_ERR_LOGOVERLAP, PM_ERR_LOGREC,
+                                 PM_ERR_MODE,
                                  PM_ERR_NAME, PM_ERR_NONLEAF, PM_ERR_NOTHOST, PM_ERR_PMID,
                                  PM_ERR_PMID_LOG, PM_ERR_TOOSMALL, PM_ID_NULL, PM_INDOM_NULL,
                                  PM_LABEL_CONTEXT, PM_MODE_BACK, PM_MODE_FORW, PM_MODE_INTERP,
                                  PMNS_ARCHIVE)
-from pcp._core.errors import pmErr
+from pcp._core.errors import notify_error, pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.wire import PCP_LOG_END
 from pcp._decode.result import FlatResult, ProfileFilter, ResultRoom, SelectRequest
 from pcp._libpcp import anon as _anon
@@ -57,6 +59,8 @@ class ArchiveContext:
         self.profile = Profile()
         self.meta = Metadata()
         self.archives: List[Archive] = []
+        # archives a 7.2 read dropped as corrupt (_drop_corrupt), closed with the context
+        self._dropped: List[Archive] = []
         # each archive's .meta bytes, by id(archive); which archives self.meta holds;
         # how many contexts share self.meta (libpcp's __pmLogCtl refcnt: a pmDupContext
         # shares it, see _meta_for)
@@ -132,7 +136,7 @@ class ArchiveContext:
 
     def close(self) -> None:
         self._meta_users[0] -= 1
-        for arch in self.archives:
+        for arch in self.archives + self._dropped:
             arch.close()
 
     def reconnect(self) -> int:
@@ -322,10 +326,51 @@ class ArchiveContext:
                 continue
             self.mark_done = 0
             self.pos = newpos
+            if sts == PM_ERR_LOGREC and API_LEVEL >= (7, 2) and len(self.archives) > 1:
+                self._drop_corrupt(backward)
+                continue
             if sts < 0:
                 raise pmErr(sts)
             assert rec is not None
             return rec
+
+    def _reopened(self, index: int) -> None:
+        """The archive change of _drop_corrupt: libpcp 7.2.2 calls __pmLogChangeArchive
+        there without keeping the context's origin and mode as its other archive
+        changes do, so __pmLogOpen leaves them at the archive's start and PM_MODE_FORW
+        (a backward or interpolated read goes on forward from the next fetch)."""
+        self._change_archive(index)
+        self.origin = self.arch.label.stamp
+        self.mode = PM_MODE_FORW
+
+    def _drop_corrupt(self, backward: bool) -> None:
+        """libpcp 7.1.5's recovery in __pmLogRead_ctx (7.2.2's, not 6.x's): a corrupt
+        record in one archive of a multi-archive context removes that archive from the
+        context for good, with a warning, and the read goes on at the start of the next
+        archive (forward) or the end of the previous one (backward); with none there,
+        the read ends with PM_ERR_EOL."""
+        bad = self.cur
+        notify_error("Warning", '__pmLogRead: removing corrupted archive "%s" vol %d' % (
+            self.arch.name, self.curvol))
+        self._dropped.append(self.archives.pop(bad))
+        # the metadata already read from it stays (libpcp frees only the archive's entry)
+        self._meta_holds = {i - (i > bad) for i in self._meta_holds if i != bad}
+        self.cur = -1           # no current archive: _change_archive always switches
+        self.mark_done = 0
+        if not backward and bad < len(self.archives):
+            self._reopened(bad)
+            self.saved = (self.curvol, self.pos)
+            return
+        if backward and bad > 0:
+            self._reopened(bad - 1)
+            arch = self.arch
+            for vol in range(arch.maxvol, arch.minvol - 1, -1):
+                if self._change_vol(vol):
+                    self.pos = self._stream_size()
+                    self.saved = (self.curvol, self.pos)
+                    return
+        self.cur = min(bad, len(self.archives) - 1)
+        raise pmErr(PM_ERR_EOL)
 
     def _set_time(self) -> None:
         """__pmLogSetTime: position the stream near the current time."""
@@ -511,6 +556,8 @@ class ArchiveContext:
                             break
                     self.serial = True
                 candidate = self._read(backward)
+                # the mode as it is now: at 7.2 a dropped corrupt archive turns it FORW
+                backward = self.mode & 0xFFFF == PM_MODE_BACK
                 tdiff = tsub(candidate.stamp, self.origin)
                 if (tdiff < 0 and not backward) or (tdiff > 0 and backward):
                     continue

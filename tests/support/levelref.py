@@ -5,8 +5,11 @@ arguments), and a difftest snippet run on both sides with a different environmen
 each (a file's path as each side sees it)."""
 from __future__ import annotations
 
+import os
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
 
 from support import difftest, roots
 
@@ -48,3 +51,24 @@ def run_both(level: Level, snippet: str, env: Optional[Dict[str, str]] = None,
     mine = dict(env or {})
     mine.update(our_extra or {})
     return roots.run_ours(level, program, mine), ref
+
+
+#: What libpcp execs to read the QA archives' compressed volumes (__pmLogOpen's
+#: "uncompress using: bzip2 -dc ..."): without them a root's libpcp refuses such an
+#: archive with PM_ERR_LOGREC (.ci/pcp-roots.sh installs them).
+DECOMPRESSORS = ("bzip2", "xz")
+
+
+def require_decompressors(level: Level) -> None:
+    """Fail (when $CI is set) or skip unless level's root has the decompressors."""
+    if tuple(level) == (6, 0):
+        missing = [tool for tool in DECOMPRESSORS if shutil.which(tool) is None]
+    else:
+        missing = [tool for tool in DECOMPRESSORS
+                   if not os.path.exists(os.path.join(root_dir(level), "usr/bin", tool))]
+    if missing:
+        message = "PCP %s reference cannot read compressed archives: no %s" % (
+            level_text(level), ", ".join(missing))
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI is set: a failure, not a skip)", pytrace=False)
+        pytest.skip(message)
