@@ -17,7 +17,7 @@ set -euo pipefail
 ROOTS=${PCP_NATIVE_ROOTS:-/var/cache/pcp-native/roots}
 MIRROR=${PCP_NATIVE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 QA=/var/lib/pcp/testsuite
-BUILD_TOOLS="gcc libc6-dev python3-dev python3-cffi python3-numpy python3-setuptools"
+BUILD_TOOLS="gcc libc6-dev python3-dev python3-cffi python3-numpy python3-setuptools bzip2 xz-utils"
 start=$SECONDS
 
 if [ "$(id -u)" != 0 ]; then
