@@ -142,7 +142,7 @@ def _fetch(ours, theirs, reply: bytes, numpmid: int, nvalues: int, highres: bool
     sizes = ResultSizes()
     sizes.resize(numpmid, nvalues)
     counts = ffi.new("int32_t[2]", [numpmid, nvalues])
-    c, mem = FlatResult.room(sizes)
+    c, mem = sizes.room()
     expect = F.PDU_HIGHRES_RESULT if highres else PDU_RESULT
     sts = lib.pcp_exchange_fetch(ours.fileno(), REQUEST, len(REQUEST), buf, cap,
                                  1 if highres else 0, expect, c, mem, sizes.nbytes, counts,
