@@ -252,7 +252,7 @@ class Column:
 
 # rows of a chunk of the export's scan: a few MB of matrices, so that the memory of an
 # export does not grow with the archive (the reader's default, 32 MB, is sized for reads)
-CHUNK_BYTES = 4 << 20
+CHUNK_BYTES = 2 << 20
 
 
 class Table:
@@ -500,7 +500,7 @@ def _union_names(tables: List[Table]) -> List[str]:
     return list(seen)
 
 
-CSV_BLOCK_ROWS = 64
+CSV_BLOCK_ROWS = 16
 
 
 def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
@@ -678,7 +678,8 @@ def _arrow_batches(pa: Any, table: Table, layout: str) -> Any:
                     writer.write_batch(pa.RecordBatch.from_pydict(arrays, schema=schema))
                     segments[k].append(count)
                     count += 1
-        with pa.memory_map(spool) as source:
+        # read, not mapped: a mapped file's pages would count in the resident memory
+        with pa.OSFile(spool, "rb") as source:
             spooled = ipc.open_file(source)
             for parts in segments:
                 for index in parts:
