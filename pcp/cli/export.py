@@ -1,8 +1,13 @@
 """`export`: an archive's values as a table, in CSV (standard library) or Parquet
 (pyarrow), with pmrep's options: -o the target, -F the file, counters as rates unless -r,
 the -S/-T window in libpcp's forms; the records as logged (pmrep -u), or with -t the
-values interpolated at every interval from the start (pmrep -t, with -A / -O). The values are read by the columns reader (pcp.bulk.read_archive): each
+values interpolated at every interval from the start (pmrep -t, with -A / -O). The values are read by the columns reader (pcp.bulk.ArchiveReader): each
 metric's time x instance matrix, scattered in C without a Python object per value.
+
+Memory stays flat in the archive's size: the reader is run twice, chunk by chunk. The
+first pass learns what the header and the carried facts need (each metric's instance
+columns in the order a whole read gives them, which of them ever hold a value, the
+times and <mark>s); the second writes each chunk as it comes.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
 then one column per metric instance, named `metric` or `metric[instance]` (as
