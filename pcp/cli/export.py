@@ -303,10 +303,13 @@ class Table:
             yield self.reader._empty()
 
     def facts(self) -> Optional[str]:
-        """The carried facts (pcp._bulk.carried) of the whole scan: what a read gives."""
-        return _carried.dumps(_carried.describe(
-            self.reader.source, [(m.name, m) for m in self.metrics], self.stamps,
-            self.after_mark))
+        """The carried facts (pcp._bulk.carried) of the whole scan: what a read gives
+        (made once: megabytes of text for an archive with a long instance history)."""
+        if not hasattr(self, "_facts"):
+            self._facts = _carried.dumps(_carried.describe(
+                self.reader.source, [(m.name, m) for m in self.metrics], self.stamps,
+                self.after_mark))
+        return self._facts
 
     @property
     def nrows(self) -> int:
