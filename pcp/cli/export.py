@@ -258,6 +258,7 @@ class Column:
 # rows of a chunk of the export's scan: a few MB of matrices, so that the memory of an
 # export does not grow with the archive (the reader's default, 32 MB, is sized for reads)
 CHUNK_BYTES = 2 << 20
+CHUNK_ROWS: Optional[int] = None      # or a fixed number of rows (tests)
 
 
 class Table:
@@ -386,7 +387,7 @@ def collect(src: Source, names: List[str], rates: bool = False, errors: str = "r
         step = None if interval is None else (interval[0] * 1000000000 + interval[1]) / 1e9
         reader = bulk.ArchiveReader(src.name, keep, start=start, end=end, rate=rates,
                                     progress=progress, errors=errors, interval=step,
-                                    chunk_bytes=CHUNK_BYTES)
+                                    chunk_bytes=CHUNK_BYTES, chunk_rows=CHUNK_ROWS)
         return Table(reader, src.ctx.pmGetContextHostName())
     except pmErr as e:
         raise _read_error(src.name, errors, e)

@@ -530,3 +530,33 @@ def test_csv_export_streams_by_chunks(tmp_path, layout):
         assert header.count(",") == 7034        # the columns holding a value
     else:
         assert header == "time,metric,inst,instance,value\n"
+
+
+@pytest.mark.parametrize("layout", ["wide", "long"])
+def test_chunks_of_any_size_write_what_a_whole_read_writes(monkeypatch, tmp_path, layout):
+    """pcp-pidstat-process-args' processes (246 instances, strings and counters) written
+    two rows per chunk and a few rows per row group: the CSV (header and column order
+    included: long rows metric by metric across chunks) and the Parquet table and
+    metadata equal those of a single chunk (a whole read)."""
+    import pyarrow.parquet as pq
+    from pcp.cli import export
+
+    archive = need_qa_archive("pcp-pidstat-process-args")
+    names = ["-T", "+1min", "proc.psinfo.utime", "proc.psinfo.cmd"]
+
+    def written(rows):
+        monkeypatch.setattr(export, "CHUNK_ROWS", rows)
+        monkeypatch.setattr(export, "ROW_GROUP_CELLS", 1000 if rows else 1 << 30)
+        out = io.StringIO()
+        assert export.main(["-a", archive, "--layout", layout] + names, out) == 0
+        path = str(tmp_path / ("%s.parquet" % rows))
+        assert export.main(["-a", archive, "--layout", layout, "-o", path] + names) == 0
+        return out.getvalue(), pq.read_table(path)
+
+    whole_csv, whole_table = written(None)
+    csv_text, table = written(2)
+    assert csv_text == whole_csv and len(whole_csv.splitlines()) > 5
+    assert table.schema.equals(whole_table.schema, check_metadata=True)
+    for name in table.column_names:       # NaN (long: the value of a string) as NaN
+        got, want = table.column(name).to_pandas(), whole_table.column(name).to_pandas()
+        assert got.equals(want), name
