@@ -1,8 +1,13 @@
 """`export`: an archive's values as a table, in CSV (standard library) or Parquet
 (pyarrow), with pmrep's options: -o the target, -F the file, counters as rates unless -r,
 the -S/-T window in libpcp's forms; the records as logged (pmrep -u), or with -t the
-values interpolated at every interval from the start (pmrep -t, with -A / -O). The values are read by the columns reader (pcp.bulk.read_archive): each
+values interpolated at every interval from the start (pmrep -t, with -A / -O). The values are read by the columns reader (pcp.bulk.ArchiveReader): each
 metric's time x instance matrix, scattered in C without a Python object per value.
+
+Memory stays flat in the archive's size: the reader is run twice, chunk by chunk. The
+first pass learns what the header and the carried facts need (each metric's instance
+columns in the order a whole read gives them, which of them ever hold a value, the
+times and <mark>s); the second writes each chunk as it comes.
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
 then one column per metric instance, named `metric` or `metric[instance]` (as
@@ -12,8 +17,10 @@ from __future__ import annotations
 
 import csv
 import datetime
+import io
 import os
 import sys
+import tempfile
 from types import SimpleNamespace
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -143,6 +150,8 @@ def run(args: Any, out: Any = None) -> int:
                 write_csv(tables, f, args.layout)
     except BrokenPipeError:
         raise                       # a reader that stopped early (| head): quietly
+    except pmErr as e:              # the second pass (writing) met what the first did not
+        raise _read_error(args.archive, args.errors, e)
     except OSError as e:
         raise CliError("cannot write %s: %s" % (args.output, e.strerror or e))
     return 0
@@ -210,38 +219,107 @@ def _read_group(args: Any, spec: str, lenient: bool) -> Optional["Table"]:
     finally:
         src.close()
 
-class Column:
-    """One instance column of the wide layout: its metric and values per row."""
+class Shape:
+    """What the first pass learns of one metric over the whole scan: its descriptor, its
+    instance columns as ArchiveColumns.concat orders them (those of the last chunk: a
+    scan only adds instances), how many values it holds and which instances held one."""
 
-    def __init__(self, name: str, metric: MetricArray, j: int) -> None:
+    def __init__(self, name: str, m: MetricArray) -> None:
+        self.name = name
+        self.pmid, self.type, self.sem, self.units = m.pmid, m.type, m.sem, m.units
+        self.indom, self.rate, self.dtype = m.indom, m.rate, m.dtype
+        self.instances = m.instances
+        self.instance_names: List[str] = list(m.instance_names)
+        self.count = 0
+        self.held: set = set()
+
+    def learn(self, m: MetricArray) -> None:
+        self.instances, self.instance_names = m.instances, list(m.instance_names)
+        self.count += m.count
+        self.held.update(int(i) for i in m.instances[m.present.any(axis=0)])
+
+    def column_names(self) -> List[str]:
+        return _export.column_names(self.name, self.indom, self.instance_names)
+
+
+class Column:
+    """One instance column of the wide layout: its metric, its place among the
+    metric's instances (j) and the instance id that finds it in each chunk."""
+
+    def __init__(self, name: str, metric: Shape, j: int) -> None:
         self.name = name
         self.metric = metric
         self.index = j
-        self.values = metric.values[:, j]
-        self.present = metric.present[:, j]
+        self.inst = int(metric.instances[j])
         units = pmUnitsStr(metric.units)
         self.units = ("%s / sec" % units if units else "/ sec") if metric.rate else units
 
 
-class Table:
-    """The archive's values as the columns reader (pcp.bulk) gathered them, with the
-    columns that hold at least one value."""
+# rows of a chunk of the export's scan: a few MB of matrices, so that the memory of an
+# export does not grow with the archive (the reader's default, 32 MB, is sized for reads)
+CHUNK_BYTES = 2 << 20
+CHUNK_ROWS: Optional[int] = None      # or a fixed number of rows (tests)
 
-    def __init__(self, cols: ArchiveColumns, hostname: str) -> None:
-        self.cols = cols
+
+class Table:
+    """One host's archives as the first pass of the columns reader (pcp.bulk) learned
+    them: the times, the metrics and the wide columns that hold at least one value.
+    The values are read again, chunk by chunk, when they are written (chunks())."""
+
+    def __init__(self, reader: Any, hostname: str) -> None:
+        self.reader = reader
         self.hostname = hostname
-        self.stamps = cols.time.view(np.int64)
+        times, after = [], []
+        shapes: Dict[str, Shape] = {}
+        last = None
+        self.nchunks = 0
+        for chunk in self.chunks():
+            self.nchunks += 1
+            times.append(chunk.time.view(np.int64))
+            after.append(chunk.after_mark)
+            for name, m in chunk.metrics.items():
+                if name not in shapes:
+                    shapes[name] = Shape(name, m)
+                shapes[name].learn(m)
+            last = chunk
+        # the metrics in the order of the last chunk, as ArchiveColumns.concat has them
+        self.metrics = [shapes[name] for name in last.metrics] if last is not None else []
+        self.stamps = np.concatenate(times) if times else np.zeros(0, np.int64)
+        self.after_mark = np.concatenate(after) if after else np.zeros(0, bool)
         self.columns: List[Column] = []
-        for m in cols.values():
+        for m in self.metrics:
             # to_pandas's names: an instance name that repeats gets its id, so that
             # every reader (pyarrow, pandas, polars, duckdb) takes the header as written
             for j, name in enumerate(_export.wide_names(m)):
-                if m.present[:, j].any():
+                if int(m.instances[j]) in m.held:
                     self.columns.append(Column(name, m, j))
+
+    def chunks(self) -> Any:
+        """The scan again, chunk by chunk (an empty scan as one chunk of no rows)."""
+        any_chunk = False
+        for chunk in self.reader.chunks():
+            any_chunk = True
+            yield chunk
+        if not any_chunk:
+            yield self.reader._empty()
+
+    def facts(self) -> Optional[str]:
+        """The carried facts (pcp._bulk.carried) of the whole scan: what a read gives
+        (made once: megabytes of text for an archive with a long instance history)."""
+        if not hasattr(self, "_facts"):
+            self._facts = _carried.dumps(_carried.describe(
+                self.reader.source, [(m.name, m) for m in self.metrics], self.stamps,
+                self.after_mark))
+        return self._facts
 
     @property
     def nrows(self) -> int:
         return len(self.stamps)
+
+
+def _places(m: MetricArray) -> Dict[int, int]:
+    """instance id -> its column in a chunk's metric."""
+    return {int(i): k for k, i in enumerate(m.instances.tolist())}
 
 
 def _metric_names(src: Source, names: List[str], lenient: bool = False) -> List[str]:
@@ -288,7 +366,7 @@ def collect(src: Source, names: List[str], rates: bool = False, errors: str = "r
             window: Optional[Tuple[Tuple[int, int], Tuple[int, int]]] = None,
             interval: Optional[Tuple[int, int]] = None,
             lenient: bool = False) -> Optional["Table"]:
-    """Every value of the chosen metrics, read by the columns reader: rows are the
+    """The chosen metrics as the columns reader's first pass learns them: rows are the
     records holding any of them; counters become rates with its rule (per instance over
     its previous value, none after a <mark>) when asked. `errors` is the reader's rule at
     a damaged record; `progress` None shows a bar when stderr is a terminal; `window`
@@ -307,19 +385,26 @@ def collect(src: Source, names: List[str], rates: bool = False, errors: str = "r
         if window is not None:
             start, end = (np.datetime64(sec * 1000000000 + nsec, "ns") for sec, nsec in window)
         step = None if interval is None else (interval[0] * 1000000000 + interval[1]) / 1e9
-        cols = bulk.read_archive(src.name, keep, start=start, end=end, rate=rates,
-                                 progress=progress, errors=errors, interval=step)
+        reader = bulk.ArchiveReader(src.name, keep, start=start, end=end, rate=rates,
+                                    progress=progress, errors=errors, interval=step,
+                                    chunk_bytes=CHUNK_BYTES, chunk_rows=CHUNK_ROWS)
+        return Table(reader, src.ctx.pmGetContextHostName())
     except pmErr as e:
-        hint = "; --errors skip reads on past it" if errors == "raise" else ""
-        raise CliError("%s: %s%s" % (src.name, pmErrStr(e.code), hint))
-    return Table(cols, src.ctx.pmGetContextHostName())
+        raise _read_error(src.name, errors, e)
+
+
+def _read_error(name: str, errors: str, e: pmErr) -> CliError:
+    hint = "; --errors skip reads on past it" if errors == "raise" else ""
+    return CliError("%s: %s%s" % (name, pmErrStr(e.code), hint))
 
 
 # ---- writers ---------------------------------------------------------------------------
+# Each writes the tables chunk by chunk (Table.chunks(): the second pass of the reader),
+# so that memory holds a chunk's matrices and its text, whatever the archive's size.
 
-def _iso_times(table: Table) -> List[str]:
+def _iso_times(stamps: Any) -> List[str]:
     out = []
-    for ns in table.stamps.tolist():
+    for ns in stamps.tolist():
         sec, nsec = divmod(ns, 1_000_000_000)
         base = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc)
         out.append("%s.%09dZ" % (base.strftime("%Y-%m-%dT%H:%M:%S"), nsec))
@@ -339,17 +424,80 @@ def _texts(vals: Any) -> List[str]:
     return [str(x) for x in vals.tolist()]
 
 
-def _long_rows(table: Table):
-    """(row, metric, instance id or None, instance name, column) of every value, metric
-    by metric, in time order."""
-    for m in table.cols.values():
-        rows, cols = np.nonzero(m.present)
-        singular = m.indom == c_api.PM_INDOM_NULL
-        for r, j in zip(rows.tolist(), cols.tolist()):
-            if singular:
-                yield r, m, None, None, j
-            else:
-                yield r, m, int(m.instances[j]), m.instance_names[j], j
+def _chunk_cells(chunk: ArchiveColumns, columns: List[Optional[Column]]) -> List[Any]:
+    """Each wide column's (values, present) in a chunk: None for a column this host
+    lacks or an instance the scan has not met yet."""
+    places: Dict[str, Dict[int, int]] = {}
+    out: List[Any] = []
+    for c in columns:
+        if c is None:
+            out.append(None)
+            continue
+        m = chunk.metrics[c.metric.name]
+        where = places.get(m.name)
+        if where is None:
+            where = places[m.name] = _places(m)
+        k = where.get(c.inst)
+        out.append(None if k is None else (m.values[:, k], m.present[:, k]))
+    return out
+
+
+class _Present:
+    """A chunk's values of one metric in the long layout's order: row by row, each row's
+    instances in the order of the whole scan's columns (the chunk may not have met all
+    of them yet)."""
+
+    def __init__(self, chunk: ArchiveColumns, shape: Shape) -> None:
+        m = chunk.metrics[shape.name]
+        whole = {int(i): j for j, i in enumerate(shape.instances.tolist())}
+        places = np.array([whole[int(i)] for i in m.instances.tolist()], np.int64)
+        order = np.argsort(places, kind="stable")
+        rows, cols = np.nonzero(m.present[:, order])
+        self.rows = rows
+        self.values = m.values[:, order][rows, cols]
+        self.places = places[order][cols]         # the column j of the whole scan
+
+
+def _long_csv_rows(table: Table, chunk: ArchiveColumns, host: List[str]) -> Any:
+    """(metric number, CSV rows) of a chunk, metric by metric."""
+    times = _iso_times(chunk.time.view(np.int64))
+    for k, shape in enumerate(table.metrics):
+        got = _Present(chunk, shape)
+        texts = _texts(got.values)
+        if shape.indom == c_api.PM_INDOM_NULL:
+            yield k, [[times[r]] + host + [shape.name, "", "", t]
+                      for r, t in zip(got.rows.tolist(), texts)]
+            continue
+        ids = shape.instances.tolist()
+        names = shape.instance_names
+        yield k, [[times[r]] + host + [shape.name, ids[j], names[j] or "", t]
+                  for r, j, t in zip(got.rows.tolist(), got.places.tolist(), texts)]
+
+
+def _write_long_csv(table: Table, w: Any, stream: Any, host: List[str]) -> None:
+    """One host's long rows, metric by metric, each in time order. A scan of several
+    chunks spools each chunk's rows of each metric to a temporary file and copies them
+    out metric by metric: the file's order is the whole read's."""
+    if table.nchunks <= 1:
+        for chunk in table.chunks():
+            for _, rows in _long_csv_rows(table, chunk, host):
+                w.writerows(rows)
+        return
+    segments: List[List[Tuple[int, int]]] = [[] for _ in table.metrics]
+    with tempfile.TemporaryFile() as spool:
+        for chunk in table.chunks():
+            for k, rows in _long_csv_rows(table, chunk, host):
+                if not rows:
+                    continue
+                text = io.StringIO()
+                csv.writer(text, lineterminator="\n").writerows(rows)
+                data = text.getvalue().encode("utf-8")
+                segments[k].append((spool.tell(), len(data)))
+                spool.write(data)
+        for parts in segments:
+            for offset, size in parts:
+                spool.seek(offset)
+                stream.write(spool.read(size).decode("utf-8"))
 
 
 def _union_names(tables: List[Table]) -> List[str]:
@@ -361,7 +509,7 @@ def _union_names(tables: List[Table]) -> List[str]:
     return list(seen)
 
 
-CSV_BLOCK_ROWS = 64
+CSV_BLOCK_ROWS = 16
 
 
 def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
@@ -375,31 +523,34 @@ def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
         union = _union_names(tables)
         w.writerow(lead + union)
     for table in tables:
-        times = _iso_times(table)
         host = [table.hostname] if hosts else []
         if layout == "long":
-            # one metric's texts at a time (_long_rows goes metric by metric)
-            name, texts = None, []
-            for r, m, inst, iname, j in _long_rows(table):
-                if m.name != name:
-                    name, texts = m.name, _texts(m.values.ravel())
-                w.writerow([times[r]] + host + [m.name, "" if inst is None else inst,
-                                                iname or "", texts[r * m.shape[1] + j]])
+            _write_long_csv(table, w, stream, host)
             continue
         mine = {c.name: c for c in table.columns}
         columns = [mine.get(name) for name in union]
-        # the texts of a block of rows at a time: a Python string per cell of the
-        # whole table would take ten times the matrices' memory
-        for first in range(0, table.nrows, CSV_BLOCK_ROWS):
-            last = min(first + CSV_BLOCK_ROWS, table.nrows)
-            cells = [None if c is None else (_texts(c.values[first:last]),
-                                             c.present[first:last].tolist())
-                     for c in columns]
-            for k in range(last - first):
-                line = [times[first + k]] + host
-                for cell in cells:
-                    line.append(cell[0][k] if cell is not None and cell[1][k] else "")
-                w.writerow(line)
+        for chunk in table.chunks():
+            times = _iso_times(chunk.time.view(np.int64))
+            cells_of = _chunk_cells(chunk, columns)
+            nrows = len(times)
+            # the texts of a block of rows at a time: a Python string per cell of the
+            # whole chunk would take ten times its matrices' memory
+            for first in range(0, nrows, CSV_BLOCK_ROWS):
+                last = min(first + CSV_BLOCK_ROWS, nrows)
+                cells = [None if c is None else (_texts(c[0][first:last]),
+                                                 c[1][first:last].tolist())
+                         for c in cells_of]
+                for k in range(last - first):
+                    line = [times[first + k]] + host
+                    for cell in cells:
+                        line.append(cell[0][k] if cell is not None and cell[1][k] else "")
+                    w.writerow(line)
+
+
+# a row group is written when the batches waiting for it reach this many cells (about
+# 16 MB): few row groups (a wide file's footer describes every column of each), and
+# bounded memory
+ROW_GROUP_CELLS = 2 << 20
 
 
 def write_parquet(tables: List[Table], path: str, layout: str) -> None:
@@ -408,89 +559,146 @@ def write_parquet(tables: List[Table], path: str, layout: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if len(tables) == 1:
-        pq.write_table(_arrow_table(pa, tables[0], layout), path)
-        return
-    parts = []
-    for table in tables:
-        tbl = _arrow_table(pa, table, layout)
-        parts.append(tbl.add_column(1, "host", pa.array([table.hostname] * tbl.num_rows,
-                                                         pa.string())))
-    whole = pa.concat_tables(parts, promote_options="default")
-    hosts = ",".join(t.hostname for t in tables)
-    pq.write_table(whole.replace_schema_metadata({b"pcp.hosts": hosts.encode()}), path)
+    schemas = [_arrow_schema(pa, table, layout) for table in tables]
+    several = len(tables) > 1
+    if several:
+        schemas = [s.insert(1, pa.field("host", pa.string())) for s in schemas]
+        hosts = ",".join(t.hostname for t in tables)
+        schema = pa.unify_schemas(schemas).with_metadata({b"pcp.hosts": hosts.encode()})
+    else:
+        schema = schemas[0]
+    waiting: List[Any] = []
+    cells = [0]
+    with pq.ParquetWriter(path, schema) as writer:
+        def put(batch: Any) -> None:
+            waiting.append(batch)
+            cells[0] += batch.num_rows * batch.num_columns
+            if cells[0] >= ROW_GROUP_CELLS:
+                writer.write_table(pa.Table.from_batches(waiting, schema))
+                waiting.clear()
+                cells[0] = 0
+
+        for table in tables:
+            for columns in _arrow_batches(pa, table, layout):
+                n = len(columns["time"])
+                if several:
+                    columns["host"] = pa.array([table.hostname] * n, pa.string())
+                put(pa.RecordBatch.from_arrays(
+                    [columns[f.name] if f.name in columns else pa.nulls(n, f.type)
+                     for f in schema], schema=schema))
+        if waiting:
+            writer.write_table(pa.Table.from_batches(waiting, schema))
 
 
-def _arrow_table(pa: Any, table: Table, layout: str) -> Any:
-    """One host's table as a pyarrow Table, its host in the schema's metadata."""
+def _arrow_type(pa: Any, dtype: Any) -> Any:
+    return pa.string() if dtype == object else pa.from_numpy_dtype(dtype)
+
+
+def _arrow_schema(pa: Any, table: Table, layout: str) -> Any:
+    """One host's schema, its host and the archive's facts in the schema's metadata."""
     time_type = pa.timestamp("ns", tz="UTC")
     meta = {b"pcp.hostname": table.hostname.encode()}
     # the archive's facts, for pcp.pmi.write_frame to give the archive back
-    meta.update(_carried.schema_metadata(_carried.text(table.cols)))
+    meta.update(_carried.schema_metadata(table.facts()))
     if layout == "long":
-        # per metric, numpy arrays of its present cells (row-major: time order); metric
-        # and instance names as codes into tables, made strings by Arrow
-        rows, metric, inst, iname, value, text = [], [], [], [], [], []
-        names: List[str] = []
-        inames: List[str] = []
-        for k, m in enumerate(table.cols.values()):
-            rr, cc = np.nonzero(m.present)
-            n = len(rr)
-            rows.append(rr)
-            names.append(m.name)
-            metric.append(np.full(n, k, np.int32))
-            if m.indom == c_api.PM_INDOM_NULL:
-                inst.append(np.full(n, -1, np.int64))
-                iname.append(np.full(n, -1, np.int32))
-            else:
-                inst.append(m.instances.astype(np.int64)[cc])
-                base = len(inames)
-                inames.extend(m.instance_names)
-                iname.append(np.arange(base, len(inames), dtype=np.int32)[cc])
-            v = m.values[rr, cc]
-            if v.dtype == object:
-                value.append(np.full(n, np.nan))
-                text.append(v)
-            else:
-                value.append(v.astype(np.float64))
-                text.append(np.full(n, None, object))
-        cat = np.concatenate
-
-        def joined(parts: List[Any], dtype: Any) -> Any:
-            return cat(parts) if parts else np.zeros(0, dtype)
-
-        tbl = pa.table({
-            "time": pa.array(table.stamps[joined(rows, np.int64)], type=time_type),
-            "metric": _strings(pa, joined(metric, np.int32), names),
-            "inst": pa.array(joined(inst, np.int64)),
-            "instance": _strings(pa, joined(iname, np.int32), inames),
-            "value": pa.array(joined(value, np.float64)),
-            "text": pa.array(joined(text, object), type=pa.string()),
-        })
-        return tbl.replace_schema_metadata(meta)
+        return pa.schema([pa.field("time", time_type), pa.field("metric", pa.string()),
+                          pa.field("inst", pa.int64()), pa.field("instance", pa.string()),
+                          pa.field("value", pa.float64()), pa.field("text", pa.string())],
+                         metadata=meta)
     fields = [pa.field("time", time_type)]
-    arrays = [pa.array(table.stamps, type=time_type)]
     for c in table.columns:
         m = c.metric
         field_meta = {b"units": c.units.encode(), b"semantics": _SEM.get(m.sem, b"?"),
                       b"pmid": b"%d.%d.%d" % (m.pmid >> 22 & 0x1FF, m.pmid >> 10 & 0xFFF,
                                               m.pmid & 0x3FF)}
         field_meta.update(_carried.field_metadata(m, c.index) or {})
-        if c.values.dtype == object:
-            arr = pa.array([v if p else None for v, p in zip(c.values.tolist(),
-                                                             c.present.tolist())],
-                           type=pa.string())
-        else:
-            arr = pa.array(c.values, mask=~c.present)
-        fields.append(pa.field(c.name, arr.type, metadata=field_meta))
-        arrays.append(arr)
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
+        fields.append(pa.field(c.name, _arrow_type(pa, m.dtype), metadata=field_meta))
+    return pa.schema(fields, metadata=meta)
 
 
-def _strings(pa: Any, codes: Any, table: List[str]) -> Any:
-    """A string column from codes into table (-1: null)."""
-    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32(), mask=codes < 0),
-                                          pa.array(table, pa.string())).cast(pa.string())
+def _arrow_batches(pa: Any, table: Table, layout: str) -> Any:
+    """One host's rows as {column name: Arrow array}, a chunk (wide) or a chunk's metric
+    (long) at a time, in the order of the whole read: the long layout's metric by
+    metric, through a temporary Arrow file that the pieces are spooled to."""
+    time_type = pa.timestamp("ns", tz="UTC")
+    if layout != "long":
+        for chunk in table.chunks():
+            arrays = {"time": pa.array(chunk.time.view(np.int64), type=time_type)}
+            n = len(chunk.time)
+            for c, cell in zip(table.columns, _chunk_cells(chunk, table.columns)):
+                atype = _arrow_type(pa, c.metric.dtype)
+                if cell is None:
+                    arrays[c.name] = pa.nulls(n, atype)
+                elif atype == pa.string():
+                    arrays[c.name] = pa.array([v if p else None for v, p in
+                                               zip(cell[0].tolist(), cell[1].tolist())],
+                                              type=atype)
+                else:
+                    arrays[c.name] = pa.array(cell[0], mask=~cell[1], type=atype)
+            yield arrays
+        return
+    # instance names as codes into one list (per metric, from its base)
+    inames: List[str] = []
+    bases = []
+    for m in table.metrics:
+        bases.append(len(inames))
+        if m.indom != c_api.PM_INDOM_NULL:
+            inames.extend(m.instance_names)
+    names = pa.array([m.name for m in table.metrics], pa.string())
+    inames_array = pa.array(inames, pa.string())
+
+    def pieces(chunk: ArchiveColumns) -> Any:
+        stamps = chunk.time.view(np.int64)
+        for k, m in enumerate(table.metrics):
+            got = _Present(chunk, m)
+            n = len(got.rows)
+            if not n:
+                continue
+            if m.indom == c_api.PM_INDOM_NULL:
+                inst = np.full(n, -1, np.int64)
+                icode = np.full(n, -1, np.int32)
+            else:
+                inst = m.instances.astype(np.int64)[got.places]
+                icode = (bases[k] + got.places).astype(np.int32)
+            if got.values.dtype == object:
+                value, text = np.full(n, np.nan), got.values
+            else:
+                value, text = got.values.astype(np.float64), np.full(n, None, object)
+            yield k, {"time": pa.array(stamps[got.rows], type=time_type),
+                      "metric": _strings(pa, np.full(n, k, np.int32), names),
+                      "inst": pa.array(inst), "instance": _strings(pa, icode, inames_array),
+                      "value": pa.array(value), "text": pa.array(text, type=pa.string())}
+
+    if table.nchunks <= 1:
+        for chunk in table.chunks():
+            for _, arrays in pieces(chunk):
+                yield arrays
+        return
+    import pyarrow.ipc as ipc
+
+    schema = _arrow_schema(pa, table, "long")
+    segments: List[List[int]] = [[] for _ in table.metrics]
+    with tempfile.TemporaryDirectory() as folder:
+        spool = os.path.join(folder, "long.arrow")
+        count = 0
+        with ipc.new_file(spool, schema) as writer:
+            for chunk in table.chunks():
+                for k, arrays in pieces(chunk):
+                    writer.write_batch(pa.RecordBatch.from_pydict(arrays, schema=schema))
+                    segments[k].append(count)
+                    count += 1
+        # read, not mapped: a mapped file's pages would count in the resident memory
+        with pa.OSFile(spool, "rb") as source:
+            spooled = ipc.open_file(source)
+            for parts in segments:
+                for index in parts:
+                    batch = spooled.get_batch(index)
+                    yield {name: batch.column(name) for name in batch.schema.names}
+
+
+def _strings(pa: Any, codes: Any, table: Any) -> Any:
+    """A string column from codes into table (an Arrow string array; -1: null)."""
+    return table.take(pa.array(codes, pa.int32(), mask=codes < 0))
 
 
 _SEM = {1: b"counter", 3: b"instant", 4: b"discrete"}
