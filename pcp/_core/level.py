@@ -27,7 +27,7 @@ import os
 from . import constants
 from .config import read_pcp_conf
 
-__all__ = ["LEVELS", "REFERENCE_VERSIONS", "FIRST_VERSION", "API_LEVEL", "parse_level",
+__all__ = ["LEVELS", "REFERENCE_VERSIONS", "FIRST_VERSION", "API_LEVEL", "PCP_VERSION", "parse_level",
            "level_for_version", "served", "error_symbols"]
 
 #: The levels served, oldest first.
@@ -80,19 +80,23 @@ def parse_level(text: str):
 
 
 def _choose():
+    """(the level, the PCP version libpcp would report): the installed version when it chose
+    the level, else the level's reference version."""
     override = os.environ.get(_ENV)
     if override:
-        return parse_level(override)
+        level = parse_level(override)
+        return level, REFERENCE_VERSIONS[level]
     installed = read_pcp_conf().get("PCP_VERSION")
     if installed:
         level = level_for_version(installed)
         if level is not None:
-            return level
-    return LEVELS[-1]
+            return level, installed
+    return LEVELS[-1], REFERENCE_VERSIONS[LEVELS[-1]]
 
 
 #: The level of this process, (major, minor): compare with tuples, e.g. ``API_LEVEL >= (6, 3)``.
-API_LEVEL = _choose()
+#: PCP_VERSION: the release whose libpcp this process stands for, as tools print it ("-V").
+API_LEVEL, PCP_VERSION = _choose()
 
 
 def served(name: str, level=None) -> bool:

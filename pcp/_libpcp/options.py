@@ -23,7 +23,8 @@ from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT
                                  PMAPI_VERSION_3)
 from pcp._core.errors import (pmErr, pmErrStr, pmflush, pmGetProgname, pmprintf, pmSetProgname,
                               print_callback_error)
-from pcp._core.level import API_LEVEL
+# PCP_VERSION: the release whose behaviour (and "-V" text) this process reproduces
+from pcp._core.level import API_LEVEL, PCP_VERSION
 from pcp._libpcp import getopt as _getopt
 from pcp._libpcp.getopt import EOF, GetoptState, LongOption, set_fields
 
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
     # when it fails
     Bounds = Callable[[int], Tuple[Stamp, Union[Stamp, int]]]
 
-# the PCP release whose behaviour (and "-V" text) this package reproduces
-PCP_VERSION = "6.0.3"
 PMAPI_OPTIONS = "A:a:D:gh:n:O:p:S:s:T:t:VZ:z?"
 
 # libpcp's standard options (pmapi.h's PMOPT_*), by the name of their setter

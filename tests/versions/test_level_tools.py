@@ -74,6 +74,7 @@ RUNS = [
     ("/usr/bin/pmrep", ["-a", QA + "20180102", "-u", "-o", "csv", "-r", "-l", ";",
                         "kernel.all.load"], {}),
     ("/usr/bin/pcp2csv", ["-a", QA + "20180102", "-u", "kernel.all.load"], {}),
+    ("/usr/bin/pcp2csv", ["-V"], {}),           # the version libpcp reports
     ("/usr/bin/pcp2csv", ["-a", QA + "pcp-free", "-z", "-u", "-s", "3", "mem"], {}),
     (BIN + "pcp-iostat", ["-a", QA + "pmiostat_mark", "-z", "-u", "-x", "t", "-s", "8"], {}),
     (BIN + "pcp-iostat", ["-a", QA + "pmiostat_mark", "-z", "-t", "15m", "-x", "t"], {}),
