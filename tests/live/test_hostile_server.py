@@ -810,10 +810,12 @@ def test_reference_absorbs_state_change_before_result():
 
 
 # ---- a real pmcd restarted under the context ----------------------------------------------------
+# A private pmcd (the sample PMDA, a free port), restarted on its port: restarting the
+# machine's pmcd would fail every other test that talks to it meanwhile.
 
-def _pmprobe_ok() -> bool:
+def _sample_ok(host: str) -> bool:
     try:
-        p = subprocess.run(["pmprobe", "-h", "local:", "sample.long.one"],
+        p = subprocess.run(["pmprobe", "-h", host, "sample.long.one"],
                            capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -821,74 +823,78 @@ def _pmprobe_ok() -> bool:
     return p.returncode == 0 and len(fields) >= 2 and fields[1] == "1"
 
 
-def _wait_pmcd(limit: float = 30.0) -> bool:
+def _wait_sample(host: str, limit: float = 30.0) -> bool:
     end = time.monotonic() + limit
     while time.monotonic() < end:
-        if _pmprobe_ok():
+        if _sample_ok(host):
             return True
-        time.sleep(0.5)
+        time.sleep(0.2)
     return False
 
 
-def _restart_pmcd() -> None:
-    subprocess.run(["/etc/init.d/pmcd", "restart"], capture_output=True, timeout=60)
-
-
-def _ensure_pmcd() -> None:
-    if not _wait_pmcd(30):
-        _restart_pmcd()
-        _wait_pmcd(30)
-
-
 RESTART_NEEDS = pytest.mark.skipif(
-    not (hasattr(os, "geteuid") and os.geteuid() == 0 and os.path.exists("/etc/init.d/pmcd")
-         and shutil.which("pmprobe")),
-    reason="needs root, /etc/init.d/pmcd and pmprobe")
+    not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("pmprobe")),
+    reason="a private pmcd needs root here, and pmprobe")
 
 
-@pytest.mark.pmcd
+@pytest.fixture
+def restartable_pmcd(tmp_path):
+    """(host spec, restart): a private pmcd with the sample PMDA, and what stops it and
+    starts it again on the same port once its sample PMDA answers."""
+    from support.securepmcd import SecureSetup
+    setup = SecureSetup(str(tmp_path))
+    host = "127.0.0.1:%d" % setup.start("plain", cert=None)
+    assert _wait_sample(host), setup.log("plain")[-2000:]
+
+    def restart():
+        setup.stop_one("plain")
+        setup.start_again("plain")
+        assert _wait_sample(host), "the private pmcd's sample PMDA did not come back"
+    try:
+        yield host, restart
+    finally:
+        setup.stop()
+
+
 @RESTART_NEEDS
 @pytest.mark.timeout(150)
-def test_real_pmcd_restart_then_reconnect(monkeypatch):
+def test_real_pmcd_restart_then_reconnect(monkeypatch, restartable_pmcd):
+    host, restart = restartable_pmcd
     monkeypatch.setenv("PMCD_REQUEST_TIMEOUT", "5")
     monkeypatch.setenv("PMCD_RECONNECT_TIMEOUT", "1")
-    try:
-        ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, "127.0.0.1")
-        pmids = ctx.pmLookupName("sample.long.one")
-        r = ctx.pmFetch(pmids)
-        assert r.contents.get_vlist(0, 0).value.lval == 1
-        _restart_pmcd()
-        assert _wait_pmcd(30), "pmcd/sample PMDA did not come back"
-        with pytest.raises(pmapi.pmErr) as ei:
-            ctx.pmFetch(pmids)
-        # libpcp: the old socket is at EOF / reset -> PM_ERR_IPC (a send error on a
-        # reset socket also maps to PM_ERR_IPC).
-        assert ei.value.args[0] == PM_ERR_IPC
-        with pytest.raises(pmapi.pmErr) as ei:      # still dead until reconnected
-            ctx.pmFetch(pmids)
-        assert ei.value.args[0] == PM_ERR_IPC
-        end = time.monotonic() + 20
-        while True:
-            try:
-                assert ctx.pmReconnectContext() >= 0
-                break
-            except pmapi.pmErr:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.5)
-        r = ctx.pmFetch(pmids)
-        assert r.contents.get_vlist(0, 0).value.lval == 1
-        assert ctx.pmLookupDesc(pmids[0]).contents.type == c_api.PM_TYPE_32
-        ctx.__exit__(None, None, None)
-    finally:
-        _ensure_pmcd()
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, host)
+    pmids = ctx.pmLookupName("sample.long.one")
+    r = ctx.pmFetch(pmids)
+    assert r.contents.get_vlist(0, 0).value.lval == 1
+    restart()
+    with pytest.raises(pmapi.pmErr) as ei:
+        ctx.pmFetch(pmids)
+    # libpcp: the old socket is at EOF / reset -> PM_ERR_IPC (a send error on a
+    # reset socket also maps to PM_ERR_IPC).
+    assert ei.value.args[0] == PM_ERR_IPC
+    with pytest.raises(pmapi.pmErr) as ei:      # still dead until reconnected
+        ctx.pmFetch(pmids)
+    assert ei.value.args[0] == PM_ERR_IPC
+    end = time.monotonic() + 20
+    while True:
+        try:
+            assert ctx.pmReconnectContext() >= 0
+            break
+        except pmapi.pmErr:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.5)
+    r = ctx.pmFetch(pmids)
+    assert r.contents.get_vlist(0, 0).value.lval == 1
+    assert ctx.pmLookupDesc(pmids[0]).contents.type == c_api.PM_TYPE_32
+    ctx.__exit__(None, None, None)
 
 
 REF_RESTART = r'''
 import subprocess, sys, time
 from pcp import pmapi
 import cpmapi as c_api
-ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, "127.0.0.1")
+ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, sys.argv[1])
 pmids = ctx.pmLookupName("sample.long.one")
 ctx.pmFetch(pmids)
 print("RESTART", flush=True)
@@ -912,19 +918,18 @@ print("CODES", " ".join(map(str, codes)), flush=True)
 '''
 
 
-@pytest.mark.pmcd
 @pytest.mark.reference
 @RESTART_NEEDS
 @pytest.mark.timeout(150)
-def test_reference_real_pmcd_restart_then_reconnect():
+def test_reference_real_pmcd_restart_then_reconnect(restartable_pmcd):
+    host, restart = restartable_pmcd
     env = {k: v for k, v in os.environ.items() if k not in _ENV_KEYS}
     env.update(PMCD_REQUEST_TIMEOUT="5", PMCD_RECONNECT_TIMEOUT="1")
-    p = subprocess.Popen([REFERENCE_PYTHON, "-I", "-c", REF_RESTART], cwd="/", env=env,
+    p = subprocess.Popen([REFERENCE_PYTHON, "-I", "-c", REF_RESTART, host], cwd="/", env=env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "RESTART"
-        _restart_pmcd()
-        assert _wait_pmcd(30)
+        restart()
         p.stdin.write("\n")
         p.stdin.flush()
         out, _ = p.communicate(timeout=60)
@@ -940,8 +945,6 @@ def test_reference_real_pmcd_restart_then_reconnect():
         if p.poll() is None:
             p.kill()
             p.wait()
-        _ensure_pmcd()
-
 
 
 _SLOW_FETCH = r'''

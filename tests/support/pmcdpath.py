@@ -1,11 +1,11 @@
 """The path a test starts a private pmcd through.
 
-`/etc/init.d/pmcd restart` (tests/live/test_hostile_server.py restarts the machine's pmcd)
-finds pmcd processes by the path in their argv[0]: with a private pmcd running from
-/usr/lib/pcp/bin/pmcd it refuses to act ("process ID in pmcd.pid is different"), and with
-no pid file it signals every one. A private pmcd started through a symbolic link of its
-own is not one the script finds, so tests running side by side under pytest-xdist leave
-each other's pmcds alone.
+`/etc/init.d/pmcd` (install-pcp.sh starting the machine's pmcd, a developer restarting it
+while tests run) finds pmcd processes by the path in their argv[0]: with a private pmcd
+running from /usr/lib/pcp/bin/pmcd it refuses to act ("process ID in pmcd.pid is
+different"), and with no pid file it signals every one. A private pmcd started through a
+symbolic link of its own is not one the script finds. (No test restarts the machine's
+pmcd: one that needs a restart restarts a private pmcd of its own.)
 """
 import os
 
