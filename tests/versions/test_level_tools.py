@@ -26,7 +26,7 @@ LEVELS = ((6, 3), (7, 2))
 QA = roots.QA_ARCHIVES + "/archives/"
 BIN = "/usr/lib/pcp/bin/"
 #: this machine's recording of the Linux metrics (support/tool_archive), copied into the
-#: sid root and seen at the same path on both sides
+#: level's root and seen at the same path on both sides
 LINUX = "@LINUX@"
 #: an archive of metrics in 7.x's extra units (temperature, power), written by 7.2.2's own
 #: pcp.pmi in the root: pcp.pmconfig's is_extra and the units' text and conversions
