@@ -30,7 +30,8 @@ import pytest
 from support.cliutil import our_env
 from support.difftest import OUR_PYTHON, REF_PYTHON, require_reference, run_program
 from support.plainenv import make_plain_env
-from support.securepmcd import SASL_PASSWORD, SASL_USER, SecureSetup, missing_tools
+from support.securepmcd import (PROBE_PROGRAM, SASL_PASSWORD, SASL_USER, SecureSetup,
+                                missing_tools)
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(300)]
 
@@ -44,47 +45,6 @@ SASL_BADPROT = -21349
 SASL_BADPARAM = -21351
 SASL_BADAUTH = -21357
 SASL_NOUSER = -21364
-
-PROGRAM = r'''
-import json, os
-from pcp import pmapi
-import cpmapi as c
-FEATURES = ["pmcd.feature.secure", "pmcd.feature.authentication",
-            "pmcd.feature.creds_required", "pmcd.feature.client_cert_required"]
-out = []
-for spec in json.loads(os.environ["PCP_TEST_SPECS"]):
-    r = {}
-    try:
-        ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, spec)
-    except pmapi.pmErr as e:
-        r["pmNewContext"] = e.args[0]
-        out.append(r)
-        continue
-    r["pmNewContext"] = "ok"
-    for call, f in (
-            ("pmGetContextHostName", lambda: ctx.pmGetContextHostName()),
-            ("pmLookupName", lambda: ctx.pmLookupName(["sample.long.one", "sample.ulong.hundred"])),
-            ("pmFetch", lambda: [ctx.pmFetch(pmids).contents.get_vlist(k, 0).value.lval for k in (0, 1)])):
-        try:
-            value = f()
-        except pmapi.pmErr as e:
-            r[call] = e.args[0]
-            break
-        if call == "pmLookupName":
-            pmids, value = value, list(value)
-        r[call] = value
-    if "pmFetch" in r:
-        # what pmcd says of itself: TLS, SASL, -S, -Q
-        try:
-            fids = ctx.pmLookupName(FEATURES)
-            res = ctx.pmFetch(fids)
-            r["features"] = [res.contents.get_vlist(k, 0).value.lval for k in range(len(FEATURES))]
-        except pmapi.pmErr as e:
-            r["features"] = e.args[0]
-    out.append(r)
-print(json.dumps(out))
-'''
-
 
 @pytest.fixture(scope="module")
 def pmcds(tmp_path_factory):
@@ -149,8 +109,8 @@ def run_both(specs: List[str], env: Dict[str, str],
              python: str = OUR_PYTHON) -> Tuple[list, list]:
     full = dict(env, PCP_TEST_SPECS=json.dumps(specs), PCP_CONSOLE="none")
     with ThreadPoolExecutor(2) as pool:
-        ours = pool.submit(run_program, PROGRAM, True, full, 120, python)
-        ref = pool.submit(run_program, PROGRAM, False, full, 120)
+        ours = pool.submit(run_program, PROBE_PROGRAM, True, full, 120, python)
+        ref = pool.submit(run_program, PROBE_PROGRAM, False, full, 120)
         return ours.result(), ref.result()
 
 

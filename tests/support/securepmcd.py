@@ -32,6 +32,49 @@ SASL_MECHS = ("PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1 SCRAM-SHA-224 SCRAM-S
               "SCRAM-SHA-384 SCRAM-SHA-512")
 
 
+#: The secure-connection probe both bindings run: for each host spec of $PCP_TEST_SPECS (a
+#: JSON list), pmNewContext, pmGetContextHostName, pmLookupName and pmFetch of two sample
+#: metrics, then pmcd's features (TLS, SASL, -S, -Q); each call's answer or error code.
+PROBE_PROGRAM = r'''
+import json, os
+from pcp import pmapi
+import cpmapi as c
+FEATURES = ["pmcd.feature.secure", "pmcd.feature.authentication",
+            "pmcd.feature.creds_required", "pmcd.feature.client_cert_required"]
+out = []
+for spec in json.loads(os.environ["PCP_TEST_SPECS"]):
+    r = {}
+    try:
+        ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, spec)
+    except pmapi.pmErr as e:
+        r["pmNewContext"] = e.args[0]
+        out.append(r)
+        continue
+    r["pmNewContext"] = "ok"
+    for call, f in (
+            ("pmGetContextHostName", lambda: ctx.pmGetContextHostName()),
+            ("pmLookupName", lambda: ctx.pmLookupName(["sample.long.one", "sample.ulong.hundred"])),
+            ("pmFetch", lambda: [ctx.pmFetch(pmids).contents.get_vlist(k, 0).value.lval for k in (0, 1)])):
+        try:
+            value = f()
+        except pmapi.pmErr as e:
+            r[call] = e.args[0]
+            break
+        if call == "pmLookupName":
+            pmids, value = value, list(value)
+        r[call] = value
+    if "pmFetch" in r:
+        # what pmcd says of itself: TLS, SASL, -S, -Q
+        try:
+            fids = ctx.pmLookupName(FEATURES)
+            res = ctx.pmFetch(fids)
+            r["features"] = [res.contents.get_vlist(k, 0).value.lval for k in range(len(FEATURES))]
+        except pmapi.pmErr as e:
+            r["features"] = e.args[0]
+    out.append(r)
+print(json.dumps(out))
+'''
+
 def missing_tools() -> Optional[str]:
     """Why secure pmcds cannot be made here, or None."""
     for path in (PMCD, SAMPLE, PMCD_PMDA, SASLPASSWD2, OPENSSL):

@@ -1,0 +1,132 @@
+"""TLS against PCP 7.2.2's pmcd, at every level, with 7.2.2's own binding as the reference.
+
+PCP 7.2.2's pmcd (sid's, private to this module: tests/support/rootpmcd.py) runs four ways:
+TLS with a good certificate, TLS asking for client certificates (`-Q`), TLS with a
+certificate from a CA the clients do not know, and without TLS. 7.x reads tls.conf as 6.0.3
+does (the same keys, from $PCP_TLSCONF_PATH), so the certificates are the secure-connection
+tests' own (support/securepmcd.py).
+
+For each client configuration (none, verification against the CA, verification against
+another CA, a client certificate) one process per side runs the secure-connection probe
+over every pmcd: sid's python3-pcp 7.2.2 inside its root, and this package at 6.0, 6.3 and
+7.2 on the host. A level's own reference is not the point here (6.0.3 and 6.3.8 are
+checked against their TLS pmcds in tests/live/test_secure.py): 7.2.2's client is what
+talks to 7.2.2's pmcd in the field, and every level must answer it as that client does.
+
+SASL is not tested against 7.2.2: sid's root has no SASL mechanisms (libsasl2-modules is
+not installed there), so neither its pmcd nor its reference client can authenticate.
+"""
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from support import roots
+from support.rootpmcd import RootPmcd
+from support.securepmcd import PROBE_PROGRAM, SecureSetup, missing_tools
+
+pytestmark = [pytest.mark.reference, pytest.mark.pmcd, pytest.mark.timeout(300)]
+
+PCP72 = (7, 2)
+PM_ERR_IPC = -12366
+PM_ERR_TLS = -12414
+EOPNOTSUPP = -95
+OK = {"pmNewContext": "ok", "pmFetch": [1, 100]}
+
+#: client tls.conf settings (a value ending in .crt/.key names a certificate of the setup)
+CLIENT_CONFS = {
+    "none": {},
+    "verify": {"tls-verify-clients": "true", "tls-ca-cert-file": "ca.crt"},
+    "otherca": {"tls-verify-clients": "true", "tls-ca-cert-file": "otherca.crt"},
+    "clientcert": {"tls-ca-cert-file": "ca.crt", "tls-client-cert-file": "client.crt",
+                   "tls-client-key-file": "client.key"},
+}
+
+
+@pytest.fixture(scope="module")
+def pmcds72(all_levels, tmp_path_factory):
+    """The certificates, and sid's pmcd four ways: {name: RootPmcd}."""
+    why = missing_tools()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why + " (CI is set)")
+        pytest.skip(why)
+    setup = SecureSetup(str(tmp_path_factory.mktemp("secure72")))
+
+    def server(cert):
+        return {"tls-cert-file": setup.path(cert + ".crt"),
+                "tls-key-file": setup.path(cert + ".key"), "tls-ca-cert-file": setup.path("ca.crt")}
+
+    starts = {"tls": {"tls": server("server")}, "certreq": {"tls": server("server"), "args": ("-Q",)},
+              "stranger": {"tls": server("stranger")}, "plain": {}}
+    daemons = {name: RootPmcd(PCP72) for name in starts}
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            for future in [pool.submit(daemons[name].start, **kw) for name, kw in starts.items()]:
+                future.result()
+        yield setup, daemons
+    finally:
+        for daemon in daemons.values():
+            daemon.stop()
+
+
+def _specs(daemons):
+    p = {name: daemon.port for name, daemon in daemons.items()}
+    return [
+        "pcps://localhost:%d" % p["tls"],
+        "pcps://127.0.0.1:%d" % p["tls"],
+        "127.0.0.1:%d" % p["tls"],                          # plain beside TLS, same port
+        "localhost:%d?secure=relaxed" % p["tls"],
+        "pcps://localhost:%d" % p["plain"],                 # no TLS at pmcd
+        "pcps://127.0.0.1:%d?secure=relaxed" % p["plain"],
+        "pcps://localhost:%d" % p["stranger"],
+        "pcps://127.0.0.1:%d" % p["certreq"],               # -Q: a client certificate needed
+        "pcps://localhost:%d" % p["certreq"],
+    ]
+
+
+#: what 7.2.2's client gets, by client configuration and spec (the keys given only). Unlike
+#: 6.0.3's pmcd, 7.2.2's asks a client at "localhost" for its certificate too under -Q.
+NO_CERT = {"pmNewContext": "ok", "pmLookupName": PM_ERR_IPC}
+EXPECTED = {
+    "none": [dict(OK, features=[1, 1, 0, 0]), OK, OK, OK, {"pmNewContext": EOPNOTSUPP},
+             dict(OK, features=[0, 1, 0, 0]), OK, NO_CERT, NO_CERT],
+    "verify": [OK, OK, OK, OK, {"pmNewContext": EOPNOTSUPP}, OK,
+               {"pmNewContext": PM_ERR_TLS}, NO_CERT, NO_CERT],
+    "otherca": [{"pmNewContext": PM_ERR_TLS}, {"pmNewContext": PM_ERR_TLS}, OK, OK,
+                {"pmNewContext": EOPNOTSUPP}, OK, OK, {"pmNewContext": PM_ERR_TLS},
+                {"pmNewContext": PM_ERR_TLS}],
+    "clientcert": [OK, OK, OK, OK, {"pmNewContext": EOPNOTSUPP}, OK, OK,
+                   dict(OK, features=[1, 1, 0, 1]), OK],
+}
+
+
+@pytest.mark.parametrize("conf", sorted(CLIENT_CONFS))
+def test_tls_against_pcp72_pmcd_at_each_level(pmcds72, conf):
+    setup, daemons = pmcds72
+    specs = _specs(daemons)
+    settings = CLIENT_CONFS[conf]
+    # the same settings twice: certificates named where each side sees them
+    on_host = setup.client_tlsconf(conf, settings)
+    in_root = daemons["tls"].write_tlsconf(conf + ".tls.conf", {
+        key: setup.path(value) if value.endswith((".crt", ".key")) else value
+        for key, value in settings.items()})
+    env = {"PCP_TEST_SPECS": json.dumps(specs), "PCP_CONSOLE": "none"}
+    with ThreadPoolExecutor(2) as pool:
+        ref = pool.submit(roots.run_reference, PCP72, PROBE_PROGRAM,
+                          dict(env, PCP_TLSCONF_PATH=in_root))
+        ours = {level: pool.submit(roots.run_ours, level, PROBE_PROGRAM,
+                                   dict(env, PCP_TLSCONF_PATH=on_host))
+                for level in roots.LEVELS}
+        ref = ref.result()
+        ours = {level: future.result() for level, future in ours.items()}
+    assert isinstance(ref, list), ref
+    for spec, got, want in zip(specs, ref, EXPECTED[conf]):
+        for key, value in want.items():
+            assert got.get(key) == value, (spec, got, want)
+    for level, answer in ours.items():
+        assert answer == ref, "level %s:\n%s" % (roots.level_text(level), "\n".join(
+            "%s\n  ours %s\n  ref  %s" % (s, o, r)
+            for s, o, r in zip(specs, answer, ref) if o != r) if isinstance(answer, list)
+            else answer)
