@@ -502,7 +502,10 @@ class pmContext(object):
         number of metrics registered is returned (6.0.3 returns None)."""
         path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
         _derived.REGISTRY.init()
-        sts = _derived.load_path(_derived.REGISTRY, path, recover=False)
+        # the current context: 7.2's "#control context_limit=" sets its limit
+        sts = _derived.load_path(_derived.REGISTRY, path, recover=False,
+                                 context=self._host if self._host is not None
+                                 and not self._host.destroyed else None)
         if sts < 0:
             raise pmErr(sts)
         self.pmReconnectContext()

@@ -1,7 +1,13 @@
 """The process-wide list of global derived metrics, as libpcp 6.0.3 keeps it: the two
 anonymous event metrics first, then the configuration named by PCP_DERIVED_CONFIG
 (loaded once, when the first context is made), then whatever the program registers.
-Each metric gets the next pmID of domain 511 (cluster 0, item 1 up)."""
+Each metric gets the next pmID of domain 511 (cluster 0, item 1 up).
+
+At 7.2 the registry also holds the control options (control.py): $PCP_DERIVED_CONTROL is
+applied with the anonymous metrics, "#control" lines as their file is read, and libpcp's
+initialisation has two phases: a load of a configuration before any context
+(pmLoadDerivedConfig of --derived) comes before PCP_DERIVED_CONFIG's, which waits for the
+first context."""
 from __future__ import annotations
 
 import os
@@ -12,16 +18,18 @@ from pcp._core.config import pmGetConfig
 from pcp._core.errors import pmflush, pmprintf
 from pcp._core.level import API_LEVEL
 from pcp._core.wire import DYNAMIC_DOMAIN
-from pcp._libpcp.derived import parser
+from pcp._libpcp.derived import control, parser
 from pcp._libpcp.derived.nodes import Node
 from pcp._libpcp.derived.regex import compile_pattern
 
 # 6.3: a configuration line ending in "\\" continues on the next one
 _CONTINUATION = API_LEVEL >= (6, 3)
+# 7.2: control options ("#control" lines, $PCP_DERIVED_CONTROL) and the two-phase start
+_CONTROL = API_LEVEL >= (7, 2)
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
+    from typing import Any, List, Optional, Tuple
 
 _ANON = ((b"event.flags", b"Flags for event records",
           b"An anonymous derived metric that is used to encode the event flags\n"
@@ -55,7 +63,12 @@ class Registry:
         self.by_pmid = {}
         self.cluster, self.item = 0, 0
         self.need_init = True
+        self.need_config = True
         self._errmsg = threading.local()
+        # control options (7.2): control.py's
+        self.limit = control.UNLIMITED
+        self.map2novalue = False
+        self.control_state = [control.NOT_SET] * (len(control.OPTIONS) + 1)
 
     # ---- pmDerivedErrStr: the last error, per thread
     @property
@@ -81,6 +94,10 @@ class Registry:
         """registerderived(): None on success, else the byte offset in `expr` where the
         error was found (-1 before its start) with the message in `errmsg`."""
         with self.lock:
+            if _CONTROL and self.limit != control.UNLIMITED and \
+                    sum(not metric.anon for metric in self.metrics) >= self.limit:
+                self.errmsg = "Too many global derived metrics"
+                return 0
             if name in self.by_name:
                 self.errmsg = "Duplicate global derived metric name"
                 return 0
@@ -107,23 +124,34 @@ class Registry:
             return list(self.metrics)
 
     # ---- __dminit
-    def init(self) -> None:
-        """Register the anonymous metrics and load PCP_DERIVED_CONFIG, once."""
+    def init(self, with_context: bool = True) -> None:
+        """Register the anonymous metrics and load PCP_DERIVED_CONFIG, once. At 7.2 the
+        configuration waits for the first context (with_context) and
+        $PCP_DERIVED_CONTROL is applied with the anonymous metrics."""
         with self.lock:
-            if not self.need_init:
-                return
-            self.need_init = False
-            for name, oneline, helptext in _ANON:
-                if self.register(name, b"anon(PM_TYPE_U32)", anon=True) is None:
-                    self.by_name[name].oneline = oneline
-                    self.by_name[name].helptext = helptext
-            path = os.environ.get("PCP_DERIVED_CONFIG")
-            if path is None:
-                default = "%s/config/derived" % (pmGetConfig("PCP_VAR_DIR") or "")
-                if os.path.exists(default):
-                    path = default
-            if path:
-                load_path(self, path.encode("utf-8", "surrogateescape"), recover=True)
+            if self.need_init:
+                self.need_init = False
+                for name, oneline, helptext in _ANON:
+                    if self.register(name, b"anon(PM_TYPE_U32)", anon=True) is None:
+                        self.by_name[name].oneline = oneline
+                        self.by_name[name].helptext = helptext
+                env = os.environ.get("PCP_DERIVED_CONTROL") if _CONTROL else None
+                if env is not None:
+                    # no context has derived metrics yet: context_limit fails
+                    control.apply_controls(self, None, env.encode("utf-8", "surrogateescape"))
+            if self.need_config and (with_context or not _CONTROL):
+                self.need_config = False
+                self._load_global_config()
+
+    def _load_global_config(self) -> None:
+        """PCP_DERIVED_CONFIG's files, else $PCP_VAR_DIR/config/derived."""
+        path = os.environ.get("PCP_DERIVED_CONFIG")
+        if path is None:
+            default = "%s/config/derived" % (pmGetConfig("PCP_VAR_DIR") or "")
+            if os.path.exists(default):
+                path = default
+        if path:
+            load_path(self, path.encode("utf-8", "surrogateescape"), recover=True)
 
     def set_attribute(self, name: bytes, attr: bytes, value: bytes) -> int:
         """setattr(): 0, or -1 no such metric, -2 unknown attribute, -3 already set."""
@@ -161,22 +189,23 @@ def error_message(name: bytes, expr: bytes, pos: int, errmsg: Optional[str]) -> 
 
 # ---- configuration files (__dminit_component, __dminit_parse, __dminit_configfile)
 
-def load_path(reg: Registry, path: bytes, recover: bool) -> int:
+def load_path(reg: Registry, path: bytes, recover: bool, context: Any = None) -> int:
     """Load a colon-separated list of files and directories; the number of metrics
-    registered, or a negative errno (never, when `recover`)."""
+    registered, or a negative errno (never, when `recover`). context: the current
+    context with derived metrics, for 7.2's "#control context_limit" (None: none)."""
     total = 0
     parts = path.split(b":")
     if parts and parts[-1] == b"":
         parts.pop()
     for part in parts:
-        sts = _load_component(reg, part, recover)
+        sts = _load_component(reg, part, recover, context)
         if sts < 0:
             return sts
         total += sts
     return total
 
 
-def _load_component(reg: Registry, name: bytes, recover: bool) -> int:
+def _load_component(reg: Registry, name: bytes, recover: bool, context: Any) -> int:
     sts = 0
     try:
         st = os.stat(name)
@@ -184,7 +213,7 @@ def _load_component(reg: Registry, name: bytes, recover: bool) -> int:
         sts = -(e.errno or 1)
     else:
         if stat.S_ISREG(st.st_mode):
-            sts = _load_file(reg, name)
+            sts = _load_file(reg, name, context)
         elif stat.S_ISDIR(st.st_mode):
             try:
                 entries = [e.name for e in os.scandir(name)]
@@ -192,7 +221,7 @@ def _load_component(reg: Registry, name: bytes, recover: bool) -> int:
                 sts = -(e.errno or 1)
             else:
                 for entry in entries:
-                    local = _load_component(reg, name + b"/" + entry, recover)
+                    local = _load_component(reg, name + b"/" + entry, recover, context)
                     if local < 0:
                         sts = local
                         break
@@ -224,13 +253,13 @@ def _out(fname: bytes, lineno: int, text: str) -> None:
     pmprintf("[%s:%d] %s" % (fname.decode("utf-8", "surrogateescape"), lineno, text))
 
 
-def _load_file(reg: Registry, fname: bytes) -> int:
+def _load_file(reg: Registry, fname: bytes, context: Any) -> int:
     try:
         with open(fname, "rb") as f:
             data = f.read()
     except OSError as e:
         return -(e.errno or 1)
-    loader = _ConfigFile(reg, fname, data)
+    loader = _ConfigFile(reg, fname, data, context)
     return loader.run()
 
 
@@ -242,8 +271,9 @@ class _ConfigFile:
     """One configuration file: lines "<name> = <expr>" and "<name>(<attr>) = <value>",
     read as libpcp reads them (a last line with no newline is ignored)."""
 
-    def __init__(self, reg: Registry, fname: bytes, data: bytes) -> None:
+    def __init__(self, reg: Registry, fname: bytes, data: bytes, context: Any = None) -> None:
         self.reg = reg
+        self.context = context
         self.fname = fname
         self.data = data
         self.pos = 0
@@ -287,6 +317,12 @@ class _ConfigFile:
                 eq = buf.find(b"=")
                 head = buf if eq == -1 else buf[:eq]
                 self._line(buf, eq, head.find(b"("), head.find(b")"))
+            elif _CONTROL and buf[:8].lower() == b"#control":
+                # the options start after "#control" and one more character, whatever
+                # it is (after a bare "#control" libpcp reads what an earlier line left
+                # in its buffer: here, nothing)
+                control.apply_controls(self.reg, self.context, buf[9:], self.fname,
+                                       self.lineno)
             self.lineno += 1 + self.deferred
             self.deferred = 0
         return self.count
