@@ -11,9 +11,7 @@ then every archive as sid's pmdumplog prints it, but for the writer's process id
 """
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -114,16 +112,6 @@ out["fresh"] = session(os.path.join(OUTPUT, "fresh"), PMI_APPEND, [
 ])
 print(json.dumps(out))
 '''
-
-
-@pytest.fixture(scope="module")
-def sid_scratch():
-    """A scratch folder inside the sid root: (its path on the host, its path in the root)."""
-    roots.require_level(LEVEL)
-    root = roots.root_dir(LEVEL)
-    folder = tempfile.mkdtemp(prefix="pcp-native-append-", dir=os.path.join(root, "tmp"))
-    yield folder, "/tmp/" + os.path.basename(folder)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _dump(in_root: str) -> str:
