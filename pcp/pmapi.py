@@ -1365,8 +1365,10 @@ class pmContext(object):
 
         @staticmethod
         def pmDebug(flags: int) -> bool:
-            """Whether a debug flag is set (pcp-native keeps no debug state: always False)."""
-            return False
+            """Whether a debug flag is set (pcp-native keeps no libpcp debug bits: always
+            False). The bits are tested as the official binding tests them, so flags that
+            are not an int raise its TypeError."""
+            return bool(0 & flags)
 
     # ---- helpers for tools written in Python (the official module's utilities) --------
 
