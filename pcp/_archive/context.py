@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 
 from pcp._archive.files import MappedFile, expand_names
-from pcp._archive.interp import Interpolator
 from pcp._archive.meta import Metadata
 from pcp._archive.reader import Archive, LogLabel, Record, tsub
 from pcp._core.abc import serialized
@@ -33,6 +32,7 @@ from pcp._libpcp.profile import Profile
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Dict, List, Optional, Sequence, Tuple
+    from pcp._archive.interp import Interpolator
     from pcp._core.abc import Stamp
 
 
@@ -711,6 +711,10 @@ class ArchiveContext:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.mode & 0xFFFF == PM_MODE_INTERP:
             if self.interp is None:
+                # imported on the first interpolated fetch: a reader of records (pminfo,
+                # pmdumplog's ways) never needs it (start-up)
+                from pcp._archive.interp import Interpolator
+
                 self.interp = Interpolator(self)
             return self.interp.fetch(pmids), 0
         return self.fetch_records(pmids), 0

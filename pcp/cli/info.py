@@ -5,11 +5,9 @@ Where it differs from pminfo: -s (series identifiers), -x (event records unpacke
 "Cannot connect to PMCD on host"."""
 from __future__ import annotations
 
-import json
 import re
 import sys
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
@@ -18,6 +16,10 @@ from pcp._core.errors import pmErr, pmErrStr, pmGetProgname, pmprintf
 from pcp._libpcp import anon as _anon, options as _libopts
 from pcp.cli import _common, _options, _tables
 from pcp.cli._common import CliError, Source
+
+TYPE_CHECKING = False      # typing's names without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 STANDARD = _options.STANDARD
 
@@ -360,19 +362,26 @@ class _Info:
             return
         first = int(arrays.first[i])
         valfmt = int(arrays.valfmt[i])
-        for k in range(first, first + numval):
-            inst = int(arrays.inst[k])
-            if desc.indom != c_api.PM_INDOM_NULL:
-                iname = self._inst_name(desc.indom, inst)
+        mtype = desc.type
+        indom = desc.indom
+        value_text = _common.value_text
+        lines = []
+        if indom == c_api.PM_INDOM_NULL:
+            for k in range(first, first + numval):
+                lines.append("    value %s\n" % value_text(arrays, k, mtype, valfmt))
+        else:
+            by_id = self._indom_cache(indom)[1]     # the same for each of the values
+            insts = arrays.inst
+            for k in range(first, first + numval):
+                inst = int(insts[k])
+                iname = by_id.get(inst)
                 if iname is None:
-                    w("pmNameIndom: indom=%s inst=%d: %s\n" % (
-                        _common.indom_text(desc.indom), inst, pmErrStr(c_api.PM_ERR_INST)))
-                    w("    inst [%d]" % inst)
+                    lines.append("pmNameIndom: indom=%s inst=%d: %s\n    inst [%d]" % (
+                        _common.indom_text(indom), inst, pmErrStr(c_api.PM_ERR_INST), inst))
                 else:
-                    w('    inst [%d or "%s"]' % (inst, iname))
-            else:
-                w("   ")
-            w(" value %s\n" % _common.value_text(arrays, k, desc.type, valfmt))
+                    lines.append('    inst [%d or "%s"]' % (inst, iname))
+                lines.append(" value %s\n" % value_text(arrays, k, mtype, valfmt))
+        w("".join(lines))
 
     # ---- labels and instance names, with pminfo's caches --------------------------
     # pminfo keeps the context labels of its first lookup for the whole run and the
@@ -404,6 +413,8 @@ class _Info:
             except pmErr:
                 labels = None
             if not labels:
+                import json     # labels alone need it (start-up)
+
                 labels = json.dumps({"hostname": self.ctx.pmGetContextHostName()},
                                     separators=(",", ":"))
             self._cache["context"] = labels
