@@ -19,7 +19,7 @@ from pcp.cli._common import CliError, Source
 
 TYPE_CHECKING = False      # typing's names without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 STANDARD = _options.STANDARD
 
@@ -95,6 +95,7 @@ class _Info:
         _options.context_options(TOOL, args.parsed, self.ctx, src.is_archive)
         self.origin = None
         self._cache: Dict[str, Any] = {}
+        self._merged: Dict[Tuple[str, ...], Optional[str]] = {}
         # the time of the record that answered the last metric's fetch from a pass over
         # the archive, until the context is moved there (see _archive_batch)
         self._fetched_at: Optional[Any] = None
@@ -238,14 +239,14 @@ class _Info:
     def _archive_batch(self, names: List[str]) -> None:
         """Archive metrics as pminfo reports them, one at a time, each fetched by itself
         from the origin. Looked up together; the values of those the archive's records
-        hold are found in one pass over the records (first_fetches) unless labels are
-        asked for: the labels then printed are those in force where each metric's own
-        fetch leaves the context."""
+        hold are found in one pass over the records (first_fetches). Instance names and
+        labels are then those in force where each metric's own fetch would have left
+        the context: at the time of the record that answered it."""
         w = self.out.write
         pmids = list(self.ctx.pmLookupName(names, relaxed=1))
         found: Dict[int, Any] = {}
         absent: Optional[int] = None        # the fetch error of a metric not found
-        if self.fetching and not self.args.labels:
+        if self.fetching:
             self._rewind()
             found, absent = pmapi.context_of(self.ctx).first_fetches(
                 [p for p in pmids if p != c_api.PM_ID_NULL])
@@ -262,8 +263,14 @@ class _Info:
                 if arrays is None:
                     arrays = lists[id(flat)] = pmapi.pmResult(flat).as_lists()
                 # the context's time after the metric's own fetch: its instance
-                # names are those in force then
-                self._fetched_at = (flat.sec, flat.nsec)
+                # names (and labels) are those in force then
+                if self.args.labels:
+                    # every label lookup reads the context's time: move it there
+                    self.ctx._set_mode_timespec(
+                        c_api.PM_MODE_FORW, pmapi.timespec(flat.sec, flat.nsec), None)
+                    self._fetched_at = None
+                else:       # instance names alone, when not known already (lazily)
+                    self._fetched_at = (flat.sec, flat.nsec)
             elif self.fetching and absent and not _anon.is_derived(pmid):
                 self._fetched_at = None     # the failed fetch left the context at the end
                 w("%s: pmFetch: %s\n" % (name, pmErrStr(absent)))
@@ -453,13 +460,20 @@ class _Info:
         return [text for text in found if text]
 
     def _merge(self, sets: List[str]) -> Optional[str]:
+        """pmMergeLabels of the sets, None for none or "{}"; remembered by the sets, as
+        the instances of a metric, and metrics alike, merge the same sets over again."""
         if not sets:
             return None
+        key = tuple(sets)
+        if key in self._merged:
+            return self._merged[key]
         try:
             merged = self.ctx.pmMergeLabels(sets)
         except pmErr:
-            return None
-        return merged if merged and merged != "{}" else None
+            merged = None
+        merged = merged if merged and merged != "{}" else None
+        self._merged[key] = merged
+        return merged
 
     def _metric_labels(self, pmid: int, desc: Any) -> None:
         merged = self._merge(self._label_sets(pmid, desc, desc.indom != c_api.PM_INDOM_NULL))

@@ -336,9 +336,10 @@ def test_info_corpus_matches_pminfo(corpus, name):
 
 # ---- PCP's QA archives: values found in one pass -----------------------------------------
 # pminfo asks an archive for each metric's values by itself, from the start; info answers
-# those fetches from one pass over the records (labels aside): instance changes, marks,
-# event records, a truncated volume, a metric first logged in the last records
-# (20180102's sample.dynamic.meta.metric), a list of archives as one source
+# those fetches from one pass over the records, and looks up instance names and labels at
+# the time of each answer: instance changes, marks, event records, a truncated volume, a
+# metric first logged in the last records (20180102's sample.dynamic.meta.metric), a list
+# of archives as one source
 
 QA_INFO = ["20180102", "changeinst", "eventrec", "count-mark",
            "20101004-trunc", "540117-short", "arch_a,arch_b"]
@@ -347,7 +348,7 @@ QA_INFO = ["20180102", "changeinst", "eventrec", "count-mark",
 @pytest.mark.parametrize("names", QA_INFO)
 def test_info_qa_archive_values_match_pminfo(names):
     source = ",".join(need_qa_archive(n) for n in names.split(","))
-    for flags in (["-fd"], ["-v"], ["-O", "+30", "-fT"]):
+    for flags in (["-fd"], ["-v"], ["-O", "+30", "-flT"]):
         ref = run_tool("pminfo", "-a", source, *flags)
         got = run_cli("info", "-a", source, *flags)
         assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
