@@ -589,6 +589,11 @@ class ArchiveContext:
         pass reads, with the same origin at each, so each finds the record found here.
         Derived pmids are not looked for (their fetch is evaluated, not read). The
         context is left where the pass ended, as after a fetch."""
+        with self._lock:        # a context operation (not in CONTEXT_OPERATIONS: ours)
+            return self._first_fetches(pmids)
+
+    def _first_fetches(self, pmids: Sequence[int]
+                       ) -> Tuple[Dict[int, Tuple[FlatResult, int]], Optional[int]]:
         if self.mode & 0xFFFF != PM_MODE_FORW:
             raise pmErr(PM_ERR_MODE)
         remaining = {p & 0xFFFFFFFF: p for p in pmids if not _anon.is_derived(p)}
@@ -834,7 +839,8 @@ class ArchiveContext:
         time after a fetch), without moving the context there."""
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
-        return self._instances_at(indom, when, -1, None)
+        with self._lock:
+            return self._instances_at(indom, when, -1, None)
 
     def _instances_at(self, indom: int, when: Stamp, inst: int,
                       name: Optional[bytes]) -> Tuple[List[int], List[bytes]]:

@@ -92,3 +92,36 @@ def test_first_fetches_needs_forward_mode():
     with pytest.raises(pmapi.pmErr) as e:
         pmapi.context_of(ctx).first_fetches([pmid])
     assert e.value.args[0] == c_api.PM_ERR_MODE
+
+
+@pytest.mark.parametrize("name", ["changeinst", "dyninsts"])
+def test_instances_at_a_time_are_pmgetindom_there(name):
+    """instances_at(indom, t): pmGetInDom's answer once the context is at t (each record's
+    time), without moving the context there."""
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, need_qa_archive(name))
+    host = pmapi.context_of(ctx)
+    indoms = sorted({d[2] for d in host.meta.descs.values() if d[2] != c_api.PM_INDOM_NULL})
+    assert indoms
+    ctx._set_mode_timespec(c_api.PM_MODE_FORW, ctx._archive_label_timespec().start, None)
+    stamps = []
+    while True:
+        try:
+            flat = pmapi.flat_of(ctx.pmFetchArchive())
+        except pmapi.pmErr:
+            break
+        stamps.append((flat.sec, flat.nsec))
+    assert len(stamps) > 2
+    for when in stamps[::max(1, len(stamps) // 40)]:    # some 40 times, first to last
+        ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*when), None)
+        for indom in indoms:
+            try:
+                insts, names = ctx.pmGetInDom(indom=indom)
+                expected = (insts or [], names or [])
+            except pmapi.pmErr as e:
+                expected = e.args[0]
+            try:
+                got_insts, raw = host.instances_at(indom, when)
+                got = (got_insts, [n.decode() for n in raw])
+            except pmapi.pmErr as e:
+                got = e.args[0]
+            assert got == expected, (when, indom)
