@@ -127,6 +127,11 @@ class _Info:
                 self._report(pending, need_pmid)
                 pending = []
             names, errors = self._operand(arg)
+            if archive and errors:
+                # an operand's errors follow what the operands before it printed (on a
+                # terminal, where both streams show as they are written)
+                self._report(pending, need_pmid)
+                pending = []
             for msg in errors:
                 sys.stderr.write("Error: %s\n" % msg)
                 status = 1
