@@ -13,8 +13,8 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import (DEMO_ARCHIVE, need_qa_archive, our_env, run_cli, run_module,
-                             run_tool)
+from support.cliutil import (DEMO_ARCHIVE, need_qa_archive, need_tool, our_env, run_cli,
+                             run_module, run_tool, tool_env)
 
 
 def _files(base):
@@ -363,6 +363,42 @@ def test_info_qa_archive_mixed_operands_match_pminfo():
     ref = run_tool("pminfo", "-a", source, *argv)
     got = run_cli("info", "-a", source, *argv)
     assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
+
+
+def _on_a_terminal(argv, env):
+    """What a command writes to a terminal (stdout and stderr on one pseudo-terminal,
+    each shown as it is written), with the terminal's CR LF made LF."""
+    import pty
+
+    main_fd, term_fd = pty.openpty()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=term_fd,
+                                stderr=term_fd, env=env)
+    finally:
+        os.close(term_fd)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:         # EIO: the command has closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main_fd)
+    proc.wait(timeout=120)
+    return out.replace(b"\r\n", b"\n")
+
+
+def test_info_qa_archive_errors_show_in_place_on_a_terminal():
+    """The errors of an operand show after what the operands before it printed, as
+    pminfo's do, although info finds the values of many operands in one pass."""
+    argv = ["-f", "-a", need_qa_archive("20180102"), "kernel.all.load", "sample.nope",
+            "hinv.ncpu", "60.x", "kernel.all.cpu.user"]
+    ref = _on_a_terminal([need_tool("pminfo")] + argv, tool_env())
+    got = _on_a_terminal([sys.executable, "-m", "pcp", "info"] + argv, our_env())
+    assert ref.index(b"sample.nope") > ref.index(b"kernel.all.load")
+    assert got == ref.replace(b"pminfo", b"pcp-native info")
 
 
 # ---- live ------------------------------------------------------------------------------
