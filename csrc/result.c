@@ -2,21 +2,32 @@
 #include "result.h"
 #include "cursor.h"
 
+/* Inlined where a loop calls it per value (a fetch checks every block it indexes). */
+#if defined(__GNUC__)
+#define PCP_HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define PCP_HOT_INLINE static inline
+#endif
+
 /* Locate and check the value block that DPTR word `word` points at. On success the
- * payload is [*payload_off, *payload_off + *payload_len) and lies after the value sets. */
-static int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                        size_t sets_end, int32_t word, uint32_t *vtype, size_t *payload_off,
-                        uint32_t *payload_len)
+ * payload is [*payload_off, *payload_off + *payload_len) and lies after the value sets
+ * (which end at sets_end <= len <= UINT32_MAX, as every caller ensures). */
+PCP_HOT_INLINE int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                                size_t sets_end, int32_t word, uint32_t *vtype,
+                                size_t *payload_off, uint32_t *payload_len)
 {
     if (word < 0)
         return -1;
+    /* no overflow: |block_base| and 4 * word are well inside int64 */
     int64_t off = layout->block_base + 4 * (int64_t)word;
-    if (off < 0 || (uint64_t)off < sets_end || (uint64_t)off > len || len - (size_t)off < 4)
+    /* at or after the sets' end (so not negative), its 4-byte header inside buf */
+    if (off < (int64_t)sets_end || (uint64_t)off + 4 > len)
         return -1;
     uint32_t header = pcp_load_be32(buf + off);
     uint32_t vlen = header & 0xffffffu;
     *vtype = header >> 24;
-    if (vlen < 4 || vlen > len - (size_t)off || vlen < pcp_block_min_len(*vtype))
+    /* pcp_block_min_len is at least the 4-byte header */
+    if (vlen > len - (size_t)off || vlen < pcp_block_min_len(*vtype))
         return -1;
     *payload_off = (size_t)off + 4;
     *payload_len = vlen - 4;
@@ -130,24 +141,35 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
     if ((size_t)layout->numpmid > (len - layout->sets_off) / 8)
         return bad;
 
-    /* Pass 1: the set headers and value words, to find where the sets end. */
-    pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
+    /* Pass 1: the set headers and value words, to find where the sets end (skip_set's
+     * checks, as plain loads: a fetch walks every set of every result). */
+    size_t at = layout->sets_off;
     int64_t total = 0;
     for (int32_t i = 0; i < layout->numpmid; i++) {
-        uint32_t pmid;
-        int32_t numval;
-        if (skip_set(&c, &pmid, &numval) < 0)
+        if (len - at < 8)
             return bad;
-        if (numval > 0)
-            total += numval;
+        int32_t numval = (int32_t)pcp_load_be32(buf + at + 4);
+        at += 8;
+        if (numval <= 0)
+            continue;
+        if (len - at < 4)
+            return bad;
+        int32_t valfmt = (int32_t)pcp_load_be32(buf + at);
+        at += 4;
+        if (valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
+            return bad;
+        if ((size_t)numval > (len - at) / 8)
+            return bad;
+        at += (size_t)numval * 8;
+        total += numval;
     }
-    if (c.bad || total > INT32_MAX)
+    if (total > INT32_MAX)
         return bad;
     if (sized && (out->numpmid != layout->numpmid || out->nvalues != (int32_t)total)) {
         *nvalues_out = (int32_t)total;
         return PCP_RESULT_RESIZE;
     }
-    size_t sets_end = c.pos;
+    size_t sets_end = at;
     uint64_t blocks_bytes = 0;           /* strict layout: sum of pad4(vlen) */
     size_t lowest_block = len;           /* strict layout: the first block's offset */
 
@@ -182,6 +204,20 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
                     store_insitu_value(values_out, k + j,
                                        (int32_t)pcp_load_be32(buf + pos + 8 * (size_t)j),
                                        (int32_t)pcp_load_be32(buf + pos + 8 * (size_t)j + 4));
+            pos += 8 * (size_t)numval;
+            k += numval;
+            continue;
+        }
+        if (!values_out && !layout->strict) {
+            /* a live fetch's index: each block checked, nothing stored */
+            for (const uint8_t *w = buf + pos + 4, *end = w + 8 * (size_t)numval; w < end;
+                 w += 8) {
+                uint32_t vtype, plen;
+                size_t poff;
+                if (locate_block(buf, len, layout, sets_end, (int32_t)pcp_load_be32(w), &vtype,
+                                 &poff, &plen) < 0)
+                    return bad;
+            }
             pos += 8 * (size_t)numval;
             k += numval;
             continue;
