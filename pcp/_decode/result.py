@@ -327,6 +327,12 @@ class FlatResult:
             self._fill_values()
         return self._c
 
+    @c.setter
+    def c(self, c: Any) -> None:
+        """Columns filled in full (a result made by hand around a decoder's output)."""
+        self._c = c
+        self._unfilled = None
+
     def _fill_values(self) -> None:
         """The per-value columns of an indexed PDU, filled once. Under a lock: threads
         reading one result's values for the first time at once (the C call lets go of
