@@ -85,8 +85,8 @@ int pcp_exchange_fetch(int fd, const uint8_t *request, size_t reqlen, uint8_t *b
     pcp_result_bind(out, mem, *numpmid, *nvalues);
     out->numpmid = *numpmid;
     out->nvalues = *nvalues;
-    sts = pcp_result_pdu_decode_sized(buf, (size_t)reply->length, highres, out, numpmid,
-                                      nvalues);
+    sts = pcp_result_pdu_index_sized(buf, (size_t)reply->length, highres, out, numpmid,
+                                     nvalues);
     if (sts == 0)
         for (int32_t i = 0; i < out->numpmid; i++)
             reply->noagent += out->numval[i] == PM_ERR_NOAGENT;

@@ -37,10 +37,11 @@ int pcp_exchange_roundtrip(int fd, const uint8_t *request, size_t reqlen, uint8_
                            size_t cap, pcp_exchange_reply *reply);
 
 /* pcp_exchange_roundtrip for a pmFetch: when the reply is one whole PDU of type
- * `expect` (RESULT or HIGHRES_RESULT, as `highres` says), it is decoded into `out` as
- * pcp_result_pdu_decode_sized does, `out` first bound (pcp_result_bind) to `mem`, which
- * must hold pcp_result_mem_size(*numpmid, *nvalues) bytes (PM_ERR_TOOSMALL if not).
- * Returns 0 (decoded; reply->noagent counted), PCP_RESULT_RESIZE (another size:
+ * `expect` (RESULT or HIGHRES_RESULT, as `highres` says), it is checked whole and
+ * indexed into `out` as pcp_result_pdu_index_sized does (the values are left for
+ * pcp_result_pdu_fill_values, when something reads them), `out` first bound
+ * (pcp_result_bind) to `mem`, which must hold pcp_result_mem_size(*numpmid, *nvalues)
+ * bytes (PM_ERR_TOOSMALL if not). Returns 0 (indexed; reply->noagent counted), PCP_RESULT_RESIZE (another size:
  * *numpmid and *nvalues say which, nothing filled), PCP_EXCHANGE_PARTIAL (not one whole
  * PDU, or another type: the caller reads on), or a negative code (the round trip's, or
  * the decoder's). */

@@ -2,21 +2,32 @@
 #include "result.h"
 #include "cursor.h"
 
+/* Inlined where a loop calls it per value (a fetch checks every block it indexes). */
+#if defined(__GNUC__)
+#define PCP_HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define PCP_HOT_INLINE static inline
+#endif
+
 /* Locate and check the value block that DPTR word `word` points at. On success the
- * payload is [*payload_off, *payload_off + *payload_len) and lies after the value sets. */
-static int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                        size_t sets_end, int32_t word, uint32_t *vtype, size_t *payload_off,
-                        uint32_t *payload_len)
+ * payload is [*payload_off, *payload_off + *payload_len) and lies after the value sets
+ * (which end at sets_end <= len <= UINT32_MAX, as every caller ensures). */
+PCP_HOT_INLINE int locate_block(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
+                                size_t sets_end, int32_t word, uint32_t *vtype,
+                                size_t *payload_off, uint32_t *payload_len)
 {
     if (word < 0)
         return -1;
+    /* no overflow: |block_base| and 4 * word are well inside int64 */
     int64_t off = layout->block_base + 4 * (int64_t)word;
-    if (off < 0 || (uint64_t)off < sets_end || (uint64_t)off > len || len - (size_t)off < 4)
+    /* at or after the sets' end (so not negative), its 4-byte header inside buf */
+    if (off < (int64_t)sets_end || (uint64_t)off + 4 > len)
         return -1;
     uint32_t header = pcp_load_be32(buf + off);
     uint32_t vlen = header & 0xffffffu;
     *vtype = header >> 24;
-    if (vlen < 4 || vlen > len - (size_t)off || vlen < pcp_block_min_len(*vtype))
+    /* pcp_block_min_len is at least the 4-byte header */
+    if (vlen > len - (size_t)off || vlen < pcp_block_min_len(*vtype))
         return -1;
     *payload_off = (size_t)off + 4;
     *payload_len = vlen - 4;
@@ -110,37 +121,55 @@ static int skip_set(pcp_cursor *c, uint32_t *pmid, int32_t *numval)
     return c->bad ? -1 : 0;
 }
 
-/* Walk the value sets once. With out == NULL only validate and count; otherwise fill.
- * With `sized`, out is bound for exactly out->numpmid sets and out->nvalues values: when
- * the bytes hold another number, nothing is filled, *nvalues_out gets the count and
- * PCP_RESULT_RESIZE is returned. */
+/* What a walk with `out` fills: the per-set columns, the per-value ones, or both. Every
+ * walk checks the same (every set, value word and block), whatever it fills. */
+enum { FILL_SETS = 1, FILL_VALUES = 2, FILL_ALL = FILL_SETS | FILL_VALUES };
+
+/* Walk the value sets once. With out == NULL only validate and count; otherwise fill
+ * the columns `fill` names. With `sized`, out is bound for exactly out->numpmid sets and
+ * out->nvalues values: when the bytes hold another number, nothing is filled,
+ * *nvalues_out gets the count and PCP_RESULT_RESIZE is returned. */
 static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
-                          int bad, int32_t *nvalues_out, pcp_result *out, int sized)
+                          int bad, int32_t *nvalues_out, pcp_result *out, int sized,
+                          int fill)
 {
+    pcp_result *sets_out = (fill & FILL_SETS) ? out : NULL;
+    pcp_result *values_out = (fill & FILL_VALUES) ? out : NULL;
     if (layout->numpmid < 0 || layout->sets_off > len)
         return bad;
     /* Each set takes at least 8 bytes: bound numpmid before trusting it. */
     if ((size_t)layout->numpmid > (len - layout->sets_off) / 8)
         return bad;
 
-    /* Pass 1: the set headers and value words, to find where the sets end. */
-    pcp_cursor c = pcp_cursor_at(buf, len, layout->sets_off);
+    /* Pass 1: the set headers and value words, to find where the sets end (skip_set's
+     * checks, as plain loads: a fetch walks every set of every result). */
+    size_t at = layout->sets_off;
     int64_t total = 0;
     for (int32_t i = 0; i < layout->numpmid; i++) {
-        uint32_t pmid;
-        int32_t numval;
-        if (skip_set(&c, &pmid, &numval) < 0)
+        if (len - at < 8)
             return bad;
-        if (numval > 0)
-            total += numval;
+        int32_t numval = (int32_t)pcp_load_be32(buf + at + 4);
+        at += 8;
+        if (numval <= 0)
+            continue;
+        if (len - at < 4)
+            return bad;
+        int32_t valfmt = (int32_t)pcp_load_be32(buf + at);
+        at += 4;
+        if (valfmt < PM_VAL_INSITU || valfmt > PM_VAL_SPTR)
+            return bad;
+        if ((size_t)numval > (len - at) / 8)
+            return bad;
+        at += (size_t)numval * 8;
+        total += numval;
     }
-    if (c.bad || total > INT32_MAX)
+    if (total > INT32_MAX)
         return bad;
     if (sized && (out->numpmid != layout->numpmid || out->nvalues != (int32_t)total)) {
         *nvalues_out = (int32_t)total;
         return PCP_RESULT_RESIZE;
     }
-    size_t sets_end = c.pos;
+    size_t sets_end = at;
     uint64_t blocks_bytes = 0;           /* strict layout: sum of pad4(vlen) */
     size_t lowest_block = len;           /* strict layout: the first block's offset */
 
@@ -158,23 +187,45 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
             valfmt = (int32_t)pcp_load_be32(buf + pos);
             pos += 4;
         }
-        if (out) {
-            out->pmid[i] = pmid;
-            out->numval[i] = numval;
-            out->valfmt[i] = valfmt;
-            out->first[i] = k;
+        if (sets_out) {
+            sets_out->pmid[i] = pmid;
+            sets_out->numval[i] = numval;
+            sets_out->valfmt[i] = valfmt;
+            sets_out->first[i] = k;
         }
-        if (numval > 0 && (size_t)numval > (sets_end - pos) / 8)
+        if (numval <= 0)
+            continue;
+        if ((size_t)numval > (sets_end - pos) / 8)
             return bad;                 /* cannot be: pass 1 read these bytes */
+        if (valfmt == PM_VAL_INSITU) {
+            /* nothing to check in an INSITU word: an index (no values_out) steps over */
+            if (values_out)
+                for (int32_t j = 0; j < numval; j++)
+                    store_insitu_value(values_out, k + j,
+                                       (int32_t)pcp_load_be32(buf + pos + 8 * (size_t)j),
+                                       (int32_t)pcp_load_be32(buf + pos + 8 * (size_t)j + 4));
+            pos += 8 * (size_t)numval;
+            k += numval;
+            continue;
+        }
+        if (!values_out && !layout->strict) {
+            /* a live fetch's index: each block checked, nothing stored */
+            for (const uint8_t *w = buf + pos + 4, *end = w + 8 * (size_t)numval; w < end;
+                 w += 8) {
+                uint32_t vtype, plen;
+                size_t poff;
+                if (locate_block(buf, len, layout, sets_end, (int32_t)pcp_load_be32(w), &vtype,
+                                 &poff, &plen) < 0)
+                    return bad;
+            }
+            pos += 8 * (size_t)numval;
+            k += numval;
+            continue;
+        }
         for (int32_t j = 0; j < numval; j++, k++) {
             int32_t inst = (int32_t)pcp_load_be32(buf + pos);
             int32_t word = (int32_t)pcp_load_be32(buf + pos + 4);
             pos += 8;
-            if (valfmt == PM_VAL_INSITU) {
-                if (out)
-                    store_insitu_value(out, k, inst, word);
-                continue;
-            }
             uint32_t vtype, plen;
             size_t poff;
             if (locate_block(buf, len, layout, sets_end, word, &vtype, &poff, &plen) < 0)
@@ -184,9 +235,8 @@ static int walk_valuesets(const uint8_t *buf, size_t len, const pcp_sets_layout 
                 if (poff - 4 < lowest_block)
                     lowest_block = poff - 4;
             }
-            if (!out)
-                continue;
-            store_block_value(buf, out, k, inst, vtype, poff, plen);
+            if (values_out)
+                store_block_value(buf, values_out, k, inst, vtype, poff, plen);
         }
     }
     if (pos != sets_end)
@@ -235,7 +285,7 @@ int pcp_result_valuesets_scan(const uint8_t *buf, size_t len, const pcp_sets_lay
 {
     if (len > UINT32_MAX)
         return bad;
-    return walk_valuesets(buf, len, layout, bad, nvalues, NULL, 0);
+    return walk_valuesets(buf, len, layout, bad, nvalues, NULL, 0, 0);
 }
 
 int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
@@ -243,7 +293,7 @@ int pcp_result_valuesets_decode(const uint8_t *buf, size_t len, const pcp_sets_l
 {
     if (len > UINT32_MAX || out == NULL)
         return bad;
-    return walk_valuesets(buf, len, layout, bad, NULL, out, 0);
+    return walk_valuesets(buf, len, layout, bad, NULL, out, 0, FILL_ALL);
 }
 
 int pcp_result_valuesets_keep(const uint8_t *buf, size_t len, const pcp_sets_layout *layout,
@@ -360,16 +410,43 @@ int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_resul
     return pcp_result_valuesets_decode(buf, len, &layout, PM_ERR_IPC, out);
 }
 
-int pcp_result_pdu_decode_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
-                                int32_t *numpmid, int32_t *nvalues)
+/* The sized walks of a RESULT PDU: decode_sized (fill FILL_ALL) and index_sized
+ * (FILL_SETS). */
+static int pdu_walk_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
+                          int32_t *numpmid, int32_t *nvalues, int fill)
 {
     pcp_sets_layout layout;
-    if (out == NULL || len > UINT32_MAX)
+    if (out == NULL || numpmid == NULL || nvalues == NULL || len > UINT32_MAX)
         return PM_ERR_IPC;
     int sts = result_fixed_part(buf, len, highres, &layout, &out->sec, &out->nsec);
     if (sts < 0)
         return sts;
     *numpmid = layout.numpmid;
     *nvalues = out->nvalues;
-    return walk_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues, out, 1);
+    return walk_valuesets(buf, len, &layout, PM_ERR_IPC, nvalues, out, 1, fill);
+}
+
+int pcp_result_pdu_decode_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
+                                int32_t *numpmid, int32_t *nvalues)
+{
+    return pdu_walk_sized(buf, len, highres, out, numpmid, nvalues, FILL_ALL);
+}
+
+int pcp_result_pdu_index_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
+                               int32_t *numpmid, int32_t *nvalues)
+{
+    return pdu_walk_sized(buf, len, highres, out, numpmid, nvalues, FILL_SETS);
+}
+
+int pcp_result_pdu_fill_values(const uint8_t *buf, size_t len, int highres, pcp_result *out)
+{
+    int32_t numpmid, nvalues;
+    if (out == NULL)
+        return PM_ERR_IPC;
+    /* the walk's timestamp goes to a copy: out's (a caller's to edit) stays as it is */
+    pcp_result stamp = *out;
+    int sts = pdu_walk_sized(buf, len, highres, &stamp, &numpmid, &nvalues, FILL_VALUES);
+    if (sts == PCP_RESULT_RESIZE)
+        return PM_ERR_IPC;              /* not the bytes that were indexed */
+    return sts;
 }

@@ -87,6 +87,17 @@ int pcp_result_pdu_decode(const uint8_t *buf, size_t len, int highres, pcp_resul
 int pcp_result_pdu_decode_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
                                 int32_t *numpmid, int32_t *nvalues);
 
+/* The lazy form of decode_sized, for a fetch whose values may never be read: the same
+ * walk and every check of it (each set, value word and block: the same PM_ERR_IPC for
+ * the same bytes), the same return, but only the per-set columns (pmid, numval, valfmt,
+ * first), sec and nsec filled. pcp_result_pdu_fill_values fills the per-value columns
+ * later from the same bytes (0, or PM_ERR_IPC when they are not what was indexed),
+ * leaving the per-set columns and the timestamp as they are (a caller may have edited
+ * them). */
+int pcp_result_pdu_index_sized(const uint8_t *buf, size_t len, int highres, pcp_result *out,
+                               int32_t *numpmid, int32_t *nvalues);
+int pcp_result_pdu_fill_values(const uint8_t *buf, size_t len, int highres, pcp_result *out);
+
 /* An instance profile (pmAddProfile / pmDelProfile) as archive contexts apply it: a
  * global state for instance domains with no entry, and per-indom entries whose listed
  * instances are the exceptions to the entry's state. */

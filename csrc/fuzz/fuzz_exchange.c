@@ -6,9 +6,11 @@
  * byte 2); the rest is what "pmcd" sends: it is written into a socketpair whose far
  * end is then shut, and pcp_exchange_roundtrip and pcp_exchange_fetch are run on the
  * near end. Checked: the reply's counts lie inside the buffer; 0 means exactly one
- * whole PDU whose header says so; a decoded fetch (its columns bound by the call to an
- * exactly sized block) matches pcp_result_pdu_decode_sized on a copy of the same bytes,
- * its NOAGENT sets counted; PCP_RESULT_RESIZE reports what that decoder reports. */
+ * whole PDU whose header says so; a fetch indexed by the call (its columns bound by the
+ * call to an exactly sized block), its values then filled by pcp_result_pdu_fill_values,
+ * matches pcp_result_pdu_decode_sized on a copy of the same bytes, its NOAGENT sets
+ * counted; PCP_RESULT_RESIZE and every refusal are what that decoder reports. */
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -101,10 +103,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     CHECK(out.numpmid == numpmid && out.nvalues == nvalues);
                     CHECK(out.sec == again.sec && out.nsec == again.nsec);
                     for (int32_t i = 0; i < numpmid; i++)
-                        CHECK(out.pmid[i] == again.pmid[i] && out.numval[i] == again.numval[i]);
+                        CHECK(out.pmid[i] == again.pmid[i] && out.numval[i] == again.numval[i]
+                              && out.valfmt[i] == again.valfmt[i]
+                              && out.first[i] == again.first[i]);
+                    /* the values, filled later from the PDU the call indexed */
+                    CHECK(pcp_result_pdu_fill_values(buf, (size_t)reply.length, highres,
+                                                     &out) == 0);
                     for (int32_t k = 0; k < nvalues; k++)
                         CHECK(out.inst[k] == again.inst[k] && out.boff[k] == again.boff[k]
-                              && out.blen[k] == again.blen[k]);
+                              && out.blen[k] == again.blen[k] && out.vtype[k] == again.vtype[k]
+                              && out.ival[k] == again.ival[k]
+                              && memcmp(&out.dval[k], &again.dval[k], sizeof(double)) == 0);
                 }
                 fz_result_free(&again);
                 free(copy);

@@ -12,8 +12,12 @@
  * reports any write past them; decoded offsets are checked against the buffer. A
  * successful PDU decode is repeated into one pcp_result_mem_size() block laid out by
  * pcp_result_bind() (how the Python layer allocates): columns must be in bounds,
- * aligned and disjoint, and the values identical. */
+ * aligned and disjoint, and the values identical. A live fetch's lazy path
+ * (pcp_result_pdu_index_sized, then pcp_result_pdu_fill_values) runs on every PDU
+ * too: the same refusals as the scan, the decoder's columns once filled. */
 #include "fuzz_common.h"
+#include <string.h>
+
 #include "result.h"
 
 static void alloc_result(pcp_result *r, int32_t numpmid, int32_t nvalues)
@@ -211,6 +215,34 @@ static void try_gather(const pcp_result *r, size_t len)
     free(pmid);
 }
 
+/* A sized walk (pcp_result_pdu_decode_sized or _index_sized) as a fetch loop runs it:
+ * into room for one set and one value, then, asked for a resize, into room of the
+ * counts it reported (in bounds). On 0, *r is bound for exactly *np sets and *nv values
+ * and filled (the caller frees it); else nothing is left allocated. */
+typedef int (*sized_walk)(const uint8_t *, size_t, int, pcp_result *, int32_t *, int32_t *);
+
+static int walk_until_it_fits(sized_walk walk, const uint8_t *buf, size_t len, int highres,
+                              pcp_result *r, int32_t *np, int32_t *nv)
+{
+    *np = *nv = -1;
+    fz_result_alloc(r, 1, 1);
+    r->numpmid = r->nvalues = 1;
+    int sts = walk(buf, len, highres, r, np, nv);
+    if (sts == 0)
+        return 0;
+    fz_result_free(r);
+    if (sts != PCP_RESULT_RESIZE)
+        return sts;
+    CHECK(*np >= 0 && (size_t)*np <= len / 8 && *nv >= 0 && (size_t)*nv <= len / 8);
+    alloc_result(r, *np, *nv);
+    r->numpmid = *np;
+    r->nvalues = *nv;
+    sts = walk(buf, len, highres, r, np, nv);
+    if (sts != 0)
+        fz_result_free(r);
+    return sts;
+}
+
 /* The one-walk decoder of a fetch loop (pcp_result_pdu_decode_sized) on the same bytes:
  * room of a wrong size asks for a resize with the PDU's counts, or fails as the scan did
  * (scan_sts < 0); room of the right size decodes what the scan and decode give. */
@@ -218,23 +250,47 @@ static void try_pdu_sized(const uint8_t *buf, size_t len, int highres, int scan_
                           int32_t numpmid, int32_t nvalues)
 {
     pcp_result r;
-    int32_t np = -1, nv = -1;
-    fz_result_alloc(&r, 1, 1);
-    r.numpmid = r.nvalues = 1;
-    int sts = pcp_result_pdu_decode_sized(buf, len, highres, &r, &np, &nv);
-    fz_result_free(&r);
-    if (sts == PCP_RESULT_RESIZE) {
-        CHECK(np >= 0 && (size_t)np <= len / 8 && nv >= 0 && (size_t)nv <= len / 8);
-        alloc_result(&r, np, nv);
-        r.numpmid = np;
-        r.nvalues = nv;
-        sts = pcp_result_pdu_decode_sized(buf, len, highres, &r, &np, &nv);
-        if (sts == 0)
-            check_decoded(buf, len, &r, np, nv);
+    int32_t np, nv;
+    int sts = walk_until_it_fits(pcp_result_pdu_decode_sized, buf, len, highres, &r, &np, &nv);
+    if (sts == 0) {
+        check_decoded(buf, len, &r, np, nv);
         fz_result_free(&r);
     }
     CHECK(sts != PCP_RESULT_RESIZE);
     CHECK(scan_sts < 0 ? sts == scan_sts : (sts == 0 && np == numpmid && nv == nvalues));
+}
+
+/* A live fetch's lazy path on the same bytes (pcp_result_pdu_index_sized, then
+ * pcp_result_pdu_fill_values): the index refuses what the scan refuses, asks for the same
+ * resize, and fills the per-set columns only; the fill then gives `ref`'s values (the
+ * decoder's, NULL when the scan failed) and leaves the per-set columns as they were. */
+static void try_pdu_lazy(const uint8_t *buf, size_t len, int highres, int scan_sts,
+                         int32_t numpmid, int32_t nvalues, const pcp_result *ref)
+{
+    pcp_result r;
+    int32_t np, nv;
+    int sts = walk_until_it_fits(pcp_result_pdu_index_sized, buf, len, highres, &r, &np, &nv);
+    CHECK(sts != PCP_RESULT_RESIZE);
+    CHECK(scan_sts < 0 ? sts == scan_sts : (sts == 0 && np == numpmid && nv == nvalues));
+    if (sts != 0)
+        return;
+    CHECK(ref != NULL && r.sec == ref->sec && r.nsec == ref->nsec);
+    for (int32_t i = 0; i < np; i++)
+        CHECK(r.pmid[i] == ref->pmid[i] && r.numval[i] == ref->numval[i]
+              && r.valfmt[i] == ref->valfmt[i] && r.first[i] == ref->first[i]);
+    if (np > 0)
+        r.numval[0] = 12345;                        /* a caller's edit, kept */
+    r.sec = r.nsec = 7;
+    CHECK(pcp_result_pdu_fill_values(buf, len, highres, &r) == 0);
+    CHECK(r.sec == 7 && r.nsec == 7 && (np == 0 || r.numval[0] == 12345));
+    for (int32_t k = 0; k < nv; k++)
+        CHECK(r.inst[k] == ref->inst[k] && r.vtype[k] == ref->vtype[k]
+              && r.ival[k] == ref->ival[k] && r.boff[k] == ref->boff[k]
+              && r.blen[k] == ref->blen[k]
+              && memcmp(&r.dval[k], &ref->dval[k], sizeof(double)) == 0);
+    if (len > 0)        /* other bytes than those indexed: refused, never read outside */
+        CHECK(pcp_result_pdu_fill_values(buf, len - 1, highres, &r) == PM_ERR_IPC);
+    fz_result_free(&r);
 }
 
 static void try_pdu(const uint8_t *buf, size_t len, int highres)
@@ -242,6 +298,8 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
     int32_t numpmid = -1, nvalues = -1;
     int sts = pcp_result_pdu_scan(buf, len, highres, &numpmid, &nvalues);
     try_pdu_sized(buf, len, highres, sts, numpmid, nvalues);
+    if (sts < 0)
+        try_pdu_lazy(buf, len, highres, sts, numpmid, nvalues, NULL);
     if (sts < 0) {
         CHECK(sts == PM_ERR_IPC);
         return;
@@ -260,6 +318,7 @@ static void try_pdu(const uint8_t *buf, size_t len, int highres)
         CHECK(r.nsec == pcp_usec_to_nsec(fz_be32(buf + 16)));
     }
     check_decoded(buf, len, &r, numpmid, nvalues);
+    try_pdu_lazy(buf, len, highres, 0, numpmid, nvalues, &r);
     try_bound(buf, len, highres, &r);
     try_gather(&r, len);
     fz_result_free(&r);

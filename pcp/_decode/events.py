@@ -200,7 +200,8 @@ def _records_as_results(u: Unpacked, highres: bool) -> List[Any]:
         vt = vtype[a:b]
         f.valfmt = [PM_VAL_INSITU if t < 0 else PM_VAL_DPTR for t in vt]
         f.first = list(range(n))
-        f.c = _Offsets(boff[a:b], blen[a:b], f.numval)
+        f._c = _Offsets(boff[a:b], blen[a:b], f.numval)
+        f._unfilled = None
         f._mem = None
         f._inst = [-1] * n
         f._vtype = vt

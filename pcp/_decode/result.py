@@ -6,6 +6,7 @@ import array
 import ctypes
 import itertools
 import sys
+import threading
 from collections import namedtuple
 from itertools import repeat
 
@@ -184,6 +185,9 @@ class ResultSizes:
         return room
 
 
+# one filling of an indexed result's values at a time (FlatResult._fill_values)
+_FILL_LOCK = threading.Lock()
+
 # rooms kept per context: a loop holds the last result while it fetches the next one
 _ROOMS_KEPT = 2
 # without reference counts (not CPython) a room is never known to be free
@@ -202,7 +206,7 @@ class FlatResult:
     archive fetch's record select, interpolation, derived metrics) hold bare payloads;
     what needs a whole block (the event unpacker) frames them itself."""
 
-    __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "c", "_mem",
+    __slots__ = ("pdu", "sec", "nsec", "numpmid", "nvalues", "_c", "_mem", "_unfilled",
                  "_pmid", "_numval", "_valfmt", "_first", "_inst", "_vtype", "_ival", "_dval",
                  "_blocks", "edits", "framed")
 
@@ -224,26 +228,27 @@ class FlatResult:
         case), which `sizes` then remembers."""
         counts = sizes.counts
         c, mem = allocate_result(sizes.numpmid, sizes.nvalues)
-        sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
-                                              sizes.numpmid_p, sizes.nvalues_p)
+        sts = lib.pcp_result_pdu_index_sized(pdu, len(pdu), 1 if highres else 0, c,
+                                             sizes.numpmid_p, sizes.nvalues_p)
         if sts == PCP_RESULT_RESIZE:
             sizes.resize(counts[0], counts[1])
             c, mem = allocate_result(counts[0], counts[1])
-            sts = lib.pcp_result_pdu_decode_sized(pdu, len(pdu), 1 if highres else 0, c,
-                                                  sizes.numpmid_p, sizes.nvalues_p)
+            sts = lib.pcp_result_pdu_index_sized(pdu, len(pdu), 1 if highres else 0, c,
+                                                 sizes.numpmid_p, sizes.nvalues_p)
         if sts != 0:
             raise pmErr(sts if sts < 0 else PM_ERR_IPC)
-        self = object.__new__(cls)
-        self._setup(pdu, c, mem)
-        return self
+        return cls.from_indexed(pdu, highres, c, mem)
 
 
     @classmethod
-    def from_decoded(cls, pdu: bytes, c: Any, mem: Any) -> "FlatResult":
-        """A RESULT PDU already decoded into `c` (columns in `mem`, allocate_result's),
-        as the one-call round trip of csrc/exchange.c decodes it."""
+    def from_indexed(cls, pdu: bytes, highres: bool, c: Any, mem: Any) -> "FlatResult":
+        """A RESULT PDU checked whole and indexed into `c` (its per-set columns filled;
+        columns in `mem`, allocate_result's), as pcp_result_pdu_index_sized and the
+        one-call round trip of csrc/exchange.c leave it: the per-value columns are
+        filled from `pdu` when something first reads them (`c`)."""
         self = object.__new__(cls)
         self._setup(pdu, c, mem)
+        self._unfilled = 1 if highres else 0
         return self
 
     @classmethod
@@ -260,8 +265,11 @@ class FlatResult:
     def _setup(self, pdu: bytes, c: Any, mem: Any, framed: bool = True) -> None:
         self.pdu = pdu
         self.framed = framed
-        self.c = c
+        self._c = c
         self._mem = mem
+        # a fetch's PDU indexed only (from_indexed): whether it is HIGHRES, until the
+        # per-value columns are filled; None once they are
+        self._unfilled: Optional[int] = None
         self.sec = c.sec
         self.nsec = c.nsec
         numpmid, nvalues = c.numpmid, c.nvalues
@@ -310,10 +318,38 @@ class FlatResult:
         out._setup(ffi.buffer(room.data, need_bytes[0])[:], c, mem, framed=False)
         return out
 
+    @property
+    def c(self) -> Any:
+        """The pcp_result, every column filled (the per-value ones now, if this is an
+        indexed fetch's whose values nothing has read yet): what C and the per-value
+        readers take. The per-set columns alone are `_c`'s."""
+        if self._unfilled is not None:
+            self._fill_values()
+        return self._c
+
+    @c.setter
+    def c(self, c: Any) -> None:
+        """Columns filled in full (a result made by hand around a decoder's output)."""
+        self._c = c
+        self._unfilled = None
+
+    def _fill_values(self) -> None:
+        """The per-value columns of an indexed PDU, filled once. Under a lock: threads
+        reading one result's values for the first time at once (the C call lets go of
+        the GIL) fill it once, and none reads columns another is still filling."""
+        with _FILL_LOCK:
+            highres = self._unfilled
+            if highres is None:
+                return
+            sts = lib.pcp_result_pdu_fill_values(self.pdu, len(self.pdu), highres, self._c)
+            if sts < 0:
+                raise pmErr(sts)        # cannot be: the same bytes were checked whole
+            self._unfilled = None
+
     def copied_blocks(self) -> None:
         """Make PM_VAL_SPTR sets PM_VAL_DPTR, as libpcp's derived-metric rewrite of a
         result does when it copies every block into memory of its own."""
-        valfmt = self.c.valfmt
+        valfmt = self._c.valfmt
         for i in range(self.numpmid):
             if valfmt[i] == PM_VAL_SPTR:
                 valfmt[i] = PM_VAL_DPTR
@@ -321,9 +357,10 @@ class FlatResult:
 
     def no_values(self, sets: Sequence[int]) -> None:
         """Give the value sets at these positions no values (numval 0)."""
+        c = self._c         # per-set columns: the values stay unfilled until read
         for i in sets:
-            self.c.numval[i] = 0
-            self.c.valfmt[i] = 0
+            c.numval[i] = 0
+            c.valfmt[i] = 0
         self._numval = self._valfmt = None
 
     @classmethod
@@ -432,6 +469,7 @@ class FlatResult:
 
         nv = max(self.nvalues, 1)
         np_ = max(self.numpmid, 1)
+        self.c                              # the per-value columns filled
         mem = ffi.buffer(self._mem)
         n, m = self.nvalues, self.numpmid
 
@@ -452,7 +490,7 @@ class FlatResult:
     @property
     def pmid(self) -> List[int]:
         if self._pmid is None:
-            self._pmid = ffi.unpack(self.c.pmid, self.numpmid)
+            self._pmid = ffi.unpack(self._c.pmid, self.numpmid)
         return self._pmid
 
     @pmid.setter
@@ -462,7 +500,7 @@ class FlatResult:
     @property
     def numval(self) -> List[int]:
         if self._numval is None:
-            self._numval = ffi.unpack(self.c.numval, self.numpmid)
+            self._numval = ffi.unpack(self._c.numval, self.numpmid)
         return self._numval
 
     @numval.setter
@@ -472,7 +510,7 @@ class FlatResult:
     @property
     def valfmt(self) -> List[int]:
         if self._valfmt is None:
-            self._valfmt = ffi.unpack(self.c.valfmt, self.numpmid)
+            self._valfmt = ffi.unpack(self._c.valfmt, self.numpmid)
         return self._valfmt
 
     @valfmt.setter
@@ -482,7 +520,7 @@ class FlatResult:
     @property
     def first(self) -> List[int]:
         if self._first is None:
-            self._first = ffi.unpack(self.c.first, self.numpmid)
+            self._first = ffi.unpack(self._c.first, self.numpmid)
         return self._first
 
     @first.setter

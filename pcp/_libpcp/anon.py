@@ -86,4 +86,4 @@ def fix_client_side_sets(flat) -> None:
         return
     for i, pmid in enumerate(flat.pmid):
         if numval[i] == PM_ERR_NOAGENT and pmid in BY_PMID:
-            numval[i] = flat.c.numval[i] = 0
+            numval[i] = flat._c.numval[i] = 0  # a per-set column: values stay unfilled

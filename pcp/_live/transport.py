@@ -327,7 +327,7 @@ class Connection:
                                      sizes.nbytes, sizes.numpmid_p, sizes.nvalues_p, reply)
         if sts == 0:
             pdu = self._mv[:reply.length].tobytes()
-            flat = FlatResult.from_decoded(pdu, c, mem)
+            flat = FlatResult.from_indexed(pdu, highres, c, mem)
             if reply.noagent:
                 _anon.fix_client_side_sets(flat)
             return expect, pdu, flat

@@ -157,7 +157,7 @@ def test_a_whole_result_of_the_guessed_size_is_decoded(pair, highres):
     sts, out, buf, counts, (c, mem) = _fetch(ours, theirs, reply, 3, 3, highres)
     assert sts == 0 and out.length == len(reply)
     pdu = bytes(ffi.buffer(buf, out.length))
-    got = FlatResult.from_decoded(pdu, c, mem)
+    got = FlatResult.from_indexed(pdu, highres, c, mem)
     want = FlatResult(pdu, highres)
     assert (got.numpmid, got.nvalues, got.sec, got.nsec) == (3, 3, want.sec, want.nsec)
     assert list(got.numval) == list(want.numval) == [1, 2, -12357]

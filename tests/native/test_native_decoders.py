@@ -199,15 +199,62 @@ RESULT_COLUMNS = ("pmid", "numval", "valfmt", "first", "inst", "vtype", "ival", 
                   "boff", "blen")
 
 
-def _decode_sized(data: bytes, highres: int, numpmid: int, nvalues: int):
-    """pcp_result_pdu_decode_sized into room for numpmid sets and nvalues values:
-    (status, the counts it reports, the Result)."""
+def _decode_sized(data: bytes, highres: int, numpmid: int, nvalues: int,
+                  walk=lib.pcp_result_pdu_decode_sized):
+    """pcp_result_pdu_decode_sized (or `walk`: pcp_result_pdu_index_sized, its lazy form)
+    into room for numpmid sets and nvalues values: (status, the counts it reports, the
+    Result)."""
     res = Result(data, numpmid, nvalues)
     res.c.numpmid, res.c.nvalues = numpmid, nvalues
     counts = ffi.new("int32_t[2]", [-1, -1])
-    sts = lib.pcp_result_pdu_decode_sized(cbuf(data), len(data), highres, res.c, counts,
-                                          counts + 1)
+    sts = walk(cbuf(data), len(data), highres, res.c, counts, counts + 1)
     return sts, (counts[0], counts[1]), res
+
+
+PER_SET = ("pmid", "numval", "valfmt", "first")
+# what the index leaves in the per-value columns it does not fill (Result's are zeroed)
+UNFILLED = b"\0"
+
+
+def check_lazy_path(data: bytes, highres: int, res) -> None:
+    """A live pmFetch's lazy path on the same bytes as the scan + decode that gave `res`
+    (a Result, or the scan's negative status): pcp_result_pdu_index_sized checks exactly
+    what the decoder checks (the same status, a resize asked for the same way) and fills
+    only the per-set columns; pcp_result_pdu_fill_values then fills the per-value ones
+    as the decoder does, leaving the per-set columns (a caller's to edit) alone."""
+    index = lib.pcp_result_pdu_index_sized
+    if not isinstance(res, Result):
+        sts, counts, _ = _decode_sized(data, highres, 1, 1, index)
+        if sts == 1:
+            sts = _decode_sized(data, highres, *counts, index)[0]
+        assert sts == res
+        return
+    sizes = (res.c.numpmid, res.c.nvalues)
+    assert _decode_sized(data, highres, sizes[0], sizes[1] + 1, index)[:2] == (1, sizes)
+    sts, counts, lazy = _decode_sized(data, highres, *sizes, index)
+    assert (sts, counts) == (0, sizes)
+    assert (lazy.sec, lazy.nsec) == (res.sec, res.nsec)
+    for name in RESULT_COLUMNS:
+        got = ffi.buffer(lazy.keep[name])[:]
+        if name in PER_SET:
+            assert got == ffi.buffer(res.keep[name])[:], name
+        else:
+            assert got.strip(UNFILLED) == b"", name         # untouched
+    if sizes[0] > 0:
+        lazy.keep["numval"][0] = 0              # a caller's edit: kept by the fill
+    lazy.c.sec = lazy.c.nsec = 7
+    assert lib.pcp_result_pdu_fill_values(cbuf(data), len(data), highres, lazy.c) == 0
+    assert (lazy.sec, lazy.nsec) == (7, 7)
+    for name in RESULT_COLUMNS:       # as bytes: a NaN equals itself
+        if name != "numval":
+            assert ffi.buffer(lazy.keep[name])[:] == ffi.buffer(res.keep[name])[:], name
+    assert lazy.numval[1:] == res.numval[1:]
+    if sizes[0] > 0:
+        assert lazy.numval[0] == 0
+    # other bytes than those indexed: refused, never a read outside them
+    if len(data) > 12:
+        assert lib.pcp_result_pdu_fill_values(cbuf(data[:-4]), len(data) - 4, highres,
+                                              lazy.c) == PM_ERR_IPC
 
 
 def decode_result(data: bytes, highres: int):
@@ -225,6 +272,7 @@ def decode_result(data: bytes, highres: int):
         if sized_sts == 1:
             sized_sts = _decode_sized(data, highres, *counts)[0]
         assert sized_sts == sts
+        check_lazy_path(data, highres, sts)
         return sts
     assert sts == 0
     res = Result(data, numpmid[0], nvalues[0])
@@ -239,6 +287,7 @@ def decode_result(data: bytes, highres: int):
     assert (sized.sec, sized.nsec) == (res.sec, res.nsec)
     for name in RESULT_COLUMNS:       # as bytes: a NaN equals itself
         assert ffi.buffer(sized.keep[name])[:] == ffi.buffer(res.keep[name])[:], name
+    check_lazy_path(data, highres, res)
     return res
 
 
