@@ -76,6 +76,7 @@ def _store(metric: str, value: str) -> None:
     subprocess.run(["pmstore", "--", metric, value], capture_output=True, check=True, timeout=30)
 
 
+@pytest.mark.xdist_group("pmcd_state")     # stores into write_me metrics others read
 @pytest.mark.parametrize("metric,value", STORED, ids=["%s=%s" % mv for mv in STORED])
 def test_stored_value_to_every_type(metric, value):
     """Edge values stored into the sample PMDA's writable metrics (negative numbers,

@@ -5,7 +5,8 @@ import pytest
 
 from support.difftest import Pair
 
-pytestmark = [pytest.mark.pmcd, pytest.mark.reference]
+# the stores of the pmcd_state group change sample.string.write_me, which both sides read
+pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.xdist_group("pmcd_state")]
 
 # sample.* metrics whose values (or instance lists) change between fetches,
 # over time or per context -- found by fetching twice, a few seconds apart,
