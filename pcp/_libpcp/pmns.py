@@ -472,13 +472,14 @@ class Tree:
             size += 2
         if size % 5 == 0:
             size += 2
-        self.buckets = [[] for _ in range(size)]
+        buckets: List[List[Node]] = [[] for _ in range(size)]
+        self.buckets = buckets
 
         def link(node: Node) -> None:
             for child in node.children:
                 child.parent = node
                 if child.pmid != PM_ID_NULL:
-                    chain = self.buckets[child.pmid % len(self.buckets)]
+                    chain = buckets[child.pmid % size]
                     if not dupok:
                         for other in chain:
                             if other.pmid == child.pmid and not is_dynamic_root(other.pmid):
@@ -493,10 +494,11 @@ class Tree:
                 link(child)
         assert self.root is not None
         link(self.root)
-        for chain in self.buckets:
+        for chain in buckets:
             for leaf in chain:
                 node: Optional[Node] = leaf
-                while node is not None:
+                # a node found unmarked had its whole path to the root unmarked then
+                while node is not None and node.marked:
                     node.marked = False
                     node = node.parent
 
