@@ -122,11 +122,13 @@ def broken_down(seconds: int) -> time.struct_time:
     than TZ costs two tzset() calls (made in C: _zone_localtime)."""
     global _last
     with _lock:
-        key = (_zones[_current] if _current >= 0 else None, os.environ.get("TZ"), seconds)
+        zone = _zones[_current] if _current >= 0 else None
+        # a conversion in a zone sets TZ to it: what TZ was does not matter then
+        key = (zone, None, seconds) if zone is not None \
+            else (None, os.environ.get("TZ"), seconds)
         last = _last
         if last is not None and last[0] == key:
             return last[1]
-        zone = key[0]
         t = _zone_localtime(zone, seconds) if zone is not None else None
         if t is None:
             t = _in_zone(lambda: time.localtime(seconds))
