@@ -89,7 +89,6 @@ def _in_zone(convert: Callable[[], T]) -> T:
     TZ already is that zone (a tool that set it, as pmrep does) and this module last
     applied it, nothing is swapped: two tzset() calls per conversion were most of the
     cost of a report's time stamps."""
-    global _applied, _applied_names
     with _lock:
         if _current < 0:
             return convert()
@@ -97,17 +96,24 @@ def _in_zone(convert: Callable[[], T]) -> T:
         saved = os.environ.get("TZ")
         if saved == zone and _applied == zone and time.tzname is _applied_names:
             return convert()
-        os.environ["TZ"] = zone
+        return _with_tz(zone, convert)
+
+
+def _with_tz(zone: str, convert: Callable[[], T]) -> T:
+    """Run a conversion with TZ set to `zone`, then put TZ (set or not) back."""
+    global _applied, _applied_names
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        return convert()
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
         time.tzset()
-        try:
-            return convert()
-        finally:
-            if saved is None:
-                del os.environ["TZ"]
-            else:
-                os.environ["TZ"] = saved
-            time.tzset()
-            _applied, _applied_names = saved, time.tzname
+        _applied, _applied_names = saved, time.tzname
 
 
 # the last instant converted by broken_down: ((zone, TZ, seconds), struct_time)

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from pcp._libpcp import zones
 from pcp._native import ffi, lib
 
 ZONES = ["UTC", "GMT+0", "EST5EDT", ":Australia/Melbourne", "Europe/Paris", "IST-5:30",
@@ -17,17 +18,8 @@ INSTANTS = [0, -1, 86399, 951782400, 1514772611, 1704067199, 1704067200, 1711846
 
 
 def _python_localtime(zone, seconds):
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = zone
-    time.tzset()
-    try:
-        return time.localtime(seconds)
-    finally:
-        if saved is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
+    """The conversion as pcp._libpcp.zones made it before C did: TZ swapped in Python."""
+    return zones._with_tz(zone, lambda: time.localtime(seconds))
 
 
 def _fields(out):
