@@ -18,7 +18,8 @@ SOURCES = sorted(path.name for path in HERE.glob("*.c"))
 HEADERS = ["result.h", "pdu.h", "store.h", "archive.h", "events.h", "archive_columns.h",
            "convert.h", "fetchgroup.h", "interp.h", "interp_steps.h", "archive_write.h",
            "derived.h", "derived_node.h", "derived_program.h", "derived_chunk.h",
-           "pdu_agent.h", "printvalue.h", "exchange.h"]
+           "pdu_agent.h", "printvalue.h", "exchange.h", "zones.h",
+           "longdouble.h"]
 
 
 def _cdef_from_headers() -> str:

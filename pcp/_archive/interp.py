@@ -136,32 +136,53 @@ class Walk:
         w.reads = self.reads
         w.label_sec, w.label_nsec = ctx.archives[0].label.stamp
         self._keep: list = []
+        # what the last leave() put in the context (the very objects) while the walk
+        # still holds the same: a fetch loop's next enter() finds them there and has
+        # only the time to copy in (None while a walk is entered and not yet left)
+        self._left: Optional[tuple] = None
+        self._mode: tuple = (None, None)    # the direction and delta copied in last
 
     def enter(self) -> None:
         """The context's stream, its remembered position and time into the walk."""
         ctx, w = self.ctx, self.c
-        w.vol = ctx.curvol - self.minvol
-        w.pos = ctx.pos
-        w.saved_vol = ctx.saved[0] - self.minvol
-        w.saved_pos = ctx.saved[1]
-        w.direction = ctx.direction
+        left, self._left = self._left, None
+        if left is None or ctx.pos is not left[0] or ctx.curvol is not left[1] \
+                or ctx.saved is not left[2] or not self._kept_as(left[3]):
+            w.vol = ctx.curvol - self.minvol
+            w.pos = ctx.pos
+            w.saved_vol = ctx.saved[0] - self.minvol
+            w.saved_pos = ctx.saved[1]
+            for k, (mapped, _) in enumerate(self.mapped):
+                self.vols[k].kept_lo = mapped._kept_lo
+                self.vols[k].kept_hi = mapped._kept_hi
+        if ctx.direction is not self._mode[0] or ctx.delta is not self._mode[1]:
+            w.direction = ctx.direction
+            w.delta_sec, w.delta_nsec = ctx.delta
+            self._mode = (ctx.direction, ctx.delta)
         w.origin_sec, w.origin_nsec = ctx.origin
-        w.delta_sec, w.delta_nsec = ctx.delta
-        for k, (mapped, _) in enumerate(self.mapped):
-            self.vols[k].kept_lo = mapped._kept_lo
-            self.vols[k].kept_hi = mapped._kept_hi
+
+    def _kept_as(self, kept: list) -> bool:
+        """Whether every volume's kept range is the one leave() put there."""
+        for (mapped, _), (lo, hi) in zip(self.mapped, kept):
+            if mapped._kept_lo is not lo or mapped._kept_hi is not hi:
+                return False
+        return True
 
     def leave(self) -> None:
         """The walk's stream, remembered position and time back into the context."""
         ctx, w = self.ctx, self.c
-        ctx.curvol = self.minvol + w.vol
+        ctx.curvol = curvol = self.minvol + w.vol
         ctx.stream = self.mapped[w.vol][0]
-        ctx.pos = w.pos
-        ctx.saved = (self.minvol + w.saved_vol, w.saved_pos)
+        ctx.pos = pos = w.pos
+        ctx.saved = saved = (self.minvol + w.saved_vol, w.saved_pos)
         ctx.origin = (w.origin_sec, w.origin_nsec)
+        kept = []
         for k, (mapped, _) in enumerate(self.mapped):
-            mapped._kept_lo = self.vols[k].kept_lo
-            mapped._kept_hi = self.vols[k].kept_hi
+            v = self.vols[k]
+            mapped._kept_lo = lo = v.kept_lo
+            mapped._kept_hi = hi = v.kept_hi
+            kept.append((lo, hi))
+        self._left = (pos, curvol, saved, kept)
 
     def request(self, pmids, profile: ProfileFilter, t_end: float) -> None:
         """What each grid step fetches (kept alive here while the walk uses it)."""

@@ -194,6 +194,7 @@ class FetchGroup:
         self._named: Optional[List[_Item]] = None   # indom items named at each fetch
         self._texts: Optional[List[_Item]] = None   # items with string outputs
         self.pmids: List[int] = []
+        self._request: Tuple[int, ...] = ()     # pmids as the last fetch asked for them
         self.indoms: Dict[int, "_InDomNames"] = {}
         self.prev: Optional[FlatResult] = None
         self._prev_source: Any = None
@@ -390,8 +391,13 @@ class FetchGroup:
         pmFetch's status (its PMCD_* change flags)."""
         error: Optional[pmErr] = None
         sts = 0
+        pmids = self._request
+        if len(pmids) != len(self.pmids):
+            # the same tuple at every fetch (pmids only grow): the layers below know a
+            # request they planned by its identity
+            pmids = self._request = tuple(self.pmids)
         try:
-            cur, sts = self.source.fetch(self.pmids)
+            cur, sts = self.source.fetch(pmids)
         except pmErr as e:
             error = e
             sec, nsec = self.source.now()

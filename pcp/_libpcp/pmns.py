@@ -39,6 +39,14 @@ _ASCII_PMID_CHARS = re.compile(r"[0-9:*]+")
 _PMID_TRIPLE = re.compile(r"^(\d+):(\d+):(\d+)")
 _PMID_DOMAIN = re.compile(r"^(\d+):")
 _first_of_run = operator.itemgetter(1)      # a _SPACE_RUN match's first blank
+# The lines of a usual PMNS (pmnsmerge's output), recognised whole: a leaf with its PMID
+# (groups 1-5) or dynamic domain (1, 6-7), a non-leaf child (1 alone), a block's start
+# (8), a block's end (9), a blank line (none). Tokens apart by blanks and tabs only, the
+# numbers ASCII: what the lexer would classify without a message (the range checks are
+# made in tokens()); any other line goes through _collapse and _classify.
+_USUAL_LINE = re.compile(r"[ \t]*(?:([A-Za-z][A-Za-z0-9_]*)(?:[ \t]+(?:(([0-9]+):([0-9]+):"
+                         r"([0-9]+))|(([0-9]+):\*:\*)))?|([A-Za-z][A-Za-z0-9_.]*)[ \t]+\{|(\}))"
+                         r"?[ \t]*")
 
 
 class Node:
@@ -212,11 +220,28 @@ class _Loader:
         # caret of a message, even on a later line
         self.token_at: Optional[int] = None
         self.tree: Optional["Tree"] = None     # set by pass 2, even when it then fails
+        # a usual line skips the lexer's clean-up: line is then its raw text, and the
+        # last token is known by its line and index; _settle works out what the lexer
+        # would have left in line and token_at, when a message needs them
+        self._raw_line: Optional[str] = None
+        self._token_source: Optional[Tuple[str, int]] = None
+
+    def _settle(self) -> None:
+        """line and token_at as the lexer leaves them, after usual lines that skipped it."""
+        if self._raw_line is not None:
+            if self.line is self._raw_line:     # not since replaced (a line marker's)
+                self.line = _collapse(self._raw_line)
+            self._raw_line = None
+        if self._token_source is not None:
+            raw, index = self._token_source
+            self._token_source = None
+            self.token_at = [m.start() for m in _TOKEN.finditer(_collapse(raw))][index]
 
     def error(self, message: str, in_buffer: bool = False) -> None:
         """libpcp's err(): the message, then the line buffer and a caret under the last
         token. libpcp formats some messages into that same buffer (in_buffer), and the
         caret is drawn into it too, so a second message shows what the first left."""
+        self._settle()
         fname, lineno = self.where
         if in_buffer:
             self.line = message
@@ -239,6 +264,16 @@ class _Loader:
         for fname, lineno, raw in self.lines:
             if renumber is not None:
                 fname, lineno = renumber[0], lineno + renumber[1]
+            usual = _USUAL_LINE.fullmatch(raw)
+            tokens = self._usual_tokens(usual) if usual is not None else None
+            if tokens is not None:
+                self.where = (fname, lineno)
+                self.line = self._raw_line = raw
+                for index, token in enumerate(tokens):
+                    self._token_source = (raw, index)
+                    yield token
+                continue
+            self._settle()
             line = _collapse(raw)
             if line.startswith("#"):
                 # a "#" line pmcpp passed on: libpcp takes it as a line marker
@@ -258,6 +293,29 @@ class _Loader:
                 word = match.group()
                 yield self._classify(word) + (word,)  # type: ignore[operator]
         self.where = ("", -1)
+
+    @staticmethod
+    def _usual_tokens(usual: "re.Match[str]") -> Optional[List[Tuple[int, int, str]]]:
+        """The tokens of a usual line (see _USUAL_LINE) as _classify gives them, or None
+        for a PMID out of range (the lexer's message is for _classify to give)."""
+        name, pmid, domain, cluster, item, dynamic, dyn_domain, block, end = usual.groups()
+        if name is not None:
+            if pmid is not None:
+                d, c, i = int(domain), int(cluster), int(item)
+                if d > 510 or c > 4095 or i > 1023:
+                    return None
+                return [(NAME, 0, name), (PMID, (d << 22) | (c << 10) | i, pmid)]
+            if dynamic is not None:
+                d = int(dyn_domain)
+                if d > 510:
+                    return None
+                return [(NAME, 0, name), (PMID, (DYNAMIC_DOMAIN << 22) | (d << 10), dynamic)]
+            return [(NAME, 0, name)]
+        if block is not None:
+            return [(PATH if "." in block else NAME, 0, block), (LBRACE, 0, "{")]
+        if end is not None:
+            return [(RBRACE, 0, "}")]
+        return []
 
     def _classify(self, word: str) -> Tuple[int, int]:
         if word == "{":
@@ -414,13 +472,14 @@ class Tree:
             size += 2
         if size % 5 == 0:
             size += 2
-        self.buckets = [[] for _ in range(size)]
+        buckets: List[List[Node]] = [[] for _ in range(size)]
+        self.buckets = buckets
 
         def link(node: Node) -> None:
             for child in node.children:
                 child.parent = node
                 if child.pmid != PM_ID_NULL:
-                    chain = self.buckets[child.pmid % len(self.buckets)]
+                    chain = buckets[child.pmid % size]
                     if not dupok:
                         for other in chain:
                             if other.pmid == child.pmid and not is_dynamic_root(other.pmid):
@@ -435,10 +494,11 @@ class Tree:
                 link(child)
         assert self.root is not None
         link(self.root)
-        for chain in self.buckets:
+        for chain in buckets:
             for leaf in chain:
                 node: Optional[Node] = leaf
-                while node is not None:
+                # a node found unmarked had its whole path to the root unmarked then
+                while node is not None and node.marked:
                     node.marked = False
                     node = node.parent
 

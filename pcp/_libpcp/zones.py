@@ -9,6 +9,7 @@ import os
 import threading
 import time
 
+from pcp._core.native import ffi, lib
 from pcp._core.structs import tm
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 _lock = threading.RLock()     # re-entered by broken_down around _in_zone
+_zone_tm = ffi.new("pcp_zone_tm *")  # C's answer, used under _lock
 _zones: List[str] = []
 _current = -1
 
@@ -87,7 +89,6 @@ def _in_zone(convert: Callable[[], T]) -> T:
     TZ already is that zone (a tool that set it, as pmrep does) and this module last
     applied it, nothing is swapped: two tzset() calls per conversion were most of the
     cost of a report's time stamps."""
-    global _applied, _applied_names
     with _lock:
         if _current < 0:
             return convert()
@@ -95,17 +96,24 @@ def _in_zone(convert: Callable[[], T]) -> T:
         saved = os.environ.get("TZ")
         if saved == zone and _applied == zone and time.tzname is _applied_names:
             return convert()
-        os.environ["TZ"] = zone
+        return _with_tz(zone, convert)
+
+
+def _with_tz(zone: str, convert: Callable[[], T]) -> T:
+    """Run a conversion with TZ set to `zone`, then put TZ (set or not) back."""
+    global _applied, _applied_names
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        return convert()
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
         time.tzset()
-        try:
-            return convert()
-        finally:
-            if saved is None:
-                del os.environ["TZ"]
-            else:
-                os.environ["TZ"] = saved
-            time.tzset()
-            _applied, _applied_names = saved, time.tzname
+        _applied, _applied_names = saved, time.tzname
 
 
 # the last instant converted by broken_down: ((zone, TZ, seconds), struct_time)
@@ -117,16 +125,40 @@ def broken_down(seconds: int) -> time.struct_time:
     fetchgroup's timestamps are made from it without a tm). The last answer is kept: a report asks for the
     time of the same second several times (each sample's stamp is read more than once,
     and samples less than a second apart share it), and a conversion in a zone other
-    than TZ costs two tzset() calls."""
+    than TZ costs two tzset() calls (made in C: _zone_localtime)."""
     global _last
     with _lock:
-        key = (_zones[_current] if _current >= 0 else None, os.environ.get("TZ"), seconds)
+        zone = _zones[_current] if _current >= 0 else None
+        # a conversion in a zone sets TZ to it: what TZ was does not matter then
+        key = (zone, None, seconds) if zone is not None \
+            else (None, os.environ.get("TZ"), seconds)
         last = _last
         if last is not None and last[0] == key:
             return last[1]
-        t = _in_zone(lambda: time.localtime(seconds))
+        t = _zone_localtime(zone, seconds) if zone is not None else None
+        if t is None:
+            t = _in_zone(lambda: time.localtime(seconds))
         _last = (key, t)
         return t
+
+
+_INT64 = 1 << 63
+
+
+def _zone_localtime(zone: str, seconds: int) -> Optional[time.struct_time]:
+    """time.localtime of an instant in `zone` by libpcp's swap of TZ, made in C
+    (csrc/zones.c): Python's time.tzset() recomputes the time module's attributes at
+    each of its two calls, several times the cost of the swap itself. None when C
+    cannot convert it (time.localtime then raises its own error)."""
+    if not -_INT64 <= seconds < _INT64:
+        return None
+    out = _zone_tm
+    if lib.pcp_zone_localtime(zone.encode("utf-8", "surrogateescape"), seconds, out) != 0:
+        return None
+    return time.struct_time((out.year + 1900, out.mon + 1, out.mday, out.hour, out.min,
+                             out.sec, (out.wday + 6) % 7, out.yday + 1, out.isdst,
+                             ffi.string(out.zone).decode("utf-8", "surrogateescape"),
+                             out.gmtoff))
 
 
 def localtime(seconds: int) -> tm:

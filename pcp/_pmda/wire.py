@@ -1,7 +1,9 @@
 """Python half of csrc/pdu_agent.c: pmcd's requests decoded, a PMDA's replies encoded."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+TYPE_CHECKING = False      # typing's, without importing typing (a LOCAL context's start-up)
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Sequence, Tuple
 
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
