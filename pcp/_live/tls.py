@@ -229,6 +229,9 @@ def wrap_client(sock: socket.socket, host: Optional[str], timeout: float) -> ssl
     -ENOTCONN (pmcd closed the connection cleanly), PM_ERR_TIMEOUT (no answer within
     the request timeout, where libpcp would wait for ever).
     """
+    if not isinstance(sock, socket.socket):
+        # the transport's plain _socket.socket: ssl wraps socket.py's class
+        sock = socket.socket(sock.family, sock.type, sock.proto, fileno=sock.detach())
     ctx = client_context()
     name = sni_name(host)
     if ctx.check_hostname and host and not host.startswith("/"):
