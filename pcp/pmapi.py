@@ -1544,7 +1544,9 @@ class pmOptions(object):
         self._need_reset = False
 
     def __del__(self) -> None:
-        if getattr(self, "_need_reset", False):
+        # not at the interpreter's exit: pcp._libpcp.options, imported after this
+        # module, may have been torn down already, and nothing is left to reset for
+        if getattr(self, "_need_reset", False) and not sys.is_finalizing():
             c_api.pmResetAllOptions()
 
     @staticmethod
