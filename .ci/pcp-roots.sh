@@ -6,7 +6,9 @@
 #   - a root whose etc/pcp.conf says the expected PCP_VERSION and whose dpkg has python3-pcp
 #     fully installed is reused; anything else there (a half-built root) is built again;
 #   - the tools for building this package inside a root (gcc, python3-dev, cffi, numpy,
-#     setuptools: the system packages, lighter than a venv and pip) are added when missing;
+#     setuptools: the system packages, lighter than a venv and pip) and the SASL mechanisms
+#     (libsasl2-modules: the root's pmcd and client authenticate, tests/versions) are added
+#     when missing;
 #   - /proc and the QA archives (/var/lib/pcp/testsuite) are bind-mounted when not yet;
 #   - the default PMNS is built when missing (a private pmcd of the root's PCP, tests/versions);
 #   - a pmcd or pmlogger that pcp's postinst started inside a new root is stopped (by process
@@ -17,7 +19,8 @@ set -euo pipefail
 ROOTS=${PCP_NATIVE_ROOTS:-/var/cache/pcp-native/roots}
 MIRROR=${PCP_NATIVE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 QA=/var/lib/pcp/testsuite
-BUILD_TOOLS="gcc libc6-dev python3-dev python3-cffi python3-numpy python3-setuptools bzip2 xz-utils"
+BUILD_TOOLS="gcc libc6-dev python3-dev python3-cffi python3-numpy python3-setuptools bzip2 xz-utils
+             libsasl2-modules"
 start=$SECONDS
 
 if [ "$(id -u)" != 0 ]; then

@@ -6,7 +6,7 @@ peak memory of the process (VmHWM), with the ratios to PCP's C tools.
   dump -a QA          pcp-native dump -a 20180102  against  pmdumplog -a 20180102
                       (494,193 lines; the outputs must be identical)
   info -f -a QA       pcp-native info -f -a 20180102  against  pminfo -f -a 20180102
-                      (identical outputs)
+                      (identical outputs); info -d and info -l likewise
   COMMAND -?          each command's usage against the PCP tool's, and `python -c pass`
                       (the interpreter alone: the floor of any Python command)
   export (memory)     pcp-native export -a 20180102 -o FILE.csv: peak resident memory,
@@ -54,6 +54,12 @@ def cases():
             ["dump", "-a", QA_ARCHIVE], True, 0),
            ("info -f -a 20180102", [fixed_costs._tool("pminfo"), "-f", "-a", QA_ARCHIVE],
             ["info", "-f", "-a", QA_ARCHIVE], True, 0)]
+    # info's other forms: descriptors alone (no values), and labels (a fetch per metric
+    # for pminfo, the merges of label sets)
+    for flags in ("-d", "-l"):
+        out.append(("info %s -a 20180102" % flags,
+                    [fixed_costs._tool("pminfo"), flags, "-a", QA_ARCHIVE],
+                    ["info", flags, "-a", QA_ARCHIVE], True, 0))
     for command, tool in (("info", "pminfo"), ("dump", "pmdumplog"), ("fetch", "pmval"),
                           ("export", "pmrep")):
         out.append(("%s -? (%s -?)" % (command, tool), [fixed_costs._tool(tool), "-?"],

@@ -74,6 +74,13 @@ int pcp_archive_record_keep(const uint8_t *rec, size_t len, int version,
                             pcp_pmid_filter keep, const void *keep_ctx, int32_t *nsets,
                             int32_t *nvalues, pcp_result *out);
 
+/* The pmids of a record's value sets (read, and so checked, before), in the record's
+ * order, into pmids[0 .. cap): only the set headers are walked (as pcp_archive_record_keep
+ * walks them; no value is decoded). Returns how many sets the record has (more than cap:
+ * the first cap written) or PM_ERR_LOGREC. */
+int pcp_archive_record_pmids(const uint8_t *rec, size_t len, int version, uint32_t *pmids,
+                             int32_t cap);
+
 #define PCP_SELECT_NEED_ROOM 2  /* pcp_archive_record_select: `out` or `data` is not the
                                    size *nvalues and *nbytes say, nothing was filled */
 

@@ -86,6 +86,34 @@ int pcp_archive_record_keep(const uint8_t *rec, size_t len, int version,
                                      nsets, nvalues, out);
 }
 
+/* pcp_archive_record_pmids's filter: keeps no set, lists each pmid it is asked about. */
+typedef struct {
+    uint32_t *pmids;
+    int32_t cap;
+    int32_t n;
+} pmid_list;
+
+static int list_pmid(const void *ctx, uint32_t pmid)
+{
+    pmid_list *list = (pmid_list *)ctx;     /* the caller's own, writable, list */
+    if (list->n < list->cap)
+        list->pmids[list->n] = pmid;
+    if (list->n < INT32_MAX)
+        list->n++;
+    return 0;
+}
+
+int pcp_archive_record_pmids(const uint8_t *rec, size_t len, int version, uint32_t *pmids,
+                             int32_t cap)
+{
+    pmid_list list = {pmids, cap < 0 ? 0 : cap, 0};
+    int32_t nsets = 0, nvalues = 0;
+    /* counting only (out NULL): the filter sees every set's pmid once, in order */
+    int sts = pcp_archive_record_keep(rec, len, version, list_pmid, &list, &nsets, &nvalues,
+                                      NULL);
+    return sts < 0 ? sts : list.n;
+}
+
 /* pmGetArchiveEnd's extra check: a mark must be exactly the fixed part and trailer. */
 static int paranoid_ok(const uint8_t *rec, size_t len, int version)
 {

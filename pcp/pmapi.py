@@ -532,7 +532,10 @@ class pmContext(object):
         number of metrics registered is returned (6.0.3 returns None)."""
         path = fname if isinstance(fname, bytes) else fname.encode("utf-8")
         _derived.REGISTRY.init()
-        sts = _derived.load_path(_derived.REGISTRY, path, recover=False)
+        # the current context: 7.2's "#control context_limit=" sets its limit
+        sts = _derived.load_path(_derived.REGISTRY, path, recover=False,
+                                 context=self._host if self._host is not None
+                                 and not self._host.destroyed else None)
         if sts < 0:
             raise pmErr(sts)
         self.pmReconnectContext()
@@ -1394,8 +1397,10 @@ class pmContext(object):
 
         @staticmethod
         def pmDebug(flags: int) -> bool:
-            """Whether a debug flag is set (pcp-native keeps no debug state: always False)."""
-            return False
+            """Whether a debug flag is set (pcp-native keeps no libpcp debug bits: always
+            False). The bits are tested as the official binding tests them, so flags that
+            are not an int raise its TypeError."""
+            return bool(0 & flags)
 
     # ---- helpers for tools written in Python (the official module's utilities) --------
 

@@ -206,6 +206,19 @@ def all_levels():
     return roots.LEVELS
 
 
+@pytest.fixture(scope="module")
+def sid_scratch(request):
+    """A scratch folder inside the sid root (7.2.2's reference), one per test module and
+    removed after it: (its path on the host, its path in the root)."""
+    import tempfile                 # pylint: disable=import-outside-toplevel
+    level = (7, 2)
+    roots.require_level(level)
+    prefix = "pcp-native-%s-" % request.module.__name__.rsplit(".", 1)[-1]
+    folder = tempfile.mkdtemp(prefix=prefix, dir=os.path.join(roots.root_dir(level), "tmp"))
+    yield folder, "/tmp/" + os.path.basename(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def levels_60_63():
     """The references of levels 6.0 and 6.3."""

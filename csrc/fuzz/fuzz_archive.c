@@ -170,6 +170,15 @@ static void check_record(const uint8_t *vol, size_t len, int version, const pcp_
         CHECK(out.first[i] >= 0 && out.first[i] <= nvalues);
     check_kept(r, rec->len, version, &out);
     check_selected(r, rec->len, version, &out);
+    /* the pmids from the set headers alone are the full decode's, in order; a short
+     * room gets the first of them and the whole count */
+    uint32_t *pmids = fz_alloc((size_t)numpmid + 1, sizeof(uint32_t));
+    CHECK(pcp_archive_record_pmids(r, rec->len, version, pmids, numpmid) == numpmid);
+    for (int32_t i = 0; i < numpmid; i++)
+        CHECK(pmids[i] == out.pmid[i]);
+    if (numpmid > 0)
+        CHECK(pcp_archive_record_pmids(r, rec->len, version, pmids, numpmid - 1) == numpmid);
+    free(pmids);
     free(mem);
 }
 

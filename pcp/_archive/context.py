@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 
 from pcp._archive.files import MappedFile, expand_names
-from pcp._archive.interp import Interpolator
 from pcp._archive.meta import Metadata
 from pcp._archive.reader import Archive, LogLabel, Record, tsub
 from pcp._core.abc import serialized
@@ -33,6 +32,7 @@ from pcp._libpcp.profile import Profile
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from typing import Dict, List, Optional, Sequence, Tuple
+    from pcp._archive.interp import Interpolator
     from pcp._core.abc import Stamp
 
 
@@ -538,31 +538,7 @@ class ArchiveContext:
             if all_derived:
                 wanted = None
         while True:
-            rec: Optional[Record] = None
-            while rec is None:
-                if wanted is not None and self.serial:
-                    self._pass_kept(wanted)
-                if not self.serial:
-                    self._set_time()
-                    while True:
-                        try:
-                            back = self._read(not backward)
-                        except pmErr:
-                            break
-                        tdiff = tsub(back.stamp, self.origin)
-                        if (not backward and tdiff < 0) or (backward and tdiff > 0) or tdiff == 0:
-                            # one too far (or just right): the stream now sits where
-                            # the next read in the wanted direction returns it again
-                            break
-                    self.serial = True
-                candidate = self._read(backward)
-                # the mode as it is now: at 7.2 a dropped corrupt archive turns it FORW
-                backward = self.mode & 0xFFFF == PM_MODE_BACK
-                tdiff = tsub(candidate.stamp, self.origin)
-                if (tdiff < 0 and not backward) or (tdiff > 0 and backward):
-                    continue
-                rec = candidate
-            self.origin = rec.stamp
+            rec, backward = self._next_record(wanted, backward)
             if rec.numpmid == 0:
                 if pmids is None:
                     return rec.decode()
@@ -572,6 +548,97 @@ class ArchiveContext:
             selected = self._select(rec, pmids)
             if selected is not None:
                 return selected
+
+    def _next_record(self, wanted: Optional[frozenset], backward: bool) -> Tuple[Record, bool]:
+        """The next record of a fetch at or past the origin in the fetch's direction (it
+        becomes the origin), and whether the mode is backward after the read. `wanted`
+        (pmids) lets the kept records known to hold none of them be passed over."""
+        while True:
+            if wanted is not None and self.serial:
+                self._pass_kept(wanted)
+            if not self.serial:
+                self._set_time()
+                while True:
+                    try:
+                        back = self._read(not backward)
+                    except pmErr:
+                        break
+                    tdiff = tsub(back.stamp, self.origin)
+                    if (not backward and tdiff < 0) or (backward and tdiff > 0) or tdiff == 0:
+                        # one too far (or just right): the stream now sits where
+                        # the next read in the wanted direction returns it again
+                        break
+                self.serial = True
+            candidate = self._read(backward)
+            # the mode as it is now: at 7.2 a dropped corrupt archive turns it FORW
+            backward = self.mode & 0xFFFF == PM_MODE_BACK
+            tdiff = tsub(candidate.stamp, self.origin)
+            if (tdiff < 0 and not backward) or (tdiff > 0 and backward):
+                continue
+            self.origin = candidate.stamp
+            return candidate, backward
+
+    def first_fetches(self, pmids: Sequence[int]
+                      ) -> Tuple[Dict[int, Tuple[FlatResult, int]], Optional[int]]:
+        """pmFetch of each of `pmids` by itself from the origin (PM_MODE_FORW), as pminfo
+        asks an archive for values one metric at a time, in one forward pass: pmid ->
+        (a result, the index of the pmid's set in it), and the error the single fetch of
+        each pmid not found fails with (PM_ERR_EOL at the end; 0 when all were found;
+        None when the pass stopped at a record that does not decode: the caller fetches
+        those one by one). Each single fetch would read a prefix of the records this
+        pass reads, with the same origin at each, so each finds the record found here.
+        Derived pmids are not looked for (their fetch is evaluated, not read). The
+        context is left where the pass ended, as after a fetch."""
+        with self._lock:        # a context operation (not in CONTEXT_OPERATIONS: ours)
+            return self._first_fetches(pmids)
+
+    def _first_fetches(self, pmids: Sequence[int]
+                       ) -> Tuple[Dict[int, Tuple[FlatResult, int]], Optional[int]]:
+        if self.mode & 0xFFFF != PM_MODE_FORW:
+            raise pmErr(PM_ERR_MODE)
+        remaining = {p & 0xFFFFFFFF: p for p in pmids if not _anon.is_derived(p)}
+        found: Dict[int, Tuple[FlatResult, int]] = {}
+        if not remaining:
+            return found, 0
+        vol, pos = self.saved
+        if not self._change_vol(vol):
+            raise pmErr(self.vol_error)
+        self.pos = pos
+        error: Optional[int] = 0
+        backward = False
+        try:
+            while remaining:
+                try:
+                    rec, backward = self._next_record(None, backward)
+                except pmErr as e:
+                    error = e.code
+                    break
+                if rec.numpmid == 0:
+                    continue
+                held = rec.pmids()
+                if held is None:
+                    # what each single fetch makes of it depends on the pmid asked for
+                    error = None
+                    break
+                hits = remaining.keys() & held
+                if not hits:
+                    continue
+                request = [remaining[p] for p in hits]
+                try:
+                    selected = self._select(rec, request)
+                except pmErr:
+                    # a set that does not decode: the single fetches of the others
+                    # in the record may succeed (each decodes only its own set)
+                    error = None
+                    break
+                if selected is None:
+                    continue
+                for i, pmid in enumerate(request):
+                    found[pmid] = (selected, i)
+                    del remaining[pmid & 0xFFFFFFFF]
+        finally:
+            self.saved = (self.curvol, self.pos)
+        return found, error
 
     def _pass_kept(self, wanted: frozenset) -> None:
         """Step forwards over the kept records known to hold none of the wanted pmids
@@ -649,6 +716,10 @@ class ArchiveContext:
             raise pmErr(PM_ERR_TOOSMALL)
         if self.mode & 0xFFFF == PM_MODE_INTERP:
             if self.interp is None:
+                # imported on the first interpolated fetch: a reader of records (pminfo,
+                # pmdumplog's ways) never needs it (start-up)
+                from pcp._archive.interp import Interpolator
+
                 self.interp = Interpolator(self)
             return self.interp.fetch(pmids), 0
         return self.fetch_records(pmids), 0
@@ -761,7 +832,19 @@ class ArchiveContext:
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
         inst = wrap_int32(int(inst))
-        snap = self.meta.indom_at(indom, self.origin)
+        return self._instances_at(indom, self.origin, inst, name)
+
+    def instances_at(self, indom: int, when: Stamp) -> Tuple[List[int], List[bytes]]:
+        """The instances pmGetInDom gives when the context's time is `when` (a record's
+        time after a fetch), without moving the context there."""
+        if indom == PM_INDOM_NULL:
+            raise pmErr(PM_ERR_INDOM)
+        with self._lock:
+            return self._instances_at(indom, when, -1, None)
+
+    def _instances_at(self, indom: int, when: Stamp, inst: int,
+                      name: Optional[bytes]) -> Tuple[List[int], List[bytes]]:
+        snap = self.meta.indom_at(indom, when)
         if snap is None:
             raise pmErr(PM_ERR_INDOM_LOG)
         if inst != -1:

@@ -140,6 +140,18 @@ class Record:
             held = self.held = frozenset(ffi.unpack(c.pmid, self.numpmid))
         return held
 
+    def pmids(self) -> Optional[List[int]]:
+        """The pmids of the record's sets, in its order, from their headers alone (what a
+        select walks: no value is decoded), or None when those do not decode."""
+        if self.mapped is None or self.numpmid <= 0:
+            return []
+        room = ffi.new("uint32_t[]", self.numpmid)
+        n = lib.pcp_archive_record_pmids(self.mapped.ptr + self.off, self.length,
+                                         self.version, room, self.numpmid)
+        if n < 0 or n > self.numpmid:
+            return None
+        return ffi.unpack(room, n)
+
     def decode(self) -> FlatResult:
         """The record as a result."""
         if self.mapped is None:

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 import sys
 import time
-from errno import EBADF, EEXIST
+from errno import EBADF, EEXIST, ENOENT
 from typing import Any, Dict, List, Optional, Tuple
 
 from pcp._core.config import pmGetConfig
 from pcp._core.intervals import strtol_prefix
 from pcp._core.constants import (
-    PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_INST, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
+    PM_ERR_CONV, PM_ERR_INDOM, PM_ERR_INST, PM_ERR_LOGCHANGEINDOM, PM_ERR_LOGCHANGESEM,
+    PM_ERR_LOGCHANGETYPE, PM_ERR_LOGCHANGEUNITS, PM_ERR_NAME, PM_ERR_NOCONTEXT, PM_ID_NULL,
     PM_IN_NULL, PM_INDOM_NULL, PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN,
     PM_LABEL_INDOM, PM_LABEL_INSTANCES, PM_LABEL_ITEM, PM_LABEL_OPTIONAL, PM_LOG_VERS02,
     PM_LOG_VERS03, PM_SEM_COUNTER, PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TEXT_HELP,
@@ -55,6 +57,8 @@ _VOL_META = -1
 _VOL_INDEX = -2
 _V2_TZ_MAXLEN = 40              # PM_TZ_MAXLEN
 _V3_STRING_LEN = 256            # PM_MAX_TIMEZONELEN
+_TYPE_INDOM_DELTA = 6           # a v3 instance domain record of what changed
+_LEVEL_7 = API_LEVEL >= (7, 2)
 _METRIC_TYPES = (PM_TYPE_32, PM_TYPE_U32, PM_TYPE_64, PM_TYPE_U64, PM_TYPE_FLOAT,
                  PM_TYPE_DOUBLE, PM_TYPE_STRING)
 _SEMANTICS = (PM_SEM_INSTANT, PM_SEM_COUNTER, PM_SEM_DISCRETE)
@@ -199,7 +203,8 @@ class _LabelSet:
 class _Archive:
     """The open files of a started context."""
 
-    __slots__ = ("base", "version", "label", "data", "meta", "index", "vol")
+    __slots__ = ("base", "version", "label", "data", "meta", "index", "vol", "last_ti",
+                 "indoms", "descs", "texts")
 
     def __init__(self, base: bytes, version: int, label: Tuple[Any, ...]) -> None:
         self.base = base
@@ -209,6 +214,14 @@ class _Archive:
         self.meta: Any = None
         self.index: Any = None
         self.vol = 0
+        # 7.x: the last index entry's time (libpcp writes one entry per timestamp)
+        self.last_ti: Optional[Stamp] = None
+        # 7.2, what the metadata holds (libpcp's hash tables of the archive): each
+        # instance domain as last written, sorted by id; with PMI_APPEND also the
+        # descriptors and help texts found in the archive
+        self.indoms: Dict[int, Tuple[Tuple[int, ...], Tuple[bytes, ...]]] = {}
+        self.descs: Dict[int, Tuple[int, int, int, int]] = {}
+        self.texts: Dict[Tuple[int, int], bytes] = {}
 
 
 class ImportContext:
@@ -229,6 +242,8 @@ class ImportContext:
         self.aliases: Dict[int, List[bytes]] = {}     # pmid -> all its names (set_names)
         # 7.x's pmiStart flag PMI_PROCESS, and the tool pmiSetImportProgram registered
         self.process = False
+        # 7.2's PMI_APPEND: the first write opens the archive there to add to it
+        self.append = False
         self.tool_name: Optional[bytes] = None
         self.metrics: List[_Metric] = []
         self.by_name: Dict[bytes, int] = {}
@@ -288,7 +303,8 @@ def start(archive: bytes, inherit: int) -> int:
     """pmiStart: a new context, made current; returns its number (1, 2, ...). Below API
     level 7.2 any non-zero `inherit` inherits the current context's definitions; 7.x
     reads flags: PMI_INHERIT, PMI_PROCESS (a long-running importer: pmiSetImportProgram
-    writes its pid, pmiEnd removes the file) and PMI_APPEND (not served: a new archive)."""
+    writes its pid, pmiEnd removes the file) and PMI_APPEND (add to the archive that is
+    there, or make one: _open_append)."""
     global _current
     value = pmGetConfig("PCP_ARCHIVE_VERSION")
     version = _atoi(value) if value is not None else PM_LOG_VERS02
@@ -296,6 +312,7 @@ def start(archive: bytes, inherit: int) -> int:
     ctx = ImportContext(cstr(archive), version)
     if API_LEVEL >= (7, 2):
         ctx.process = bool(inherit & PMI_PROCESS)
+        ctx.append = bool(inherit & PMI_APPEND)
         inherit &= PMI_INHERIT
     if inherit and old is not None:
         ctx.inherit(old)
@@ -961,6 +978,11 @@ def _check_context_start(ctx: ImportContext) -> int:
         return -EBADF
     if ctx.state != ImportContext.START:
         return 0
+    if ctx.append:
+        sts = _open_append(ctx)
+        if sts != -ENOENT:
+            return sts
+        ctx.append = False          # no archive there yet: made as without the flag
     host = ctx.hostname if ctx.hostname is not None else socket.gethostname().encode()
     base = ctx.archive
     made = []
@@ -994,6 +1016,56 @@ def _check_context_start(ctx: ImportContext) -> int:
     return 0
 
 
+def _open_append(ctx: ImportContext) -> int:
+    """libpcp 7.2's __pmLogOpenAppend for PMI_APPEND: the archive already there (its
+    labels checked, its metadata loaded: the descriptors, the latest instances of each
+    instance domain, the help text), its .meta, .index and last data volume opened at
+    their ends. The labels stay as they are; the archive's version is the context's.
+    0, or an error (-ENOENT: no archive there)."""
+    # pylint: disable-next=import-outside-toplevel
+    from pcp._archive.meta import Metadata
+    from pcp._archive.reader import Archive  # pylint: disable=import-outside-toplevel
+    base = os.fsdecode(ctx.archive)
+    meta = Metadata()
+    try:
+        found = Archive(base, 0)
+        try:
+            found.open()
+            found.load_meta(meta)
+            found.check_volume(found.maxvol)
+        finally:
+            found.close()
+    except pmErr as exc:
+        return exc.args[0]
+    label = found.meta_label
+    files = _Archive(ctx.archive, label.version, (label.pid, label.stamp[0], label.stamp[1],
+                                                  label.hostname, label.timezone,
+                                                  label.zoneinfo))
+    try:
+        files.meta = open(_volume_name(ctx.archive, _VOL_META), "r+b")
+        files.index = open(_volume_name(ctx.archive, _VOL_INDEX), "r+b")
+        files.data = open(_volume_name(ctx.archive, found.maxvol), "r+b")
+    except OSError as exc:
+        for f in (files.meta, files.index, files.data):
+            if f is not None:
+                f.close()
+        return -(exc.errno or 1)
+    for f in (files.meta, files.index, files.data):
+        f.seek(0, os.SEEK_END)
+    files.vol = found.maxvol
+    files.descs = {pmid: desc[1:] for pmid, desc in meta.descs.items()}
+    for indom, chain in meta.all_indoms().items():
+        if chain:
+            files.indoms[indom] = (tuple(chain[0].insts), tuple(chain[0].names))
+    for text_type, texts in meta.text_types.items():
+        for ident, content in texts.items():
+            files.texts[(ident, text_type)] = content
+    ctx.version = label.version
+    ctx.files = files
+    ctx.state = ImportContext.ACTIVE
+    return 0
+
+
 def _label(files: _Archive, vol: int) -> bytes:
     pid, sec, nsec, host, tz, zoneinfo = files.label
     return _encode(lib.pcp_archive_write_label, files.version, pid, sec, nsec, vol, host, tz,
@@ -1001,6 +1073,10 @@ def _label(files: _Archive, vol: int) -> bytes:
 
 
 def _put_index(files: _Archive, stamp: Stamp, meta_off: int, data_off: int) -> None:
+    if _LEVEL_7:
+        if stamp == files.last_ti:
+            return          # 7.x: the first entry of a timestamp has the right offsets
+        files.last_ti = stamp
     entry = lib.pcp_archive_write_index(ffi.NULL, 0, files.version, stamp[0], stamp[1],
                                         files.vol, meta_off, data_off)
     if entry < 0:
@@ -1011,12 +1087,83 @@ def _put_index(files: _Archive, stamp: Stamp, meta_off: int, data_off: int) -> N
 
 
 def _check_indom(ctx: ImportContext, indom: int) -> bool:
-    """Write the instance domain if it changed since it was last written."""
+    """Write the instance domain if it changed since it was last written. From 7.2 an
+    unchanged one is not written again, and in a v3 archive a change is written as the
+    instances added and deleted when there are no more of them than instances
+    (pmaDeltaInDom)."""
     d = ctx.indoms.get(indom)
     if d is None or d.meta_done:
         return False
+    files = ctx.files
+    old = files.indoms.get(indom) if _LEVEL_7 else None
+    if old is not None:
+        d.sort_written()
+        new = (tuple(d.inst), tuple(d.names))
+        if files.version == PM_LOG_VERS03:
+            delta = _indom_delta(old, new)
+        else:
+            delta = None if old == new else False
+        if delta is None:                   # the same: nothing to write
+            d.meta_done = True
+            return False
+        if delta:
+            files.meta.write(_indom_delta_record(_stamp, indom, delta))
+            files.indoms[indom] = new
+            d.meta_done = True
+            ctx.resolved.clear()
+            return True
     _write_indom(ctx, d, _stamp)
     return True
+
+
+def _indom_delta(old: Tuple[Tuple[int, ...], Tuple[bytes, ...]],
+                 new: Tuple[Tuple[int, ...], Tuple[bytes, ...]]) -> Any:
+    """pmaDeltaInDom of two sorted instance domains: None when they are the same, False
+    when the whole domain is to be written (an id renamed, or more changes than
+    instances), else the changes in id order: (id, name), name None for one deleted."""
+    (old_ids, old_names), (new_ids, new_names) = old, new
+    changes: List[Tuple[int, Optional[bytes]]] = []
+    i = j = 0
+    while i < len(old_ids) or j < len(new_ids):
+        if j == len(new_ids) or (i < len(old_ids) and old_ids[i] < new_ids[j]):
+            changes.append((old_ids[i], None))
+            i += 1
+        elif i == len(old_ids) or old_ids[i] > new_ids[j]:
+            changes.append((new_ids[j], new_names[j]))
+            j += 1
+        else:
+            if cstr(old_names[i]) != cstr(new_names[j]):
+                return False
+            i += 1
+            j += 1
+    if not changes:
+        return None
+    if len(changes) > len(new_ids):
+        return False
+    return changes
+
+
+def _indom_delta_record(stamp: Stamp, indom: int,
+                        changes: List[Tuple[int, Optional[bytes]]]) -> bytes:
+    """A v3 TYPE_INDOM_DELTA record: the changed ids, the string index of each added
+    name (-1 for a deleted instance) and the added names."""
+    strings = bytearray()
+    index = []
+    for _, name in changes:
+        if name is None:
+            index.append(-1)
+        else:
+            index.append(len(strings))
+            strings += cstr(name) + b"\0"
+    length = 4 + 4 + 12 + 4 + 4 + 8 * len(changes) + len(strings) + 4
+    sec = stamp[0] & 0xFFFFFFFFFFFFFFFF
+    return b"".join((
+        struct.pack(">Ii", length, _TYPE_INDOM_DELTA),
+        struct.pack(">IIi", sec & 0xFFFFFFFF, sec >> 32, stamp[1]),
+        struct.pack(">Ii", indom & 0xFFFFFFFF, len(changes)),
+        struct.pack(">%di" % len(changes), *[inst for inst, _ in changes]),
+        struct.pack(">%di" % len(changes), *index),
+        bytes(strings), struct.pack(">I", length)))
 
 
 def _write_indom(ctx: ImportContext, d: _InDom, stamp: Stamp) -> None:
@@ -1029,6 +1176,7 @@ def _write_indom(ctx: ImportContext, d: _InDom, stamp: Stamp) -> None:
                              d.indom, len(d.inst), inst, names, len(names)))
     d.meta_done = True
     d.sort_written()
+    files.indoms[d.indom] = (tuple(d.inst), tuple(d.names))
     ctx.resolved.clear()
 
 
@@ -1050,13 +1198,32 @@ def put_indom(indom: int, stamp: Stamp, insts: List[int], names: List[bytes]) ->
     return 0
 
 
+class _MetadataChange(Exception):
+    """A metric added to an archive (PMI_APPEND) unlike its descriptor there: the
+    PM_ERR_LOGCHANGE* code."""
+
+
+#: what differs, in the order libpcp 7.2 checks: type, semantics, indom, units
+_DESC_CHANGES = (PM_ERR_LOGCHANGETYPE, PM_ERR_LOGCHANGESEM, PM_ERR_LOGCHANGEINDOM,
+                 PM_ERR_LOGCHANGEUNITS)
+
+
 def _check_metric(ctx: ImportContext, pmid: int) -> bool:
-    """Write the descriptor of the (first) metric with this pmid, and its indom."""
+    """Write the descriptor of the (first) metric with this pmid, and its indom. Raises
+    _MetadataChange for a metric unlike the descriptor an appended archive has."""
     k = ctx.by_pmid.get(pmid)
     if k is None:
         return False
     m = ctx.metrics[k]
     needti = False
+    existing = ctx.files.descs.get(pmid) if not m.meta_done else None
+    if existing is not None:
+        # PMI_APPEND: already in the archive, and it must be the same metric
+        for code, ours, theirs in zip(_DESC_CHANGES, (m.type, m.sem, m.indom, m.units),
+                                      (existing[0], existing[2], existing[1], existing[3])):
+            if ours != theirs:
+                raise _MetadataChange(code)
+        m.meta_done = True
     if not m.meta_done:
         for name in ctx.aliases.get(pmid) or [m.name]:
             ctx.files.meta.write(_encode(lib.pcp_archive_write_desc, m.pmid, m.type,
@@ -1118,8 +1285,11 @@ def _put_result(ctx: ImportContext, pending: Any, stamp: Stamp) -> int:
     old_meta = files.meta.tell()
     record = encode_pending(pending, files.version, stamp)
     needti = False
-    for i in range(lib.pcp_pending_numpmid(pending)):
-        needti = _check_metric(ctx, lib.pcp_pending_pmid(pending, i)) or needti
+    try:
+        for i in range(lib.pcp_pending_numpmid(pending)):
+            needti = _check_metric(ctx, lib.pcp_pending_pmid(pending, i)) or needti
+    except _MetadataChange as exc:
+        return exc.args[0]
     return _write_record(ctx, files, record, old_meta, needti)
 
 
@@ -1166,8 +1336,11 @@ def put_records(records: Any, lengths: Any, secs: Any, nsecs: Any, pmids: List[i
     files = ctx.files
     meta_off = files.meta.tell()
     needti = False
-    for pmid in pmids:
-        needti = _check_metric(ctx, pmid) or needti
+    try:
+        for pmid in pmids:
+            needti = _check_metric(ctx, pmid) or needti
+    except _MetadataChange as exc:
+        return exc.args[0]
     files.meta.flush()
     limit = _logsz_limit(files.version)
     view = memoryview(records)
@@ -1207,7 +1380,10 @@ def _put_pending_metadata(ctx: ImportContext, write_records: Any) -> int:
     if sts < 0:
         return sts
     files = ctx.files
-    needti = write_records(ctx, files)
+    try:
+        needti = write_records(ctx, files)
+    except _MetadataChange as exc:
+        return exc.args[0]
     files.meta.flush()
     if needti:
         _put_index(files, _stamp, files.meta.tell(), files.data.tell())
@@ -1223,6 +1399,12 @@ def _text_records(ctx: ImportContext, files: _Archive) -> bool:
             needti = _check_metric(ctx, t.ident) or needti
         elif t.type & PM_TEXT_INDOM:
             needti = _check_indom(ctx, t.ident) or needti
+        if _LEVEL_7:
+            # 7.2: not again when the archive has the same text (PMI_APPEND)
+            if files.texts.get((t.ident, t.type)) == t.content:
+                t.meta_done = True
+                continue
+            files.texts[(t.ident, t.type)] = t.content
         files.meta.write(_encode(lib.pcp_archive_write_text, t.type, t.ident, t.content,
                                  len(t.content)))
         t.meta_done = True

@@ -541,7 +541,7 @@ def load_derived_config(arg: str) -> int:
     """pmLoadDerivedConfig of a file, a directory or a colon list of them: its status."""
     from pcp._libpcp.derived import registry    # here: most tools never take --derived
 
-    registry.REGISTRY.init()
+    registry.REGISTRY.init(with_context=False)     # (7.2: PCP_DERIVED_CONFIG comes later)
     return registry.load_path(registry.REGISTRY, arg.encode("utf-8", "surrogateescape"),
                               recover=False)
 

@@ -6,7 +6,6 @@ import os
 import struct
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import cpmapi as c_api
 from pcp import pmapi
@@ -15,6 +14,10 @@ from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
+
+TYPE_CHECKING = False      # typing's names without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 TYPE_TEXT = DESC_TYPE_TEXT
 NUMERIC_TYPES = (0, 1, 2, 3, 4, 5)

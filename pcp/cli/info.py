@@ -5,11 +5,9 @@ Where it differs from pminfo: -s (series identifiers), -x (event records unpacke
 "Cannot connect to PMCD on host"."""
 from __future__ import annotations
 
-import json
 import re
 import sys
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
@@ -18,6 +16,10 @@ from pcp._core.errors import pmErr, pmErrStr, pmGetProgname, pmprintf
 from pcp._libpcp import anon as _anon, options as _libopts
 from pcp.cli import _common, _options, _tables
 from pcp.cli._common import CliError, Source
+
+TYPE_CHECKING = False      # typing's names without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 STANDARD = _options.STANDARD
 
@@ -93,6 +95,10 @@ class _Info:
         _options.context_options(TOOL, args.parsed, self.ctx, src.is_archive)
         self.origin = None
         self._cache: Dict[str, Any] = {}
+        self._merged: Dict[Tuple[str, ...], Optional[str]] = {}
+        # the time of the record that answered the last metric's fetch from a pass over
+        # the archive, until the context is moved there (see _archive_batch)
+        self._fetched_at: Optional[Any] = None
         if src.is_archive:
             # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else the start
             # (pminfo's pmOptions is version 2: a timeval, microseconds)
@@ -108,19 +114,30 @@ class _Info:
         (a pmid operand by its name, an instance domain's operand at once)."""
         need_pmid = (self.args.pmid or self.args.fullpmid or self.args.oneline or self.detail
                      or self.args.verify)
-        # archives: one metric per batch (whatever -b says), each fetch from the
-        # start, as pminfo does
-        size = 1 if self.src.is_archive else self.args.batch
+        # archives: pminfo reports one metric at a time (whatever -b says), each
+        # fetched from the origin; here every metric up to the next instance domain
+        # operand is one batch, reported metric by metric (see _archive_batch)
+        archive = self.src.is_archive
+        size = self.args.batch
         pending: List[str] = []
         status = 0
         for arg in self.args.names or [""]:
+            if archive and arg[:1].isdigit() and "." in arg and arg.count(".") == 1:
+                # an instance domain operand prints as it is met: what came before first
+                self._report(pending, need_pmid)
+                pending = []
             names, errors = self._operand(arg)
+            if archive and errors:
+                # an operand's errors follow what the operands before it printed (on a
+                # terminal, where both streams show as they are written)
+                self._report(pending, need_pmid)
+                pending = []
             for msg in errors:
                 sys.stderr.write("Error: %s\n" % msg)
                 status = 1
             for name in names:
                 pending.append(name)
-                if len(pending) >= size:
+                if len(pending) >= size and not archive:
                     self._report(pending, need_pmid)
                     pending = []
         self._report(pending, need_pmid)
@@ -154,7 +171,10 @@ class _Info:
             for name in names:
                 self.out.write(name + "\n")
             return
-        self._batch(names)
+        if self.src.is_archive:
+            self._archive_batch(names)
+        else:
+            self._batch(names)
 
     def _indom(self, indom: int) -> None:
         """pminfo's doindom: an instance domain's line, its one-line and full help
@@ -199,6 +219,7 @@ class _Info:
         return kept, errors
 
     def _batch(self, names: List[str]) -> None:
+        """A batch of a host's metrics: looked up and fetched together, as pminfo."""
         w = self.out.write
         pmids = list(self.ctx.pmLookupName(names, relaxed=1))
         keep = [(n, p) for n, p in zip(names, pmids) if p != c_api.PM_ID_NULL]
@@ -210,50 +231,100 @@ class _Info:
         names = [n for n, _ in keep]
         pmids = [p for _, p in keep]
         arrays = None
-        result = None
         if self.fetching:
             try:
-                if self.origin is not None:
-                    self._rewind()
-                result = self.ctx.pmFetch(pmids).contents
-                arrays = result.as_lists()
+                arrays = self.ctx.pmFetch(pmids).contents.as_lists()
             except pmErr as e:
                 for n in names:
                     w("%s: pmFetch: %s\n" % (n, pmErrStr(e.code)))
                 return
         for i, (name, pmid) in enumerate(zip(names, pmids)):
-            desc = None
-            if self.args.desc or self.values or self.args.labels or self.args.verify:
-                try:
-                    desc = self.src.desc(pmid)
-                except pmErr as e:
-                    w("%s: pmLookupDesc: %s\n" % (name, pmErrStr(e.code)))
-                    continue
-            if self.args.verify:
-                self._verify(name, desc, arrays, i)
+            self._metric(name, pmid, arrays, i)
+
+    def _archive_batch(self, names: List[str]) -> None:
+        """Archive metrics as pminfo reports them, one at a time, each fetched by itself
+        from the origin. Looked up together; the values of those the archive's records
+        hold are found in one pass over the records (first_fetches). Instance names and
+        labels are then those in force where each metric's own fetch would have left
+        the context: at the time of the record that answered it."""
+        w = self.out.write
+        pmids = list(self.ctx.pmLookupName(names, relaxed=1))
+        found: Dict[int, Any] = {}
+        absent: Optional[int] = None        # the fetch error of a metric not found
+        if self.fetching:
+            self._rewind()
+            found, absent = pmapi.context_of(self.ctx).first_fetches(
+                [p for p in pmids if p != c_api.PM_ID_NULL])
+        lists: Dict[int, Any] = {}          # a result's columns, by the result's id
+        for name, pmid in zip(names, pmids):
+            if pmid == c_api.PM_ID_NULL:
+                w("%s: pmLookupName: %s\n" % (name, pmErrStr(c_api.PM_ERR_NAME)))
                 continue
-            if self.detail:
-                w("\n")
-            line = name
-            if self.args.pmid:
-                line += " PMID: %s" % _common.pmid_text(pmid)
-            if self.args.fullpmid:
-                line += " = %u = 0x%x" % (pmid, pmid)
-            if self.args.oneline:
-                line += self._oneline(pmid)
-            w(line + "\n")
-            if self.args.desc:
-                for text in _common.desc_lines(self.ctx, desc, pminfo=True,
-                                               fulliid=self.args.fulliid):
-                    w(text + "\n")
-            if self.args.labels:
-                self._metric_labels(pmid, desc)
-            if self.args.helptext:
-                self._help(pmid)
-            if self.values:
-                self._values(desc, result, arrays, i)
-            if self.args.labels:
-                self._instance_labels(pmid, desc)
+            arrays = None
+            i = 0
+            if pmid in found:
+                flat, i = found[pmid]
+                arrays = lists.get(id(flat))
+                if arrays is None:
+                    arrays = lists[id(flat)] = pmapi.pmResult(flat).as_lists()
+                # the context's time after the metric's own fetch: its instance
+                # names (and labels) are those in force then
+                if self.args.labels:
+                    # every label lookup reads the context's time: move it there
+                    self.ctx._set_mode_timespec(
+                        c_api.PM_MODE_FORW, pmapi.timespec(flat.sec, flat.nsec), None)
+                    self._fetched_at = None
+                else:       # instance names alone, when not known already (lazily)
+                    self._fetched_at = (flat.sec, flat.nsec)
+            elif self.fetching and absent and not _anon.is_derived(pmid):
+                self._fetched_at = None     # the failed fetch left the context at the end
+                w("%s: pmFetch: %s\n" % (name, pmErrStr(absent)))
+                continue
+            elif self.fetching:
+                self._fetched_at = None
+                try:
+                    self._rewind()
+                    arrays = self.ctx.pmFetch([pmid]).contents.as_lists()
+                except pmErr as e:
+                    w("%s: pmFetch: %s\n" % (name, pmErrStr(e.code)))
+                    continue
+            self._metric(name, pmid, arrays, i)
+
+    def _metric(self, name: str, pmid: int, arrays: Any, i: int) -> None:
+        """One metric's report; `arrays` holds its values (the set at `i`) when fetched."""
+        w = self.out.write
+        desc = None
+        if self.args.desc or self.values or self.args.labels or self.args.verify:
+            try:
+                desc = self.src.desc(pmid)
+            except pmErr as e:
+                w("%s: pmLookupDesc: %s\n" % (name, pmErrStr(e.code)))
+                return
+        if self.args.verify:
+            self._verify(name, desc, arrays, i)
+            return
+        if self.detail:
+            w("\n")
+        line = name
+        if self.args.pmid:
+            line += " PMID: %s" % _common.pmid_text(pmid)
+        if self.args.fullpmid:
+            line += " = %u = 0x%x" % (pmid, pmid)
+        if self.args.oneline:
+            line += self._oneline(pmid)
+        w(line + "\n")
+        if self.args.desc:
+            for text in _common.desc_lines(self.ctx, desc, pminfo=True,
+                                           fulliid=self.args.fulliid):
+                w(text + "\n")
+        if self.args.labels:
+            self._metric_labels(pmid, desc)
+        if self.args.helptext:
+            self._help(pmid)
+        if self.values:
+            self._values(desc, arrays, i)
+        if self.args.labels:
+            self._instance_labels(pmid, desc)
 
     def _verify(self, name: str, desc: Any, arrays: Any, i: int) -> None:
         """pminfo -v: a line for a metric whose value cannot be had, none otherwise."""
@@ -292,7 +363,7 @@ class _Info:
         else:
             self.out.write("Help: <empty entry>\n")
 
-    def _values(self, desc: Any, result: Any, arrays: Any, i: int) -> None:
+    def _values(self, desc: Any, arrays: Any, i: int) -> None:
         w = self.out.write
         numval = int(arrays.numval[i])
         if numval == 0:
@@ -303,19 +374,26 @@ class _Info:
             return
         first = int(arrays.first[i])
         valfmt = int(arrays.valfmt[i])
-        for k in range(first, first + numval):
-            inst = int(arrays.inst[k])
-            if desc.indom != c_api.PM_INDOM_NULL:
-                iname = self._inst_name(desc.indom, inst)
+        mtype = desc.type
+        indom = desc.indom
+        value_text = _common.value_text
+        lines = []
+        if indom == c_api.PM_INDOM_NULL:
+            for k in range(first, first + numval):
+                lines.append("    value %s\n" % value_text(arrays, k, mtype, valfmt))
+        else:
+            by_id = self._indom_cache(indom)[1]     # the same for each of the values
+            insts = arrays.inst
+            for k in range(first, first + numval):
+                inst = int(insts[k])
+                iname = by_id.get(inst)
                 if iname is None:
-                    w("pmNameIndom: indom=%s inst=%d: %s\n" % (
-                        _common.indom_text(desc.indom), inst, pmErrStr(c_api.PM_ERR_INST)))
-                    w("    inst [%d]" % inst)
+                    lines.append("pmNameIndom: indom=%s inst=%d: %s\n    inst [%d]" % (
+                        _common.indom_text(indom), inst, pmErrStr(c_api.PM_ERR_INST), inst))
                 else:
-                    w('    inst [%d or "%s"]' % (inst, iname))
-            else:
-                w("   ")
-            w(" value %s\n" % _common.value_text(arrays, k, desc.type, valfmt))
+                    lines.append('    inst [%d or "%s"]' % (inst, iname))
+                lines.append(" value %s\n" % value_text(arrays, k, mtype, valfmt))
+        w("".join(lines))
 
     # ---- labels and instance names, with pminfo's caches --------------------------
     # pminfo keeps the context labels of its first lookup for the whole run and the
@@ -347,6 +425,8 @@ class _Info:
             except pmErr:
                 labels = None
             if not labels:
+                import json     # labels alone need it (start-up)
+
                 labels = json.dumps({"hostname": self.ctx.pmGetContextHostName()},
                                     separators=(",", ":"))
             self._cache["context"] = labels
@@ -356,7 +436,12 @@ class _Info:
         """The instance domain's (id, name) pairs now and a name by id (the first of an
         id, as pminfo's search finds it)."""
         def get() -> Any:
-            insts, names = self.ctx.pmGetInDom(indom=indom)
+            at = self._fetched_at
+            if at is None:
+                insts, names = self.ctx.pmGetInDom(indom=indom)
+            else:       # pmGetInDom's answer after the metric's own fetch
+                insts, raw = pmapi.context_of(self.ctx).instances_at(indom, at)
+                names = [n.decode("ascii", "ignore") for n in raw]
             pairs = list(zip(insts or [], names or []))
             by_id: Dict[int, str] = {}
             for i, name in pairs:
@@ -380,13 +465,20 @@ class _Info:
         return [text for text in found if text]
 
     def _merge(self, sets: List[str]) -> Optional[str]:
+        """pmMergeLabels of the sets, None for none or "{}"; remembered by the sets, as
+        the instances of a metric, and metrics alike, merge the same sets over again."""
         if not sets:
             return None
+        key = tuple(sets)
+        if key in self._merged:
+            return self._merged[key]
         try:
             merged = self.ctx.pmMergeLabels(sets)
         except pmErr:
-            return None
-        return merged if merged and merged != "{}" else None
+            merged = None
+        merged = merged if merged and merged != "{}" else None
+        self._merged[key] = merged
+        return merged
 
     def _metric_labels(self, pmid: int, desc: Any) -> None:
         merged = self._merge(self._label_sets(pmid, desc, desc.indom != c_api.PM_INDOM_NULL))

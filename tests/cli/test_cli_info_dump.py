@@ -13,7 +13,8 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import DEMO_ARCHIVE, our_env, run_cli, run_module, run_tool
+from support.cliutil import (DEMO_ARCHIVE, need_qa_archive, need_tool, our_env, run_cli,
+                             run_module, run_tool, tool_env)
 
 
 def _files(base):
@@ -331,6 +332,73 @@ def test_info_corpus_matches_pminfo(corpus, name):
     got = run_cli("info", "-a", path, "-dfmtTlM")
     assert got.status == 0, got.err
     assert got.out == ref.stdout
+
+
+# ---- PCP's QA archives: values found in one pass -----------------------------------------
+# pminfo asks an archive for each metric's values by itself, from the start; info answers
+# those fetches from one pass over the records, and looks up instance names and labels at
+# the time of each answer: instance changes, marks, event records, a truncated volume, a
+# metric first logged in the last records (20180102's sample.dynamic.meta.metric), a list
+# of archives as one source
+
+QA_INFO = ["20180102", "changeinst", "eventrec", "count-mark",
+           "20101004-trunc", "540117-short", "arch_a,arch_b"]
+
+
+@pytest.mark.parametrize("names", QA_INFO)
+def test_info_qa_archive_values_match_pminfo(names):
+    source = ",".join(need_qa_archive(n) for n in names.split(","))
+    for flags in (["-fd"], ["-v"], ["-O", "+30", "-flT"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+
+
+def test_info_qa_archive_mixed_operands_match_pminfo():
+    """Names, an instance domain (printed where it stands), a pmid, an unknown name and
+    derived metrics (fetched one by one) among the values found in one pass."""
+    argv = ["-f", "kernel.all.load", "60.2", "sample.nope", "kernel.all.cpu.user", "60.0.20",
+            "disk.dev.await", "kernel.cpu.util.user", "hinv.ncpu", "sample.dynamic.meta"]
+    source = need_qa_archive("20180102")
+    ref = run_tool("pminfo", "-a", source, *argv)
+    got = run_cli("info", "-a", source, *argv)
+    assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
+
+
+def _on_a_terminal(argv, env):
+    """What a command writes to a terminal (stdout and stderr on one pseudo-terminal,
+    each shown as it is written), with the terminal's CR LF made LF."""
+    import pty
+
+    main_fd, term_fd = pty.openpty()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=term_fd,
+                                stderr=term_fd, env=env)
+    finally:
+        os.close(term_fd)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:         # EIO: the command has closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main_fd)
+    proc.wait(timeout=120)
+    return out.replace(b"\r\n", b"\n")
+
+
+def test_info_qa_archive_errors_show_in_place_on_a_terminal():
+    """The errors of an operand show after what the operands before it printed, as
+    pminfo's do, although info finds the values of many operands in one pass."""
+    argv = ["-f", "-a", need_qa_archive("20180102"), "kernel.all.load", "sample.nope",
+            "hinv.ncpu", "60.x", "kernel.all.cpu.user"]
+    ref = _on_a_terminal([need_tool("pminfo")] + argv, tool_env())
+    got = _on_a_terminal([sys.executable, "-m", "pcp", "info"] + argv, our_env())
+    assert ref.index(b"sample.nope") > ref.index(b"kernel.all.load")
+    assert got == ref.replace(b"pminfo", b"pcp-native info")
 
 
 # ---- live ------------------------------------------------------------------------------

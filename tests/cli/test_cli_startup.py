@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from support.cliutil import our_env
+from support.cliutil import DEMO_ARCHIVE, our_env
 
 PROGRAM = r'''
 import contextlib, io, sys
@@ -65,3 +65,22 @@ def test_a_commands_help_imports_no_pmapi_and_is_the_commands_usage():
                                capture_output=True, text=True, env=our_env(), timeout=60)
             assert p.returncode == 0, p.stderr
             assert p.stdout.strip() == "True 1 [] True", (command, word, p.stdout)
+
+
+INFO_PROGRAM = r'''
+import contextlib, io, sys
+from pcp.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    status = main(sys.argv[1:])
+print(status, sorted(m for m in sys.modules if m in ("typing", "json", "pcp._archive.interp")))
+'''
+
+
+def test_info_over_an_archive_imports_what_it_needs_alone():
+    """`info -f -a` reads records as they are logged: no interpolator; typing is for type
+    checkers alone, and json for a context without labels (info -l)."""
+    for flags in (["-f"], ["-dmT"]):
+        p = subprocess.run([sys.executable, "-c", INFO_PROGRAM, "info", "-a", DEMO_ARCHIVE]
+                           + flags, capture_output=True, text=True, env=our_env(), timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.strip() == "0 []", (flags, p.stdout)

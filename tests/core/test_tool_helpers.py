@@ -26,6 +26,8 @@ when = [datetime.datetime(2024, 1, 5, 1, 2, 3, 456789), datetime.datetime(1999, 
         datetime.datetime(2024, 7, 1, 12, 0, 0)]
 cat("secs", lambda: [[P.datetime_to_secs(w, p) for p in (c.PM_TIME_SEC, c.PM_TIME_MSEC,
                       c.PM_TIME_USEC, c.PM_TIME_NSEC)] for w in when])
+cat("debug", lambda: [P.pmDebug(1), P.pmDebug(0xffffffff)])
+cat("debug_by_name", lambda: P.pmDebug("derive"))
 cat("secs_bad", lambda: P.datetime_to_secs(when[0], c.PM_TIME_MIN))
 iv = pmapi.timeval(2, 500000)
 def step(args):

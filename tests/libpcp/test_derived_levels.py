@@ -282,3 +282,126 @@ def test_config_continuation(level, tmp_path):
         for target in written:
             os.unlink(target)
     assert ref["targets"][0]["names"]
+
+
+# ---- 7.2's "#control" lines and $PCP_DERIVED_CONTROL ------------------------------------
+
+CONTROLLED = """# control options (7.2): limits, novalue() for missing operands, libpcp's debug flags
+#control global_limit=3
+#CONTROL option_novalue=1,debug_eval=0
+#control bogus=1,global_limit=3
+#control global_limit
+#control global_limit=
+#control global_limit=x5,option_novalue=0
+#control global_limit=3 ,option_novalue=0
+#control context_limit=4
+#control context_limit=0
+#control global_limit=0
+#control option_novalue=2
+#controlglobal_limit=3
+#control  global_limit=3
+#control g=3,=3,OPTION_NOVALUE=1
+#control global_limit=3,
+#control global_limit=99999999999
+#control global_limit=3
+dctl.a = no.such.metric
+dctl.b = defined(no.such.metric) ? 1 : 2
+dctl.c = kernel.all.load
+dctl.d = hinv.ncpu
+"""
+
+# loaded through pmLoadDerivedConfig once a context exists: its context_limit is set
+LOADED_LATER = """#control context_limit=4,global_limit=4
+#control debug_syntax=0,option_novalue=1
+"""
+
+CONTROL_AFTER = r'''
+import sys
+R["after"] = [catch(ctx.pmRegisterDerived, "dctl.late", "hinv.ncpu"),
+              catch(ctx.pmLoadDerivedConfig, LATER),
+              catch(ctx.pmRegisterDerived, "dctl.later", "hinv.ncpu"),
+              catch(ctx.pmRegisterDerived, "dctl.latest", "hinv.ncpu"),
+              catch(P.pmDebug, "derive") if hasattr(P, "pmSetDebug") else None]
+sys.stderr.flush()
+os.dup2(SAVED_FD2, 2)
+R["fd2"] = open(FD2_FILE).read()
+os.unlink(FD2_FILE)
+'''
+
+
+def _write_both(level, name: str, text: str, written: list) -> str:
+    """A file under /tmp at the same path for both sides (the roots' /tmp is not the
+    host's); its path. `written` collects what to remove."""
+    path = "/tmp/pcp-native-%s-%d" % (name, os.getpid())
+    for where in ["/tmp"] + ([os.path.join(levelref.root_dir(level), "tmp")]
+                             if tuple(level) != (6, 0) else []):
+        target = os.path.join(where, os.path.basename(path))
+        with open(target, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        written.append(target)
+    return path
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=levelref.level_text)
+def test_config_control_lines(level):
+    """#control lines of a configuration file (comments before 7.2), with and without
+    $PCP_DERIVED_CONTROL (whose settings win): the warnings libpcp writes to stderr, the
+    limit on global metrics, missing operands mapped to novalue(), the debug flags."""
+    levelref.require(level)
+    written: list = []
+    try:
+        config = _write_both(level, "control.conf", CONTROLLED, written)
+        later = _write_both(level, "later.conf", LOADED_LATER, written)
+        fd2 = "/tmp/pcp-native-fd2-%d" % os.getpid()
+        prelude = ("import os\nLATER = %r\nFD2_FILE = %r\nSAVED_FD2 = os.dup(2)\n"
+                   "os.dup2(os.open(FD2_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)\n"
+                   % (later, fd2))
+        snippet = prelude + _read(ARCHIVE_TARGETS[:1], fetches=2) + CONTROL_AFTER
+        for target in [fd2] + ([os.path.join(levelref.root_dir(level), "tmp",
+                                             os.path.basename(fd2))]
+                               if tuple(level) != (6, 0) else []):
+            written.append(target)
+        refs = []
+        for env in ({}, {"PCP_DERIVED_CONTROL": "global_limit=2,bogus,option_novalue=1"},
+                    {"PCP_DERIVED_CONTROL": "context_limit=3,global_limit=4,debug_semantics=x"},
+                    {"PCP_DERIVED_CONTROL": "o=0,G=5,debug_eval=0,unknown=3,option_novalue="}):
+            refs.append(_compare(level, snippet, dict(env, PCP_DERIVED_CONFIG=config)))
+    finally:
+        for target in written:
+            if os.path.exists(target):
+                os.unlink(target)
+    if tuple(level) >= (7, 2):
+        assert "unknown derived metric control (bogus)" in refs[0]["fd2"], refs[0]["fd2"]
+        assert "Too many global derived metrics" in refs[0]["stderr"], refs[0]["stderr"]
+    else:
+        names = refs[0]["targets"][0]["names"]
+        assert refs[0]["fd2"] == "" and len([n for n in names if n.startswith("dctl.")]) == 4, \
+            refs[0]
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=levelref.level_text)
+def test_derived_option_before_global_config(level):
+    """--derived before any context: from 7.x (two-phase initialisation) its metrics are
+    registered before $PCP_DERIVED_CONFIG's, which wait for the first context; 6.x loads
+    the global configuration first. The pmIDs show the order."""
+    levelref.require(level)
+    written: list = []
+    try:
+        global_conf = _write_both(level, "global.conf",
+                                  "#control option_novalue=1\ndglob.a = no.such.metric\n", written)
+        option_conf = _write_both(level, "option.conf", "dopt.b = hinv.ncpu\n"
+                                  "dopt.c = no.such.metric\n", written)
+        snippet = r'''
+opts = pmapi.pmOptions("a:")
+opts.pmSetLongOptionArchive()
+opts.pmSetLongOption("derived", 1, "", "FILE", "derived metric definitions")
+ctx = pmapi.pmContext.fromOptions(opts, ["prog", "-a", %r, "--derived", %r])
+RESULT = [[name, catch(lambda: ctx.pmIDStr(ctx.pmLookupName(name)[0])),
+           catch(lambda: ctx.pmLookupDescs(ctx.pmLookupName(name))[0].contents.type)]
+          for name in ("dglob.a", "dopt.b", "dopt.c")]
+''' % (ARCHIVES[0], option_conf)
+        ref = _compare(level, snippet, {"PCP_DERIVED_CONFIG": global_conf})
+    finally:
+        for target in written:
+            os.unlink(target)
+    assert all(isinstance(row[1], str) for row in ref[:2]), ref

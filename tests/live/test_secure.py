@@ -30,61 +30,16 @@ import pytest
 from support.cliutil import our_env
 from support.difftest import OUR_PYTHON, REF_PYTHON, require_reference, run_program
 from support.plainenv import make_plain_env
-from support.securepmcd import SASL_PASSWORD, SASL_USER, SecureSetup, missing_tools
+from support.securepmcd import (OK, PM_ERR_IPC, PROBE_PROGRAM, SASL_BADAUTH, SASL_BADPARAM,
+                                SASL_NOMECH, SASL_PASSWORD, SASL_USER, SecureSetup, fails_at,
+                                missing_tools, sasl_cases, sasl_spec as _auth)
 
 pytestmark = [pytest.mark.pmcd, pytest.mark.reference, pytest.mark.timeout(300)]
 
-PM_ERR_IPC = -12366
 PM_ERR_NOTCONN = -12391
 PM_ERR_NEEDCLIENTCERT = -12408
 PM_ERR_TLS = -12414
 EOPNOTSUPP = -95
-SASL_NOMECH = -21348
-SASL_BADPROT = -21349
-SASL_BADPARAM = -21351
-SASL_BADAUTH = -21357
-SASL_NOUSER = -21364
-
-PROGRAM = r'''
-import json, os
-from pcp import pmapi
-import cpmapi as c
-FEATURES = ["pmcd.feature.secure", "pmcd.feature.authentication",
-            "pmcd.feature.creds_required", "pmcd.feature.client_cert_required"]
-out = []
-for spec in json.loads(os.environ["PCP_TEST_SPECS"]):
-    r = {}
-    try:
-        ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, spec)
-    except pmapi.pmErr as e:
-        r["pmNewContext"] = e.args[0]
-        out.append(r)
-        continue
-    r["pmNewContext"] = "ok"
-    for call, f in (
-            ("pmGetContextHostName", lambda: ctx.pmGetContextHostName()),
-            ("pmLookupName", lambda: ctx.pmLookupName(["sample.long.one", "sample.ulong.hundred"])),
-            ("pmFetch", lambda: [ctx.pmFetch(pmids).contents.get_vlist(k, 0).value.lval for k in (0, 1)])):
-        try:
-            value = f()
-        except pmapi.pmErr as e:
-            r[call] = e.args[0]
-            break
-        if call == "pmLookupName":
-            pmids, value = value, list(value)
-        r[call] = value
-    if "pmFetch" in r:
-        # what pmcd says of itself: TLS, SASL, -S, -Q
-        try:
-            fids = ctx.pmLookupName(FEATURES)
-            res = ctx.pmFetch(fids)
-            r["features"] = [res.contents.get_vlist(k, 0).value.lval for k in range(len(FEATURES))]
-        except pmapi.pmErr as e:
-            r["features"] = e.args[0]
-    out.append(r)
-print(json.dumps(out))
-'''
-
 
 @pytest.fixture(scope="module")
 def pmcds(tmp_path_factory):
@@ -149,8 +104,8 @@ def run_both(specs: List[str], env: Dict[str, str],
              python: str = OUR_PYTHON) -> Tuple[list, list]:
     full = dict(env, PCP_TEST_SPECS=json.dumps(specs), PCP_CONSOLE="none")
     with ThreadPoolExecutor(2) as pool:
-        ours = pool.submit(run_program, PROGRAM, True, full, 120, python)
-        ref = pool.submit(run_program, PROGRAM, False, full, 120)
+        ours = pool.submit(run_program, PROBE_PROGRAM, True, full, 120, python)
+        ref = pool.submit(run_program, PROBE_PROGRAM, False, full, 120)
         return ours.result(), ref.result()
 
 
@@ -166,13 +121,6 @@ def check(specs: List[str], env: Dict[str, str], expected: List[dict],
     for spec, got, want in zip(specs, ref, expected):
         for key, value in want.items():
             assert got.get(key) == value, (spec, got, want)
-
-
-OK = {"pmNewContext": "ok", "pmFetch": [1, 100]}
-
-
-def fails_at(call: str, code: int) -> dict:
-    return {call: code}
 
 
 # ---- TLS --------------------------------------------------------------------------------
@@ -263,39 +211,9 @@ def test_secure_sockets_environment(pmcds):
 
 # ---- SASL -------------------------------------------------------------------------------
 
-def _auth(port: int, user: str, password: str, method: str = "", proto: str = "") -> str:
-    spec = "%slocalhost:%d?username=%s&password=%s" % (proto, port, user, password)
-    return spec + ("&method=%s" % method if method else "")
-
-
 def test_sasl_mechanisms(pmcds, our_python):
     setup, p, conf = pmcds
-    specs, expected = [], []
-    outcomes = {
-        # mechanism: (good password, wrong password, unknown user)
-        "": (OK, fails_at("pmNewContext", SASL_BADAUTH), fails_at("pmNewContext", SASL_NOUSER)),
-        "PLAIN": (OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmLookupName", PM_ERR_IPC)),
-        "LOGIN": (OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmLookupName", PM_ERR_IPC)),
-        "DIGEST-MD5": (OK, fails_at("pmNewContext", SASL_BADAUTH),
-                       fails_at("pmNewContext", SASL_NOUSER)),
-        "scram-sha-1": (OK, fails_at("pmNewContext", SASL_BADAUTH),
-                        fails_at("pmNewContext", SASL_NOUSER)),
-        "SCRAM-SHA-224": (OK, fails_at("pmNewContext", SASL_BADAUTH),
-                          fails_at("pmNewContext", SASL_NOUSER)),
-        "SCRAM-SHA-256": (OK, fails_at("pmNewContext", SASL_BADAUTH),
-                          fails_at("pmNewContext", SASL_NOUSER)),
-        "SCRAM-SHA-384": (OK, fails_at("pmNewContext", SASL_BADAUTH),
-                          fails_at("pmNewContext", SASL_NOUSER)),
-        "SCRAM-SHA-512": (OK, fails_at("pmNewContext", SASL_BADAUTH),
-                          fails_at("pmNewContext", SASL_NOUSER)),
-        "CRAM-MD5": (fails_at("pmNewContext", SASL_BADPROT),) * 3,
-        "NO-SUCH-MECH": (fails_at("pmNewContext", SASL_NOMECH),) * 3,
-    }
-    for method, (good, wrong, unknown) in outcomes.items():
-        specs += [_auth(p["tls"], SASL_USER, SASL_PASSWORD, method),
-                  _auth(p["tls"], SASL_USER, "wrong", method),
-                  _auth(p["tls"], "nosuchuser", SASL_PASSWORD, method)]
-        expected += [good, wrong, unknown]
+    specs, expected = sasl_cases(p["tls"])
     check(specs, {"PCP_TLSCONF_PATH": conf["verify"]}, expected, our_python)
 
 

@@ -3,7 +3,10 @@ run folder, configuration (pmcd's own metrics, the sample and linux PMDAs) and P
 a scratch folder inside the root; the machine's pmcd is not touched.
 
 The root's pmlogger and pmlogextract record archives from it (`record`), so a test reads
-archives that PCP 7.2.2 wrote, as well as fetching from its pmcd.
+archives that PCP 7.2.2 wrote, as well as fetching from its pmcd. start() can give it TLS
+(certificates copied into the scratch folder, named by its own tls.conf, PCP_TLSCONF_PATH),
+SASL (its own SASL configuration folder, PCP_SASL2_CONFIG_PATH, with the sasldb copied in)
+and more command-line options (`-Q`, `-S`).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from typing import List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from . import roots
 from .securepmcd import free_port
@@ -37,7 +40,8 @@ class RootPmcd:
     def _argv(self, *argv: str, **env: str) -> List[str]:
         base = {"PATH": "/usr/bin:/bin:/usr/lib/pcp/bin", "LC_ALL": "C.UTF-8", "TZ": "UTC",
                 "PCP_RUN_DIR": self.in_root, "PCP_PMCDCONF_PATH": self.in_root + "/pmcd.conf",
-                "PCP_TLSCONF_PATH": self.in_root + "/tls.conf", "HOME": "/root"}
+                "PCP_TLSCONF_PATH": self.in_root + "/tls.conf",
+                "PCP_SASL2_CONFIG_PATH": self.in_root + "/sasl", "HOME": "/root"}
         base.update(env)
         return (["chroot", self.root, "/usr/bin/env", "-i"] +
                 ["%s=%s" % item for item in sorted(base.items())] + list(argv))
@@ -47,10 +51,17 @@ class RootPmcd:
         if proc.returncode != 0:
             raise RuntimeError("%s: %s %s" % (argv[0], proc.stdout[-1500:], proc.stderr[-1500:]))
 
-    def start(self) -> "RootPmcd":
+    def start(self, tls: Optional[Dict[str, str]] = None, args: Sequence[str] = (),
+              sasl: Optional[Dict[str, str]] = None) -> "RootPmcd":
+        """Start pmcd; tls maps tls.conf's keys to files on the host (copied into the root,
+        see write_tlsconf) or to plain values; sasl likewise the keys of pmcd's SASL
+        configuration (mech_list, sasldb_path); args: more pmcd options."""
         with open(os.path.join(self.on_host, "pmcd.conf"), "w") as f:
             f.write(_CONFIG)
-        open(os.path.join(self.on_host, "tls.conf"), "w").close()
+        self.write_tlsconf("tls.conf", tls or {})
+        # cyrus reads <application>.conf, pmcd's being pmcd.conf, from its own folder
+        os.mkdir(os.path.join(self.on_host, "sasl"))
+        self._write_settings("sasl/pmcd.conf", sasl or {}, ": ")
         # the default PMNS with the sample PMDA's names added (pmcd loads a PMNS file)
         self._run("/usr/lib/pcp/bin/pmnsmerge", "/var/lib/pcp/pmns/root",
                   _PMDAS + "/sample/root", self.in_root + "/root")
@@ -58,7 +69,8 @@ class RootPmcd:
         self._proc = subprocess.Popen(
             self._argv(self._private_pmcd(), "-f", "-A", "-i", "127.0.0.1", "-p", str(self.port),
                        "-s", self.in_root + "/pmcd.socket", "-c", self.in_root + "/pmcd.conf",
-                       "-l", self.in_root + "/pmcd.log", "-n", self.in_root + "/root", "-U", "root"),
+                       "-l", self.in_root + "/pmcd.log", "-n", self.in_root + "/root", "-U", "root",
+                       *args),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -73,6 +85,24 @@ class RootPmcd:
                 pass
             time.sleep(0.1)
         raise RuntimeError("the root's pmcd did not start: %s" % self.log()[-2000:])
+
+    def write_tlsconf(self, name: str, settings: Dict[str, str]) -> str:
+        """A tls.conf `name` in the scratch folder; a value that is a file on the host is
+        copied there and named by its path inside the root. Its path inside the root."""
+        return self._write_settings(name, settings, " = ")
+
+    def _write_settings(self, name: str, settings: Dict[str, str], separator: str) -> str:
+        """The file `name` of `key<separator>value` lines in the scratch folder, host files
+        copied as write_tlsconf says; its path inside the root."""
+        lines = []
+        for key, value in settings.items():
+            if os.path.isfile(value):
+                shutil.copy(value, self.on_host)
+                value = "%s/%s" % (self.in_root, os.path.basename(value))
+            lines.append("%s%s%s\n" % (key, separator, value))
+        with open(os.path.join(self.on_host, name), "w") as f:
+            f.writelines(lines)
+        return "%s/%s" % (self.in_root, name)
 
     def _private_pmcd(self) -> str:
         # started through a link of its own, so that /etc/init.d/pmcd on the host does not

@@ -14,7 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .pmcdpath import private_pmcd
 
@@ -30,6 +30,101 @@ SASL_USER = "pcp"
 SASL_PASSWORD = "s3cret-Pass"
 SASL_MECHS = ("PLAIN LOGIN CRAM-MD5 DIGEST-MD5 SCRAM-SHA-1 SCRAM-SHA-224 SCRAM-SHA-256 "
               "SCRAM-SHA-384 SCRAM-SHA-512")
+
+
+#: The secure-connection probe both bindings run: for each host spec of $PCP_TEST_SPECS (a
+#: JSON list), pmNewContext, pmGetContextHostName, pmLookupName and pmFetch of two sample
+#: metrics, then pmcd's features (TLS, SASL, -S, -Q); each call's answer or error code.
+PROBE_PROGRAM = r'''
+import json, os
+from pcp import pmapi
+import cpmapi as c
+FEATURES = ["pmcd.feature.secure", "pmcd.feature.authentication",
+            "pmcd.feature.creds_required", "pmcd.feature.client_cert_required"]
+out = []
+for spec in json.loads(os.environ["PCP_TEST_SPECS"]):
+    r = {}
+    try:
+        ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, spec)
+    except pmapi.pmErr as e:
+        r["pmNewContext"] = e.args[0]
+        out.append(r)
+        continue
+    r["pmNewContext"] = "ok"
+    for call, f in (
+            ("pmGetContextHostName", lambda: ctx.pmGetContextHostName()),
+            ("pmLookupName", lambda: ctx.pmLookupName(["sample.long.one", "sample.ulong.hundred"])),
+            ("pmFetch", lambda: [ctx.pmFetch(pmids).contents.get_vlist(k, 0).value.lval for k in (0, 1)])):
+        try:
+            value = f()
+        except pmapi.pmErr as e:
+            r[call] = e.args[0]
+            break
+        if call == "pmLookupName":
+            pmids, value = value, list(value)
+        r[call] = value
+    if "pmFetch" in r:
+        # what pmcd says of itself: TLS, SASL, -S, -Q
+        try:
+            fids = ctx.pmLookupName(FEATURES)
+            res = ctx.pmFetch(fids)
+            r["features"] = [res.contents.get_vlist(k, 0).value.lval for k in range(len(FEATURES))]
+        except pmapi.pmErr as e:
+            r["features"] = e.args[0]
+    out.append(r)
+print(json.dumps(out))
+'''
+
+#: What the probe reports: a connection that fetched, or the call that failed and its code.
+OK = {"pmNewContext": "ok", "pmFetch": [1, 100]}
+PM_ERR_IPC = -12366
+SASL_NOMECH = -21348
+SASL_BADPROT = -21349
+SASL_BADPARAM = -21351
+SASL_BADAUTH = -21357
+SASL_NOUSER = -21364
+
+
+def fails_at(call: str, code: int) -> dict:
+    return {call: code}
+
+
+def sasl_spec(port: int, user: str, password: str, method: str = "", proto: str = "") -> str:
+    """A host spec authenticating as user with password (and mechanism method)."""
+    spec = "%slocalhost:%d?username=%s&password=%s" % (proto, port, user, password)
+    return spec + ("&method=%s" % method if method else "")
+
+
+#: (right password, wrong password, unknown user) of a mechanism whose exchange fails: the
+#: error comes from pmNewContext
+_EXCHANGE_FAILS = (OK, fails_at("pmNewContext", SASL_BADAUTH),
+                   fails_at("pmNewContext", SASL_NOUSER))
+#: ... of one that sends the password: pmcd's verdict is the connection closed at the first
+#: request after it
+_PASSWORD_SENT = (OK, fails_at("pmLookupName", PM_ERR_IPC), fails_at("pmLookupName", PM_ERR_IPC))
+#: The client's outcomes at a pmcd offering SASL_MECHS, by mechanism ("": the client's
+#: choice among pmcd's; names in any case). CRAM-MD5 (offered, but the sasldb holds no
+#: secret of its kind) breaks off in the exchange for everybody. 6.0.3 and 7.2.2 alike.
+SASL_OUTCOMES = {
+    "": _EXCHANGE_FAILS, "PLAIN": _PASSWORD_SENT, "LOGIN": _PASSWORD_SENT,
+    "DIGEST-MD5": _EXCHANGE_FAILS, "scram-sha-1": _EXCHANGE_FAILS,
+    "SCRAM-SHA-224": _EXCHANGE_FAILS, "SCRAM-SHA-256": _EXCHANGE_FAILS,
+    "SCRAM-SHA-384": _EXCHANGE_FAILS, "SCRAM-SHA-512": _EXCHANGE_FAILS,
+    "CRAM-MD5": (fails_at("pmNewContext", SASL_BADPROT),) * 3,
+    "NO-SUCH-MECH": (fails_at("pmNewContext", SASL_NOMECH),) * 3,
+}
+
+
+def sasl_cases(port: int, proto: str = "") -> Tuple[List[str], List[dict]]:
+    """Every mechanism of SASL_OUTCOMES at pmcd's port three ways: (specs, outcomes)."""
+    specs: List[str] = []
+    expected: List[dict] = []
+    for method, (good, wrong, unknown) in SASL_OUTCOMES.items():
+        specs += [sasl_spec(port, SASL_USER, SASL_PASSWORD, method, proto),
+                  sasl_spec(port, SASL_USER, "wrong", method, proto),
+                  sasl_spec(port, "nosuchuser", SASL_PASSWORD, method, proto)]
+        expected += [good, wrong, unknown]
+    return specs, expected
 
 
 def missing_tools() -> Optional[str]:

@@ -3,6 +3,8 @@ binding, each answer imaged as JSON. It runs unchanged on 6.0.3 and 6.3.8 (and o
 at either level), so the same program shows both that level 6.3 matches 6.3.8 and that level
 6.0 still matches 6.0.3. Argument: the QA archive to read."""
 
+from support.jsonimage import PRELUDE
+
 PROGRAM = r'''
 import ctypes, datetime, json, math, os, shutil, sys, tempfile
 from pcp import pmapi, mmv
@@ -11,32 +13,7 @@ import cpmapi as c_api
 ARCHIVE = %(archive)r
 HOST = "127.0.0.1"
 
-def image(value):
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return {"float": repr(value)}
-    if isinstance(value, bytes):
-        return {"bytes": value.decode("latin-1")}
-    if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [image(v) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": sorted([image(k), image(v)] for k, v in value.items())}
-    return {"type": type(value).__name__}
-
-def err(error):
-    if isinstance(error, pmapi.pmErr):
-        return {"pmErr": error.args[0], "str": str(error)}
-    if type(error).__name__ == "pmiErr":
-        return {"pmiErr": error.args[0], "str": str(error)}
-    return {"exception": type(error).__name__}
-
-def catch(function, *args, **kwargs):
-    try:
-        return image(function(*args, **kwargs))
-    except Exception as error:
-        return err(error)
-
+''' + PRELUDE + r'''
 out = {}
 
 # ---- results: get_sec / get_nsec / get_numpmid (6.3: pmHighResResult's only) ---------------

@@ -3,6 +3,8 @@ PMAPI binding, each answer imaged as JSON. It runs on 7.2.2's binding and on thi
 level 7.2 (on the host, PCP_NATIVE_API_LEVEL=7.2). Arguments: the QA archive to read, and a
 directory (seen at the same path by both sides) where pcp.pmi writes its archives."""
 
+from support.jsonimage import PRELUDE
+
 PROGRAM = r'''
 import ctypes, datetime, json, math, os, sys
 from pcp import pmapi, pmi
@@ -12,44 +14,7 @@ ARCHIVE = %(archive)r
 OUTPUT = %(output)r
 HOST = "127.0.0.1"
 
-def image(value):
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return {"float": repr(value)}
-    if isinstance(value, bytes):
-        return {"bytes": value.decode("latin-1")}
-    if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [image(v) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": sorted([image(k), image(v)] for k, v in value.items())}
-    if type(value).__name__ in ("timeval", "timespec"):
-        return stamp(value)
-    return {"type": type(value).__name__}
-
-def stamp(ts):
-    """A timeval or timespec: its type, fields and the conveniences."""
-    if ts is None:
-        return None
-    sub = "tv_nsec" if hasattr(ts, "tv_nsec") else "tv_usec"
-    return [type(ts).__name__, ts.tv_sec, getattr(ts, sub), str(ts), repr(float(ts)), int(ts)]
-
-def err(error):
-    if isinstance(error, pmapi.pmErr):
-        return {"pmErr": error.args[0], "str": str(error)}
-    if type(error).__name__ == "pmiErr":
-        return {"pmiErr": error.args[0], "str": str(error)}
-    text = str(error)
-    if isinstance(error, AttributeError) and "undefined symbol" in text:
-        text = text.rsplit(":", 1)[-1]      # the reference names its library's path
-    return {"exception": type(error).__name__, "str": text}
-
-def catch(function, *args, **kwargs):
-    try:
-        return image(function(*args, **kwargs))
-    except Exception as error:
-        return err(error)
-
+''' + PRELUDE + r'''
 def result_image(res, with_time=True):
     r = res.contents
     out = [type(r).__name__, type(r.timestamp).__name__, r.numpmid, r.get_numpmid()]

@@ -13,9 +13,7 @@ the writer's process id.
 """
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -37,16 +35,6 @@ SECTIONS = ("label", "end", "records", "setmode", "archive_errors", "live", "liv
 #: each side's environment: sid's pcp.conf asks for version 3 archives (the host's, which
 #: this package reads, for version 2)
 ENV = {"TZ": "UTC", "PCP_ARCHIVE_VERSION": "3"}
-
-
-@pytest.fixture(scope="module")
-def sid_scratch():
-    """A scratch folder inside the sid root: (its path on the host, its path in the root)."""
-    roots.require_level(LEVEL)
-    root = roots.root_dir(LEVEL)
-    folder = tempfile.mkdtemp(prefix="pcp-native-level72-", dir=os.path.join(root, "tmp"))
-    yield folder, "/tmp/" + os.path.basename(folder)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

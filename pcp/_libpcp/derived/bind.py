@@ -13,6 +13,8 @@ mkconst()'s and novalue()'s meta=<metric> the descriptor of that metric, overrid
 the parts given explicitly."""
 from __future__ import annotations
 
+import sys
+
 from pcp._core.constants import (PM_COUNT_ONE, PM_ID_NULL, PM_INDOM_NULL, PM_SEM_COUNTER,
                                  PM_SEM_DISCRETE, PM_SEM_INSTANT, PM_TIME_SEC, PM_TYPE_32,
                                  PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_FLOAT, PM_TYPE_U32,
@@ -20,10 +22,12 @@ from pcp._core.constants import (PM_COUNT_ONE, PM_ID_NULL, PM_INDOM_NULL, PM_SEM
 from pcp._core.errors import pmErr, pmflush, pmprintf
 from pcp._core.level import API_LEVEL
 from pcp._core.units import pmUnitsStr, unit_fields
+from pcp._libpcp.derived import control as _control
 from pcp._libpcp.derived.nodes import (AGGREGATES, BIND_BOTH, BIND_LEFT, BIND_RIGHT, BOOLEAN,
                                        COPIED_SLOTS, META_INDOM, META_SEM, META_TYPE,
                                        META_UNITS, NO_DESC, RELATIONAL, TYPE_NAMES, N, Node,
                                        OPERATOR_TEXT)
+from pcp._libpcp.derived.registry import REGISTRY
 from pcp._libpcp.values import scale_factors
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
@@ -49,6 +53,8 @@ _LEVEL_6_3 = API_LEVEL >= (6, 3)
 # 7.x reports a missing operand, or one with no descriptor, when binding (6.x only
 # under -Dderive)
 _REPORT_OPERANDS = API_LEVEL >= (7, 2)
+# 7.2's control options: "#control option_novalue=1" (registry.REGISTRY.map2novalue)
+_CONTROL = API_LEVEL >= (7, 2)
 
 
 
@@ -109,6 +115,8 @@ def _bind_expr(name: bytes, np: Node, lookup: Lookup, describe: Describe,
         try:
             new.pmid = lookup(new.value)
         except pmErr:
+            if _CONTROL and REGISTRY.map2novalue:
+                return _mapped_to_novalue(name, new)
             if lazy:
                 new.pmid = PM_ID_NULL
                 new.desc = NO_DESC
@@ -122,6 +130,23 @@ def _bind_expr(name: bytes, np: Node, lookup: Lookup, describe: Describe,
             if _REPORT_OPERANDS:
                 _report(name, new, "Metadata for operand metric not available")
             return None
+    return new
+
+
+def _mapped_to_novalue(name: bytes, new: Node) -> Node:
+    """7.2's "#control option_novalue=1": a missing operand becomes novalue(), with
+    novalue()'s default descriptor, wherever it is."""
+    if _control.derive_debug():
+        sys.stderr.write('Warning: derived metric %s: operand "%s" not found, mapped to '
+                         'novalue()\n' % (name.decode("utf-8", "surrogateescape"),
+                                          new.value.decode("utf-8", "surrogateescape")))
+        sys.stderr.flush()
+    new.type = N.NOVALUE
+    new.left = new.right = None
+    new.pmid = PM_ID_NULL
+    new.desc = (PM_ID_NULL, PM_TYPE_32, PM_INDOM_NULL, PM_SEM_DISCRETE, 0)
+    new.save_last = False
+    new.flags = 0
     return new
 
 

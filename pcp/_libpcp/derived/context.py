@@ -73,6 +73,7 @@ class DerivedContext:
         self.entries: List[_Entry] = []
         self.by_name: Dict[bytes, _Entry] = {}
         self.by_pmid: Dict[int, _Entry] = {}
+        self.limit = REGISTRY.limit     # 7.2's context_limit (control.py), kept only
         self._plans: Dict[Tuple[int, ...], Any] = {}
         # the last request and its plan: a fetch loop asks with the same tuple again,
         # found without hashing its hundreds of pmids (forgotten with the plans)

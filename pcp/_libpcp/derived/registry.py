@@ -3,13 +3,20 @@ anonymous event metrics first, then the configuration named by PCP_DERIVED_CONFI
 (loaded once, when the first context is made), then whatever the program registers.
 Each metric gets the next pmID of domain 511 (cluster 0, item 1 up).
 
+At 7.2 the registry also holds the control options (control.py): $PCP_DERIVED_CONTROL is
+applied with the anonymous metrics, "#control" lines as their file is read, and libpcp's
+initialisation has two phases: a load of a configuration before any context
+(pmLoadDerivedConfig of --derived) comes before PCP_DERIVED_CONFIG's, which waits for the
+first context.
+
 The configuration a first context loads is usually the same from one process to the
 next (PCP's own files), and parsing its 64 expressions costs more than the rest of a
 short program's start: a configuration found clean (every line registered, nothing
-reported) is remembered by `pcp._libpcp.derived.config_cache`, and the next process
-that reads the same bytes registers the same metrics without parsing them; each
-expression is parsed when its metric is first used. A configuration with any error is
-parsed in full every time, so its messages come out when and as libpcp prints them."""
+reported, no control option) is remembered by `pcp._libpcp.derived.config_cache`, and
+the next process that reads the same bytes registers the same metrics without parsing
+them; each expression is parsed when its metric is first used. A configuration with any
+error is parsed in full every time, so its messages come out when and as libpcp prints
+them."""
 from __future__ import annotations
 
 import os
@@ -20,14 +27,17 @@ from pcp._core.config import pmGetConfig
 from pcp._core.errors import pmflush, pmprintf
 from pcp._core.level import API_LEVEL
 from pcp._core.wire import DYNAMIC_DOMAIN
+from pcp._libpcp.derived import control
 # the parser (and its lexer's regular expressions) comes with the first expression parsed
 
 # 6.3: a configuration line ending in "\\" continues on the next one
 _CONTINUATION = API_LEVEL >= (6, 3)
+# 7.2: control options ("#control" lines, $PCP_DERIVED_CONTROL) and the two-phase start
+_CONTROL = API_LEVEL >= (7, 2)
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple, Union as _TUnion
+    from typing import Any, List, Optional, Tuple, Union as _TUnion
 
     from pcp._libpcp.derived.nodes import Node
 
@@ -110,7 +120,13 @@ class Registry:
         self.by_pmid = {}
         self.cluster, self.item = 0, 0
         self.need_init = True
+        self.clean_start = True
+        self.need_config = True
         self._errmsg = threading.local()
+        # control options (7.2): control.py's
+        self.limit = control.UNLIMITED
+        self.map2novalue = False
+        self.control_state = [control.NOT_SET] * (len(control.OPTIONS) + 1)
 
     # ---- pmDerivedErrStr: the last error, per thread
     @property
@@ -138,6 +154,10 @@ class Registry:
         error was found (-1 before its start) with the message in `errmsg`.
         `parsed_later`: `expr` is known to parse (see Metric.tree)."""
         with self.lock:
+            if _CONTROL and self.limit != control.UNLIMITED and \
+                    sum(not metric.anon for metric in self.metrics) >= self.limit:
+                self.errmsg = "Too many global derived metrics"
+                return 0
             if name in self.by_name:
                 self.errmsg = "Duplicate global derived metric name"
                 return 0
@@ -168,35 +188,58 @@ class Registry:
             return list(self.metrics)
 
     # ---- __dminit
-    def init(self) -> None:
-        """Register the anonymous metrics and load PCP_DERIVED_CONFIG, once."""
+    def init(self, with_context: bool = True) -> None:
+        """Register the anonymous metrics and load PCP_DERIVED_CONFIG, once. At 7.2 the
+        configuration waits for the first context (with_context) and
+        $PCP_DERIVED_CONTROL is applied with the anonymous metrics."""
         with self.lock:
-            if not self.need_init:
-                return
-            self.need_init = False
-            # a parse leaves no state behind when it succeeds: the known-good
-            # expressions parse as if here and now only when none has failed before
-            clean_start = not _scanner_in_matchinst()
-            for name, oneline, helptext in _ANON:
-                if self.register(name, b"anon(PM_TYPE_U32)", anon=True,
-                                 parsed_later=clean_start) is None:
-                    self.by_name[name].oneline = oneline
-                    self.by_name[name].helptext = helptext
-            path = os.environ.get("PCP_DERIVED_CONFIG")
-            if path is None:
-                default = "%s/config/derived" % (pmGetConfig("PCP_VAR_DIR") or "")
-                if os.path.exists(default):
-                    path = default
-            if path:
-                self._load_config(path.encode("utf-8", "surrogateescape"), clean_start)
+            if self.need_init:
+                self.need_init = False
+                # a parse leaves no state behind when it succeeds: the known-good
+                # expressions parse as if here and now only when none has failed before
+                self.clean_start = not _scanner_in_matchinst()
+                for name, oneline, helptext in _ANON:
+                    if self.register(name, b"anon(PM_TYPE_U32)", anon=True,
+                                     parsed_later=self.clean_start) is None:
+                        self.by_name[name].oneline = oneline
+                        self.by_name[name].helptext = helptext
+                env = os.environ.get("PCP_DERIVED_CONTROL") if _CONTROL else None
+                if env is not None:
+                    # no context has derived metrics yet: context_limit fails
+                    control.apply_controls(self, None, env.encode("utf-8", "surrogateescape"))
+            if self.need_config and (with_context or not _CONTROL):
+                self.need_config = False
+                self._load_global_config()
 
-    def _load_config(self, path: bytes, clean_start: bool) -> None:
+    def _load_global_config(self) -> None:
+        """PCP_DERIVED_CONFIG's files, else $PCP_VAR_DIR/config/derived."""
+        path = os.environ.get("PCP_DERIVED_CONFIG")
+        if path is None:
+            default = "%s/config/derived" % (pmGetConfig("PCP_VAR_DIR") or "")
+            if os.path.exists(default):
+                path = default
+        if path:
+            self._load_config(path.encode("utf-8", "surrogateescape"))
+
+    def _controls_unset(self) -> bool:
+        """No control option given yet (7.2): the state a remembered load started from."""
+        return (self.limit == control.UNLIMITED and not self.map2novalue
+                and all(s == control.NOT_SET for s in self.control_state))
+
+    def _load_config(self, path: bytes) -> None:
         """__dminit's load of the configuration (errors reported, never returned): from
         the remembered journal when the files read are the ones it was made from."""
         from pcp._libpcp.derived import config_cache  # pylint: disable=import-outside-toplevel
 
         files = config_files(path)
-        journal = config_cache.recall(path, files) if clean_start else None
+        # only from the start a remembered load had: no failed parse left the scanner
+        # inside a matchinst(), no metric registered before (a --derived load), no
+        # control option set, none in the files
+        clean = (self.clean_start and self._controls_unset()
+                 and all(m.anon for m in self.metrics)
+                 and not (_CONTROL and any(isinstance(data, bytes) and b"#control" in data.lower()
+                                           for _, data in files)))
+        journal = config_cache.recall(path, files) if clean else None
         if journal is not None:
             for entry in journal:
                 if len(entry) == 2:
@@ -204,11 +247,10 @@ class Registry:
                 else:
                     self.set_attribute(*entry)
             return
-        clean = clean_start
         journal = []
         for fname, data in files:
             if isinstance(data, bytes):
-                loader = _ConfigFile(self, fname, data, journal)
+                loader = _ConfigFile(self, fname, data, journal=journal)
                 loader.run()
                 clean = clean and loader.clean
         if clean:
@@ -250,15 +292,16 @@ def error_message(name: bytes, expr: bytes, pos: int, errmsg: Optional[str]) -> 
 
 # ---- configuration files (__dminit_component, __dminit_parse, __dminit_configfile)
 
-def load_path(reg: Registry, path: bytes, recover: bool) -> int:
+def load_path(reg: Registry, path: bytes, recover: bool, context: Any = None) -> int:
     """Load a colon-separated list of files and directories; the number of metrics
-    registered, or a negative errno (never, when `recover`)."""
+    registered, or a negative errno (never, when `recover`). context: the current
+    context with derived metrics, for 7.2's "#control context_limit" (None: none)."""
     total = 0
     parts = path.split(b":")
     if parts and parts[-1] == b"":
         parts.pop()
     for part in parts:
-        sts = _load_component(reg, part, recover)
+        sts = _load_component(reg, part, recover, context)
         if sts < 0:
             return sts
         total += sts
@@ -300,7 +343,7 @@ def _collect(name: bytes, out: List[Tuple[bytes, _TUnion[bytes, int]]]) -> None:
             _collect(name + b"/" + entry, out)
 
 
-def _load_component(reg: Registry, name: bytes, recover: bool) -> int:
+def _load_component(reg: Registry, name: bytes, recover: bool, context: Any) -> int:
     """__dminit_component: the metrics registered from a file or directory, or (unless
     `recover`) the first error met."""
     sts = 0
@@ -311,7 +354,7 @@ def _load_component(reg: Registry, name: bytes, recover: bool) -> int:
             if not recover:
                 return data
             continue
-        sts += _ConfigFile(reg, fname, data).run()
+        sts += _ConfigFile(reg, fname, data, context).run()
     return 0 if recover else sts
 
 
@@ -349,9 +392,10 @@ class _ConfigFile:
     given, gets what was registered: (name, expression) and (name, attribute, value);
     `clean` stays True while nothing was reported."""
 
-    def __init__(self, reg: Registry, fname: bytes, data: bytes,
+    def __init__(self, reg: Registry, fname: bytes, data: bytes, context: Any = None,
                  journal: Optional[List[tuple]] = None) -> None:
         self.reg = reg
+        self.context = context
         self.journal = journal
         self.clean = True
         self.fname = fname
@@ -397,6 +441,12 @@ class _ConfigFile:
                 eq = buf.find(b"=")
                 head = buf if eq == -1 else buf[:eq]
                 self._line(buf, eq, head.find(b"("), head.find(b")"))
+            elif _CONTROL and buf[:8].lower() == b"#control":
+                # the options start after "#control" and one more character, whatever
+                # it is (after a bare "#control" libpcp reads what an earlier line left
+                # in its buffer: here, nothing)
+                control.apply_controls(self.reg, self.context, buf[9:], self.fname,
+                                       self.lineno)
             self.lineno += 1 + self.deferred
             self.deferred = 0
         return self.count
