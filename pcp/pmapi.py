@@ -187,6 +187,7 @@ def _options() -> Any:
         _late_modules["options"] = module
     return module
 
+
 # the last pmFetch request seen and whether it is plain (fetches_plain): a fetch loop
 # asks the same pmIDs again, so the check is made once per distinct request
 _last_request: Tuple[Tuple[int, ...], bool] = ((), True)
@@ -431,9 +432,9 @@ class pmContext(object):
         """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
         PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
         host = self._use()
-        from pcp._libpcp import pmns as _pmns  # pylint: disable=import-outside-toplevel
-
-        if _pmns.ATTEMPTED:
+        # pcp._libpcp.pmns is imported by pmLoadNameSpace: not there, nothing was loaded
+        _pmns = sys.modules.get("pcp._libpcp.pmns")
+        if _pmns is not None and _pmns.ATTEMPTED:
             if _pmns.LOADED is None:
                 raise pmErr(c_api.PM_ERR_NOPMNS)
             return c_api.PMNS_LOCAL
