@@ -10,8 +10,10 @@ configuration that reported anything is never remembered, so a bad file is parse
 reported, every time, as libpcp does.
 
 The file lives in $PCP_NATIVE_CACHE_DIR, else $XDG_CACHE_HOME/pcp-native, else
-~/.cache/pcp-native; PCP_NATIVE_CACHE_DIR set to "" turns the cache off. Any failure to
-read or write it is silent: the configuration is then parsed, as without it."""
+~/.cache/pcp-native; PCP_NATIVE_CACHE_DIR set to "" turns the cache off. A file that is
+not the user's own, or that others may write, is not read (its journal is registered as
+a configuration would be). Any failure to read or write it is silent: the configuration
+is then parsed, as without it."""
 from __future__ import annotations
 
 import marshal
@@ -62,6 +64,9 @@ def recall(path: bytes, files: Files) -> Optional[List[tuple]]:
         return None
     try:
         with open(os.path.join(where, _FILE_NAME), "rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return None         # only a file no one else could have written
             key, cached_files, journal = marshal.load(f)
     except (OSError, EOFError, ValueError, TypeError):
         return None
@@ -80,7 +85,9 @@ def remember(path: bytes, files: Files, journal: List[tuple]) -> None:
     temporary = "%s.%d.tmp" % (target, os.getpid())
     try:
         os.makedirs(where, mode=0o700, exist_ok=True)
-        with open(temporary, "wb") as f:
+        # the user's alone, whatever the umask (recall reads no other)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as f:
             marshal.dump((key, files, journal), f)
         os.replace(temporary, target)       # whole or not at all, for other processes
     except (OSError, ValueError):
