@@ -647,8 +647,9 @@ def test_config_remembered_from_process_to_process(tmp_path):
     (pcp._libpcp.derived.config_cache) and registered by the next without being parsed
     at its first context, each expression parsed when first used: every answer as
     libpcp's, also after a failed parse left the scanner inside a matchinst() (the
-    remembered expressions parse from a clean state, as at start). Changed bytes are
-    parsed again; a configuration with an error is parsed and reported every time."""
+    remembered expressions parse from a clean state, as at start). A remembered file
+    others may write is not read; changed bytes are parsed again; a configuration with
+    an error is parsed and reported every time."""
     conf = tmp_path / "derived.conf"
     conf.write_text(CACHED_CONFIG)
     probes = tmp_path / "probes"
@@ -666,6 +667,10 @@ def test_config_remembered_from_process_to_process(tmp_path):
     _compare(snippet)                                   # parsed, remembered
     assert (tmp_path / "cache").is_dir()
     _compare(snippet)                                   # registered from memory
+    remembered = tmp_path / "cache" / "derived-config.marshal"
+    assert remembered.stat().st_mode & 0o777 == 0o600
+    remembered.chmod(0o666)                             # others may write it: not read
+    _compare(snippet)
     unreduced = ("R0 = catch(ctx.pmRegisterDerived, 'cache.bad', "
                  "'matchinst(/bin/ sample.bin)')\n")
     _compare(snippet.replace(start + probe, start + probe + unreduced))
@@ -674,7 +679,8 @@ def test_config_remembered_from_process_to_process(tmp_path):
     conf.write_text(CACHED_CONFIG + "cache.broken = sample.long.one +\n")
     _compare(snippet)
     _compare(snippet)                                   # reported again
-    assert probes.read_text().split() == ["True", "False", "False", "True", "True", "True"]
+    assert probes.read_text().split() == ["True", "False", "True", "False", "True", "True",
+                                          "True"]
 
 
 # ---- the rest of the API over derived metrics ---------------------------------------------
