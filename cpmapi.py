@@ -37,14 +37,28 @@ from pcp._core.constants import PM_XTB_FLAG as _PM_XTB_FLAG  # used below
 from pcp._core.cint import c_int as _c_int, c_long as _c_long, c_long_long as _c_long_long
 from pcp._core.cint import wrap_int32 as _to_int32
 from pcp._core.errors import pmprintf as _pmprintf, pmGetProgname as _pmGetProgname
-from pcp._core.intervals import IntervalError as _IntervalError
-from pcp._core.intervals import interval_timespec as _interval_timespec
-from pcp._libpcp import options as _options
+# the options machinery (pcp._libpcp.options, getopt, and the interval grammar's regular
+# expressions) comes with the first options call: a program without a command line does
+# not pay for it
+
+
+def _options() -> Any:
+    """pcp._libpcp.options (kept once imported: a pmOptions going at the interpreter's exit
+    resets the options when imports no longer work)."""
+    module = _late_modules.get("options")
+    if module is None:
+        from pcp._libpcp import options as module  # pylint: disable=import-outside-toplevel
+
+        _late_modules["options"] = module
+    return module
+
+
+_late_modules: "Dict[str, Any]" = {}
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
     from fractions import Fraction as _Fraction
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # the future import above and the type checkers' flag bind names the official module
 # does not have
@@ -252,58 +266,58 @@ def _text(value: object, function: str, position: int = 1) -> str:
 
 def pmResetAllOptions() -> None:
     """Forget every option set so far (a new pmOptions; the callbacks stay)."""
-    _options.reset()
+    _options().reset()
 
 
 def pmSetShortOptions(short_options: str) -> None:
     """The getopt string of short options (libpcp's PMAPI_OPTIONS is the usual base)."""
-    _options.OPTIONS.short_options = _text(short_options, "pmSetShortOptions")
+    _options().OPTIONS.short_options = _text(short_options, "pmSetShortOptions")
 
 
 def pmSetShortUsage(short_usage: str) -> None:
     """What the usage message shows after the program name (default "[options]")."""
-    _options.OPTIONS.short_usage = _text(short_usage, "pmSetShortUsage")
+    _options().OPTIONS.short_usage = _text(short_usage, "pmSetShortUsage")
 
 
 def pmSetOptionContext(context: int) -> None:
     """Set the context type the options are for (PM_CONTEXT_*)."""
-    _options.OPTIONS.context = _c_int(context)
+    _options().OPTIONS.context = _c_int(context)
 
 
 def pmSetOptionFlags(flags: int) -> None:
     """Add PM_OPTFLAG_* flags (they are or-ed in, never cleared)."""
-    _options.OPTIONS.flags |= _c_int(flags)
+    _options().OPTIONS.flags |= _c_int(flags)
 
 
 def pmGetOptionFlags() -> int:
     """The PM_OPTFLAG_* flags, the ones option processing set included."""
-    return _options.OPTIONS.flags
+    return _options().OPTIONS.flags
 
 
 def pmSetOptionErrors(errors: int) -> None:
     """Set the error count."""
-    _options.OPTIONS.errors = _c_int(errors)
+    _options().OPTIONS.errors = _c_int(errors)
 
 
 def pmGetOptionErrors() -> int:
     """The number of errors option processing found."""
-    return _options.OPTIONS.errors
+    return _options().OPTIONS.errors
 
 
-def _add_long_option(option: _options.LongOption) -> int:
-    _options.OPTIONS.long_options.append(option)
-    return len(_options.OPTIONS.long_options) - 1
+def _add_long_option(option: Any) -> int:
+    _options().OPTIONS.long_options.append(option)
+    return len(_options().OPTIONS.long_options) - 1
 
 
 def pmSetLongOptionHeader(heading: str) -> None:
     """Start a section of the usage message."""
-    _add_long_option(_options.LongOption("", 0, "-", None,
+    _add_long_option(_options().LongOption("", 0, "-", None,
                                          _text(heading, "pmSetLongOptionHeader")))
 
 
 def pmSetLongOptionText(text: str) -> None:
     """A line of text in the usage message."""
-    _add_long_option(_options.LongOption("", 0, "|", None, _text(text, "pmSetLongOptionText")))
+    _add_long_option(_options().LongOption("", 0, "|", None, _text(text, "pmSetLongOptionText")))
 
 
 def pmSetLongOption(long_opt: str, has_arg: int, short_opt: str, argname: str,
@@ -315,18 +329,19 @@ def pmSetLongOption(long_opt: str, has_arg: int, short_opt: str, argname: str,
     short = _text(short_opt, "pmSetLongOption", 3)[:1]
     arg = _text(argname, "pmSetLongOption", 4)
     text = _text(message, "pmSetLongOption", 5)
-    return _add_long_option(_options.LongOption(name, has, short, arg, text or None))
+    return _add_long_option(_options().LongOption(name, has, short, arg, text or None))
 
 
 def _standard(name: str) -> Callable[[], int]:
-    option = _options.STANDARD[name]
-
     def add() -> int:
-        return _add_long_option(_options.LongOption(option.long_opt, option.has_arg,
-                                                    option.short_opt, option.argname,
-                                                    option.message))
+        options = _options()
+        option = options.STANDARD[name]
+        return _add_long_option(options.LongOption(option.long_opt, option.has_arg,
+                                                   option.short_opt, option.argname,
+                                                   option.message))
     add.__name__ = add.__qualname__ = "pmSetLongOption" + name
-    add.__doc__ = "Add libpcp's standard --%s option; its index." % option.long_opt
+    add.__doc__ = "Add libpcp's standard %s option (pcp._libpcp.options.STANDARD); its " \
+                  "index." % name
     return add
 
 
@@ -354,54 +369,54 @@ pmSetLongOptionHelp = _standard("Help")
 
 def pmSetOptionArchive(archive: str) -> None:
     """Add an archive, as -a does."""
-    _options.add_archive(_options.OPTIONS, _text(archive, "pmSetOptionArchive"))
+    _options().add_archive(_options().OPTIONS, _text(archive, "pmSetOptionArchive"))
 
 
 def pmSetOptionArchiveList(archives: str) -> None:
     """Add comma-separated archives, as --archive-list does."""
-    _options.add_archive_list(_options.OPTIONS, _text(archives, "pmSetOptionArchiveList"))
+    _options().add_archive_list(_options().OPTIONS, _text(archives, "pmSetOptionArchiveList"))
 
 
 def pmSetOptionArchiveFolio(folio: str) -> None:
     """Add the archives of a PCP folio file, as --archive-folio does."""
-    _options.add_archive_folio(_options.OPTIONS, _text(folio, "pmSetOptionArchiveFolio"))
+    _options().add_archive_folio(_options().OPTIONS, _text(folio, "pmSetOptionArchiveFolio"))
 
 
 def pmSetOptionContainer(container: str) -> None:
     """Name the container to query, as --container does."""
-    _options.set_container(_options.OPTIONS, _text(container, "pmSetOptionContainer"))
+    _options().set_container(_options().OPTIONS, _text(container, "pmSetOptionContainer"))
 
 
 def pmSetOptionHost(host: str) -> None:
     """Add a host, as -h does."""
-    _options.add_host(_options.OPTIONS, _text(host, "pmSetOptionHost"))
+    _options().add_host(_options().OPTIONS, _text(host, "pmSetOptionHost"))
 
 
 def pmSetOptionHostList(hosts: str) -> None:
     """Add comma-separated hosts, as --host-list does."""
-    _options.add_host_list(_options.OPTIONS, _text(hosts, "pmSetOptionHostList"))
+    _options().add_host_list(_options().OPTIONS, _text(hosts, "pmSetOptionHostList"))
 
 
 def pmSetOptionSpecLocal(spec: str) -> None:
     """A PMDA specification for a local context, as -K does."""
-    _options.set_local_table(_options.OPTIONS, _text(spec, "pmSetOptionSpecLocal"))
+    _options().set_local_table(_options().OPTIONS, _text(spec, "pmSetOptionSpecLocal"))
 
 
 def pmSetOptionLocalPMDA() -> None:
     """Ask for a local context, as -L does."""
-    _options.set_local_flag(_options.OPTIONS)
+    _options().set_local_flag(_options().OPTIONS)
 
 
 def pmSetOptionSamples(count: str) -> None:
     """The sample count, from its text (a finish time and a count exclude each other)."""
-    opts = _options.OPTIONS
+    opts = _options().OPTIONS
     text = _text(count, "pmSetOptionSamples")
     if opts.finish_optarg is not None:
         _pmprintf("%s: at most one of finish time and sample count allowed\n"
                   % _pmGetProgname())
         opts.errors += 1
         return
-    opts.samples, whole = _options.strtol_int(text)
+    opts.samples, whole = _options().strtol_int(text)
     if not whole or opts.samples < 0:
         _pmprintf("%s: sample count must be a positive numeric argument\n" % _pmGetProgname())
         opts.errors += 1
@@ -409,13 +424,15 @@ def pmSetOptionSamples(count: str) -> None:
 
 def pmSetOptionInterval(delta: str) -> None:
     """The sampling interval, from its pmParseInterval (7.x) / pmParseHighResInterval text."""
-    opts = _options.OPTIONS
+    from pcp._core import intervals as _intervals  # pylint: disable=import-outside-toplevel
+
+    opts = _options().OPTIONS
     text = _text(delta, "pmSetOptionInterval")
     try:
-        opts.interval = _interval_timespec(text)
-    except _IntervalError as err:
+        opts.interval = _intervals.interval_timespec(text)
+    except _intervals.IntervalError as err:
         _pmprintf("%s: interval argument not in %s(3) format:\n%s\n"
-                  % (_pmGetProgname(), _options.INTERVAL_PARSER, err.message))
+                  % (_pmGetProgname(), _options().INTERVAL_PARSER, err.message))
         opts.errors += 1
 
 
@@ -423,14 +440,14 @@ def pmSetOptionCallback(func: Callable[..., Any]) -> None:
     """Call func(option, optarg, index) for each option that is not a standard one."""
     if not callable(func):
         raise TypeError("pmSetOptionCallback parameter not callable")
-    _options.CALLBACKS.option = func
+    _options().CALLBACKS.option = func
 
 
 def pmSetOverrideCallback(func: Callable[[str], int]) -> None:
     """Call func(option) first for every option: non-zero means the caller handles it."""
     if not callable(func):
         raise TypeError("pmSetOverrideCallback parameter not callable")
-    _options.CALLBACKS.override = func
+    _options().CALLBACKS.override = func
 
 
 def pmGetOptionsFromList(argv: List[str]) -> int:
@@ -440,45 +457,45 @@ def pmGetOptionsFromList(argv: List[str]) -> int:
         return 0
     if not isinstance(argv, list):
         raise TypeError("pmGetOptionsFromList uses a list")
-    return _options.options_from_list(argv)
+    return _options().options_from_list(argv)
 
 
 def pmGetOperands() -> Optional[List[str]]:
     """The words after the options (None when there are none)."""
-    return _options.operands()
+    return _options().operands()
 
 
 def pmGetNonOptionsFromList(argv: List[str]) -> Optional[List[str]]:
     """The words after the options (argv must be a list; it is not read)."""
     if not isinstance(argv, list):
         raise TypeError("pmGetNonOptionsFromList uses a list")
-    return _options.operands()
+    return _options().operands()
 
 
 def pmEndOptions() -> None:
     """Finish option processing (the context type the options imply, final checks)."""
-    _options.end_options(_options.OPTIONS)
+    _options().end_options(_options().OPTIONS)
 
 
 def pmServerStart() -> None:
     """Continue in the background, detached from the terminal (a tool's --daemonize)."""
-    _options.daemonize()
+    _options().daemonize()
 
 
 def pmSetContextOptions(context: int, mode: int, delta: int) -> int:
     """Finish the options against an open context: the reporting zone, the time window,
     and for an archive with PM_OPTFLAG_BOUNDARIES the initial mode, origin and interval
     (delta seconds when no interval was given). 0, or a negative PMAPI code."""
-    finish = _options.CALLBACKS.context_options
-    if finish is None:      # pcp.pmapi, which opens every context, was never imported
+    pmapi = _sys.modules.get("pcp.pmapi")
+    if pmapi is None:       # pcp.pmapi, which opens every context, was never imported
         return PM_ERR_NOCONTEXT
-    return finish(_c_int(context), _c_int(mode), _c_int(delta))
+    return pmapi._set_context_options(_c_int(context), _c_int(mode), _c_int(delta))
 
 
 def pmUsageMessage() -> None:
     """Write the buffered messages and the usage text to stderr; the process exits (0)
     when the options asked for an exit (--version)."""
-    _options.print_usage()
+    _options().print_usage()
 
 
 def _stamp_part(stamp: Tuple[int, int], part: str) -> Optional[int]:
@@ -495,97 +512,97 @@ def _stamp_part(stamp: Tuple[int, int], part: str) -> Optional[int]:
 
 def pmGetOptionContext() -> Optional[int]:
     """The context type the options imply (None before it is known)."""
-    context = _options.OPTIONS.context
+    context = _options().OPTIONS.context
     return context if context > 0 else None
 
 
 def pmGetOptionHosts() -> Optional[List[str]]:
     """The hosts named (None for none)."""
-    hosts = _options.OPTIONS.hosts
+    hosts = _options().OPTIONS.hosts
     return list(hosts) if hosts else None
 
 
 def pmGetOptionArchives() -> Optional[List[str]]:
     """The archives named (None for none; with -O alone, the local pmlogger directory)."""
-    opts = _options.OPTIONS
+    opts = _options().OPTIONS
     if opts.origin_optarg is not None and not opts.archives and not opts.hosts \
             and not opts.Lflag:
-        _options.add_archive_path(opts)
+        _options().add_archive_path(opts)
     return list(opts.archives) if opts.archives else None
 
 
 def pmGetOptionAlign_optarg() -> Optional[str]:
     """The -A text."""
-    return _options.OPTIONS.align_optarg
+    return _options().OPTIONS.align_optarg
 
 
 def pmGetOptionFinish_optarg() -> Optional[str]:
     """The -T text."""
-    return _options.OPTIONS.finish_optarg
+    return _options().OPTIONS.finish_optarg
 
 
 def pmGetOptionStart_sec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.start, "sec")
+    return _stamp_part(_options().OPTIONS.start, "sec")
 
 
 def pmGetOptionStart_usec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.start, "usec")
+    return _stamp_part(_options().OPTIONS.start, "usec")
 
 
 def pmGetOptionStart_nsec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.start, "nsec")
+    return _stamp_part(_options().OPTIONS.start, "nsec")
 
 
 def pmGetOptionFinish_sec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.finish, "sec")
+    return _stamp_part(_options().OPTIONS.finish, "sec")
 
 
 def pmGetOptionFinish_usec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.finish, "usec")
+    return _stamp_part(_options().OPTIONS.finish, "usec")
 
 
 def pmGetOptionFinish_nsec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.finish, "nsec")
+    return _stamp_part(_options().OPTIONS.finish, "nsec")
 
 
 def pmGetOptionOrigin_sec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.origin, "sec")
+    return _stamp_part(_options().OPTIONS.origin, "sec")
 
 
 def pmGetOptionOrigin_usec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.origin, "usec")
+    return _stamp_part(_options().OPTIONS.origin, "usec")
 
 
 def pmGetOptionOrigin_nsec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.origin, "nsec")
+    return _stamp_part(_options().OPTIONS.origin, "nsec")
 
 
 def pmGetOptionInterval_sec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.interval, "sec")
+    return _stamp_part(_options().OPTIONS.interval, "sec")
 
 
 def pmGetOptionInterval_usec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.interval, "usec")
+    return _stamp_part(_options().OPTIONS.interval, "usec")
 
 
 def pmGetOptionInterval_nsec() -> Optional[int]:
-    return _stamp_part(_options.OPTIONS.interval, "nsec")
+    return _stamp_part(_options().OPTIONS.interval, "nsec")
 
 
 def pmGetOptionSamples() -> Optional[int]:
     """The sample count (None while 0)."""
-    samples = _options.OPTIONS.samples
+    samples = _options().OPTIONS.samples
     return samples if samples else None
 
 
 def pmGetOptionTimezone() -> Optional[str]:
     """The -Z zone."""
-    return _options.OPTIONS.timezone
+    return _options().OPTIONS.timezone
 
 
 def pmGetOptionHostZone() -> int:
     """1 when -z asked for the source's zone."""
-    return _options.OPTIONS.tzflag
+    return _options().OPTIONS.tzflag
 
 
 def pmGetOptionContainer() -> Optional[str]:
@@ -595,7 +612,7 @@ def pmGetOptionContainer() -> Optional[str]:
 
 def pmGetOptionLocalPMDA() -> int:
     """1 when -L asked for a local context."""
-    return _options.OPTIONS.Lflag
+    return _options().OPTIONS.Lflag
 
 
 # ---------------------------------------------------------------------------

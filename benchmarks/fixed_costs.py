@@ -4,7 +4,8 @@ short program pays once per process, per context and per call.
 
   processes  short programs run as processes under each binding, CPU (user + system)
              of the child: one_fetch.py live and on an archive, pcp-uptime, pcp-free,
-             pcp-numastat, pmrep for a few samples (live, archive, LOCAL)
+             pcp-numastat, pmrep for a few samples (live, archive, LOCAL); then each
+             figure above its side's floor, the interpreter alone
   calls      one call in a warm process (call_costs.py under each binding)
   instructions  the same calls counted in instructions (callgrind: user space only, so
              the syscalls, which both bindings make, are left out; steady where CPU
@@ -50,6 +51,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 REF_PYTHON = os.environ.get("PCP_BENCH_REF_PYTHON", "/usr/bin/python3")
 QA_ARCHIVE = "/var/lib/pcp/testsuite/archives/20180102"
+FLOOR = "python -c pass (the interpreter alone)"
 
 
 def _tool(name):
@@ -63,7 +65,7 @@ def process_cases():
     """(label, argv after the interpreter, whether the output must be identical)."""
     one_fetch = str(BENCH_DIR / "one_fetch.py")
     return [
-        ("python -c pass (the interpreter alone)", ["-c", "pass"], True),
+        (FLOOR, ["-c", "pass"], True),
         ("one-fetch script, live", [one_fetch, "live"], True),
         ("one-fetch script, archive (QA 20180102)", [one_fetch, QA_ARCHIVE], True),
         ("pcp-uptime", [_tool("pcp-uptime")], False),
@@ -252,6 +254,24 @@ def table_text(title, unit, table, sides):
     return "\n".join(lines)
 
 
+def floor_text(table, sides):
+    """Each process figure above its side's floor (the interpreter alone, same side):
+    what the program and its binding add to the bare start of Python."""
+    ours = [s for s in sides if s != "official"]
+    lines = ["| above the floor (ms CPU) | %s | %s |" % (
+        " | ".join(sides), " | ".join("%s/official" % s for s in ours)),
+        "|---|" + "---:|" * (len(sides) + len(ours))]
+    floor = table[FLOOR]
+    for label, row in table.items():
+        if label == FLOOR:
+            continue
+        above = {s: row[s] - floor[s] for s in sides}
+        cells = ["%.1f" % above[s] for s in sides]
+        cells.extend(_ratio(above[s], above["official"]) for s in ours)
+        lines.append("| %s | %s |" % (label, " | ".join(cells)))
+    return "\n".join(lines)
+
+
 def imports_text(sides):
     out = []
     for side, module in [("official", "pcp.pmapi"), ("baseline", "pcp.pmapi"),
@@ -279,6 +299,7 @@ def report(runs=5, only=("processes", "calls", "instructions", "imports"), basel
         if "processes" in only:
             parts["processes"] = measure_processes(sides, runs)
             print(table_text("whole process", "ms CPU", parts["processes"], sides), flush=True)
+            print(floor_text(parts["processes"], sides), flush=True)
         # the calls on both interpreters: ours on the official binding's own too, so
         # that only the bindings differ there
         call_pythons = {"official": REF_PYTHON, "ours (venv)": sides["wheel-like"]}

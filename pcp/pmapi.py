@@ -35,12 +35,10 @@ from pcp._core.structs import (c_suseconds_t, c_time_t, get_indom, pmAtomValue, 
 from pcp._decode import result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
-from pcp._libpcp import (fetchgroup as _fetchgroup, metricspec as _metricspec, options as _options,
-                         pmns as _pmns, printvalue as _printvalue, strings as _strings,
-                         values as _values, zones as _zones)
+from pcp._libpcp import strings as _strings, values as _values
 from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext, fetches_plain as _fetches_plain
-from pcp._libpcp.options import pmUsageErr
+from pcp._libpcp.usage import pmUsageErr
 
 if _API_LEVEL >= (7, 2):
     # 7.x's name for the timeval-stamped result of PCP 6 (pmResult has a timespec)
@@ -55,7 +53,8 @@ if TYPE_CHECKING:
 
 # Imported where first needed rather than here, so that a tool's start-up does not pay
 # for what it may never use: pcp._live (sockets) for host contexts, pcp._decode.events
-# for event records, json for labels.
+# for event records, json for labels, and pcp._libpcp's options (command lines), zones,
+# pmns (PMNS files), fetchgroup, metricspec and printvalue.
 
 __all__ = [
     "pmErr", "pmUsageErr", "pmContext", "pmResult", "pmValueSet",
@@ -162,6 +161,32 @@ def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
 
 
 _last_pmids: Tuple[Any, Tuple[int, ...]] = (None, ())
+
+
+# modules imported where first needed, kept once imported (an object going at the
+# interpreter's exit may still use them when imports no longer work)
+_late_modules: Dict[str, Any] = {}
+
+
+def _zones() -> Any:
+    """pcp._libpcp.zones, imported with the first zone asked for."""
+    module = _late_modules.get("zones")
+    if module is None:
+        from pcp._libpcp import zones as module  # pylint: disable=import-outside-toplevel
+
+        _late_modules["zones"] = module
+    return module
+
+
+def _options() -> Any:
+    """pcp._libpcp.options, imported with the first command line or debug option."""
+    module = _late_modules.get("options")
+    if module is None:
+        from pcp._libpcp import options as module  # pylint: disable=import-outside-toplevel
+
+        _late_modules["options"] = module
+    return module
+
 
 # the last pmFetch request seen and whether it is plain (fetches_plain): a fetch loop
 # asks the same pmIDs again, so the check is made once per distinct request
@@ -407,7 +432,9 @@ class pmContext(object):
         """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
         PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
         host = self._use()
-        if _pmns.ATTEMPTED:
+        # pcp._libpcp.pmns is imported by pmLoadNameSpace: not there, nothing was loaded
+        _pmns = sys.modules.get("pcp._libpcp.pmns")
+        if _pmns is not None and _pmns.ATTEMPTED:
             if _pmns.LOADED is None:
                 raise pmErr(c_api.PM_ERR_NOPMNS)
             return c_api.PMNS_LOCAL
@@ -425,11 +452,15 @@ class pmContext(object):
         self._use()
         name = filename.decode("utf-8", "surrogateescape") if isinstance(filename, bytes) \
             else filename
+        from pcp._libpcp import pmns as _pmns  # pylint: disable=import-outside-toplevel
+
         return _pmns.load(name, True, False)
 
     def pmUnLoadNameSpace(self) -> None:
         """Drop the loaded PMNS: names come from each context's source again."""
         self._use()
+        from pcp._libpcp import pmns as _pmns  # pylint: disable=import-outside-toplevel
+
         _pmns.unload()
 
     def pmLookupName(self, nameA: Any, relaxed: int = 0):
@@ -747,7 +778,7 @@ class pmContext(object):
         pmcd's pmcd.zoneinfo / pmcd.timezone) and return its handle."""
         host = self._use()
         if host.pmns_location == c_api.PMNS_ARCHIVE:
-            return _zones.new_zone(host.archive_label().timezone.decode("utf-8", "replace"))
+            return _zones().new_zone(host.archive_label().timezone.decode("utf-8", "replace"))
         pmids = self.pmLookupName(["pmcd.timezone", "pmcd.zoneinfo"], relaxed=1)
         if pmids[0] == c_api.PM_ID_NULL and pmids[1] == c_api.PM_ID_NULL:
             raise pmErr(c_api.PM_ERR_NAME)
@@ -756,18 +787,18 @@ class pmContext(object):
             if result.get_numval(i) == 1 and result.get_valfmt(i) != c_api.PM_VAL_INSITU:
                 atom = self.pmExtractValue(result.get_valfmt(i), result.get_vlist(i, 0),
                                            c_api.PM_TYPE_STRING, c_api.PM_TYPE_STRING)
-                return _zones.new_zone(atom.cp.decode("utf-8", "replace"))
+                return _zones().new_zone(atom.cp.decode("utf-8", "replace"))
         raise pmErr(c_api.PM_ERR_VALUE)
 
     @staticmethod
     def pmNewZone(tz: _TUnion[str, bytes]) -> int:
         """Add a reporting time zone (a TZ value), make it current, return its handle."""
-        return _zones.new_zone(tz.decode("utf-8") if isinstance(tz, bytes) else tz)
+        return _zones().new_zone(tz.decode("utf-8") if isinstance(tz, bytes) else tz)
 
     @staticmethod
     def pmUseZone(tz_handle: int) -> int:
         """Make the zone of a handle pmNewZone gave the current reporting zone."""
-        status = _zones.use_zone(tz_handle)
+        status = _zones().use_zone(tz_handle)
         if status < 0:
             raise pmErr(status)
         return status
@@ -775,7 +806,7 @@ class pmContext(object):
     @staticmethod
     def pmWhichZone() -> str:
         """The current reporting zone (pmErr -1 when none was set)."""
-        tz = _zones.which_zone()
+        tz = _zones().which_zone()
         if tz is None:
             raise pmErr(-1)
         return tz
@@ -783,18 +814,18 @@ class pmContext(object):
     def pmLocaltime(self, seconds: int) -> tm:
         """The broken-down time (a tm) of an instant in the current reporting zone."""
         self._use()
-        return _zones.localtime(int(seconds))
+        return _zones().localtime(int(seconds))
 
     def _struct_time(self, seconds: int) -> Any:
         """pmLocaltime's fields as a time.struct_time (full year, months from 1): the
         fetchgroup's timestamps, made without a tm."""
         self._use()
-        return _zones.broken_down(int(seconds))
+        return _zones().broken_down(int(seconds))
 
     def pmCtime(self, seconds: int) -> str:
         """ctime's text of an instant in the current reporting zone (newline included)."""
         self._use()
-        return _zones.ctime(int(seconds))
+        return _zones().ctime(int(seconds))
 
     # ---- fetch and store -------------------------------------------------------------
 
@@ -1262,6 +1293,8 @@ class pmContext(object):
         valfmt = contents.get_valfmt(vset_idx)
         value = contents.get_vlist(vset_idx, vlist_idx)
         mtype = ptype.contents.type if hasattr(ptype, "contents") else ptype.type
+        from pcp._libpcp import printvalue as _printvalue  # pylint: disable=import-outside-toplevel
+
         fileObj.write(_printvalue.value_text(valfmt, mtype, value, int(min_width),
                                              pmContext.pmExtractValue))
         fileObj.flush()
@@ -1341,7 +1374,7 @@ class pmContext(object):
             PM_ERR_CONV for an unknown name (and then none is set)."""
             if not isinstance(options, bytes):
                 options = options.encode("utf-8")
-            status = _options.debug_options(options.decode("utf-8", "surrogateescape"), "set")
+            status = _options().debug_options(options.decode("utf-8", "surrogateescape"), "set")
             if status < 0:
                 raise pmErr(status)
             return status
@@ -1353,7 +1386,7 @@ class pmContext(object):
             pmSetDebug set, and prints no libpcp diagnostics."""
             if not isinstance(options, bytes):
                 options = options.encode("utf-8")
-            status = _options.debug_options(options.decode("utf-8", "surrogateescape"), "test")
+            status = _options().debug_options(options.decode("utf-8", "surrogateescape"), "test")
             if status < 0:
                 raise pmErr(status)
             return status
@@ -1517,7 +1550,9 @@ class pmOptions(object):
         self._need_reset = False
 
     def __del__(self) -> None:
-        if getattr(self, "_need_reset", False):
+        # not at the interpreter's exit: pcp._libpcp.options, imported after this
+        # module, may have been torn down already, and nothing is left to reset for
+        if getattr(self, "_need_reset", False) and not sys.is_finalizing():
             c_api.pmResetAllOptions()
 
     @staticmethod
@@ -1794,7 +1829,7 @@ def _timespec_of(sec: Optional[int], nsec: Callable[[], Optional[int]]) -> Optio
 def _set_context_options(handle: int, mode: int, delta: int) -> int:
     """cpmapi.pmSetContextOptions: libpcp's pmGetContextOptions against the context
     `handle` (zone, time window), then the archive's initial pmSetModeHighRes."""
-    opts = _options.OPTIONS
+    opts = _options().OPTIONS
     host = _registry.contexts.get(handle)
     if host is None:
         return c_api.PM_ERR_NOCONTEXT
@@ -1828,9 +1863,9 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
         finally:
             wrapper._host = None
 
-    status = _options.context_options(
+    status = _options().context_options(
         opts, host.host_name, context_zone,
-        lambda tz: _zones.new_zone(tz), bounds)
+        lambda tz: _zones().new_zone(tz), bounds)
     if status < 0:
         return status
     if opts.context == c_api.PM_CONTEXT_ARCHIVE and opts.flags & c_api.PM_OPTFLAG_BOUNDARIES:
@@ -1848,8 +1883,6 @@ def _set_context_options(handle: int, mode: int, delta: int) -> int:
             return err.code
     return status
 
-
-_options.CALLBACKS.context_options = _set_context_options
 
 
 class _GroupSource:
@@ -1908,6 +1941,27 @@ class _GroupSource:
         return divmod(time.time_ns(), 1000000000)
 
 
+def _fetchgroup() -> Any:
+    """pcp._libpcp.fetchgroup, imported with the first fetchgroup."""
+    module = _late_modules.get("fetchgroup")
+    if module is None:
+        from pcp._libpcp import fetchgroup as module  # pylint: disable=import-outside-toplevel
+
+        _late_modules["fetchgroup"] = module
+    return module
+
+
+class _FetchgroupClass:
+    """A class attribute that is a class of pcp._libpcp.fetchgroup, read from it when
+    first asked for."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return getattr(_fetchgroup(), self.name)
+
+
 class fetchgroup(object):
     """A PMAPI fetchgroup (pmCreateFetchGroup and friends): metrics, instance domains,
     event fields and timestamps registered once, then all fetched, converted and
@@ -1915,12 +1969,14 @@ class fetchgroup(object):
     value(s) of the last fetch, or raises pmErr with the reason there are none. The
     conversions are libpcp 6.0.3's, done in C for the whole group at each fetch."""
 
-    fetchgroup_item = _fetchgroup.ItemValue
-    fetchgroup_indom = _fetchgroup.IndomValues
-    fetchgroup_event = _fetchgroup.EventValues
-    fetchgroup_timespec = _fetchgroup.TimeValue
-    fetchgroup_timeval = _fetchgroup.TimeValue
-    fetchgroup_timestamp = _fetchgroup.TimeValue
+    # the official binding's nested classes, pcp._libpcp.fetchgroup's (imported with
+    # the first use of a fetchgroup)
+    fetchgroup_item = _FetchgroupClass("ItemValue")
+    fetchgroup_indom = _FetchgroupClass("IndomValues")
+    fetchgroup_event = _FetchgroupClass("EventValues")
+    fetchgroup_timespec = _FetchgroupClass("TimeValue")
+    fetchgroup_timeval = _FetchgroupClass("TimeValue")
+    fetchgroup_timestamp = _FetchgroupClass("TimeValue")
 
     class pmContext_borrowed(pmContext):   # lgtm[py/missing-call-to-init]
         """The fetchgroup's own context, as get_context() hands it out."""
@@ -1935,7 +1991,7 @@ class fetchgroup(object):
         except pmErr as e:
             raise pmErr(e.code)         # pmCreateFetchGroup's status alone
         self.ctx = ctx
-        self._group = _fetchgroup.FetchGroup(_GroupSource(ctx))
+        self._group = _fetchgroup().FetchGroup(_GroupSource(ctx))
 
     def get_context(self) -> "pmContext":
         """The fetchgroup's context. Changing it (its profile, its mode) changes what the
@@ -2045,6 +2101,8 @@ class pmMetricSpec(ctypes.Structure):
         the defaults when the specification names no host or archive."""
         text = string if isinstance(string, bytes) else string.encode("utf-8")
         src = source if isinstance(source, bytes) else source.encode("utf-8")
+        from pcp._libpcp import metricspec as _metricspec  # pylint: disable=import-outside-toplevel
+
         try:
             kind, where, metric, insts = _metricspec.parse_metric_spec(text, isarch, src)
         except _metricspec.MetricSpecError as e:

@@ -5,13 +5,11 @@ second, minute, hour, day and their short forms, any case, with or without a tra
 the text, a caret under the first character not understood, and "unexpected value"."""
 from __future__ import annotations
 
-import re
-
 from pcp._core.longdouble import real_to_timespec, real_to_timeval
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Tuple
+    from typing import Any, Tuple
 
 PM_MAX_TIME_T = (1 << 63) - 1
 
@@ -24,10 +22,21 @@ _UNITS = (("nanosecond", 1, 1000000000), ("microsecond", 1, 1000000),
           ("s", 1, 1), ("m", 60, 1), ("h", 3600, 1), ("d", 86400, 1))
 
 _C_SPACE = " \t\n\v\f\r"
-# strtod's decimal and hexadecimal forms, infinity and nan
-_STRTOD = re.compile(r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
-                     r"(?:[pP][+-]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-                     r"|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
+_strtod_pattern = None
+
+
+def _strtod_match(text: str, at: int) -> Any:
+    """The match of strtod's decimal and hexadecimal forms, infinity and nan at `at`
+    (the pattern compiled with the first interval parsed: re costs a start-up 3 ms)."""
+    global _strtod_pattern  # pylint: disable=global-statement
+    if _strtod_pattern is None:
+        import re  # pylint: disable=import-outside-toplevel
+
+        _strtod_pattern = re.compile(
+            r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+            r"(?:[pP][+-]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+            r"|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
+    return _strtod_pattern.match(text, at)
 
 
 class IntervalError(ValueError):
@@ -59,7 +68,7 @@ def parse_interval(spec: str) -> float:
         j = i
         while j < n and spec[j] in _C_SPACE:
             j += 1
-        m = _STRTOD.match(spec, j)
+        m = _strtod_match(spec, j)
         if m is None:
             i = j           # libpcp reports the place after the blanks it skipped
             break
@@ -110,7 +119,7 @@ def strtod_prefix(text: str, pos: int) -> Tuple[int, float]:
     j = pos
     while j < len(text) and text[j] in _C_SPACE:
         j += 1
-    m = _STRTOD.match(text, j)
+    m = _strtod_match(text, j)
     if m is None:
         return pos, 0.0
     return m.end(), _strtod(m.group(0))

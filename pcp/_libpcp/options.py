@@ -866,12 +866,10 @@ OPTIONS = Options()
 
 class _Callbacks:
     """The Python callbacks of pmSetOptionCallback and pmSetOverrideCallback (kept across
-    pmResetAllOptions, as the official module keeps them), and pcp.pmapi's finishing of
-    the options against an open context (pmSetContextOptions), which pmapi registers
-    when it is imported: it keeps the context table, and imports cpmapi itself."""
+    pmResetAllOptions, as the official module keeps them). (pmSetContextOptions is
+    pcp.pmapi's, which keeps the context table: cpmapi finds it there.)"""
     option: Optional[Callable[..., Any]] = None
     override: Optional[Callable[[str], Any]] = None
-    context_options: Optional[Callable[[int, int, int], int]] = None
 
 
 CALLBACKS = _Callbacks()
@@ -946,19 +944,6 @@ def print_usage() -> None:
     usage_message(OPTIONS)
     if OPTIONS.flags & PM_OPTFLAG_EXIT:
         sys.exit(0)
-
-
-class pmUsageErr(Exception):
-    """A command line usage error; message() prints its arguments and the usage text."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.args = list(args)  # type: ignore[assignment]
-
-    def message(self) -> None:
-        for item in self.args:
-            pmprintf(str(item))
-        return print_usage()
 
 
 def daemonize() -> None:

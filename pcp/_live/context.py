@@ -2,9 +2,9 @@
 as an encode -> send -> receive -> decode exchange over the C codec."""
 from __future__ import annotations
 
+import _socket  # not socket.py: its enums cost a tool's start 5 ms
 import errno
 import os
-import socket
 import threading
 import time
 
@@ -383,7 +383,7 @@ class HostContext:
         host = host or self._conn_host
         if host and not host.startswith("localhost") and not host.startswith("/"):
             return host
-        return socket.gethostname()
+        return _socket.gethostname()
 
     # ---- what only archives do -------------------------------------------------------
 

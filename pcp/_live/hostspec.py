@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 
 from pcp._core.config import pmGetConfig
 from pcp._core.constants import PM_ERR_GENERIC, PM_ERR_NOTHOST
@@ -303,9 +302,6 @@ def parse_hostspec(spec: str) -> HostSpec:
                     attributes=attrs)
 
 
-_PASSWORD_ITEM = re.compile(r"(?<=[?&])(pass|password)=[^&/]*")
-
-
 def redact_hostspec(spec: Any) -> Any:
     """spec with the value of a password attribute hidden, for messages and exceptions
     (libpcp prints the whole spec; a password must not end up in logs or tracebacks)."""
@@ -314,4 +310,6 @@ def redact_hostspec(spec: Any) -> Any:
             "utf-8", "surrogateescape")
     if not isinstance(spec, str) or "?" not in spec:
         return spec
-    return _PASSWORD_ITEM.sub(lambda m: m.group(1) + "=****", spec)
+    import re  # pylint: disable=import-outside-toplevel  (3 ms at a start: only here)
+
+    return re.sub(r"(?<=[?&])(pass|password)=[^&/]*", lambda m: m.group(1) + "=****", spec)

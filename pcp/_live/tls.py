@@ -233,6 +233,10 @@ def wrap_client(sock: socket.socket, host: Optional[str], timeout: float) -> ssl
     name = sni_name(host)
     if ctx.check_hostname and host and not host.startswith("/"):
         name = host             # the opt-in check: the name connected to, as given
+    if not isinstance(sock, socket.socket):
+        # the transport's plain _socket.socket, handed over (as wrap_socket takes the
+        # socket it wraps) to socket.py's class, which ssl wraps
+        sock = socket.socket(sock.family, sock.type, sock.proto, fileno=sock.detach())
     try:
         tls = ctx.wrap_socket(sock, server_hostname=name, do_handshake_on_connect=False)
     except (ssl.SSLError, ValueError, OSError):

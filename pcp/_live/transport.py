@@ -1,12 +1,10 @@
 """Sockets to pmcd: the connection algorithm, the handshake, and PDU framing with timeouts."""
 from __future__ import annotations
 
+import _socket  # socket.py's enums cost a tool's start 5 ms; its class adds nothing used here
 import errno
 import math
 import os
-import re
-import selectors
-import socket
 import struct
 import sys
 import time
@@ -29,7 +27,7 @@ __all__ = [
 
 TYPE_CHECKING = False      # typing's, without importing typing (the first host context)
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Tuple, Union
+    from typing import Any, Dict, List, Optional, Tuple, Union
 
 
 def _warning(msg: str, *args: object) -> None:
@@ -62,16 +60,18 @@ _BIG_FIRST_CHUNK = 1 << 18
 
 _HDR = struct.Struct(">ii")            # len, type
 _TIMEVAL = struct.Struct("@ll")
-_SEND_FLAGS = getattr(socket, "MSG_NOSIGNAL", 0)    # EPIPE instead of SIGPIPE
+_SEND_FLAGS = getattr(_socket, "MSG_NOSIGNAL", 0)    # EPIPE instead of SIGPIPE
 _DEFAULT = object()                    # "use the connection's request timeout"
 
 
 # ---- environment ------------------------------------------------------------------
 
-# strtod syntax (decimal, inf, nan); the whole value must parse, as libpcp insists.
-_FLOAT_RE = re.compile(
-    r"[ \t\n\v\f\r]*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\Z",
-    re.IGNORECASE)
+def _strtod_whole(text: str) -> bool:
+    """Whether text is strtod syntax (decimal, inf, nan) as a whole, as libpcp insists."""
+    import re  # pylint: disable=import-outside-toplevel  (3 ms: only for a variable set)
+
+    return re.match(r"[ \t\n\v\f\r]*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+                    r"|inf(?:inity)?|nan)\Z", text, re.IGNORECASE) is not None
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -80,7 +80,7 @@ def _env_seconds(name: str, default: float) -> float:
         return default
     if text == "":
         return 0.0          # strtod("") converts nothing yet leaves *end == '\0': 0
-    if _FLOAT_RE.match(text):
+    if _strtod_whole(text):
         value = float(text.strip())
         if not value < 0.0:     # as libpcp tests it: nan is taken
             return value
@@ -170,7 +170,7 @@ class Connection:
                  "_sock", "_buf", "_mv", "_start", "_end", "_armed", "_kernel_timeo",
                  "_selector", "_send_flags", "_fd", "_cbuf", "_reply")
 
-    def __init__(self, sock: socket.socket, spec: HostSpec, is_unix: bool, host: str,
+    def __init__(self, sock: _socket.socket, spec: HostSpec, is_unix: bool, host: str,
                  port: Optional[int], request_timeout: float) -> None:
         self.features = 0
         self.spec = spec
@@ -180,14 +180,14 @@ class Connection:
         self.request_timeout = request_timeout
         self.secure = False                 # TLS after the handshake
         self._send_flags = _SEND_FLAGS
-        self._sock: Optional[socket.socket] = sock
+        self._sock: Optional[_socket.socket] = sock
         self._buf = bytearray(_RECV_BUFSIZE)
         self._mv = memoryview(self._buf)
         self._start = 0                     # unconsumed bytes are _buf[_start:_end]
         self._end = 0
         self._armed: Optional[float] = None  # receive timeout currently set on the socket
         self._kernel_timeo = True
-        self._selector: Optional[selectors.BaseSelector] = None
+        self._selector: Optional[Any] = None
         # the one-call round trip (csrc/exchange.c): the socket and the receive buffer
         # as C sees them; _fd is -1 when the round trip must go through Python
         self._fd = sock.fileno()
@@ -197,7 +197,7 @@ class Connection:
         self._arm(request_timeout)
         try:
             # Sends are small; bound them too so a stuck pmcd cannot hang us forever.
-            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+            self._sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_SNDTIMEO,
                                   _timeval(request_timeout))
         except OSError:
             pass
@@ -210,7 +210,7 @@ class Connection:
         t = 0.0 if timeout is None or timeout <= 0 else float(timeout)
         if self._kernel_timeo:
             try:
-                self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(t))
+                self._sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_RCVTIMEO, _timeval(t))
                 self._armed = t
                 return
             except (OSError, OverflowError, struct.error):
@@ -228,7 +228,7 @@ class Connection:
         # TLS reads cannot rely on the kernel's receive timeout (OpenSSL would retry an
         # interrupted read for ever): the ssl module's own timeout bounds them instead.
         try:
-            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(0.0))
+            raw.setsockopt(_socket.SOL_SOCKET, _socket.SO_RCVTIMEO, _timeval(0.0))
         except OSError:
             pass
         t = self.request_timeout if math.isfinite(self.request_timeout) else 0.0
@@ -254,7 +254,7 @@ class Connection:
             raise pmErr(PM_ERR_IPC)
         try:
             sock.sendall(data, self._send_flags)
-        except (BlockingIOError, socket.timeout):
+        except (BlockingIOError, _socket.timeout):
             raise pmErr(PM_ERR_TIMEOUT) from None
         except OSError:
             raise pmErr(PM_ERR_IPC) from None
@@ -396,7 +396,7 @@ class Connection:
             raise pmErr(PM_ERR_IPC)
         try:
             n = sock.recv_into(view)
-        except (BlockingIOError, socket.timeout):
+        except (BlockingIOError, _socket.timeout):
             self._discard()
             raise pmErr(PM_ERR_TIMEOUT) from None
         except OSError:
@@ -421,6 +421,8 @@ class Connection:
     def _wait_readable(self, remaining: float) -> bool:
         sel = self._selector
         if sel is None:
+            import selectors  # pylint: disable=import-outside-toplevel
+
             sel = self._selector = selectors.DefaultSelector()
             sel.register(self._sock, selectors.EVENT_READ)
         return bool(sel.select(remaining))
@@ -491,29 +493,31 @@ def _timeval(seconds: float) -> bytes:
 
 # ---- socket connects --------------------------------------------------------------
 
-def _tune_tcp(sock: socket.socket) -> None:
+def _tune_tcp(sock: _socket.socket) -> None:
     try:
         # Abortive close like libpcp: no lingering on close.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, struct.pack("ii", 1, 0))
     except OSError:
         pass
     try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
     except OSError:
         pass
 
 
-def _tcp_connect(addrs: List[tuple], port: int, timeout: float) -> socket.socket:
+def _tcp_connect(addrs: List[tuple], port: int, timeout: float) -> _socket.socket:
     """Connect to all addresses at once; the first to complete wins (libpcp does the same
     within one connect timeout). Raises pmErr(-errno)."""
-    pending: Dict[socket.socket, None] = {}
+    pending: Dict[_socket.socket, None] = {}
     last_err = errno.ECONNREFUSED
-    winner: Optional[socket.socket] = None
+    winner: Optional[_socket.socket] = None
+    import selectors  # pylint: disable=import-outside-toplevel
+
     sel = selectors.DefaultSelector()
     try:
         for family, socktype, proto, _canon, sockaddr in addrs:
             try:
-                s = socket.socket(family, socktype, proto)
+                s = _socket.socket(family, socktype, proto)
             except OSError as e:
                 last_err = e.errno or last_err
                 continue
@@ -544,7 +548,7 @@ def _tcp_connect(addrs: List[tuple], port: int, timeout: float) -> socket.socket
                 break
             for key, _ev in ready:
                 s = key.fileobj
-                err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                err = s.getsockopt(_socket.SOL_SOCKET, _socket.SO_ERROR)
                 sel.unregister(s)
                 del pending[s]
                 if err == 0 and winner is None:
@@ -569,21 +573,21 @@ def _resolve(host: str) -> List[tuple]:
     if not host:
         raise pmErr(-errno.EHOSTUNREACH)
     try:
-        return socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_STREAM, 0,
-                                  getattr(socket, "AI_ADDRCONFIG", 0))
+        return _socket.getaddrinfo(host, None, _socket.AF_UNSPEC, _socket.SOCK_STREAM, 0,
+                                  getattr(_socket, "AI_ADDRCONFIG", 0))
     except (OSError, UnicodeError):
         # libpcp reports any resolver failure as "No route to host".
         raise pmErr(-errno.EHOSTUNREACH) from None
 
 
-def _unix_connect(path: str, timeout: float) -> socket.socket:
-    if not hasattr(socket, "AF_UNIX"):
+def _unix_connect(path: str, timeout: float) -> _socket.socket:
+    if not hasattr(_socket, "AF_UNIX"):
         raise pmErr(-errno.ECONNREFUSED)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         s.settimeout(timeout if timeout > 0 else None)
         s.connect(path)
-    except socket.timeout:
+    except _socket.timeout:
         s.close()
         raise pmErr(-errno.ETIMEDOUT) from None
     except (OSError, ValueError, UnicodeError) as e:
@@ -594,7 +598,7 @@ def _unix_connect(path: str, timeout: float) -> socket.socket:
         raise pmErr(-code) from None
     s.settimeout(None)
     try:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, struct.pack("ii", 1, 0))
     except OSError:
         pass
     return s
@@ -749,7 +753,7 @@ def _secure_handshake(conn: Connection, want: _Wanted, flags: int, hostname: str
     # cyrus-sasl and TLS get the local host's name for a socket path or "local..." name
     name = hostname
     if not name or name.startswith("/") or name.startswith("local"):
-        name = socket.gethostname()
+        name = _socket.gethostname()
     if flags & FEATURE_SECURE:
         conn.start_tls(hostname)
     if flags & FEATURE_AUTH:
@@ -768,7 +772,7 @@ def _authenticate(conn: Connection, want: _Wanted, host: str) -> None:
         creds.forget()
 
 
-def _negotiate_proxy(sock: socket.socket, host: str, port: int, timeout: float) -> None:
+def _negotiate_proxy(sock: _socket.socket, host: str, port: int, timeout: float) -> None:
     try:
         sock.settimeout(timeout if timeout > 0 else None)
         sock.sendall(b"pmproxy-client 1\n")
@@ -781,7 +785,7 @@ def _negotiate_proxy(sock: socket.socket, host: str, port: int, timeout: float) 
         if bytes(line) != b"pmproxy-server 1":
             raise pmErr(PM_ERR_IPC)
         sock.sendall(("%s %d\n" % (host, port)).encode("utf-8", "surrogateescape"))
-    except (OSError, socket.timeout):
+    except (OSError, _socket.timeout):
         raise pmErr(PM_ERR_IPC) from None
     finally:
         try:
@@ -790,7 +794,7 @@ def _negotiate_proxy(sock: socket.socket, host: str, port: int, timeout: float) 
             pass
 
 
-def _establish(sock: socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool,
+def _establish(sock: _socket.socket, spec: HostSpec, want: _Wanted, is_unix: bool,
                host: str, port: Optional[int], rtimeout: float, namecheck: str) -> Connection:
     # A request timeout that is not a number of seconds (inf, nan) fails every request as
     # libpcp's select does, with PM_ERR_IPC; the greeting still gets the default wait,

@@ -9,7 +9,7 @@ import pytest
 import cpmapi
 from pcp._core import errors as _errors
 from pcp._core.errors import check, pmErr, pmErrStr
-from pcp._libpcp.options import pmUsageErr
+from pcp._libpcp.usage import pmUsageErr
 from support.difftest import require_reference, run_reference
 
 # Every code in a wide window plus values that exercise the 32-bit wrap

@@ -632,6 +632,57 @@ def test_config_directory_and_errors(tmp_path):
     _config(path="::")
 
 
+# ---- a clean configuration remembered from one process to the next ---------------------
+
+CACHED_CONFIG = ("cache.sum = sample.long.one + sample.long.ten\n"
+                 "cache.ratio = sample.long.hundred / sample.long.ten\n"
+                 "cache.bins = matchinst(/bin-[1-3]00/, sample.bin)\n"
+                 "cache.kb = mkconst(10, type=64, semantics=instant, units=\"Kbyte\")\n"
+                 "cache.sum(oneline) = the sum\n"
+                 "cache.sum(helptext) = \"the sum of two constants\"\n")
+
+
+def test_config_remembered_from_process_to_process(tmp_path):
+    """A configuration read clean is remembered by the first process
+    (pcp._libpcp.derived.config_cache) and registered by the next without being parsed
+    at its first context, each expression parsed when first used: every answer as
+    libpcp's, also after a failed parse left the scanner inside a matchinst() (the
+    remembered expressions parse from a clean state, as at start). A remembered file
+    others may write is not read; changed bytes are parsed again; a configuration with
+    an error is parsed and reported every time."""
+    conf = tmp_path / "derived.conf"
+    conf.write_text(CACHED_CONFIG)
+    probes = tmp_path / "probes"
+    snippet = CONFIG_SNIPPET % {"env": str(conf), "path": "", "context": 1,
+                                "target": "local:", "live": True, "fetch": True}
+    start = "ctx = pmapi.pmContext(1, 'local:')\n"
+    assert start in snippet
+    # ours only (the official module has no __implementation__): was the parser needed
+    # to make the first context?
+    probe = ("if hasattr(pmapi, '__implementation__'):\n"
+             "    open(%r, 'a').write('%%s\\n' %% ('pcp._libpcp.derived.parser' in sys.modules))\n"
+             % str(probes))
+    snippet = ("import os, sys\nos.environ['PCP_NATIVE_CACHE_DIR'] = %r\n" % str(tmp_path / "cache")
+               + snippet.replace(start, start + probe))
+    _compare(snippet)                                   # parsed, remembered
+    assert (tmp_path / "cache").is_dir()
+    _compare(snippet)                                   # registered from memory
+    remembered = tmp_path / "cache" / "derived-config.marshal"
+    assert remembered.stat().st_mode & 0o777 == 0o600
+    remembered.chmod(0o666)                             # others may write it: not read
+    _compare(snippet)
+    unreduced = ("R0 = catch(ctx.pmRegisterDerived, 'cache.bad', "
+                 "'matchinst(/bin/ sample.bin)')\n")
+    _compare(snippet.replace(start + probe, start + probe + unreduced))
+    conf.write_text(CACHED_CONFIG.replace("sample.long.one +", "sample.long.ten +"))
+    _compare(snippet)                                   # same size, other bytes: parsed
+    conf.write_text(CACHED_CONFIG + "cache.broken = sample.long.one +\n")
+    _compare(snippet)
+    _compare(snippet)                                   # reported again
+    assert probes.read_text().split() == ["True", "False", "True", "False", "True", "True",
+                                          "True"]
+
+
 # ---- the rest of the API over derived metrics ---------------------------------------------
 
 OTHER_SNIPPET = r'''

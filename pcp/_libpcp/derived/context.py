@@ -4,6 +4,7 @@ libpcp 6.0.3 does in every context it makes (derive.c's __dm* hooks). It asks no
 the context it wraps beyond the Protocol, so both kinds get the same behaviour."""
 from __future__ import annotations
 
+import sys
 from collections import namedtuple
 
 from pcp._core.constants import (PMNS_LOCAL, PMNS_REMOTE, PM_ERR_BADDERIVE, PM_ERR_NAME,
@@ -13,7 +14,6 @@ from pcp._core.errors import pmErr
 from pcp._core.level import API_LEVEL
 from pcp._core.wire import FEATURE_DESCS
 from pcp._decode.result import FlatResult
-from pcp._libpcp import pmns as _pmns
 from pcp._libpcp import anon as _anon
 from pcp._libpcp.anon import is_derived, stitch_children
 from pcp._libpcp.derived.nodes import N, Node
@@ -103,8 +103,10 @@ class DerivedContext:
         pmLoadNameSpace when there is one (libpcp's PMNS_LOCAL, for every context), else
         the wrapped context. The derived metrics are added to either, as libpcp's
         pmns.c adds them whatever the PMNS location."""
-        if _pmns.ATTEMPTED:
-            return _pmns.LocalNames(_pmns.LOADED)
+        # pcp._libpcp.pmns is imported by pmLoadNameSpace: not there, nothing was loaded
+        pmns = sys.modules.get("pcp._libpcp.pmns")
+        if pmns is not None and pmns.ATTEMPTED:
+            return pmns.LocalNames(pmns.LOADED)
         return self.inner
 
     # ---- binding

@@ -46,8 +46,10 @@ UNLIMITED = -1
 
 
 def _debug_enabled() -> set:
-    from pcp._libpcp import options  # pylint: disable=import-outside-toplevel
-    return options.DEBUG_ENABLED
+    # pcp._libpcp.options holds what pmSetDebug and -D set; not imported, nothing was
+    # (not imported from here: options imports the registry, which imports this module)
+    options = sys.modules.get("pcp._libpcp.options")
+    return options.DEBUG_ENABLED if options is not None else set()
 
 
 def derive_debug() -> bool:

@@ -7,7 +7,16 @@ At 7.2 the registry also holds the control options (control.py): $PCP_DERIVED_CO
 applied with the anonymous metrics, "#control" lines as their file is read, and libpcp's
 initialisation has two phases: a load of a configuration before any context
 (pmLoadDerivedConfig of --derived) comes before PCP_DERIVED_CONFIG's, which waits for the
-first context."""
+first context.
+
+The configuration a first context loads is usually the same from one process to the
+next (PCP's own files), and parsing its 64 expressions costs more than the rest of a
+short program's start: a configuration found clean (every line registered, nothing
+reported, no control option) is remembered by `pcp._libpcp.derived.config_cache`, and
+the next process that reads the same bytes registers the same metrics without parsing
+them; each expression is parsed when its metric is first used. A configuration with any
+error is parsed in full every time, so its messages come out when and as libpcp prints
+them."""
 from __future__ import annotations
 
 import os
@@ -18,9 +27,8 @@ from pcp._core.config import pmGetConfig
 from pcp._core.errors import pmflush, pmprintf
 from pcp._core.level import API_LEVEL
 from pcp._core.wire import DYNAMIC_DOMAIN
-from pcp._libpcp.derived import control, parser
-from pcp._libpcp.derived.nodes import Node
-from pcp._libpcp.derived.regex import compile_pattern
+from pcp._libpcp.derived import control
+# the parser (and its lexer's regular expressions) comes with the first expression parsed
 
 # 6.3: a configuration line ending in "\\" continues on the next one
 _CONTINUATION = API_LEVEL >= (6, 3)
@@ -29,7 +37,9 @@ _CONTROL = API_LEVEL >= (7, 2)
 
 TYPE_CHECKING = False      # typing's, without importing typing (the tools' start-up)
 if TYPE_CHECKING:
-    from typing import Any, List, Optional, Tuple
+    from typing import Any, List, Optional, Tuple, Union as _TUnion
+
+    from pcp._libpcp.derived.nodes import Node
 
 _ANON = ((b"event.flags", b"Flags for event records",
           b"An anonymous derived metric that is used to encode the event flags\n"
@@ -41,18 +51,65 @@ _ANON = ((b"event.flags", b"Flags for event records",
           b"enough.  See pmUnpackEventRecords(3)."))
 
 
+def _parse(expr: bytes) -> Node:
+    """parse(expr) with the regular expressions of matchinst() compiled; SyntaxErr."""
+    # pylint: disable-next=import-outside-toplevel
+    from pcp._libpcp.derived import parser
+    from pcp._libpcp.derived.regex import compile_pattern  # pylint: disable=import-outside-toplevel
+
+    return parser.parse(expr, compile_pattern)
+
+
+def _scanner_in_matchinst() -> bool:
+    """The scanner state a parse leaves behind (lexer.STATE); False before any parse."""
+    import sys  # pylint: disable=import-outside-toplevel
+
+    lexer = sys.modules.get("pcp._libpcp.derived.lexer")
+    return lexer is not None and lexer.STATE.in_matchinst
+
+
 class Metric:
-    """One global derived metric: its name, pmID, parsed expression and help text."""
+    """One global derived metric: its name, pmID, parsed expression and help text. The
+    expression of a metric known to parse (a remembered clean configuration, or the
+    anonymous metrics) is parsed when `tree` is first read."""
 
-    __slots__ = ("name", "pmid", "tree", "anon", "oneline", "helptext")
+    __slots__ = ("name", "pmid", "_tree", "_source", "anon", "oneline", "helptext")
 
-    def __init__(self, name: bytes, pmid: int, tree: Node, anon: bool) -> None:
+    def __init__(self, name: bytes, pmid: int, tree: Optional[Node], anon: bool,
+                 source: Optional[bytes] = None) -> None:
         self.name = name
         self.pmid = pmid
-        self.tree = tree
+        self._tree = tree
+        self._source = source       # the expression, until parsed
         self.anon = anon
         self.oneline: Optional[bytes] = None
         self.helptext: Optional[bytes] = None
+
+    @property
+    def tree(self) -> Node:
+        tree = self._tree
+        if tree is None:
+            assert self._source is not None
+            with REGISTRY.lock:
+                if self._tree is None:
+                    self._tree = _parse_known_good(self._source)
+                    self._source = None
+                tree = self._tree
+        return tree
+
+
+def _parse_known_good(expr: bytes) -> Node:
+    """The tree of an expression already known to parse from a clean scanner state,
+    parsed from that state whatever a later failed parse left (a "/" after an
+    unreduced matchinst( starts a pattern), and that state given back afterwards."""
+    from pcp._libpcp.derived import lexer  # pylint: disable=import-outside-toplevel
+
+    left = lexer.STATE.in_matchinst
+    lexer.STATE.in_matchinst = False
+    try:
+        return _parse(expr)
+    finally:
+        lexer.STATE.in_matchinst = left
 
 
 class Registry:
@@ -63,6 +120,7 @@ class Registry:
         self.by_pmid = {}
         self.cluster, self.item = 0, 0
         self.need_init = True
+        self.clean_start = True
         self.need_config = True
         self._errmsg = threading.local()
         # control options (7.2): control.py's
@@ -90,9 +148,11 @@ class Registry:
             return None
         return (DYNAMIC_DOMAIN << 22) | (self.cluster << 10) | self.item
 
-    def register(self, name: bytes, expr: bytes, anon: bool = False) -> Optional[int]:
+    def register(self, name: bytes, expr: bytes, anon: bool = False,
+                 parsed_later: bool = False) -> Optional[int]:
         """registerderived(): None on success, else the byte offset in `expr` where the
-        error was found (-1 before its start) with the message in `errmsg`."""
+        error was found (-1 before its start) with the message in `errmsg`.
+        `parsed_later`: `expr` is known to parse (see Metric.tree)."""
         with self.lock:
             if _CONTROL and self.limit != control.UNLIMITED and \
                     sum(not metric.anon for metric in self.metrics) >= self.limit:
@@ -102,18 +162,22 @@ class Registry:
                 self.errmsg = "Duplicate global derived metric name"
                 return 0
             self.errmsg = None
-            try:
-                tree = parser.parse(expr, compile_pattern)
-            except parser.SyntaxErr as e:
-                self.errmsg = e.msg
-                return e.pos
+            tree: Optional[Node] = None
+            if not parsed_later:
+                # pylint: disable-next=import-outside-toplevel
+                from pcp._libpcp.derived.parser import SyntaxErr
+                try:
+                    tree = _parse(expr)
+                except SyntaxErr as e:
+                    self.errmsg = e.msg
+                    return e.pos
             saved = (self.cluster, self.item)
             pmid = self._next_pmid()
             if pmid is None:
                 self.cluster, self.item = saved
                 self.errmsg = "global PMID space exhausted"
                 return 0
-            metric = Metric(name, pmid, tree, anon)
+            metric = Metric(name, pmid, tree, anon, expr if parsed_later else None)
             self.metrics.append(metric)
             self.by_name[name] = metric
             self.by_pmid[pmid] = metric
@@ -131,8 +195,12 @@ class Registry:
         with self.lock:
             if self.need_init:
                 self.need_init = False
+                # a parse leaves no state behind when it succeeds: the known-good
+                # expressions parse as if here and now only when none has failed before
+                self.clean_start = not _scanner_in_matchinst()
                 for name, oneline, helptext in _ANON:
-                    if self.register(name, b"anon(PM_TYPE_U32)", anon=True) is None:
+                    if self.register(name, b"anon(PM_TYPE_U32)", anon=True,
+                                     parsed_later=self.clean_start) is None:
                         self.by_name[name].oneline = oneline
                         self.by_name[name].helptext = helptext
                 env = os.environ.get("PCP_DERIVED_CONTROL") if _CONTROL else None
@@ -151,7 +219,42 @@ class Registry:
             if os.path.exists(default):
                 path = default
         if path:
-            load_path(self, path.encode("utf-8", "surrogateescape"), recover=True)
+            self._load_config(path.encode("utf-8", "surrogateescape"))
+
+    def _controls_unset(self) -> bool:
+        """No control option given yet (7.2): the state a remembered load started from."""
+        return (self.limit == control.UNLIMITED and not self.map2novalue
+                and all(s == control.NOT_SET for s in self.control_state))
+
+    def _load_config(self, path: bytes) -> None:
+        """__dminit's load of the configuration (errors reported, never returned): from
+        the remembered journal when the files read are the ones it was made from."""
+        from pcp._libpcp.derived import config_cache  # pylint: disable=import-outside-toplevel
+
+        files = config_files(path)
+        # only from the start a remembered load had: no failed parse left the scanner
+        # inside a matchinst(), no metric registered before (a --derived load), no
+        # control option set, none in the files
+        clean = (self.clean_start and self._controls_unset()
+                 and all(m.anon for m in self.metrics)
+                 and not (_CONTROL and any(isinstance(data, bytes) and b"#control" in data.lower()
+                                           for _, data in files)))
+        journal = config_cache.recall(path, files) if clean else None
+        if journal is not None:
+            for entry in journal:
+                if len(entry) == 2:
+                    self.register(entry[0], entry[1], parsed_later=True)
+                else:
+                    self.set_attribute(*entry)
+            return
+        journal = []
+        for fname, data in files:
+            if isinstance(data, bytes):
+                loader = _ConfigFile(self, fname, data, journal=journal)
+                loader.run()
+                clean = clean and loader.clean
+        if clean:
+            config_cache.remember(path, files, journal)
 
     def set_attribute(self, name: bytes, attr: bytes, value: bytes) -> int:
         """setattr(): 0, or -1 no such metric, -2 unknown attribute, -3 already set."""
@@ -205,27 +308,53 @@ def load_path(reg: Registry, path: bytes, recover: bool, context: Any = None) ->
     return total
 
 
-def _load_component(reg: Registry, name: bytes, recover: bool, context: Any) -> int:
-    sts = 0
+def config_files(path: bytes) -> List[Tuple[bytes, _TUnion[bytes, int]]]:
+    """The files of a colon-separated list of files and directories, in the order libpcp
+    reads them (a directory's entries in readdir's order, recursively): (name, contents)
+    or, where a name cannot be read, (name, negative errno)."""
+    parts = path.split(b":")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    out: List[Tuple[bytes, _TUnion[bytes, int]]] = []
+    for part in parts:
+        _collect(part, out)
+    return out
+
+
+def _collect(name: bytes, out: List[Tuple[bytes, _TUnion[bytes, int]]]) -> None:
     try:
         st = os.stat(name)
     except OSError as e:
-        sts = -(e.errno or 1)
-    else:
-        if stat.S_ISREG(st.st_mode):
-            sts = _load_file(reg, name, context)
-        elif stat.S_ISDIR(st.st_mode):
-            try:
-                entries = [e.name for e in os.scandir(name)]
-            except OSError as e:
-                sts = -(e.errno or 1)
-            else:
-                for entry in entries:
-                    local = _load_component(reg, name + b"/" + entry, recover, context)
-                    if local < 0:
-                        sts = local
-                        break
-                    sts += local
+        out.append((name, -(e.errno or 1)))
+        return
+    if stat.S_ISREG(st.st_mode):
+        try:
+            with open(name, "rb") as f:
+                out.append((name, f.read()))
+        except OSError as e:
+            out.append((name, -(e.errno or 1)))
+    elif stat.S_ISDIR(st.st_mode):
+        try:
+            entries = [e.name for e in os.scandir(name)]
+        except OSError as e:
+            out.append((name, -(e.errno or 1)))
+            return
+        for entry in entries:
+            _collect(name + b"/" + entry, out)
+
+
+def _load_component(reg: Registry, name: bytes, recover: bool, context: Any) -> int:
+    """__dminit_component: the metrics registered from a file or directory, or (unless
+    `recover`) the first error met."""
+    sts = 0
+    files: List[Tuple[bytes, _TUnion[bytes, int]]] = []
+    _collect(name, files)
+    for fname, data in files:
+        if isinstance(data, int):
+            if not recover:
+                return data
+            continue
+        sts += _ConfigFile(reg, fname, data, context).run()
     return 0 if recover else sts
 
 
@@ -253,27 +382,22 @@ def _out(fname: bytes, lineno: int, text: str) -> None:
     pmprintf("[%s:%d] %s" % (fname.decode("utf-8", "surrogateescape"), lineno, text))
 
 
-def _load_file(reg: Registry, fname: bytes, context: Any) -> int:
-    try:
-        with open(fname, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        return -(e.errno or 1)
-    loader = _ConfigFile(reg, fname, data, context)
-    return loader.run()
-
-
 def _s(b: bytes) -> str:
     return b.decode("utf-8", "surrogateescape")
 
 
 class _ConfigFile:
     """One configuration file: lines "<name> = <expr>" and "<name>(<attr>) = <value>",
-    read as libpcp reads them (a last line with no newline is ignored)."""
+    read as libpcp reads them (a last line with no newline is ignored). `journal`, when
+    given, gets what was registered: (name, expression) and (name, attribute, value);
+    `clean` stays True while nothing was reported."""
 
-    def __init__(self, reg: Registry, fname: bytes, data: bytes, context: Any = None) -> None:
+    def __init__(self, reg: Registry, fname: bytes, data: bytes, context: Any = None,
+                 journal: Optional[List[tuple]] = None) -> None:
         self.reg = reg
         self.context = context
+        self.journal = journal
+        self.clean = True
         self.fname = fname
         self.data = data
         self.pos = 0
@@ -328,6 +452,7 @@ class _ConfigFile:
         return self.count
 
     def _error(self, text: str) -> None:
+        self.clean = False
         _out(self.fname, self.lineno, text)
         pmflush()
 
@@ -365,7 +490,10 @@ class _ConfigFile:
         pos = self.reg.register(name, buf[start:])
         if pos is None:
             self.count += 1
+            if self.journal is not None:
+                self.journal.append((name, buf[start:]))
             return
+        self.clean = False
         at = start + pos                     # the error's offset within buf
         rest = buf[eq + 1:]
         marks = bytes((ord("^") if eq + 1 + i == at else (c if _isspace(c) else 32))
@@ -402,7 +530,10 @@ class _ConfigFile:
         if value is None:
             return
         sts = self.reg.set_attribute(name, attr, value)
+        if sts == 0 and self.journal is not None:
+            self.journal.append((name, attr, value))
         if sts < 0:
+            self.clean = False
             if sts == -1:
                 text = "cannot set attribute, derived metric (%s) not defined" % _s(name)
             elif sts == -2:
