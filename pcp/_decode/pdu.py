@@ -156,6 +156,11 @@ def encode_label_req(from_: int, ident: int, type_: int) -> bytes:
     return _encode(lib.pcp_pdu_encode_label_req, from_, ident, type_)
 
 
+def unpack(cdata, n: int) -> list:
+    """The first n items of a C array as a list (ffi.unpack, for modules above the door)."""
+    return ffi.unpack(cdata, n)
+
+
 # ---- decoders ----------------------------------------------------------------------
 
 

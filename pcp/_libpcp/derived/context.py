@@ -164,15 +164,28 @@ class DerivedContext:
     # ---- names
     def lookup_names(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
         with self._lock:
-            failure: Optional[pmErr] = None
             try:
                 resolved, pmids = self._names().lookup_names(names)
-                pmids = list(pmids)
             except pmErr as e:
+                return self.complete_names(names, 0, (), e)
+            if PM_ID_NULL not in pmids:
+                return resolved, list(pmids)
+            return self.complete_names(names, resolved, pmids, None)
+
+    def complete_names(self, names: Sequence[bytes], resolved: int, pmids: Sequence[int],
+                       failure: Optional[pmErr]) -> Tuple[int, List[int]]:
+        """lookup_names after the PMNS's answer (`resolved` of `pmids`, or its `failure`):
+        the derived metrics' pmIDs where it found none. pcp.pmapi calls it itself after
+        asking the wrapped context, when that answer is not complete."""
+        with self._lock:
+            if failure is not None:
+                e = failure
                 filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else None
                 if filled is None or len(filled) != len(names):
                     filled = [PM_ID_NULL] * len(names)
-                failure, pmids, resolved = e, list(filled), 0
+                pmids, resolved = list(filled), 0
+            else:
+                pmids = list(pmids)
             if PM_ID_NULL not in pmids:
                 return resolved, pmids
             self._refresh()
