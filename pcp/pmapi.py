@@ -1200,7 +1200,7 @@ class pmContext(object):
             pmunits.scaleSpace = outUnits
         else:
             pmunits = outUnits
-        return _values.pmConvScale(inType, inAtom, desc[metric_idx].contents.units, pmunits)
+        return _values.conv_scale_units(inType, inAtom, desc[metric_idx].contents.units, pmunits)
 
     @staticmethod
     def pmUnitsStr(units: Any) -> str:
