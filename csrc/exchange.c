@@ -200,3 +200,27 @@ int pcp_exchange_desc(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t p
         return sts;
     return pcp_pdu_decode_desc(buf, (size_t)reply->length, out);
 }
+
+int pcp_exchange_instance(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t indom,
+                          int32_t inst, const uint8_t *name, size_t namelen, int32_t instcap,
+                          int32_t *insts, uint32_t *name_off, int32_t *name_len,
+                          int32_t *count, pcp_exchange_reply *reply)
+{
+    if (count == NULL)
+        return PM_ERR_IPC;
+    *count = 0;
+    int sts = ask(fd, buf, cap,
+                  pcp_pdu_encode_instance_req(buf, cap, from, indom, inst, name, namelen),
+                  PDU_INSTANCE, reply);
+    if (sts != 0)
+        return sts;
+    if (reply->length < 20 || ((size_t)reply->length - 20) / 8 > (size_t)instcap)
+        return PCP_EXCHANGE_OTHER;
+    uint32_t reply_indom;
+    int n = pcp_pdu_decode_instance(buf, (size_t)reply->length, &reply_indom, instcap, insts,
+                                    name_off, name_len);
+    if (n < 0)
+        return n;
+    *count = n;
+    return 0;
+}

@@ -82,6 +82,12 @@ int pcp_exchange_children(int fd, uint8_t *buf, size_t cap, int32_t from, int32_
 /* pmLookupText: TEXT_REQ -> TEXT (the text at *off, *tlen bytes). */
 int pcp_exchange_text(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t ident,
                       int32_t type, uint32_t *off, int32_t *tlen, pcp_exchange_reply *reply);
+/* pmGetInDom, pmLookupInDom, pmNameInDom: INSTANCE_REQ -> INSTANCE (instcap instances
+ * at most). */
+int pcp_exchange_instance(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t indom,
+                          int32_t inst, const uint8_t *name, size_t namelen, int32_t instcap,
+                          int32_t *insts, uint32_t *name_off, int32_t *name_len,
+                          int32_t *count, pcp_exchange_reply *reply);
 /* pmLookupDesc: DESC_REQ -> DESC. */
 int pcp_exchange_desc(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t pmid,
                       pcp_desc *out, pcp_exchange_reply *reply);

@@ -587,6 +587,8 @@ class pmContext(object):
         if pmdescp is None and indom is None:
             raise pmErr(c_api.PM_ERR_GENERIC, "invalid arguments")
         host = self._use()
+        if type(host) is DerivedContext:
+            host = host.inner       # the derived layer has nothing of its own here
         if indom is None:
             indom = get_indom(pmdescp)
         insts, names = host.instances(indom)

@@ -47,6 +47,18 @@ class Scratch:
         return have
 
 
+    def instance_arrays(self, n: int):
+        """An INSTANCE reply's three out-arrays (instance, name offset, name length) of at
+        least n items, and how many they hold."""
+        have = self._arrays.get("instance")
+        if have is None or have[3] < n:
+            cap = max(n, 2 * have[3] if have else 64)
+            have = self._arrays["instance"] = (ffi.new("int32_t[]", cap),
+                                               ffi.new("uint32_t[]", cap),
+                                               ffi.new("int32_t[]", cap), cap)
+        return have
+
+
 def _encode(fn, *args, scratch: Optional[Scratch] = None) -> bytes:
     """Run a C encoder into the scratch buffer when there is one and it is large enough
     (the usual case: one C call); else once to size the PDU and once to write it."""
@@ -192,12 +204,17 @@ def decode_descs(pdu: bytes, expected: int, scratch: Optional[Scratch] = None) -
     return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in (out[i] for i in range(n))]
 
 
-def decode_instance(pdu: bytes) -> Tuple[int, List[int], List[Optional[bytes]]]:
+def decode_instance(pdu: bytes,
+                    scratch: Optional[Scratch] = None) -> Tuple[int, List[int], List[Optional[bytes]]]:
     cap = max((len(pdu) - 20) // 8, 1)
-    indom = ffi.new("uint32_t *")
-    inst = ffi.new("int32_t[]", cap)
-    off = ffi.new("uint32_t[]", cap)
-    nlen = ffi.new("int32_t[]", cap)
+    if scratch is not None:
+        indom = scratch.uint_p[0]
+        inst, off, nlen, cap = scratch.instance_arrays(cap)
+    else:
+        indom = ffi.new("uint32_t *")
+        inst = ffi.new("int32_t[]", cap)
+        off = ffi.new("uint32_t[]", cap)
+        nlen = ffi.new("int32_t[]", cap)
     n = _check(lib.pcp_pdu_decode_instance(pdu, len(pdu), indom, cap, inst, off, nlen))
     insts = ffi.unpack(inst, n)
     offs = ffi.unpack(off, n)

@@ -190,7 +190,7 @@ class HostContext:
             raise pmErr(PM_ERR_TOOSMALL)
         # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
         anon = _anon.ANON
-        if not any(n in anon for n in names):
+        if anon.keys().isdisjoint(names):
             return self._lookup_remote(names)
         local = [anon[n][0] if n in anon else None for n in names]
         remote = [n for n, p in zip(names, local) if p is None]
@@ -255,12 +255,13 @@ class HostContext:
         pdu = self._one_call(call, wire.PDU_PMNS_NAMES, self.handle, *args, cap,
                              scratch.int_p[0], status, off, nlen, scratch.int_p[1])
         if pdu is None:
-            view = self.conn.view
+            pdu = self.conn.reply()
             count = scratch.ints[1]
             if count == 1:
-                names = [view[off[0]:off[0] + nlen[0]].tobytes()]
+                start = off[0]
+                names = [pdu[start:start + nlen[0]]]
             else:
-                names = [view[o:o + ln].tobytes()
+                names = [pdu[o:o + ln]
                          for o, ln in zip(codec.unpack(off, count), codec.unpack(nlen, count))]
             return names, (codec.unpack(status, count) if scratch.ints[0] else None)
         if not pdu:
@@ -347,6 +348,11 @@ class HostContext:
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
         inst = wrap_int32(int(inst))
+        scratch = self._scratch
+        if scratch is not None:
+            got = self._instances_one_call(indom, inst, name, scratch)
+            if got is not None:
+                return got
         req = codec.encode_instance_req(self.handle, indom, inst, name)
         _, insts, names = self._request(req, wire.PDU_INSTANCE, codec.decode_instance)
         return insts, names
@@ -374,6 +380,24 @@ class HostContext:
             text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         return text
 
+    def _instances_one_call(self, indom: int, inst: int, name: bytes,
+                            scratch: codec.Scratch) -> Optional[Tuple[List[int], List[bytes]]]:
+        """An INSTANCE reply's (instances, names) through one C call (None: the general
+        path's). The arrays grow to the largest domain seen (a larger one is decoded by
+        the general decoder once, then fits)."""
+        insts, off, nlen, cap = scratch.instance_arrays(64)
+        pdu = self._one_call(lib.pcp_exchange_instance, wire.PDU_INSTANCE, self.handle, indom,
+                             inst, name, len(name), cap, insts, off, nlen, scratch.int_p[1])
+        if pdu is not None:
+            if not pdu:
+                return None
+            _, ids, names = self._decoded(codec.decode_instance, pdu, scratch)
+            return ids, names
+        count = scratch.ints[1]
+        pdu = self.conn.reply()
+        return (codec.unpack(insts, count),
+                [pdu[o:o + ln] for o, ln in zip(codec.unpack(off, count), codec.unpack(nlen, count))])
+
     def _text_one_call(self, ident: int, kind: int, scratch: codec.Scratch) -> Optional[bytes]:
         """A TEXT reply's text through one C call (None: the general path's)."""
         off, tlen = scratch.uint_p[0], scratch.int_p[0]
@@ -381,7 +405,7 @@ class HostContext:
                              off, tlen)
         if pdu is None:
             start = off[0]
-            return self.conn.view[start:start + tlen[0]].tobytes()
+            return self.conn.reply()[start:start + tlen[0]]
         if not pdu:
             return None
         return self._decoded(codec.decode_text, pdu, scratch)

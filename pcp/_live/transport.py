@@ -348,7 +348,7 @@ class Connection:
         """A metadata request in one C call: `call` is one of csrc/exchange.c's
         pcp_exchange_* (encode in the receive buffer, round trip, decode), `args` its
         arguments between the buffer's and the reply's. None: the reply was decoded into
-        the call's out-parameters (offsets into this connection's buffer, `view`).
+        the call's out-parameters (offsets into it: reply() copies it).
         (type, PDU): a reply it left to the caller's decoder (another type, too many
         items, or read by the general receive path). (PCP_EXCHANGE_UNSENT, b""): nothing
         sent (no plain socket, bytes left over, a request that does not encode in
@@ -372,10 +372,10 @@ class Connection:
             raise pmErr(sts)            # one whole reply of the type expected: undecodable
         return self._exchange_rest(sts, t, t0)
 
-    @property
-    def view(self) -> memoryview:
-        """The receive buffer, where ask()'s decoded offsets point (until the next request)."""
-        return self._mv
+    def reply(self) -> bytes:
+        """The reply ask() decoded, copied: its decoded offsets point into it (slicing
+        bytes costs less than slicing the buffer's memoryview, name by name)."""
+        return self._mv[:self._reply.length].tobytes()
 
     def _exchange_rest(self, sts: int, t: float, t0: float) -> Tuple[int, bytes]:
         """After a C round trip that did not end with one whole PDU: its error, or the
