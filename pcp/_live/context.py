@@ -261,8 +261,7 @@ class HostContext:
                 start = off[0]
                 names = [pdu[start:start + nlen[0]]]
             else:
-                names = [pdu[o:o + ln]
-                         for o, ln in zip(codec.unpack(off, count), codec.unpack(nlen, count))]
+                names = codec.names_at(pdu, off, nlen, count)
             return names, (codec.unpack(status, count) if scratch.ints[0] else None)
         if not pdu:
             return None
@@ -394,9 +393,7 @@ class HostContext:
             _, ids, names = self._decoded(codec.decode_instance, pdu, scratch)
             return ids, names
         count = scratch.ints[1]
-        pdu = self.conn.reply()
-        return (codec.unpack(insts, count),
-                [pdu[o:o + ln] for o, ln in zip(codec.unpack(off, count), codec.unpack(nlen, count))])
+        return codec.unpack(insts, count), codec.names_at(self.conn.reply(), off, nlen, count)
 
     def _text_one_call(self, ident: int, kind: int, scratch: codec.Scratch) -> Optional[bytes]:
         """A TEXT reply's text through one C call (None: the general path's)."""
