@@ -343,6 +343,94 @@ int pcp_convert_scale(int32_t type, const pcp_atom *in, int64_t mult, int64_t di
     return PM_ERR_CONV;
 }
 
+/* One pmUnits word's fields: the dimensions and the count scale signed 4-bit, the
+ * space and time scales unsigned (libpcp's declaration). */
+typedef struct {
+    int dim_space, dim_time, dim_count, scale_space, scale_time, scale_count;
+} units_fields;
+
+static int nibble_signed(uint32_t word, int shift)
+{
+    int v = (int)((word >> shift) & 0xF);
+    return v > 7 ? v - 16 : v;
+}
+
+static units_fields units_of(uint32_t word)
+{
+    units_fields u = {nibble_signed(word, 28), nibble_signed(word, 24), nibble_signed(word, 20),
+                      (int)((word >> 16) & 0xF), (int)((word >> 12) & 0xF),
+                      nibble_signed(word, 8)};
+    if (u.dim_space == 0 && u.dim_time == 0 && u.dim_count == 0)
+        u.dim_count = 1;                /* dimensionless: a count */
+    return u;
+}
+
+/* (divide, multiply) converting from each scale (libpcp's relative to Mbyte, second) */
+static const int64_t SPACE_FACTORS[7][2] = {
+    {1024 * 1024, 1}, {1024, 1}, {1, 1}, {1, 1024}, {1, 1024 * 1024},
+    {1, 1024LL * 1024 * 1024}, {1, 1024LL * 1024 * 1024 * 1024}};
+static const int64_t TIME_FACTORS[6][2] = {
+    {1000000000, 1}, {1000000, 1}, {1000, 1}, {1, 1}, {1, 60}, {1, 3600}};
+
+static void accumulate(int dim, int64_t d, int64_t m, int64_t *div, int64_t *mult)
+{
+    for (int i = 0; i < dim; i++) {
+        *div = wrap_mul(*div, d);
+        *mult = wrap_mul(*mult, m);
+    }
+    for (int i = 0; i < -dim; i++) {
+        *mult = wrap_mul(*mult, d);
+        *div = wrap_mul(*div, m);
+    }
+}
+
+static int64_t power_of_ten(int n)
+{
+    int64_t p = 1;
+    while (n-- > 0)
+        p *= 10;
+    return p;
+}
+
+int pcp_convert_scale_units(int32_t type, uintptr_t in, uintptr_t inunits, uintptr_t outunits,
+                            int32_t extra_units, uintptr_t out)
+{
+    uint32_t iword, oword;
+    memcpy(&iword, (const void *)inunits, sizeof iword);
+    memcpy(&oword, (const void *)outunits, sizeof oword);
+    if (extra_units && ((iword | oword) & 0xFF))
+        return PCP_CONVERT_EXTRA_UNITS;
+    units_fields i = units_of(iword), o = units_of(oword);
+    if (i.dim_space != o.dim_space || i.dim_time != o.dim_time || i.dim_count != o.dim_count)
+        return PM_ERR_CONV;
+    int64_t div = 1, mult = 1;
+    if (i.dim_space) {
+        if (i.scale_space > 6 || o.scale_space > 6)
+            return PM_ERR_UNIT;
+        const int64_t *f = SPACE_FACTORS[i.scale_space], *g = SPACE_FACTORS[o.scale_space];
+        accumulate(i.dim_space, f[0] * g[1], f[1] * g[0], &div, &mult);
+    }
+    if (i.dim_time) {
+        if (i.scale_time > 5 || o.scale_time > 5)
+            return PM_ERR_UNIT;
+        const int64_t *f = TIME_FACTORS[i.scale_time], *g = TIME_FACTORS[o.scale_time];
+        accumulate(i.dim_time, f[0] * g[1], f[1] * g[0], &div, &mult);
+    }
+    if (i.dim_count) {
+        int64_t d = 1, m = 1;
+        if (i.scale_count < 0)
+            d *= power_of_ten(-i.scale_count);
+        else
+            m *= power_of_ten(i.scale_count);
+        if (o.scale_count < 0)
+            m *= power_of_ten(-o.scale_count);
+        else
+            d *= power_of_ten(o.scale_count);
+        accumulate(i.dim_count, d, m, &div, &mult);
+    }
+    return pcp_convert_scale(type, (const pcp_atom *)in, mult, div, (pcp_atom *)out);
+}
+
 /* ---- __pmStringValue ---- */
 
 int pcp_convert_string(const uint8_t *text, uint32_t len, int32_t otype, pcp_atom *out)

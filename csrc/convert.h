@@ -42,6 +42,18 @@ int pcp_convert_extract_at(int32_t valfmt, uint32_t word, int32_t vtype,
 int pcp_convert_scale(int32_t type, const pcp_atom *in, int64_t mult, int64_t div,
                       pcp_atom *out);
 
+/* The whole of pmConvScale below PCP 7.2's extra units: the factors from the two pmUnits
+ * words at `inunits` and `outunits` (ctypes pmUnits, the protocol's 32-bit word in
+ * host order), as pcp._libpcp.values.scale_factors computes them, then
+ * pcp_convert_scale from the atom at `in` into the atom at `out` (addresses of ctypes
+ * objects, as pcp_convert_extract_at takes them). With `extra_units` (API level 7.2)
+ * a word whose low byte names an extra unit is left to Python: returns
+ * PCP_CONVERT_EXTRA_UNITS, nothing written. Else 0, PM_ERR_CONV (other dimensions, a
+ * non-numeric type) or PM_ERR_UNIT (a space or time scale libpcp has no factor for). */
+#define PCP_CONVERT_EXTRA_UNITS 1
+int pcp_convert_scale_units(int32_t type, uintptr_t in, uintptr_t inunits, uintptr_t outunits,
+                            int32_t extra_units, uintptr_t out);
+
 /* __pmStringValue for a numeric `otype`: the first `len` bytes of `text`, up to a NUL,
  * parsed as libpcp parses them (decimal or 0x hex integers, strtod for FLOAT/DOUBLE).
  * Returns 0, PM_ERR_TYPE for trailing junk, -ERANGE when out of range. */

@@ -92,3 +92,135 @@ int pcp_exchange_fetch(int fd, const uint8_t *request, size_t reqlen, uint8_t *b
             reply->noagent += out->numval[i] == PM_ERR_NOAGENT;
     return sts;
 }
+
+/* ---- a metadata request encoded, sent, answered and decoded in one call ----
+ *
+ * The request is encoded at the start of buf (the connection's receive buffer, free
+ * between requests), sent from there, and the reply received over it. A whole reply of
+ * the expected type whose items fit the caller's arrays is decoded at once; anything
+ * else is left to Python's general path with the same checks as a round trip. */
+
+/* The round trip of a request `reqlen` bytes long at the start of buf (a negative
+ * reqlen: the encoder's refusal, nothing sent). Returns 0 when buf holds one whole PDU
+ * of type `expect` at least `minlen` bytes long, else the round trip's status or
+ * PCP_EXCHANGE_OTHER / PCP_EXCHANGE_UNSENT. */
+static int ask(int fd, uint8_t *buf, size_t cap, int reqlen, int32_t expect,
+               pcp_exchange_reply *reply)
+{
+    if (reply == NULL)
+        return PM_ERR_IPC;
+    if (reqlen < 0) {
+        reply->received = reply->length = reply->type = reply->noagent = 0;
+        return PCP_EXCHANGE_UNSENT;
+    }
+    int sts = pcp_exchange_roundtrip(fd, buf, (size_t)reqlen, buf, cap, reply);
+    if (sts != 0)
+        return sts;
+    return reply->type == expect ? 0 : PCP_EXCHANGE_OTHER;
+}
+
+int pcp_exchange_pmns_ids(int fd, uint8_t *buf, size_t cap, int32_t from, int32_t numnames,
+                          const uint8_t *names, const int32_t *lens, int32_t idcap,
+                          uint32_t *ids, int32_t *count, pcp_exchange_reply *reply)
+{
+    if (count == NULL)
+        return PM_ERR_IPC;
+    *count = 0;
+    int sts = ask(fd, buf, cap, pcp_pdu_encode_pmns_names(buf, cap, from, numnames, names, lens),
+                  PDU_PMNS_IDS, reply);
+    if (sts != 0)
+        return sts;
+    if (((size_t)reply->length - 20) / 4 > (size_t)idcap)
+        return PCP_EXCHANGE_OTHER;          /* more room than the caller has: Python's */
+    int32_t idsts;
+    int n = pcp_pdu_decode_pmns_ids(buf, (size_t)reply->length, &idsts, idcap, ids);
+    if (n < 0)
+        return n;
+    *count = n;
+    return 0;
+}
+
+/* The PMNS_NAMES reply of a request already encoded (reqlen bytes at buf). */
+static int ask_names(int fd, uint8_t *buf, size_t cap, int reqlen, int32_t namecap,
+                     int32_t *has_status, int32_t *status, uint32_t *name_off,
+                     int32_t *name_len, int32_t *count, pcp_exchange_reply *reply)
+{
+    if (count == NULL)
+        return PM_ERR_IPC;
+    *count = 0;
+    int sts = ask(fd, buf, cap, reqlen, PDU_PMNS_NAMES, reply);
+    if (sts != 0)
+        return sts;
+    if (reply->length < 24 || ((size_t)reply->length - 24) / 4 > (size_t)namecap)
+        return PCP_EXCHANGE_OTHER;
+    int n = pcp_pdu_decode_pmns_names(buf, (size_t)reply->length, namecap, has_status, status,
+                                      name_off, name_len);
+    if (n < 0)
+        return n;
+    *count = n;
+    return 0;
+}
+
+int pcp_exchange_name_all(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t pmid,
+                          int32_t namecap, int32_t *has_status, int32_t *status,
+                          uint32_t *name_off, int32_t *name_len, int32_t *count,
+                          pcp_exchange_reply *reply)
+{
+    int reqlen = pcp_pdu_encode_ids(buf, cap, from, PDU_PMNS_IDS, 0, 1, &pmid);
+    return ask_names(fd, buf, cap, reqlen, namecap, has_status, status, name_off, name_len,
+                     count, reply);
+}
+
+int pcp_exchange_children(int fd, uint8_t *buf, size_t cap, int32_t from, int32_t subtype,
+                          const uint8_t *name, size_t namelen, int32_t namecap,
+                          int32_t *has_status, int32_t *status, uint32_t *name_off,
+                          int32_t *name_len, int32_t *count, pcp_exchange_reply *reply)
+{
+    int reqlen = pcp_pdu_encode_pmns_node(buf, cap, from, PDU_PMNS_CHILD, subtype, name,
+                                          namelen);
+    return ask_names(fd, buf, cap, reqlen, namecap, has_status, status, name_off, name_len,
+                     count, reply);
+}
+
+int pcp_exchange_text(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t ident,
+                      int32_t type, uint32_t *off, int32_t *tlen, pcp_exchange_reply *reply)
+{
+    int sts = ask(fd, buf, cap, pcp_pdu_encode_text_req(buf, cap, from, ident, type), PDU_TEXT,
+                  reply);
+    if (sts != 0)
+        return sts;
+    return pcp_pdu_decode_text(buf, (size_t)reply->length, off, tlen);
+}
+
+int pcp_exchange_desc(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t pmid,
+                      pcp_desc *out, pcp_exchange_reply *reply)
+{
+    int sts = ask(fd, buf, cap, pcp_pdu_encode_desc_req(buf, cap, from, pmid), PDU_DESC, reply);
+    if (sts != 0)
+        return sts;
+    return pcp_pdu_decode_desc(buf, (size_t)reply->length, out);
+}
+
+int pcp_exchange_instance(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t indom,
+                          int32_t inst, const uint8_t *name, size_t namelen, int32_t instcap,
+                          int32_t *insts, uint32_t *name_off, int32_t *name_len,
+                          int32_t *count, pcp_exchange_reply *reply)
+{
+    if (count == NULL)
+        return PM_ERR_IPC;
+    *count = 0;
+    int sts = ask(fd, buf, cap,
+                  pcp_pdu_encode_instance_req(buf, cap, from, indom, inst, name, namelen),
+                  PDU_INSTANCE, reply);
+    if (sts != 0)
+        return sts;
+    if (reply->length < 20 || ((size_t)reply->length - 20) / 8 > (size_t)instcap)
+        return PCP_EXCHANGE_OTHER;
+    uint32_t reply_indom;
+    int n = pcp_pdu_decode_instance(buf, (size_t)reply->length, &reply_indom, instcap, insts,
+                                    name_off, name_len);
+    if (n < 0)
+        return n;
+    *count = n;
+    return 0;
+}

@@ -13,11 +13,17 @@
 #define PCP_EXCHANGE_H
 
 #include "pcp_core.h"
+#include "pdu.h"
 #include "result.h"
 
 #define PCP_EXCHANGE_PARTIAL 2  /* the reply is not one whole PDU (or the recv was
                                    interrupted): `received` bytes are in buf for the
                                    caller's receive path to go on from */
+#define PCP_EXCHANGE_OTHER 3    /* one whole PDU came, but not of the type expected (an
+                                   ERROR) or with more items than the caller has room
+                                   for: the caller decodes it from buf */
+#define PCP_EXCHANGE_UNSENT 4   /* the request does not encode into buf: nothing sent,
+                                   the caller's general path takes it */
 
 typedef struct {
     int32_t received;   /* bytes of the reply in buf (0 after an interrupted recv) */
@@ -49,5 +55,42 @@ int pcp_exchange_fetch(int fd, const uint8_t *request, size_t reqlen, uint8_t *b
                        size_t cap, int highres, int32_t expect, pcp_result *out, void *mem,
                        size_t memsize, int32_t *numpmid, int32_t *nvalues,
                        pcp_exchange_reply *reply);
+
+/* The metadata requests in one call each: the request encoded at the start of buf (so
+ * nothing is sent when it does not fit: PCP_EXCHANGE_UNSENT), the round trip as
+ * pcp_exchange_roundtrip's, then the reply decoded from buf as pdu_decode.c does, into
+ * the caller's arrays (offsets of names and text are into buf). Each returns 0 (decoded,
+ * *count set where there is one), PCP_EXCHANGE_PARTIAL (as the round trip),
+ * PCP_EXCHANGE_OTHER (one whole PDU of reply->length bytes in buf, another type or too
+ * many items, not decoded), PCP_EXCHANGE_UNSENT, or a negative code: the round trip's,
+ * or the decoder's when reply->type is the expected one and the reply came whole. */
+
+/* pmLookupName: PMNS_NAMES of `numnames` names (concatenated, lens[i] bytes each) ->
+ * PMNS_IDS into ids (idcap of them). */
+int pcp_exchange_pmns_ids(int fd, uint8_t *buf, size_t cap, int32_t from, int32_t numnames,
+                          const uint8_t *names, const int32_t *lens, int32_t idcap,
+                          uint32_t *ids, int32_t *count, pcp_exchange_reply *reply);
+/* pmNameAll: PMNS_IDS of one pmid -> PMNS_NAMES (namecap names at most). */
+int pcp_exchange_name_all(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t pmid,
+                          int32_t namecap, int32_t *has_status, int32_t *status,
+                          uint32_t *name_off, int32_t *name_len, int32_t *count,
+                          pcp_exchange_reply *reply);
+/* pmGetChildren(Status): PMNS_CHILD of a name -> PMNS_NAMES. */
+int pcp_exchange_children(int fd, uint8_t *buf, size_t cap, int32_t from, int32_t subtype,
+                          const uint8_t *name, size_t namelen, int32_t namecap,
+                          int32_t *has_status, int32_t *status, uint32_t *name_off,
+                          int32_t *name_len, int32_t *count, pcp_exchange_reply *reply);
+/* pmLookupText: TEXT_REQ -> TEXT (the text at *off, *tlen bytes). */
+int pcp_exchange_text(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t ident,
+                      int32_t type, uint32_t *off, int32_t *tlen, pcp_exchange_reply *reply);
+/* pmGetInDom, pmLookupInDom, pmNameInDom: INSTANCE_REQ -> INSTANCE (instcap instances
+ * at most). */
+int pcp_exchange_instance(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t indom,
+                          int32_t inst, const uint8_t *name, size_t namelen, int32_t instcap,
+                          int32_t *insts, uint32_t *name_off, int32_t *name_len,
+                          int32_t *count, pcp_exchange_reply *reply);
+/* pmLookupDesc: DESC_REQ -> DESC. */
+int pcp_exchange_desc(int fd, uint8_t *buf, size_t cap, int32_t from, uint32_t pmid,
+                      pcp_desc *out, pcp_exchange_reply *reply);
 
 #endif

@@ -36,6 +36,7 @@ from pcp._decode import result as _result_module
 from pcp._decode.result import (LP_pmHighResResult, LP_pmResult, flat_of, pmHighResResult, pmResult,
                                 pmValue, pmValueSet, store_arrays, usec_of)
 from pcp._libpcp import strings as _strings, values as _values
+from pcp._libpcp.anon import is_derived as _is_derived
 from pcp._libpcp.derived import registry as _derived
 from pcp._libpcp.derived.context import DerivedContext, fetches_plain as _fetches_plain
 from pcp._libpcp.usage import pmUsageErr
@@ -474,7 +475,18 @@ class pmContext(object):
         try:
             if n == 0:
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
-            resolved, pmids = source.lookup_names(names)
+            if type(source) is DerivedContext and not _pmns.ATTEMPTED:
+                # the context's PMNS asked directly; the derived layer only when that
+                # answer leaves names unresolved (what DerivedContext.lookup_names does)
+                try:
+                    resolved, pmids = source.inner.lookup_names(names)
+                except pmErr as e:
+                    resolved, pmids = source.complete_names(names, 0, (), e)
+                else:
+                    if c_api.PM_ID_NULL in pmids:
+                        resolved, pmids = source.complete_names(names, resolved, pmids, None)
+            else:
+                resolved, pmids = source.lookup_names(names)
         except pmErr as e:
             # an archive's non-leaf name comes with PM_ID_NULL filled in, as libpcp does
             filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else ()
@@ -487,14 +499,21 @@ class pmContext(object):
             raise pmErr(c_api.PM_ERR_NAME, bad)
         return pmidA
 
+    def _name_all(self, pmid: int) -> List[bytes]:
+        """The names of a pmID: the context's PMNS asked directly when the derived layer
+        would only pass the question on (not a derived pmID, no PMNS loaded)."""
+        host = self._names()
+        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns.ATTEMPTED:
+            return host.inner.name_all(pmid)
+        return host.name_all(pmid)
+
     def pmNameAll(self, pmid: int) -> List[str]:
         """Every name of a pmID (a metric may have aliases in the PMNS)."""
-        return [_name_str(n) for n in self._names().name_all(_uint_arg(pmid))]
+        return [_name_str(n) for n in self._name_all(_uint_arg(pmid))]
 
     def pmNameID(self, pmid: int) -> str:
         """One name of a pmID (pmErr PM_ERR_PMID when it has none)."""
-        names = self._names().name_all(_uint_arg(pmid))
-        return _name_str(names[0])
+        return _name_str(self._name_all(_uint_arg(pmid))[0])
 
     def pmTraversePMNS(self, name: _TUnion[str, bytes], callback: Callable[[str], Any]) -> None:
         """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "").
@@ -566,6 +585,9 @@ class pmContext(object):
         pmids = _pmid_list(pmids_p)
         if not pmids:
             raise pmErr(c_api.PM_ERR_TOOSMALL)
+        if type(host) is DerivedContext and len(pmids) == 1 and not _is_derived(pmids[0]):
+            # what the derived layer would do: the context's own answer
+            host = host.inner
         if len(pmids) == 1 and host.features & 0x0800:
             tuples = [host.desc(pmids[0])]
         else:
@@ -599,6 +621,8 @@ class pmContext(object):
         if pmdescp is None and indom is None:
             raise pmErr(c_api.PM_ERR_GENERIC, "invalid arguments")
         host = self._use()
+        if type(host) is DerivedContext:
+            host = host.inner       # the derived layer has nothing of its own here
         if indom is None:
             indom = get_indom(pmdescp)
         insts, names = host.instances(indom)
@@ -1212,7 +1236,7 @@ class pmContext(object):
             pmunits.scaleSpace = outUnits
         else:
             pmunits = outUnits
-        return _values.pmConvScale(inType, inAtom, desc[metric_idx].contents.units, pmunits)
+        return _values.conv_scale_units(inType, inAtom, desc[metric_idx].contents.units, pmunits)
 
     @staticmethod
     def pmUnitsStr(units: Any) -> str:

@@ -9,7 +9,11 @@
  * whole PDU whose header says so; a fetch indexed by the call (its columns bound by the
  * call to an exactly sized block), its values then filled by pcp_result_pdu_fill_values,
  * matches pcp_result_pdu_decode_sized on a copy of the same bytes, its NOAGENT sets
- * counted; PCP_RESULT_RESIZE and every refusal are what that decoder reports. */
+ * counted; PCP_RESULT_RESIZE and every refusal are what that decoder reports.
+ * Then each metadata call (pcp_exchange_pmns_ids, _name_all, _children, _text, _desc,
+ * _instance: the request encoded in the buffer, the reply decoded there, into arrays
+ * of byte1 & 15 items): the status is one of theirs, a decoded reply's count fits its
+ * arrays and every name or text it points at lies inside the reply. */
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -50,6 +54,79 @@ static void check_reply(int sts, const pcp_exchange_reply *reply, const uint8_t 
     } else if (sts == PCP_EXCHANGE_PARTIAL && reply->length != 0) {
         CHECK(reply->received >= 12 && reply->length >= 12);
     }
+}
+
+/* Offsets and lengths of `n` decoded names or texts inside a reply of `length` bytes. */
+static void check_spans(int32_t n, const uint32_t *off, const int32_t *len, int32_t length)
+{
+    for (int32_t i = 0; i < n; i++)
+        CHECK(len[i] >= 0 && (int64_t)off[i] + len[i] <= length);
+}
+
+/* One metadata call on the reply bytes; `which` picks it. */
+static void metadata_call(int which, const uint8_t *wire, size_t wlen, size_t cap,
+                          int32_t items)
+{
+    int other;
+    int fd = reply_socket(wire, wlen, &other);
+    if (fd < 0)
+        return;
+    uint8_t *buf = fz_alloc(cap, 1);
+    pcp_exchange_reply reply;
+    int32_t count = -1, has_status = 0;
+    int32_t *ints = fz_alloc((size_t)items * sizeof(int32_t) + 1, 1);
+    uint32_t *offs = fz_alloc((size_t)items * sizeof(uint32_t) + 1, 1);
+    int32_t *lens = fz_alloc((size_t)items * sizeof(int32_t) + 1, 1);
+    const uint8_t name[] = "sample.long.one";
+    int32_t namelen = (int32_t)sizeof name - 1;
+    int sts;
+    switch (which) {
+    case 0:
+        sts = pcp_exchange_pmns_ids(fd, buf, cap, 1, 1, name, &namelen, items, offs, &count,
+                                    &reply);
+        break;
+    case 1:
+        sts = pcp_exchange_name_all(fd, buf, cap, 1, 0x1d00001, items, &has_status, ints, offs,
+                                    lens, &count, &reply);
+        break;
+    case 2:
+        sts = pcp_exchange_children(fd, buf, cap, 1, 1, name, (size_t)namelen, items,
+                                    &has_status, ints, offs, lens, &count, &reply);
+        break;
+    case 3: {
+        uint32_t off = 0;
+        int32_t tlen = 0;
+        sts = pcp_exchange_text(fd, buf, cap, 1, 0x1d00001, 1 | 4, &off, &tlen, &reply);
+        if (sts == 0)
+            check_spans(1, &off, &tlen, reply.length);
+        count = 0;
+        break;
+    }
+    case 4: {
+        pcp_desc desc;
+        sts = pcp_exchange_desc(fd, buf, cap, 1, 0x1d00001, &desc, &reply);
+        count = 0;
+        break;
+    }
+    default:
+        sts = pcp_exchange_instance(fd, buf, cap, 1, 0x1d000001, -1, name, (size_t)namelen,
+                                    items, ints, offs, lens, &count, &reply);
+        break;
+    }
+    CHECK(sts == 0 || sts == PCP_EXCHANGE_PARTIAL || sts == PCP_EXCHANGE_OTHER
+          || sts == PCP_EXCHANGE_UNSENT || sts == PM_ERR_IPC || sts == PM_ERR_TIMEOUT);
+    check_reply(sts == PCP_EXCHANGE_OTHER ? 0 : sts, &reply, buf, cap);
+    if (sts == 0) {
+        CHECK(count >= 0 && count <= items);
+        if (which == 1 || which == 2 || which == 5)
+            check_spans(count, offs, lens, reply.length);
+    }
+    free(lens);
+    free(offs);
+    free(ints);
+    free(buf);
+    close(fd);
+    close(other);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -124,5 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         close(fd);
         close(other);
     }
+    for (int which = 0; which < 6; which++)
+        metadata_call(which, wire, wlen, cap, data[1] & 15);
     return 0;
 }

@@ -484,6 +484,14 @@ def exchange_seeds() -> dict:
         "error_then_result": seed(255, 0x11, 0, ERROR_NAME + RESULT_STRING_COLOUR),
         "greeting": seed(4, 0, 0, GREETING),
         "header_only": seed(0, 0, 0, GREETING[:12]),
+        # the metadata calls' replies, with room for their items (0x0f) and without (0x01)
+        "pmns_ids": seed(255, 0x0f, 0, PMNS_IDS_ONE),
+        "pmns_names": seed(255, 0x0f, 0, pmns_names(False)),
+        "pmns_names_status_short": seed(255, 0x01, 0, pmns_names(True)),
+        "text": seed(255, 0x0f, 0, text()),
+        "desc": seed(255, 0x0f, 0, desc()),
+        "instance": seed(255, 0x0f, 0, instance()),
+        "instance_short": seed(255, 0x01, 0, instance()),
     }
 
 

@@ -138,7 +138,7 @@ def _derived_under(dctx: DerivedContext, w: str) -> List[Resolved]:
     key = w.encode()
     prefix = key + b"." if key else b""
     found: List[Resolved] = []
-    for entry in list(dctx.entries):
+    for entry in list(dctx.opened()):
         metric = entry.metric
         if metric.anon:
             continue

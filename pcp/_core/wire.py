@@ -69,5 +69,7 @@ PCP_INTERP_NEED_ROOM = 4         # csrc/interp.h: a grid step's strings need mor
 PCP_SELECT_NEED_ROOM = 2         # csrc/archive.h: pmFetch's result needs other room
 PCP_RESULT_RESIZE = 1            # csrc/result.h: a RESULT PDU has other sizes than guessed
 PCP_EXCHANGE_PARTIAL = 2         # csrc/exchange.h: a reply not in one piece, left to Python
+PCP_EXCHANGE_OTHER = 3           # csrc/exchange.h: a whole reply the one-call decoder left alone
+PCP_EXCHANGE_UNSENT = 4          # csrc/exchange.h: a request that does not encode in place
 PCP_INTERP_STEP_ASIDE = 5        # csrc/interp_steps.h: a grid step the Python driver makes
 PCP_INTERP_SWEEP_ASIDE = 6       # csrc/interp_steps.h: an archive a one-pass grid leaves alone

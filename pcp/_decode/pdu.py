@@ -47,6 +47,27 @@ class Scratch:
         return have
 
 
+    def instance_arrays(self, n: int):
+        """An INSTANCE reply's three out-arrays (instance, name offset, name length) of at
+        least n items, and how many they hold."""
+        have = self._arrays.get("instance")
+        if have is None or have[3] < n:
+            cap = max(n, 2 * have[3] if have else 64)
+            have = self._arrays["instance"] = _listing_arrays(cap) + (cap,)
+        return have
+
+
+def _listing_arrays(cap: int):
+    """A reply listing names (PMNS_NAMES, INSTANCE): a number per item (status,
+    instance), each name's offset and length, cap items each."""
+    return ffi.new("int32_t[]", cap), ffi.new("uint32_t[]", cap), ffi.new("int32_t[]", cap)
+
+
+def names_at(pdu: bytes, off, nlen, n: int) -> List[bytes]:
+    """The n names a decoder found in pdu, at the offsets and lengths of its arrays."""
+    return [pdu[o:o + ln] for o, ln in zip(ffi.unpack(off, n), ffi.unpack(nlen, n))]
+
+
 def _encode(fn, *args, scratch: Optional[Scratch] = None) -> bytes:
     """Run a C encoder into the scratch buffer when there is one and it is large enough
     (the usual case: one C call); else once to size the PDU and once to write it."""
@@ -156,6 +177,11 @@ def encode_label_req(from_: int, ident: int, type_: int) -> bytes:
     return _encode(lib.pcp_pdu_encode_label_req, from_, ident, type_)
 
 
+def unpack(cdata, n: int) -> list:
+    """The first n items of a C array as a list (ffi.unpack, for modules above the door)."""
+    return ffi.unpack(cdata, n)
+
+
 # ---- decoders ----------------------------------------------------------------------
 
 
@@ -187,18 +213,17 @@ def decode_descs(pdu: bytes, expected: int, scratch: Optional[Scratch] = None) -
     return [(d.pmid, d.type, d.indom, d.sem, d.units) for d in (out[i] for i in range(n))]
 
 
-def decode_instance(pdu: bytes) -> Tuple[int, List[int], List[Optional[bytes]]]:
+def decode_instance(pdu: bytes,
+                    scratch: Optional[Scratch] = None) -> Tuple[int, List[int], List[Optional[bytes]]]:
     cap = max((len(pdu) - 20) // 8, 1)
-    indom = ffi.new("uint32_t *")
-    inst = ffi.new("int32_t[]", cap)
-    off = ffi.new("uint32_t[]", cap)
-    nlen = ffi.new("int32_t[]", cap)
+    if scratch is not None:
+        indom = scratch.uint_p[0]
+        inst, off, nlen, cap = scratch.instance_arrays(cap)
+    else:
+        indom = ffi.new("uint32_t *")
+        inst, off, nlen = _listing_arrays(cap)
     n = _check(lib.pcp_pdu_decode_instance(pdu, len(pdu), indom, cap, inst, off, nlen))
-    insts = ffi.unpack(inst, n)
-    offs = ffi.unpack(off, n)
-    lens = ffi.unpack(nlen, n)
-    names = [pdu[o:o + ln] for o, ln in zip(offs, lens)]
-    return indom[0], insts, names
+    return indom[0], ffi.unpack(inst, n), names_at(pdu, off, nlen, n)
 
 
 def decode_text(pdu: bytes, scratch: Optional[Scratch] = None) -> bytes:
@@ -229,12 +254,9 @@ def decode_pmns_names(pdu: bytes,
         status, off, nlen, cap = scratch.names_arrays(cap)
     else:
         has_status = ffi.new("int32_t *")
-        status = ffi.new("int32_t[]", cap)
-        off = ffi.new("uint32_t[]", cap)
-        nlen = ffi.new("int32_t[]", cap)
+        status, off, nlen = _listing_arrays(cap)
     n = _check(lib.pcp_pdu_decode_pmns_names(pdu, len(pdu), cap, has_status, status, off, nlen))
-    names = [pdu[o:o + ln] for o, ln in zip(ffi.unpack(off, n), ffi.unpack(nlen, n))]
-    return names, (ffi.unpack(status, n) if has_status[0] else None)
+    return names_at(pdu, off, nlen, n), (ffi.unpack(status, n) if has_status[0] else None)
 
 
 class LabelSetData:

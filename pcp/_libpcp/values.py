@@ -28,6 +28,7 @@ from pcp._core.constants import (PM_ERR_CONV, PM_ERR_UNIT, PM_SPACE_BYTE, PM_SPA
                                  PM_UNIT_TEMPERATURE, PM_UNIT_VOLTAGE,
                                  PM_VAL_DPTR, PM_VAL_HDR_SIZE, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
+from pcp._core.level import API_LEVEL
 from pcp._core.native import ffi, lib
 from pcp._core.structs import pmAtomValue, pmUnits
 from pcp._core.units import extra_fields, unit_fields
@@ -301,6 +302,27 @@ def _x86_double_to_integer(value: float, intype: int) -> int:
     if value >= 2.0 ** 63:
         return (signed(value - 2.0 ** 63, 64) ^ (1 << 63)) & _M64
     return signed(value, 64) & _M64
+
+
+_EXTRA_UNITS_LEVEL = 1 if API_LEVEL >= (7, 2) else 0
+
+
+def conv_scale_units(intype: int, inatom: pmAtomValue, inunits: pmUnits,
+                     outunits: pmUnits) -> pmAtomValue:
+    """conv_scale in one C call (csrc/convert.c's pcp_convert_scale_units) for ctypes
+    pmAtomValue and pmUnits objects: the drop-in pmConvScale's path. PCP 7.2's extra
+    units, and anything else than those objects, go through conv_scale."""
+    if type(inatom) is not pmAtomValue or type(inunits) is not pmUnits \
+            or type(outunits) is not pmUnits:
+        return conv_scale(intype, inatom, inunits, outunits)
+    out = pmAtomValue()
+    sts = lib.pcp_convert_scale_units(intype, addressof(inatom), addressof(inunits),
+                                      addressof(outunits), _EXTRA_UNITS_LEVEL, addressof(out))
+    if sts == 0:
+        return out
+    if sts < 0:
+        raise pmErr(sts)
+    return conv_scale(intype, inatom, inunits, outunits)     # extra units
 
 
 def pmConvScale(intype: int, inatom: pmAtomValue, inunits: Union[pmUnits, int],

@@ -17,7 +17,9 @@ from pcp._core.constants import (PM_ERR_INDOM, PM_ERR_IPC, PM_ERR_MODE, PM_ERR_N
                                  PM_MODE_LIVE, PM_TEXT_DIRECT, PM_TEXT_HELP, PM_TEXT_INDOM,
                                  PM_TEXT_ONELINE, PM_TEXT_PMID, PMNS_REMOTE)
 from pcp._core.errors import pmErr
-from pcp._core.wire import FEATURE_DESCS, FEATURE_HIGHRES, FEATURE_LABELS, PM_IN_NULL_INT32
+from pcp._core.native import lib
+from pcp._core.wire import (FEATURE_DESCS, FEATURE_HIGHRES, FEATURE_LABELS, PCP_EXCHANGE_UNSENT,
+                            PM_IN_NULL_INT32)
 from pcp._decode import pdu as codec
 from pcp._decode.result import FlatResult, ResultSizes
 from pcp._libpcp import anon as _anon
@@ -118,13 +120,7 @@ class HostContext:
     def _request(self, request: bytes, expect: int, decode: Callable, *extra):
         """_exchange, then decode(reply, *extra); a reply that does not decode means the
         stream can no longer be trusted, so the connection is closed as for PM_ERR_IPC."""
-        pdu = self._exchange(request, expect)
-        try:
-            return decode(pdu, *extra)
-        except pmErr as e:
-            if e.code == PM_ERR_IPC:
-                self.close()
-            raise
+        return self._decoded(decode, self._exchange(request, expect), *extra)
 
     def _exchange(self, request: bytes, expect: int) -> bytes:
         """Send one request and read its reply PDU; an ERROR reply raises its code."""
@@ -136,6 +132,43 @@ class HostContext:
                 # A late reply may still be queued: the connection is no longer in step.
                 self.close()
             raise
+        return self._expect(ptype, pdu, expect)
+
+    def _one_call(self, call, expect: int, *args) -> Optional[bytes]:
+        """A metadata request in one C call (Connection.ask: `call`, one of
+        csrc/exchange.c's pcp_exchange_*, encodes, sends, receives and decodes into its
+        out-parameters): None when it did all that. Else the reply PDU of type `expect`
+        for the Python decoder (an ERROR reply raises as _exchange's does), or b"" when
+        nothing was sent (no plain socket to pmcd: a subclass's, TLS): the caller's
+        general path then. The errors, and the connection closed on them, as _request."""
+        conn = self.conn
+        if conn is None:
+            return b""          # _request's path: PM_ERR_IPC, or a subclass's own
+        try:
+            got = conn.ask(call, *args)
+        except pmErr as e:
+            if e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
+                self.close()
+            raise
+        if got is None:
+            return None
+        ptype, pdu = got
+        if ptype == PCP_EXCHANGE_UNSENT and not pdu:
+            return b""
+        return self._expect(ptype, pdu, expect)
+
+    def _decoded(self, decode: Callable, pdu: bytes, *extra):
+        """decode(pdu, *extra), the connection closed when the reply does not decode."""
+        try:
+            return decode(pdu, *extra)
+        except pmErr as e:
+            if e.code == PM_ERR_IPC:
+                self.close()
+            raise
+
+    def _expect(self, ptype: int, pdu: bytes, expect: int) -> bytes:
+        """A reply PDU of type `expect`; an ERROR reply raises its code, any other closes
+        the connection (out of step) with PM_ERR_IPC."""
         if ptype == expect:
             return pdu
         if ptype == wire.PDU_ERROR:
@@ -157,7 +190,7 @@ class HostContext:
             raise pmErr(PM_ERR_TOOSMALL)
         # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
         anon = _anon.ANON
-        if not any(n in anon for n in names):
+        if anon.keys().isdisjoint(names):
             return self._lookup_remote(names)
         local = [anon[n][0] if n in anon else None for n in names]
         remote = [n for n, p in zip(names, local) if p is None]
@@ -183,8 +216,10 @@ class HostContext:
         resolved = 0
         for batch in batches:
             scratch = self._scratch
-            sts, ids = self._request(codec.encode_pmns_names(self.handle, batch, scratch),
-                                     wire.PDU_PMNS_IDS, codec.decode_pmns_ids, scratch)
+            ids = self._lookup_one_call(batch, scratch) if scratch is not None else None
+            if ids is None:
+                sts, ids = self._request(codec.encode_pmns_names(self.handle, batch, scratch),
+                                         wire.PDU_PMNS_IDS, codec.decode_pmns_ids, scratch)
             if len(ids) != len(batch):
                 self.close()
                 raise pmErr(PM_ERR_IPC)
@@ -192,10 +227,54 @@ class HostContext:
             resolved += len(ids) - ids.count(PM_ID_NULL)
         return resolved, pmids
 
+    def _lookup_one_call(self, names: Sequence[bytes], scratch: codec.Scratch) -> Optional[List[int]]:
+        """The pmIDs of one batch of names through one C call (None: the general path's)."""
+        n = len(names)
+        if n == 1:
+            lens = scratch.int_p[0]
+            lens[0] = len(names[0])
+        else:
+            lens = scratch.array("lens", "int32_t[]", n)[0]
+            lens[0:n] = [len(name) for name in names]
+        ids, cap = scratch.array("ids", "uint32_t[]", n)[:2]
+        pdu = self._one_call(lib.pcp_exchange_pmns_ids, wire.PDU_PMNS_IDS, self.handle, n,
+                             b"".join(names) if n > 1 else names[0], lens, cap, ids,
+                             scratch.int_p[1])
+        if pdu is None:
+            count = scratch.ints[1]
+            return [ids[0]] if count == 1 else codec.unpack(ids, count)
+        if not pdu:
+            return None
+        return self._decoded(codec.decode_pmns_ids, pdu, scratch)[1]
+
+    def _names_one_call(self, call, scratch: codec.Scratch,
+                        *args) -> Optional[Tuple[List[bytes], Optional[List[int]]]]:
+        """A PMNS_NAMES reply (names, status or None) through one C call (None: the
+        general path's)."""
+        status, off, nlen, cap = scratch.names_arrays(64)
+        pdu = self._one_call(call, wire.PDU_PMNS_NAMES, self.handle, *args, cap,
+                             scratch.int_p[0], status, off, nlen, scratch.int_p[1])
+        if pdu is None:
+            pdu = self.conn.reply()
+            count = scratch.ints[1]
+            if count == 1:
+                start = off[0]
+                names = [pdu[start:start + nlen[0]]]
+            else:
+                names = codec.names_at(pdu, off, nlen, count)
+            return names, (codec.unpack(status, count) if scratch.ints[0] else None)
+        if not pdu:
+            return None
+        return self._decoded(codec.decode_pmns_names, pdu, scratch)
+
     def name_all(self, pmid: int) -> List[bytes]:
         if pmid in _anon.BY_PMID:
             return [_anon.BY_PMID[pmid]]
         scratch = self._scratch
+        if scratch is not None:
+            got = self._names_one_call(lib.pcp_exchange_name_all, scratch, pmid)
+            if got is not None:
+                return got[0]
         req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid], scratch)
         names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
         return names
@@ -203,11 +282,14 @@ class HostContext:
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
         extra = _anon.children(name)
         scratch = self._scratch
-        req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD, 1 if with_status else 0, name,
-                                     scratch)
         try:
-            names, status = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names,
-                                          scratch)
+            got = None if scratch is None else self._names_one_call(
+                lib.pcp_exchange_children, scratch, 1 if with_status else 0, name, len(name))
+            if got is None:
+                req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD,
+                                             1 if with_status else 0, name, scratch)
+                got = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
+            names, status = got
         except pmErr as e:
             if e.code != PM_ERR_NAME or not extra:
                 raise
@@ -232,6 +314,13 @@ class HostContext:
         if local is not None:
             return local
         scratch = self._scratch
+        if scratch is not None:
+            d = scratch.desc
+            pdu = self._one_call(lib.pcp_exchange_desc, wire.PDU_DESC, self.handle, pmid, d)
+            if pdu is None:
+                return (d.pmid, d.type, d.indom, d.sem, d.units)
+            if pdu:
+                return self._decoded(codec.decode_desc, pdu, scratch)
         return self._request(codec.encode_desc_req(self.handle, pmid, scratch), wire.PDU_DESC,
                              codec.decode_desc, scratch)
 
@@ -258,6 +347,11 @@ class HostContext:
         if indom == PM_INDOM_NULL:
             raise pmErr(PM_ERR_INDOM)
         inst = wrap_int32(int(inst))
+        scratch = self._scratch
+        if scratch is not None:
+            got = self._instances_one_call(indom, inst, name, scratch)
+            if got is not None:
+                return got
         req = codec.encode_instance_req(self.handle, indom, inst, name)
         _, insts, names = self._request(req, wire.PDU_INSTANCE, codec.decode_instance)
         return insts, names
@@ -269,9 +363,11 @@ class HostContext:
                 return local
         kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
         scratch = self._scratch
-        req = codec.encode_text_req(self.handle, ident, kind, scratch)
         try:
-            text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
+            text = None if scratch is None else self._text_one_call(ident, kind, scratch)
+            if text is None:
+                req = codec.encode_text_req(self.handle, ident, kind, scratch)
+                text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         except pmErr as e:
             if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
                 raise
@@ -282,6 +378,34 @@ class HostContext:
             req = codec.encode_text_req(self.handle, ident, kind, scratch)
             text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
         return text
+
+    def _instances_one_call(self, indom: int, inst: int, name: bytes,
+                            scratch: codec.Scratch) -> Optional[Tuple[List[int], List[bytes]]]:
+        """An INSTANCE reply's (instances, names) through one C call (None: the general
+        path's). The arrays grow to the largest domain seen (a larger one is decoded by
+        the general decoder once, then fits)."""
+        insts, off, nlen, cap = scratch.instance_arrays(64)
+        pdu = self._one_call(lib.pcp_exchange_instance, wire.PDU_INSTANCE, self.handle, indom,
+                             inst, name, len(name), cap, insts, off, nlen, scratch.int_p[1])
+        if pdu is not None:
+            if not pdu:
+                return None
+            _, ids, names = self._decoded(codec.decode_instance, pdu, scratch)
+            return ids, names
+        count = scratch.ints[1]
+        return codec.unpack(insts, count), codec.names_at(self.conn.reply(), off, nlen, count)
+
+    def _text_one_call(self, ident: int, kind: int, scratch: codec.Scratch) -> Optional[bytes]:
+        """A TEXT reply's text through one C call (None: the general path's)."""
+        off, tlen = scratch.uint_p[0], scratch.int_p[0]
+        pdu = self._one_call(lib.pcp_exchange_text, wire.PDU_TEXT, self.handle, ident, kind,
+                             off, tlen)
+        if pdu is None:
+            start = off[0]
+            return self.conn.reply()[start:start + tlen[0]]
+        if not pdu:
+            return None
+        return self._decoded(codec.decode_text, pdu, scratch)
 
     # ---- fetch and store -------------------------------------------------------------
 

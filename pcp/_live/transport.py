@@ -15,7 +15,8 @@ from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 from pcp._core.wire import (FEATURE_AUTH, FEATURE_CERT_REQD, FEATURE_CONTAINER, FEATURE_CREDS_REQD,
                             FEATURE_SECURE, FEATURE_SECURE_ACK, PDU_ERROR, PDU_HEADER_LEN,
-                            PCP_RESULT_RESIZE, PDU_MAX_LEN)
+                            PCP_RESULT_RESIZE, PDU_MAX_LEN,
+                            PCP_EXCHANGE_OTHER, PCP_EXCHANGE_UNSENT)
 from pcp._core.constants import PM_CTXFLAG_AUTH, PM_CTXFLAG_CONTAINER
 from pcp._decode.result import FlatResult, ResultSizes
 from pcp._libpcp import anon as _anon
@@ -342,6 +343,39 @@ class Connection:
             raise pmErr(sts)            # the RESULT did not decode
         ptype, pdu = self._exchange_rest(sts, t, t0)
         return ptype, pdu, None
+
+    def ask(self, call, *args) -> Optional[Tuple[int, bytes]]:
+        """A metadata request in one C call: `call` is one of csrc/exchange.c's
+        pcp_exchange_* (encode in the receive buffer, round trip, decode), `args` its
+        arguments between the buffer's and the reply's. None: the reply was decoded into
+        the call's out-parameters (offsets into it: reply() copies it).
+        (type, PDU): a reply it left to the caller's decoder (another type, too many
+        items, or read by the general receive path). (PCP_EXCHANGE_UNSENT, b""): nothing
+        sent (no plain socket, bytes left over, a request that does not encode in
+        place). The errors are exchange()'s, and a reply that does not decode raises the
+        decoder's code."""
+        if self._fd < 0 or self._start != self._end:
+            return PCP_EXCHANGE_UNSENT, b""
+        t = self.request_timeout
+        if t != self._armed:
+            self._arm(t)
+        t0 = time.monotonic()
+        reply = self._reply
+        sts = call(self._fd, self._cbuf, len(self._buf), *args, reply)
+        if sts == 0:
+            return None
+        if sts == PCP_EXCHANGE_OTHER:
+            return reply.type, self._mv[:reply.length].tobytes()
+        if sts == PCP_EXCHANGE_UNSENT:
+            return PCP_EXCHANGE_UNSENT, b""
+        if sts < 0 and reply.length == reply.received > 0:
+            raise pmErr(sts)            # one whole reply of the type expected: undecodable
+        return self._exchange_rest(sts, t, t0)
+
+    def reply(self) -> bytes:
+        """The reply ask() decoded, copied: its decoded offsets point into it (slicing
+        bytes costs less than slicing the buffer's memoryview, name by name)."""
+        return self._mv[:self._reply.length].tobytes()
 
     def _exchange_rest(self, sts: int, t: float, t0: float) -> Tuple[int, bytes]:
         """After a C round trip that did not end with one whole PDU: its error, or the

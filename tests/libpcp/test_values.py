@@ -207,6 +207,22 @@ def _ours_conv(case: list) -> list:
     return ["v", bytes(out)[:8].hex()]
 
 
+def _ours_conv_dropin(case: list) -> list:
+    """The same case through the drop-in pmContext.pmConvScale (its one C call, a
+    descriptor array as the official binding's callers pass it)."""
+    from ctypes import POINTER, pointer
+    from pcp import pmapi
+    t, val, a, b = case
+    desc = pmapi.pmDesc()
+    desc.units = units_from_int(a)
+    descs = (POINTER(pmapi.pmDesc) * 1)(pointer(desc))
+    try:
+        out = pmapi.pmContext.pmConvScale(t, _atom_for(t, val), descs, 0, units_from_int(b))
+    except pmErr as exc:
+        return ["e", exc.args[0]]
+    return ["v", bytes(out)[:8].hex()]
+
+
 # --------------------------------------------------------------------------
 # other grids
 
@@ -536,6 +552,15 @@ def test_conv_scale_grid(grids, ref):
     # the grid must exercise successes, CONV and UNIT errors
     kinds = {tuple(r[:2]) if r[0] == "e" else "v" for r in ref["conv"]}
     assert {"v", ("e", C.PM_ERR_CONV), ("e", C.PM_ERR_UNIT)} <= kinds
+    assert _diff(cases, ours, ref["conv"]) == []
+
+
+@reference
+def test_conv_scale_grid_dropin(grids, ref):
+    """pmContext.pmConvScale's one C call (csrc/convert.c's pcp_convert_scale_units)
+    over the whole grid, against the official binding's pmConvScale."""
+    cases = grids["conv"]
+    ours = [_ours_conv_dropin(c) for c in cases]
     assert _diff(cases, ours, ref["conv"]) == []
 
 

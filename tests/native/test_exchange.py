@@ -1,4 +1,5 @@
-"""The one-call round trip of csrc/exchange.c (pcp_exchange_roundtrip, pcp_exchange_fetch)
+"""The one-call round trip of csrc/exchange.c (pcp_exchange_roundtrip, pcp_exchange_fetch,
+and the metadata calls pcp_exchange_pmns_ids/_name_all/_children/_text/_desc/_instance)
 over a socketpair whose other end plays pmcd: the request arrives whole, one whole reply
 comes back (decoded, for a fetch), and every other case (a reply in pieces, two PDUs at
 once, a bad header, the peer gone, a timeout, an ERROR before the RESULT, a RESULT of
@@ -11,7 +12,8 @@ import struct
 import pytest
 
 from pcp._core.constants import PM_ERR_IPC, PM_ERR_NOAGENT, PM_ERR_TIMEOUT, PM_ERR_TOOSMALL
-from pcp._core.wire import PCP_EXCHANGE_PARTIAL, PCP_RESULT_RESIZE, PDU_ERROR, PDU_RESULT
+from pcp._core.wire import (PCP_EXCHANGE_OTHER, PCP_EXCHANGE_PARTIAL, PCP_EXCHANGE_UNSENT,
+                            PCP_RESULT_RESIZE, PDU_ERROR, PDU_RESULT)
 from pcp._decode.result import FlatResult, ResultSizes
 from pcp._native import ffi, lib
 from tests.support import fakepmcd as F
@@ -205,3 +207,116 @@ def test_sets_answered_no_agent_are_counted(pair):
     assert sts == 0 and out.noagent == 2
     sts, out, _, _, _ = _fetch(ours, theirs, bytes(F.result(VSETS)), 3, 3)
     assert sts == 0 and out.noagent == 0
+
+
+# ---- the metadata calls: request encoded in the buffer, reply decoded there ----------
+
+def _metadata(ours, theirs, call: str, reply: bytes, items: int = 8, cap: int = 4096):
+    """Queue `reply`, run one metadata call of exchange.c with room for `items` items:
+    (sts, reply struct, the decoded values, the request pmcd saw)."""
+    if reply:
+        theirs.sendall(reply)
+    buf = ffi.new("uint8_t[]", cap)
+    out = ffi.new("pcp_exchange_reply *")
+    count = ffi.new("int32_t *")
+    has_status = ffi.new("int32_t *")
+    ints = ffi.new("int32_t[]", items)
+    offs = ffi.new("uint32_t[]", items)
+    lens = ffi.new("int32_t[]", items)
+    fd = ours.fileno()
+    if call == "pmns_ids":
+        names = b"sample.long.one"
+        nlen = ffi.new("int32_t[]", [len(names)])
+        sts = lib.pcp_exchange_pmns_ids(fd, buf, cap, 7, 1, names, nlen, items, offs, count, out)
+        got = list(ffi.unpack(offs, count[0]))
+    elif call in ("name_all", "children", "instance"):
+        if call == "name_all":
+            sts = lib.pcp_exchange_name_all(fd, buf, cap, 7, 0x01000001, items, has_status, ints,
+                                            offs, lens, count, out)
+        elif call == "children":
+            sts = lib.pcp_exchange_children(fd, buf, cap, 7, 1, b"sample", 6, items, has_status,
+                                            ints, offs, lens, count, out)
+        else:
+            sts = lib.pcp_exchange_instance(fd, buf, cap, 7, 0x01000001, -1, b"", 0, items, ints,
+                                            offs, lens, count, out)
+        raw = bytes(ffi.buffer(buf, max(out.received, 0)))
+        got = [(ints[i], raw[offs[i]:offs[i] + lens[i]]) for i in range(count[0])]
+    elif call == "text":
+        off, tlen = ffi.new("uint32_t *"), ffi.new("int32_t *")
+        sts = lib.pcp_exchange_text(fd, buf, cap, 7, 0x01000001, 1 | 4, off, tlen, out)
+        got = bytes(ffi.buffer(buf, out.received))[off[0]:off[0] + tlen[0]] if sts == 0 else None
+    else:
+        d = ffi.new("pcp_desc *")
+        sts = lib.pcp_exchange_desc(fd, buf, cap, 7, 0x01000001, d, out)
+        got = (d.pmid, d.type, d.indom) if sts == 0 else None
+    return sts, out, got, (_sent(theirs) if sts != 4 else b"")
+
+
+WHOLE_REPLIES = {
+    "pmns_ids": (F.pmns_ids([0x01000001]), [0x01000001]),
+    "name_all": (F.pmns_names([b"sample.long.one"]), [(0, b"sample.long.one")]),
+    "children": (F.pmns_names([b"long", b"colour"], [1, 0]), [(1, b"long"), (0, b"colour")]),
+    "instance": (F.instance(0x01000001, [(0, b"red"), (1, b"green")]),
+                 [(0, b"red"), (1, b"green")]),
+    "text": (F.text(0x01000001, b"one line"), b"one line"),
+    "desc": (F.desc(0x01000001), (0x01000001, 1, 0xFFFFFFFF)),
+}
+
+
+@pytest.mark.parametrize("call", sorted(WHOLE_REPLIES))
+def test_a_metadata_call_decodes_its_whole_reply(pair, call):
+    ours, theirs = pair
+    reply, expected = WHOLE_REPLIES[call]
+    sts, out, got, request = _metadata(ours, theirs, call, bytes(reply))
+    assert sts == 0 and out.length == len(reply)
+    assert got == expected
+    assert struct.unpack(">i", request[:4])[0] == len(request)     # one whole request
+
+
+@pytest.mark.parametrize("call", sorted(WHOLE_REPLIES))
+def test_an_error_reply_is_left_whole_to_the_caller(pair, call):
+    ours, theirs = pair
+    reply = bytes(F.error(-12357))
+    sts, out, _, _ = _metadata(ours, theirs, call, reply)
+    assert sts == PCP_EXCHANGE_OTHER
+    assert (out.type, out.length, out.received) == (PDU_ERROR, len(reply), len(reply))
+
+
+@pytest.mark.parametrize("call", ["pmns_ids", "name_all", "children", "instance"])
+def test_more_items_than_room_are_left_to_the_caller(pair, call):
+    ours, theirs = pair
+    reply = {"pmns_ids": F.pmns_ids(list(range(1, 40))),
+             "name_all": F.pmns_names([b"n%d" % i for i in range(40)]),
+             "children": F.pmns_names([b"n%d" % i for i in range(40)], [0] * 40),
+             "instance": F.instance(0x01000001, [(i, b"i%d" % i) for i in range(40)])}[call]
+    sts, out, _, _ = _metadata(ours, theirs, call, bytes(reply), items=4)
+    assert sts == PCP_EXCHANGE_OTHER and out.length == len(reply)
+
+
+@pytest.mark.parametrize("call", sorted(WHOLE_REPLIES))
+def test_a_reply_that_does_not_decode_gives_the_decoders_code(pair, call):
+    ours, theirs = pair
+    reply, _ = WHOLE_REPLIES[call]
+    if call == "desc":          # any 20 bytes are a descriptor: a short one instead
+        bad = bytearray(reply[:24])
+        bad[0:4] = struct.pack(">i", 24)
+    else:
+        bad = bytearray(reply)
+        bad[12:] = b"\xff" * (len(bad) - 12)   # counts and lengths out of range
+    sts, out, _, _ = _metadata(ours, theirs, call, bytes(bad))
+    assert sts == PM_ERR_IPC and out.length == out.received == len(bad)
+
+
+@pytest.mark.parametrize("call", sorted(WHOLE_REPLIES))
+def test_a_request_that_does_not_fit_the_buffer_is_not_sent(pair, call):
+    ours, theirs = pair
+    sts, out, _, _ = _metadata(ours, theirs, call, b"", cap=12)     # a header's room
+    assert sts == PCP_EXCHANGE_UNSENT and out.received == 0
+
+
+def test_a_metadata_reply_in_pieces_is_left_to_the_caller(pair):
+    ours, theirs = pair
+    reply = bytes(F.pmns_names([b"sample.long.one"]))
+    theirs.sendall(reply[:10])
+    sts, out, _, _ = _metadata(ours, theirs, "name_all", b"")
+    assert sts == PCP_EXCHANGE_PARTIAL and out.received == 10

@@ -80,17 +80,30 @@ class DerivedContext:
         self._last_plan: Tuple[Any, Any] = (None, None)
         # _derived_children's answers by name, until an entry is added or bound
         self._children_memo: Dict[bytes, Optional[List[Tuple[bytes, int]]]] = {}
-        self._refresh()
+        # libpcp copies the registry into every context it opens; here the copy of the
+        # metrics registered by now is made when first needed (most contexts of a
+        # process never ask for a derived metric): opened() or _refresh()
+        self._opened_with = len(REGISTRY.metrics)
+
+    def opened(self) -> List[_Entry]:
+        """This context's entries: at least those of the metrics registered when it was
+        opened (a pmFetch takes in no later ones, as libpcp's __dmprefetch)."""
+        if len(self.entries) < self._opened_with:
+            self._take_in(self._opened_with)
+        return self.entries
 
     def _refresh(self) -> None:
         """Take in global metrics registered since (libpcp's refresh())."""
-        metrics = REGISTRY.metrics
-        if len(self.entries) == len(metrics):
-            return
+        count = len(REGISTRY.metrics)
+        if len(self.entries) != count:
+            self._take_in(count)
+
+    def _take_in(self, count: int) -> None:
+        """Entries for the global metrics from the last one taken in up to `count`."""
         self._plans.clear()             # a pmid asked for may be a new derived metric
         self._last_plan = (None, None)
         self._children_memo.clear()
-        for metric in REGISTRY.snapshot()[len(self.entries):]:
+        for metric in REGISTRY.snapshot()[len(self.entries):count]:
             entry = _Entry(metric)
             self.entries.append(entry)
             if metric.anon:
@@ -167,15 +180,28 @@ class DerivedContext:
     # ---- names
     def lookup_names(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
         with self._lock:
-            failure: Optional[pmErr] = None
             try:
                 resolved, pmids = self._names().lookup_names(names)
-                pmids = list(pmids)
             except pmErr as e:
+                return self.complete_names(names, 0, (), e)
+            if PM_ID_NULL not in pmids:
+                return resolved, list(pmids)
+            return self.complete_names(names, resolved, pmids, None)
+
+    def complete_names(self, names: Sequence[bytes], resolved: int, pmids: Sequence[int],
+                       failure: Optional[pmErr]) -> Tuple[int, List[int]]:
+        """lookup_names after the PMNS's answer (`resolved` of `pmids`, or its `failure`):
+        the derived metrics' pmIDs where it found none. pcp.pmapi calls it itself after
+        asking the wrapped context, when that answer is not complete."""
+        with self._lock:
+            if failure is not None:
+                e = failure
                 filled = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], list) else None
                 if filled is None or len(filled) != len(names):
                     filled = [PM_ID_NULL] * len(names)
-                failure, pmids, resolved = e, list(filled), 0
+                pmids, resolved = list(filled), 0
+            else:
+                pmids = list(pmids)
             if PM_ID_NULL not in pmids:
                 return resolved, pmids
             self._refresh()
@@ -398,6 +424,7 @@ class DerivedContext:
         """How a request is fetched (made on its first fetch, kept until the registry or
         the connection changes): (_NO_DERIVED, _ANON_ONLY, a Plan (numeric derived
         metrics, in C) or a _PythonPlan; the positions of event.flags / event.missed)."""
+        self.opened()
         if len(self._plans) >= _MAX_PLANS:
             self._plans.clear()
             self._last_plan = (None, None)
