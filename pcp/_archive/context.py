@@ -650,7 +650,15 @@ class ArchiveContext:
         if self.mode & 0xFFFF == PM_MODE_INTERP:
             if self.interp is None:
                 self.interp = Interpolator(self)
-            return self.interp.fetch(pmids), 0
+            result = self.interp.fetch(pmids)
+            if self.mode & 0xFFFF != PM_MODE_INTERP:
+                # pmFetch makes the result's time the current one after any fetch in a
+                # mode other than INTERP, the mode as it is after the fetch: at 7.2 a
+                # read that dropped a corrupt archive turned it FORW (_reopened), so the
+                # next FORW fetch starts from that result's time, at the next archive's
+                # start, not from the interpolation's next step
+                self.origin = (result.sec, result.nsec)
+            return result, 0
         return self.fetch_records(pmids), 0
 
     def fetch_archive(self) -> FlatResult:

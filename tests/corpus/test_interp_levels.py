@@ -48,17 +48,12 @@ REFERENCE_CRASHES = {
 }
 #: What this package does differently at a level, archive -> reason; a listed archive
 #: must still differ (the test fails once it reads the same). 20130706 (a bzip2 volume)
-#: is no longer listed: its root needs bzip2 (levelref.require_decompressors).
+#: is no longer listed: its root needs bzip2 (levelref.require_decompressors); nor is
+#: multi-corrupted at 7.2: the FORW fetch after the INTERP one that dropped its corrupt
+#: archive starts from that fetch's time (test_corrupt_levels.py).
 KNOWN_DIFFERENCES = {
     (6, 3): {},
-    (7, 2): {
-        "archives/multi-corrupted": (
-            "libpcp 7.x drops an archive with a corrupt record from a multi-archive "
-            "context, reads on, and leaves the context in PM_MODE_FORW (served: "
-            "test_corrupt_levels.py; the INTERP steps up to it match); the FORW fetch "
-            "that follows (interp_25's last) gives pmcd's sets of the next archive "
-            "(instance 6819) one value each where this package gives none"),
-    },
+    (7, 2): {},
 }
 # each level's own stock derived metrics are test_derived_levels.py's
 ENV = {"PCP_DERIVED_CONFIG": ""}
