@@ -514,6 +514,12 @@ class ArchiveContext:
             pass        # libpcp reports positioning failures at the next fetch
         if self.interp is not None:
             self.interp.reset()
+            if API_LEVEL >= (7, 2) and self.interp.declared:
+                # 7.x's __pmLogResetInterp, once an INTERP fetch has hashed a metric,
+                # also asks the next fetch to position itself again: where the
+                # positioning fails (a temporal index naming a missing volume,
+                # badarchives/badti-2) that fetch fails with PM_ERR_LOGFILE
+                self.serial = False
 
     # ---- fetching --------------------------------------------------------------------
 
