@@ -13,7 +13,6 @@ per level). Derived metrics are off on both sides (PCP_DERIVED_CONFIG=""): each 
 stock derived metrics are test_derived_levels.py's.
 """
 
-import json
 import os
 import time
 
@@ -22,8 +21,8 @@ import pytest
 from conftest import _unavailable
 
 from corpus import archive_corpus as corpus
-from corpus.jsondiff import differences, leaves
-from support import difftest, levelref
+from corpus.jsondiff import differences, leaves, shown
+from support import levelref
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(1800)]
 
@@ -71,26 +70,15 @@ ALWAYS = {"archives/multi-corrupted", "archives/20130706", "archives/eventrec"}
 
 
 def _selected():
-    every = corpus.archives()
     if _mode() == "full":
-        return every
+        return corpus.archives()
     keep = set(ALWAYS)
     for listed in list(REFERENCE_CRASHES.values()) + list(KNOWN_DIFFERENCES.values()):
         keep |= set(listed)
-    small = [a for a in every if corpus._size(a) < QUICK_MAX_BYTES]
-    return [a for a in every if corpus.name_of(a) in keep or
-            (a in small and small.index(a) % 30 == 0)]
+    return corpus.sample(keep, QUICK_MAX_BYTES, 30)
 
 
 SELECTED = _selected()
-
-
-def _sides(level):
-    with open(corpus.READER, encoding="utf-8") as stream:
-        program = stream.read()
-    reference = corpus.Side(levelref.reference_argv(level, ENV) + ["-"], {}, program)
-    ours = corpus.Side([difftest.OUR_PYTHON, corpus.READER], levelref.our_env(level, ENV))
-    return {"reference": reference, "ours": ours}
 
 
 SWEPT = {}
@@ -101,10 +89,8 @@ def _swept(level):
     if level not in SWEPT:
         if not SELECTED:
             _unavailable("PCP's QA archives are not installed (Debian package pcp-testsuite)")
-        levelref.require(level)
-        levelref.require_decompressors(level)
         t0 = time.monotonic()
-        SWEPT[level] = corpus.sweep(SELECTED, sides=_sides(level))
+        SWEPT[level] = corpus.sweep_at_level(level, SELECTED, corpus.READER, ENV)
         STATS[level] = {"archives": 0, "calls": 0, "values": 0,
                         "seconds": time.monotonic() - t0}
     return SWEPT[level]
@@ -144,11 +130,9 @@ def test_archive_reads_as_libpcp_of_level(level, archive):
     listed = KNOWN_DIFFERENCES[level].get(name, {})
     diffs = [] if ref == ours else differences(ref, ours)
     unlisted = [d for d in diffs if str(d[0][0]) not in listed]
-    shown = "\n".join("  %s\n    libpcp: %s\n    ours:   %s" % (
-        "/".join(map(str, p)), json.dumps(r)[:300], json.dumps(o)[:300])
-        for p, r, o in unlisted[:15])
+    listing = shown(unlisted)
     assert not unlisted, "%s at %d.%d: %d values differ from libpcp's:\n%s" % (
-        name, level[0], level[1], len(unlisted), shown)
+        name, level[0], level[1], len(unlisted), listing)
     stale = [s for s in listed if not any(str(d[0][0]) == s for d in diffs)]
     assert not stale, "%s at %d.%d: listed differences no longer show: %s" % (
         name, level[0], level[1], stale)
