@@ -514,6 +514,12 @@ class ArchiveContext:
             pass        # libpcp reports positioning failures at the next fetch
         if self.interp is not None:
             self.interp.reset()
+            if API_LEVEL >= (7, 2) and self.interp.declared:
+                # 7.x's __pmLogResetInterp, once an INTERP fetch has hashed a metric,
+                # also asks the next fetch to position itself again: where the
+                # positioning fails (a temporal index naming a missing volume,
+                # badarchives/badti-2) that fetch fails with PM_ERR_LOGFILE
+                self.serial = False
 
     # ---- fetching --------------------------------------------------------------------
 
@@ -721,7 +727,15 @@ class ArchiveContext:
                 from pcp._archive.interp import Interpolator
 
                 self.interp = Interpolator(self)
-            return self.interp.fetch(pmids), 0
+            result = self.interp.fetch(pmids)
+            if self.mode & 0xFFFF != PM_MODE_INTERP:
+                # pmFetch makes the result's time the current one after any fetch in a
+                # mode other than INTERP, the mode as it is after the fetch: at 7.2 a
+                # read that dropped a corrupt archive turned it FORW (_reopened), so the
+                # next FORW fetch starts from that result's time, at the next archive's
+                # start, not from the interpolation's next step
+                self.origin = (result.sec, result.nsec)
+            return result, 0
         return self.fetch_records(pmids), 0
 
     def fetch_archive(self) -> FlatResult:

@@ -18,8 +18,14 @@ from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INST, PM_ERR_TYPE, PM_EVENT
                                  PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
+from pcp._core.level import API_LEVEL
 from pcp._decode.result import (FlatResult, LP_pmHighResResult, LP_pmResult, pmHighResResult,
                                 pmResult, pmValueSet)
+
+if API_LEVEL >= (7, 2):
+    from pcp._decode.result import pmResult_v2 as _timeval_result
+else:
+    _timeval_result = pmResult
 
 EVENT_FLAGS_PMID = 0x7FC00001   # event.flags, 511.0.1 (csrc/events.h)
 EVENT_MISSED_PMID = 0x7FC00002  # event.missed, 511.0.2
@@ -182,7 +188,9 @@ def _records_as_results(u: Unpacked, highres: bool) -> List[Any]:
     if highres:
         result_type, handle_type = pmHighResResult, LP_pmHighResResult
     else:
-        result_type, handle_type = pmResult, LP_pmResult
+        # libpcp's pmUnpackEventRecords stamps with a timeval at every level: 7.x calls
+        # that result pmResult_v2 (its pmResult has a timespec)
+        result_type, handle_type = _timeval_result, LP_pmResult
     new = object.__new__
     out = []
     for r in range(nrec):

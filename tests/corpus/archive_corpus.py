@@ -75,6 +75,32 @@ def binding(python: str, reference: bool, reader: str = READER) -> Side:
     return Side([python, reader], difftest._env(not reference))
 
 
+def sample(keep: Sequence[str], max_bytes: int, nth: int) -> List[str]:
+    """A quick sample of the corpus: the archives named in `keep` and every `nth` of
+    those smaller than `max_bytes`, in corpus order."""
+    every = archives()
+    small = [a for a in every if _size(a) < max_bytes]
+    return [a for a in every if name_of(a) in keep or
+            (a in small and small.index(a) % nth == 0)]
+
+
+def sweep_at_level(level, paths: Sequence[str], reader: str, env: Dict[str, str]
+                   ) -> Dict[str, Dict[str, dict]]:
+    """sweep() of a reader at an API level with a root (6.3, 7.2), once the root and its
+    decompressors are there (levelref's checks: a failure under $CI, else a skip): the
+    reference is the root's python3 with the reader on its stdin (the root cannot see
+    this checkout), ours this package's interpreter at that level; `env` on both."""
+    from support import levelref  # pylint: disable=import-outside-toplevel
+
+    levelref.require(level)
+    levelref.require_decompressors(level)
+    with open(reader, encoding="utf-8") as stream:
+        program = stream.read()
+    sides = {"reference": Side(levelref.reference_argv(level, env) + ["-"], {}, program),
+             "ours": Side([difftest.OUR_PYTHON, reader], levelref.our_env(level, env))}
+    return sweep(paths, sides=sides)
+
+
 def _run_shard(side: Side, paths: Sequence[str], out: Dict[str, dict]) -> None:
     """Read `paths` in one process into out[archive] = {"image": the JSON text, "close":
     "ok"}. A process that dies (libpcp does on some archives) is pinned to the archive

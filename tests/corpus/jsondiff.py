@@ -1,6 +1,8 @@
 """Where two JSON images differ: a list of (path, reference, ours) for each leaf that
 differs, the path a tuple of keys and indexes from the root."""
 
+import json
+
 
 def differences(ref, ours, path=(), out=None, limit=None):
     """Differing leaves of two JSON values, at most `limit` of them (None: all)."""
@@ -33,3 +35,11 @@ def leaves(x):
     if isinstance(x, list):
         return sum(leaves(v) for v in x)
     return 1
+
+
+def shown(diffs, limit=15):
+    """The first `limit` differences as the corpus tests report them: each leaf's path,
+    then the reference's value and ours (JSON, cut at 300 characters)."""
+    return "\n".join("  %s\n    libpcp: %s\n    ours:   %s" % (
+        "/".join(map(str, p)), json.dumps(r)[:300], json.dumps(o)[:300])
+        for p, r, o in diffs[:limit])

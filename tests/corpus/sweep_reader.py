@@ -4,9 +4,14 @@ each call gave, one JSON line per archive.
 The same file runs under both bindings: the official python3-pcp (on /usr/bin/python3)
 and this package (the venv's interpreter); test_archive_sweep.py compares the lines.
 It uses only the official API, plus libpcp's pmUnpack[HighRes]EventRecords through
-ctypes on the official side, whose 6.0.3 module does not wrap them.
+ctypes on the official side, whose module does not wrap them.
 
-    python sweep_reader.py ARCHIVE...
+It runs under python3-pcp 6.0.3, 6.3.8 and 7.2.2 and this package at any level
+(test_sweep_levels.py): where 7.x renamed a call it uses the name the binding has (7.x's
+pmGetArchiveLabel, pmGetArchiveEnd, pmSetMode and pmFetch are 6.x's ...HighRes... ones,
+timespecs everywhere), so each level is imaged in its own binding's terms.
+
+    python sweep_reader.py ARCHIVE...      (or: python - ARCHIVE... < sweep_reader.py)
 
 For each archive it prints ``BEGIN <archive>`` (so that a reader that dies, as libpcp
 does on some archives, is pinned to its archive), the image as JSON: {"archive": ...,
@@ -31,6 +36,8 @@ FETCHES = int(os.environ.get("SWEEP_FETCHES", "6"))
 VALUES = int(os.environ.get("SWEEP_VALUES", "64"))
 EVENT_RECORDS = 16
 OURS = hasattr(pmapi, "__implementation__")
+# 6.x: the ...HighRes... calls beside timeval ones; 7.x: one set of names, timespecs
+HIGHRES_NAMES = hasattr(pmapi.pmContext, "pmGetHighResArchiveLabel")
 
 EVENT_TYPES = (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT)
 BLOCK_TYPES = (c_api.PM_TYPE_AGGREGATE, c_api.PM_TYPE_AGGREGATE_STATIC)
@@ -78,14 +85,16 @@ class Reader:
     # ---- metadata -------------------------------------------------------------------
 
     def label(self):
-        lab = self.ctx.pmGetHighResArchiveLabel()
-        return {"magic": lab.magic, "pid": lab.pid,
+        lab = (self.ctx.pmGetHighResArchiveLabel() if HIGHRES_NAMES
+               else self.ctx.pmGetArchiveLabel())
+        return {"magic": lab.magic, "pid": lab.pid_t,
                 "start": [lab.start.tv_sec, lab.start.tv_nsec],
                 "host": lab.get_hostname(), "tz": lab.get_timezone(),
                 "zoneinfo": lab.get_zoneinfo()}
 
     def end(self):
-        ts = self.ctx.pmGetHighResArchiveEnd()
+        ts = (self.ctx.pmGetHighResArchiveEnd() if HIGHRES_NAMES
+              else self.ctx.pmGetArchiveEnd())
         return [ts.tv_sec, ts.tv_nsec]
 
     def names(self):
@@ -205,7 +214,9 @@ class Reader:
     def result(self, res, highres=False):
         c = res.contents
         ts = c.timestamp
-        stamp = [ts.tv_sec, ts.tv_nsec if highres else ts.tv_usec]
+        # 7.x's pmFetch gives a timespec, its pmUnpackEventRecords a timeval
+        stamp = [ts.tv_sec, ts.tv_nsec if highres or not hasattr(ts, "tv_usec")
+                 else ts.tv_usec]
         return {"t": stamp, "numpmid": c.numpmid, "sets": self.vsets(res)}
 
     # ---- event records --------------------------------------------------------------
@@ -225,7 +236,9 @@ class Reader:
 
     def libpcp_records(self, vset, j, highres):
         lib = pmapi.LIBPCP
-        kind = pmapi.pmHighResResult if highres else pmapi.pmResult
+        # 7.x renamed them: pmResult is the timespec one, pmResult_v2 the timeval one
+        kind = (getattr(pmapi, "pmHighResResult", pmapi.pmResult) if highres
+                else getattr(pmapi, "pmResult_v2", pmapi.pmResult))
         rap = POINTER(POINTER(kind))()
         unpack = lib.pmUnpackHighResEventRecords if highres else lib.pmUnpackEventRecords
         unpack.argtypes = [POINTER(pmapi.pmValueSet), c_int, POINTER(POINTER(POINTER(kind)))]
@@ -267,14 +280,18 @@ class Reader:
             return
         ids = (c_uint * len(pmids))(*pmids)
         fetch = self.ctx.pmFetch
+        usec = (lambda t: t.tv_usec) if HIGHRES_NAMES else (lambda t: t.tv_nsec // 1000)
         span_ms = max(int((end.tv_sec - start.tv_sec) * 1000 +
-                          (end.tv_usec - start.tv_usec) / 1000), 1)
+                          (usec(end) - usec(start)) / 1000), 1)
         plans = [("forw", c_api.PM_MODE_FORW, start, 0),
                  ("back", c_api.PM_MODE_BACK, end, 0),
                  ("interp_fine", c_api.PM_MODE_INTERP, start, max(span_ms // 40, 1)),
                  ("interp_coarse", c_api.PM_MODE_INTERP, start, max(span_ms // 4, 1))]
         for name, mode, when, delta in plans:
             CALLS[0] += 1
+            if not HIGHRES_NAMES and delta:
+                # 7.x's pmSetMode takes its step as a timespec, 6.x's in milliseconds
+                delta = pmapi.timespec(delta // 1000, delta % 1000 * 1000000)
             try:
                 self.ctx.pmSetMode(mode, when, delta)
             except Exception as e:

@@ -12,7 +12,6 @@ fixed sample of it (the default otherwise, and the sanitizer pass's choice): eve
 archive, the archives with listed differences or event records, and every eighth of the
 rest."""
 
-import json
 import os
 import time
 
@@ -21,7 +20,7 @@ import pytest
 from conftest import _unavailable
 
 from corpus import archive_corpus as corpus
-from corpus.jsondiff import differences, leaves
+from corpus.jsondiff import differences, leaves, shown
 from corpus.known_differences import ARCHIVES
 
 # the first test pays for the whole sweep (both bindings over the corpus)
@@ -94,11 +93,9 @@ def test_archive_reads_as_libpcp(swept, archive):
     same_text = swept["reference"][archive] == swept["ours"][archive]
     diffs = [] if same_text else differences(ref, ours)
     unlisted = [d for d in diffs if str(d[0][0]) not in listed]
-    shown = "\n".join("  %s\n    libpcp: %s\n    ours:   %s" % (
-        "/".join(map(str, p)), json.dumps(r)[:300], json.dumps(o)[:300])
-        for p, r, o in unlisted[:15])
+    listing = shown(unlisted)
     assert not unlisted, "%s: %d values differ from libpcp's:\n%s" % (name, len(unlisted),
-                                                                     shown)
+                                                                     listing)
     stale = [s for s in listed if not any(str(d[0][0]) == s for d in diffs)]
     assert not stale, "%s: listed differences no longer show: %s" % (name, stale)
     STATS["archives"] += 1

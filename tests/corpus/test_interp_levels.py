@@ -23,7 +23,7 @@ import pytest
 from conftest import _unavailable
 
 from corpus import archive_corpus as corpus
-from corpus.jsondiff import differences, leaves
+from corpus.jsondiff import differences, leaves, shown
 from support import difftest, levelref
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(1800)]
@@ -48,17 +48,12 @@ REFERENCE_CRASHES = {
 }
 #: What this package does differently at a level, archive -> reason; a listed archive
 #: must still differ (the test fails once it reads the same). 20130706 (a bzip2 volume)
-#: is no longer listed: its root needs bzip2 (levelref.require_decompressors).
+#: is no longer listed: its root needs bzip2 (levelref.require_decompressors); nor is
+#: multi-corrupted at 7.2: the FORW fetch after the INTERP one that dropped its corrupt
+#: archive starts from that fetch's time (test_corrupt_levels.py).
 KNOWN_DIFFERENCES = {
     (6, 3): {},
-    (7, 2): {
-        "archives/multi-corrupted": (
-            "libpcp 7.x drops an archive with a corrupt record from a multi-archive "
-            "context, reads on, and leaves the context in PM_MODE_FORW (served: "
-            "test_corrupt_levels.py; the INTERP steps up to it match); the FORW fetch "
-            "that follows (interp_25's last) gives pmcd's sets of the next archive "
-            "(instance 6819) one value each where this package gives none"),
-    },
+    (7, 2): {},
 }
 # each level's own stock derived metrics are test_derived_levels.py's
 ENV = {"PCP_DERIVED_CONFIG": ""}
@@ -74,27 +69,16 @@ QUICK_MAX_BYTES = 300_000
 
 
 def _selected():
-    every = corpus.archives()
     if _mode() == "full":
-        return every
+        return corpus.archives()
     # the issue's pmrep example; once listed differences, kept in the sample
     keep = {"archives/20180102", "archives/20130706", "archives/multi-corrupted"}
     for listed in list(REFERENCE_CRASHES.values()) + list(KNOWN_DIFFERENCES.values()):
         keep |= set(listed)
-    small = [a for a in every if corpus._size(a) < QUICK_MAX_BYTES]
-    return [a for a in every if corpus.name_of(a) in keep or
-            (a in small and small.index(a) % 12 == 0)]
+    return corpus.sample(keep, QUICK_MAX_BYTES, 12)
 
 
 SELECTED = _selected()
-
-
-def _sides(level):
-    with open(READER, encoding="utf-8") as stream:
-        program = stream.read()
-    reference = corpus.Side(levelref.reference_argv(level, ENV) + ["-"], {}, program)
-    ours = corpus.Side([difftest.OUR_PYTHON, READER], levelref.our_env(level, ENV))
-    return {"reference": reference, "ours": ours}
 
 
 SWEPT = {}
@@ -104,10 +88,8 @@ def _swept(level):
     if level not in SWEPT:
         if not SELECTED:
             _unavailable("PCP's QA archives are not installed (Debian package pcp-testsuite)")
-        levelref.require(level)
-        levelref.require_decompressors(level)
         t0 = time.monotonic()
-        SWEPT[level] = corpus.sweep(SELECTED, sides=_sides(level))
+        SWEPT[level] = corpus.sweep_at_level(level, SELECTED, READER, ENV)
         print("\nINTERP sweep at %d.%d (%s): %d archives, %.0f s" % (
             level + (_mode(), len(SELECTED), time.monotonic() - t0)))
     return SWEPT[level]
@@ -144,11 +126,9 @@ def test_interp_as_libpcp_of_level(level, archive):
         assert diffs, "%s at %d.%d: listed as different, now the same: %s" % (
             name, level[0], level[1], KNOWN_DIFFERENCES[level][name])
         return
-    shown = "\n".join("  %s\n    libpcp: %s\n    ours:   %s" % (
-        "/".join(map(str, p)), json.dumps(r)[:300], json.dumps(o)[:300])
-        for p, r, o in diffs[:15])
+    listing = shown(diffs)
     assert not diffs, "%s at %d.%d: %d values differ from libpcp's:\n%s" % (
-        name, level[0], level[1], len(diffs), shown)
+        name, level[0], level[1], len(diffs), listing)
     assert leaves(ref) > 0
 
 
