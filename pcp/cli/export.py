@@ -7,7 +7,11 @@ metric's time x instance matrix, scattered in C without a Python object per valu
 Memory stays flat in the archive's size: the reader is run twice, chunk by chunk. The
 first pass learns what the header and the carried facts need (each metric's instance
 columns in the order a whole read gives them, which of them ever hold a value, the
-times and <mark>s); the second writes each chunk as it comes.
+times and <mark>s): counters come as logged, rated only for the instances that have
+held no rate yet. The second writes each chunk as it comes: CSV a chunk's cells at a
+time, wide Parquet a row group at a time (wide_group_rows: pyarrow holds about 1 kB
+per column and row group of the footer until the file is closed, so that a wide
+file's memory grows with the square root of its rows, not flat).
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
 then one column per metric instance, named `metric` or `metric[instance]` (as
@@ -19,6 +23,7 @@ import csv
 import datetime
 import io
 import itertools
+import math
 import os
 import sys
 import tempfile
@@ -608,6 +613,18 @@ def _fill_texts(cells: Any, chunk: ArchiveColumns, places: List[Tuple[Shape, Any
 # 16 MB): few row groups (a wide file's footer describes every column of each), and
 # bounded memory
 ROW_GROUP_CELLS = 2 << 20
+# The footer of a wide file is held until the file is closed: pyarrow keeps about 1 kB
+# per column and row group, what about 30 rows of that column cost while their group
+# is built. A longer archive gets longer row groups, so that the footer and the group
+# being built both grow as the square root of the rows (measured: 11 MB per row group
+# of 12,769 columns, with or without statistics or dictionaries).
+FOOTER_ROWS = 30
+
+
+def wide_group_rows(ncolumns: int, nrows: int) -> int:
+    """The rows of a wide row group: ROW_GROUP_CELLS cells, or more for a long archive
+    (the square root of FOOTER_ROWS x its rows)."""
+    return max(-(-ROW_GROUP_CELLS // max(ncolumns, 1)), math.isqrt(FOOTER_ROWS * nrows))
 
 
 def write_parquet(tables: List[Table], path: str, layout: str) -> None:
@@ -640,7 +657,7 @@ def write_parquet(tables: List[Table], path: str, layout: str) -> None:
                 cells[0] = 0
 
         for table in tables:
-            pieces = _arrow_batches(pa, table, layout) if layout == "long" \
+            pieces = _long_batches(pa, table) if layout == "long" \
                 else _wide_row_groups(pa, table)
             for columns in pieces:
                 n = len(columns["time"])
@@ -665,10 +682,7 @@ def _arrow_schema(pa: Any, table: Table, layout: str) -> Any:
     # the archive's facts, for pcp.pmi.write_frame to give the archive back
     meta.update(_carried.schema_metadata(table.facts()))
     if layout == "long":
-        return pa.schema([pa.field("time", time_type), pa.field("metric", pa.string()),
-                          pa.field("inst", pa.int64()), pa.field("instance", pa.string()),
-                          pa.field("value", pa.float64()), pa.field("text", pa.string())],
-                         metadata=meta)
+        return _long_schema(pa).with_metadata(meta)
     fields = [pa.field("time", time_type)]
     for c in table.columns:
         m = c.metric
@@ -684,13 +698,13 @@ def _wide_row_groups(pa: Any, table: Table) -> Any:
     """One host's wide rows as {column name: Arrow array}, a row group at a time: the
     chunks' matrices copied metric by metric (a block per metric and chunk, not an
     array per column and chunk: thousands of columns make tiny arrays costly) until
-    the group holds ROW_GROUP_CELLS cells, then one Arrow array per column."""
+    the group holds wide_group_rows() rows, then one Arrow array per column."""
     time_type = pa.timestamp("ns", tz="UTC")
     by_metric: Dict[str, List[Column]] = {}
     for c in table.columns:
         by_metric.setdefault(c.metric.name, []).append(c)
     groups = list(by_metric.values())
-    width = max(len(table.columns), 1)
+    group_rows = wide_group_rows(len(table.columns), table.nrows)
     times: List[Any] = []
     blocks: List[List[Tuple[Any, Any]]] = [[] for _ in groups]
     rows = 0
@@ -731,14 +745,22 @@ def _wide_row_groups(pa: Any, table: Table) -> Any:
                 present[:, j] = m.present[:, k]
             parts.append((values, present))
         rows += n
-        if rows * width >= ROW_GROUP_CELLS:
+        if rows >= group_rows:
             yield row_group()
             rows = 0
     if times:
         yield row_group()
 
 
-def _arrow_batches(pa: Any, table: Table, layout: str) -> Any:
+def _long_schema(pa: Any) -> Any:
+    """The long layout's columns (no metadata: the spool's schema)."""
+    return pa.schema([pa.field("time", pa.timestamp("ns", tz="UTC")),
+                      pa.field("metric", pa.string()), pa.field("inst", pa.int64()),
+                      pa.field("instance", pa.string()), pa.field("value", pa.float64()),
+                      pa.field("text", pa.string())])
+
+
+def _long_batches(pa: Any, table: Table) -> Any:
     """One host's long rows as {column name: Arrow array}, a chunk's metric at a time,
     in the order of the whole read: metric by metric, through a temporary Arrow file
     that the pieces are spooled to."""
@@ -782,7 +804,8 @@ def _arrow_batches(pa: Any, table: Table, layout: str) -> Any:
         return
     import pyarrow.ipc as ipc
 
-    schema = _arrow_schema(pa, table, "long")
+    # the spool's schema without the facts (megabytes of text): the file's has them
+    schema = _long_schema(pa)
     segments: List[List[int]] = [[] for _ in table.metrics]
     with tempfile.TemporaryDirectory() as folder:
         spool = os.path.join(folder, "long.arrow")

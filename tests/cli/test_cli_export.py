@@ -547,6 +547,7 @@ def test_chunks_of_any_size_write_what_a_whole_read_writes(monkeypatch, tmp_path
     def written(rows):
         monkeypatch.setattr(export, "CHUNK_ROWS", rows)
         monkeypatch.setattr(export, "ROW_GROUP_CELLS", 1000 if rows else 1 << 30)
+        monkeypatch.setattr(export, "FOOTER_ROWS", 0)
         out = io.StringIO()
         assert export.main(["-a", archive, "--layout", layout] + names, out) == 0
         path = str(tmp_path / ("%s.parquet" % rows))
