@@ -9,9 +9,11 @@ peak memory of the process (VmHWM), with the ratios to PCP's C tools.
                       (identical outputs); info -d and info -l likewise
   COMMAND -?          each command's usage against the PCP tool's, and `python -c pass`
                       (the interpreter alone: the floor of any Python command)
-  export (memory)     pcp-native export -a 20180102 -o FILE.csv: peak resident memory,
-                      and the same over a larger archive (make_big_archive.py, 16M): flat
-                      in the archive's size once export streams by chunks
+  export (memory)     pcp-native export -a 20180102 -o FILE.csv and FILE.parquet: peak
+                      resident memory, and the same over a larger archive
+                      (make_big_archive.py, 16M): CSV flat in the archive's size once
+                      export streams by chunks; wide Parquet grows with its footer (about
+                      1 kB per column and row group, held by pyarrow until the file closes)
 
 pcp-native runs under a "wheel-like" virtualenv of this Python (the package found through
 a static .pth file, byte-compiled, as an installed wheel runs; see fixed_costs.py), without
@@ -119,13 +121,15 @@ def peak_mb(python, words):
 
 
 def measure_memory(sides, archives):
-    """{label: {side: peak MB}} of export to CSV, per archive."""
+    """{label: {side: peak MB}} of export to CSV and to Parquet (wide), per archive."""
     table = {}
     with tempfile.TemporaryDirectory() as where:
-        target = os.path.join(where, "out.csv")
         for label, path in archives:
-            table[label] = {side: peak_mb(python, ["export", "-a", path, "-o", target])
-                            for side, python in sides.items()}
+            for suffix in ("csv", "parquet"):
+                target = os.path.join(where, "out." + suffix)
+                table["%s to %s" % (label, suffix)] = {
+                    side: peak_mb(python, ["export", "-a", path, "-o", target])
+                    for side, python in sides.items()}
     return table
 
 
@@ -157,8 +161,8 @@ def report(runs=5, baseline=None, memory=True):
 
             big = str(make_big_archive.ensure_archive(make_big_archive.parse_size(
                 os.environ.get("PCP_BENCH_ARCHIVE_SIZE", "16M")), 2))
-            archives = [("export 20180102 (7 MB) to CSV", QA_ARCHIVE),
-                        ("export the benchmark archive (16 MB) to CSV", big)]
+            archives = [("export 20180102 (7 MB)", QA_ARCHIVE),
+                        ("export the benchmark archive (16 MB)", big)]
             parts["memory"] = measure_memory(sides, archives)
             first = next(iter(sides))
             print(table_text("export", "MB peak", parts["memory"], sides, against=first),

@@ -226,11 +226,18 @@ class ArchiveReader:
     def __iter__(self) -> Iterator[ArchiveColumns]:
         return self.chunks()
 
-    def chunks(self, drop_unknown: bool = False) -> Iterator[ArchiveColumns]:
+    def chunks(self, drop_unknown: bool = False, rates: bool = True
+               ) -> Iterator[ArchiveColumns]:
         """The scan as chunks. drop_unknown: values of instances that are not among the
         metadata's instances of the window are left out instead of adding columns (the
-        column set then never changes between chunks)."""
-        scan = Scan(self, drop_unknown) if self.interval_ns is None else grid.GridScan(self, drop_unknown)
+        column set then never changes between chunks). rates=False (a scan of the
+        records, no interval, no derived metric): counters to be rated come as logged,
+        for a caller that needs less than the rates (export's first pass)."""
+        if not rates and (self.interval_ns is not None or self._derived):
+            raise ValueError("rates=False is for a scan of the records without derived "
+                             "metrics")
+        scan = Scan(self, drop_unknown, rates) if self.interval_ns is None \
+            else grid.GridScan(self, drop_unknown)
         for chunk in scan.run():
             chunk.timezone, chunk.zoneinfo = self.timezone, self.zoneinfo
             chunk.source = self.source

@@ -43,9 +43,8 @@ def counter_rate(values: np.ndarray, present: np.ndarray, time_ns: np.ndarray,
     prev[1:] = last[:-1]
     has_prev = prev >= 0
     pidx = np.where(has_prev, prev, 0)
-    cidx = np.broadcast_to(np.arange(ncols), (n, ncols))
     if n:
-        pv = values[pidx, cidx]
+        pv = np.take_along_axis(values, pidx, axis=0)
         pt = time_ns[pidx]
         ps = seg[pidx]
     else:
@@ -59,8 +58,9 @@ def counter_rate(values: np.ndarray, present: np.ndarray, time_ns: np.ndarray,
         pt = np.where(use, carry.time[None, :], pt)
         ps = np.where(use, carry.seg[None, :], ps)
         has_prev = has_prev | use
-    t = np.broadcast_to(time_ns[:, None], (n, ncols))
-    s = np.broadcast_to(seg[:, None], (n, ncols))
+    # each row's time and segment, broadcast against its columns by the operators
+    t = time_ns[:, None]
+    s = seg[:, None]
     ok = present & has_prev & (s == ps) & (t > pt) & (values >= pv)
     if values.dtype.kind in "iu" and values.dtype.itemsize < 8:
         diff = values.astype(np.int64) - pv.astype(np.int64)

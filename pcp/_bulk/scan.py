@@ -92,8 +92,11 @@ class _Ring:
 class Scan:
     """One pass over the archives of a reader."""
 
-    def __init__(self, reader: ArchiveReader, drop_unknown: bool) -> None:
+    def __init__(self, reader: ArchiveReader, drop_unknown: bool, rates: bool = True) -> None:
         self.r = reader
+        # rates=False: counters that the reader converts to rates come as logged (their
+        # MetricArray still says rate: the caller rates them its own way)
+        self.rates = rates
         self.metrics = [m.for_scan() for m in reader._metrics]
         # the reader's metrics -> this scan's
         self.index = {id(m): i for i, m in enumerate(reader._metrics)}
@@ -403,7 +406,7 @@ class Scan:
                 ma.blobs = Blobs(values, present, staged, m.type == PM_TYPE_STRING,
                                  nbytes_all[i])
                 values = None
-            elif m.rate:
+            elif m.rate and self.rates:
                 values, present = counter_rate(values, present, time_ns, seg, m.state)
                 ma._count = None
             ma._values = values

@@ -179,8 +179,17 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
                 return _g(_F32.unpack(_U32.pack(int(arrays.ival[k]) & 0xFFFFFFFF))[0], 8)
             return _g(float(arrays.dval[k]), 8)
         return _g(float(arrays.dval[k]), 16)
-    if mtype == 6 and vt == 6:
+    if mtype == 6 and vt in (6, 0):
         return '"%s"' % string_at(arrays, k)
+    if vt == 0 and valfmt != 0 and mtype in _UNTYPED_BLOCK:
+        # an old v2 archive's value block of type 0: pmExtractValue takes it as the
+        # descriptor's type when its length is that type's, its bytes as they are in
+        # the file (libpcp swaps a block's bytes by its type: none for type 0)
+        data = block_bytes(arrays, k)
+        layout = _UNTYPED_BLOCK[mtype]
+        if len(data) == layout.size:
+            value = layout.unpack(data)[0]
+            return "%d" % value if mtype in (2, 3) else _g(value, 8 if mtype == 4 else 16)
     if mtype in (9, 10):
         if valfmt == 0:
             return "[pmlc control]"
@@ -192,6 +201,10 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
 
 _U32 = struct.Struct("<I")
 _F32 = struct.Struct("<f")
+# a type-0 value block's payload read as the descriptor's type, in this host's order
+# (pmExtractValue copies the bytes into a pmAtomValue)
+_UNTYPED_BLOCK = {2: struct.Struct("=q"), 3: struct.Struct("=Q"), 4: struct.Struct("=f"),
+                  5: struct.Struct("=d")}
 
 
 def _g(x: float, digits: int) -> str:

@@ -7,7 +7,11 @@ metric's time x instance matrix, scattered in C without a Python object per valu
 Memory stays flat in the archive's size: the reader is run twice, chunk by chunk. The
 first pass learns what the header and the carried facts need (each metric's instance
 columns in the order a whole read gives them, which of them ever hold a value, the
-times and <mark>s); the second writes each chunk as it comes.
+times and <mark>s): counters come as logged, rated only for the instances that have
+held no rate yet. The second writes each chunk as it comes: CSV a chunk's cells at a
+time, wide Parquet a row group at a time (wide_group_rows: pyarrow holds about 1 kB
+per column and row group of the footer until the file is closed, so that a wide
+file's memory grows with the square root of its rows, not flat).
 
 Wide layout (default): one row per record holding any exported metric, a `time` column
 then one column per metric instance, named `metric` or `metric[instance]` (as
@@ -18,6 +22,8 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import itertools
+import math
 import os
 import sys
 import tempfile
@@ -30,6 +36,7 @@ import cpmapi as c_api
 from pcp import bulk
 from pcp._bulk import carried as _carried, export as _export, typed as _typed
 from pcp._bulk.arrays import ArchiveColumns, MetricArray
+from pcp._bulk.rates import RateCarry, counter_rate
 from pcp._core.errors import pmErr, pmErrStr
 from pcp._core.units import pmUnitsStr
 from pcp._libpcp import anon as _anon
@@ -232,11 +239,39 @@ class Shape:
         self.instance_names: List[str] = list(m.instance_names)
         self.count = 0
         self.held: set = set()
+        # raw first pass: instance -> (value, time, segment) of its last value, for the
+        # instances that have held no rate yet
+        self.carried: Dict[int, Tuple[Any, int, int]] = {}
 
-    def learn(self, m: MetricArray) -> None:
+    def learn(self, m: MetricArray, raw: bool = False, time_ns: Any = None,
+              seg: Any = None) -> None:
+        """One chunk's metric. raw: a counter to be rated comes as logged (the
+        presence-only first pass): which instances hold a rate is found by rating, at
+        the chunk's times `time_ns` and segments `seg`, only those that held none yet."""
         self.instances, self.instance_names = m.instances, list(m.instance_names)
         self.count += m.count
-        self.held.update(int(i) for i in m.instances[m.present.any(axis=0)])
+        if not (raw and m.rate):
+            self.held.update(int(i) for i in m.instances[m.present.any(axis=0)])
+            return
+        ids = m.instances.tolist()
+        cols = [k for k, i in enumerate(ids) if i not in self.held]
+        if not cols:
+            return
+        # each unheld instance's last value, time and segment, carried across chunks
+        carry = RateCarry(len(cols), m.values.dtype)
+        for n, k in enumerate(cols):
+            last = self.carried.get(ids[k])
+            if last is not None:
+                carry.value[n], carry.time[n], carry.seg[n] = last
+                carry.have[n] = True
+        _, ok = counter_rate(m.values[:, cols], m.present[:, cols], time_ns, seg, carry)
+        rated = ok.any(axis=0).tolist()
+        for n, k in enumerate(cols):
+            if rated[n]:
+                self.held.add(ids[k])
+                self.carried.pop(ids[k], None)
+            elif carry.have[n]:
+                self.carried[ids[k]] = (carry.value[n], carry.time[n], carry.seg[n])
 
     def column_names(self) -> List[str]:
         return _export.column_names(self.name, self.indom, self.instance_names)
@@ -273,14 +308,22 @@ class Table:
         shapes: Dict[str, Shape] = {}
         last = None
         self.nchunks = 0
-        for chunk in self.chunks():
+        # presence only: counters come as logged and are rated where a column's
+        # presence is not known yet (a records' scan without derived metrics)
+        raw = reader.interval_ns is None and not reader._derived
+        marks = 0
+        for chunk in self.chunks(rates=not raw):
             self.nchunks += 1
-            times.append(chunk.time.view(np.int64))
+            stamps = chunk.time.view(np.int64)
+            times.append(stamps)
             after.append(chunk.after_mark)
+            # the segments between <mark>s, numbered as the scan numbers them
+            seg = marks + np.cumsum(chunk.after_mark, dtype=np.int64)
+            marks = int(seg[-1]) if len(seg) else marks
             for name, m in chunk.metrics.items():
                 if name not in shapes:
                     shapes[name] = Shape(name, m)
-                shapes[name].learn(m)
+                shapes[name].learn(m, raw, stamps, seg)
             last = chunk
         # the metrics in the order of the last chunk, as ArchiveColumns.concat has them
         self.metrics = [shapes[name] for name in last.metrics] if last is not None else []
@@ -294,10 +337,10 @@ class Table:
                 if int(m.instances[j]) in m.held:
                     self.columns.append(Column(name, m, j))
 
-    def chunks(self) -> Any:
+    def chunks(self, rates: bool = True) -> Any:
         """The scan again, chunk by chunk (an empty scan as one chunk of no rows)."""
         any_chunk = False
-        for chunk in self.reader.chunks():
+        for chunk in self.reader.chunks(rates=rates):
             any_chunk = True
             yield chunk
         if not any_chunk:
@@ -424,24 +467,6 @@ def _texts(vals: Any) -> List[str]:
     return [str(x) for x in vals.tolist()]
 
 
-def _chunk_cells(chunk: ArchiveColumns, columns: List[Optional[Column]]) -> List[Any]:
-    """Each wide column's (values, present) in a chunk: None for a column this host
-    lacks or an instance the scan has not met yet."""
-    places: Dict[str, Dict[int, int]] = {}
-    out: List[Any] = []
-    for c in columns:
-        if c is None:
-            out.append(None)
-            continue
-        m = chunk.metrics[c.metric.name]
-        where = places.get(m.name)
-        if where is None:
-            where = places[m.name] = _places(m)
-        k = where.get(c.inst)
-        out.append(None if k is None else (m.values[:, k], m.present[:, k]))
-    return out
-
-
 class _Present:
     """A chunk's values of one metric in the long layout's order: row by row, each row's
     instances in the order of the whole scan's columns (the chunk may not have met all
@@ -459,19 +484,27 @@ class _Present:
 
 
 def _long_csv_rows(table: Table, chunk: ArchiveColumns, host: List[str]) -> Any:
-    """(metric number, CSV rows) of a chunk, metric by metric."""
-    times = _iso_times(chunk.time.view(np.int64))
+    """(metric number, CSV rows) of a chunk, metric by metric: each metric's rows as
+    an iterator of tuples that csv's writerows takes in C (no list per row)."""
+    times = np.array(_iso_times(chunk.time.view(np.int64)), object)
+    lead = tuple(host)
     for k, shape in enumerate(table.metrics):
         got = _Present(chunk, shape)
-        texts = _texts(got.values)
-        if shape.indom == c_api.PM_INDOM_NULL:
-            yield k, [[times[r]] + host + [shape.name, "", "", t]
-                      for r, t in zip(got.rows.tolist(), texts)]
+        if not len(got.rows):
+            yield k, ()
             continue
-        ids = shape.instances.tolist()
-        names = shape.instance_names
-        yield k, [[times[r]] + host + [shape.name, ids[j], names[j] or "", t]
-                  for r, j, t in zip(got.rows.tolist(), got.places.tolist(), texts)]
+        texts = _texts(got.values)
+        stamps = times[got.rows].tolist()
+        n = len(texts)
+        if shape.indom == c_api.PM_INDOM_NULL:
+            ids: Any = itertools.repeat("", n)
+            names: Any = itertools.repeat("", n)
+        else:
+            ids = np.asarray(shape.instances, np.int64)[got.places].tolist()
+            names = np.array([name or "" for name in shape.instance_names],
+                             object)[got.places].tolist()
+        yield k, zip(stamps, *(itertools.repeat(h, n) for h in lead),
+                     itertools.repeat(shape.name, n), ids, names, texts)
 
 
 def _write_long_csv(table: Table, w: Any, stream: Any, host: List[str]) -> None:
@@ -509,7 +542,8 @@ def _union_names(tables: List[Table]) -> List[str]:
     return list(seen)
 
 
-CSV_BLOCK_ROWS = 16
+# rows of a chunk's cells turned into lists at a time (a list per cell row)
+CSV_BLOCK_ROWS = 256
 
 
 def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
@@ -527,30 +561,70 @@ def write_csv(tables: List[Table], stream: Any, layout: str) -> None:
         if layout == "long":
             _write_long_csv(table, w, stream, host)
             continue
-        mine = {c.name: c for c in table.columns}
-        columns = [mine.get(name) for name in union]
+        places = _wide_places(table, union, 1 + len(host))
+        width = 1 + len(host) + len(union)
         for chunk in table.chunks():
-            times = _iso_times(chunk.time.view(np.int64))
-            cells_of = _chunk_cells(chunk, columns)
-            nrows = len(times)
-            # the texts of a block of rows at a time: a Python string per cell of the
-            # whole chunk would take ten times its matrices' memory
-            for first in range(0, nrows, CSV_BLOCK_ROWS):
-                last = min(first + CSV_BLOCK_ROWS, nrows)
-                cells = [None if c is None else (_texts(c[0][first:last]),
-                                                 c[1][first:last].tolist())
-                         for c in cells_of]
-                for k in range(last - first):
-                    line = [times[first + k]] + host
-                    for cell in cells:
-                        line.append(cell[0][k] if cell is not None and cell[1][k] else "")
-                    w.writerow(line)
+            cells = np.full((len(chunk.time), width), "", object)
+            cells[:, 0] = _iso_times(chunk.time.view(np.int64))
+            if host:
+                cells[:, 1] = host[0]
+            _fill_texts(cells, chunk, places)
+            # a block of rows at a time as lists: csv's writerows takes them in C
+            for first in range(0, len(cells), CSV_BLOCK_ROWS):
+                w.writerows(cells[first:first + CSV_BLOCK_ROWS].tolist())
+
+
+def _wide_places(table: Table, union: List[str], lead: int) -> List[Tuple[Shape, Any, Any]]:
+    """Per metric of the table: (its shape, the instance ids of its written columns,
+    those columns' places in a CSV row of `union` after `lead` leading cells)."""
+    where = {name: lead + k for k, name in enumerate(union)}
+    by_metric: Dict[str, Tuple[Shape, List[int], List[int]]] = {}
+    for c in table.columns:
+        entry = by_metric.setdefault(c.metric.name, (c.metric, [], []))
+        entry[1].append(c.inst)
+        entry[2].append(where[c.name])
+    return [(shape, insts, np.array(at, np.int64))
+            for shape, insts, at in by_metric.values()]
+
+
+def _fill_texts(cells: Any, chunk: ArchiveColumns, places: List[Tuple[Shape, Any, Any]]
+                ) -> None:
+    """The texts of a chunk's present values into their cells, metric by metric (one
+    conversion per metric and chunk, not per cell): a column the chunk has not met yet
+    stays empty."""
+    for shape, insts, at in places:
+        m = chunk.metrics[shape.name]
+        mine = _places(m)
+        found = [(mine[i], a) for i, a in zip(insts, at.tolist()) if i in mine]
+        if not found:
+            continue
+        ks = [k for k, _ in found]
+        targets = np.array([a for _, a in found], np.int64)
+        present = m.present[:, ks]
+        rows, cols = np.nonzero(present)
+        if not len(rows):
+            continue
+        texts = np.empty(len(rows), object)
+        texts[:] = _texts(m.values[:, ks][rows, cols])
+        cells[rows, targets[cols]] = texts
 
 
 # a row group is written when the batches waiting for it reach this many cells (about
 # 16 MB): few row groups (a wide file's footer describes every column of each), and
 # bounded memory
 ROW_GROUP_CELLS = 2 << 20
+# The footer of a wide file is held until the file is closed: pyarrow keeps about 1 kB
+# per column and row group, what about 30 rows of that column cost while their group
+# is built. A longer archive gets longer row groups, so that the footer and the group
+# being built both grow as the square root of the rows (measured: 11 MB per row group
+# of 12,769 columns, with or without statistics or dictionaries).
+FOOTER_ROWS = 30
+
+
+def wide_group_rows(ncolumns: int, nrows: int) -> int:
+    """The rows of a wide row group: ROW_GROUP_CELLS cells, or more for a long archive
+    (the square root of FOOTER_ROWS x its rows)."""
+    return max(-(-ROW_GROUP_CELLS // max(ncolumns, 1)), math.isqrt(FOOTER_ROWS * nrows))
 
 
 def write_parquet(tables: List[Table], path: str, layout: str) -> None:
@@ -574,20 +648,27 @@ def write_parquet(tables: List[Table], path: str, layout: str) -> None:
             waiting.append(batch)
             cells[0] += batch.num_rows * batch.num_columns
             if cells[0] >= ROW_GROUP_CELLS:
+                flush()
+
+        def flush() -> None:
+            if waiting:
                 writer.write_table(pa.Table.from_batches(waiting, schema))
                 waiting.clear()
                 cells[0] = 0
 
         for table in tables:
-            for columns in _arrow_batches(pa, table, layout):
+            pieces = _long_batches(pa, table) if layout == "long" \
+                else _wide_row_groups(pa, table)
+            for columns in pieces:
                 n = len(columns["time"])
                 if several:
                     columns["host"] = pa.array([table.hostname] * n, pa.string())
                 put(pa.RecordBatch.from_arrays(
                     [columns[f.name] if f.name in columns else pa.nulls(n, f.type)
                      for f in schema], schema=schema))
-        if waiting:
-            writer.write_table(pa.Table.from_batches(waiting, schema))
+                if layout != "long":
+                    flush()         # a wide piece is a row group of its own
+        flush()
 
 
 def _arrow_type(pa: Any, dtype: Any) -> Any:
@@ -601,10 +682,7 @@ def _arrow_schema(pa: Any, table: Table, layout: str) -> Any:
     # the archive's facts, for pcp.pmi.write_frame to give the archive back
     meta.update(_carried.schema_metadata(table.facts()))
     if layout == "long":
-        return pa.schema([pa.field("time", time_type), pa.field("metric", pa.string()),
-                          pa.field("inst", pa.int64()), pa.field("instance", pa.string()),
-                          pa.field("value", pa.float64()), pa.field("text", pa.string())],
-                         metadata=meta)
+        return _long_schema(pa).with_metadata(meta)
     fields = [pa.field("time", time_type)]
     for c in table.columns:
         m = c.metric
@@ -616,27 +694,77 @@ def _arrow_schema(pa: Any, table: Table, layout: str) -> Any:
     return pa.schema(fields, metadata=meta)
 
 
-def _arrow_batches(pa: Any, table: Table, layout: str) -> Any:
-    """One host's rows as {column name: Arrow array}, a chunk (wide) or a chunk's metric
-    (long) at a time, in the order of the whole read: the long layout's metric by
-    metric, through a temporary Arrow file that the pieces are spooled to."""
+def _wide_row_groups(pa: Any, table: Table) -> Any:
+    """One host's wide rows as {column name: Arrow array}, a row group at a time: the
+    chunks' matrices copied metric by metric (a block per metric and chunk, not an
+    array per column and chunk: thousands of columns make tiny arrays costly) until
+    the group holds wide_group_rows() rows, then one Arrow array per column."""
     time_type = pa.timestamp("ns", tz="UTC")
-    if layout != "long":
-        for chunk in table.chunks():
-            arrays = {"time": pa.array(chunk.time.view(np.int64), type=time_type)}
-            n = len(chunk.time)
-            for c, cell in zip(table.columns, _chunk_cells(chunk, table.columns)):
-                atype = _arrow_type(pa, c.metric.dtype)
-                if cell is None:
-                    arrays[c.name] = pa.nulls(n, atype)
-                elif atype == pa.string():
-                    arrays[c.name] = pa.array([v if p else None for v, p in
-                                               zip(cell[0].tolist(), cell[1].tolist())],
-                                              type=atype)
+    by_metric: Dict[str, List[Column]] = {}
+    for c in table.columns:
+        by_metric.setdefault(c.metric.name, []).append(c)
+    groups = list(by_metric.values())
+    group_rows = wide_group_rows(len(table.columns), table.nrows)
+    times: List[Any] = []
+    blocks: List[List[Tuple[Any, Any]]] = [[] for _ in groups]
+    rows = 0
+
+    def row_group() -> Dict[str, Any]:
+        arrays = {"time": pa.array(np.concatenate(times), type=time_type)}
+        for columns, parts in zip(groups, blocks):
+            values = np.concatenate([v for v, _ in parts])
+            present = np.concatenate([p for _, p in parts])
+            atype = _arrow_type(pa, columns[0].metric.dtype)
+            for j, c in enumerate(columns):
+                if atype == pa.string():
+                    arrays[c.name] = pa.array([v if p else None for v, p in zip(
+                        values[:, j].tolist(), present[:, j].tolist())], type=atype)
                 else:
-                    arrays[c.name] = pa.array(cell[0], mask=~cell[1], type=atype)
-            yield arrays
-        return
+                    arrays[c.name] = pa.array(np.ascontiguousarray(values[:, j]),
+                                              mask=~present[:, j], type=atype)
+            parts.clear()
+        times.clear()
+        return arrays
+
+    for chunk in table.chunks():
+        n = len(chunk.time)
+        times.append(chunk.time.view(np.int64).copy())
+        for columns, parts in zip(groups, blocks):
+            m = chunk.metrics[columns[0].metric.name]
+            mine = _places(m)
+            found = [(j, mine[c.inst]) for j, c in enumerate(columns) if c.inst in mine]
+            if len(found) == len(columns):      # copies: the scan reuses its memory
+                ks = [k for _, k in found]
+                parts.append((m.values[:, ks], m.present[:, ks]))
+                continue
+            # instances the scan has not met yet: no value in these rows
+            values = np.zeros((n, len(columns)), m.values.dtype)
+            present = np.zeros((n, len(columns)), bool)
+            for j, k in found:
+                values[:, j] = m.values[:, k]
+                present[:, j] = m.present[:, k]
+            parts.append((values, present))
+        rows += n
+        if rows >= group_rows:
+            yield row_group()
+            rows = 0
+    if times:
+        yield row_group()
+
+
+def _long_schema(pa: Any) -> Any:
+    """The long layout's columns (no metadata: the spool's schema)."""
+    return pa.schema([pa.field("time", pa.timestamp("ns", tz="UTC")),
+                      pa.field("metric", pa.string()), pa.field("inst", pa.int64()),
+                      pa.field("instance", pa.string()), pa.field("value", pa.float64()),
+                      pa.field("text", pa.string())])
+
+
+def _long_batches(pa: Any, table: Table) -> Any:
+    """One host's long rows as {column name: Arrow array}, a chunk's metric at a time,
+    in the order of the whole read: metric by metric, through a temporary Arrow file
+    that the pieces are spooled to."""
+    time_type = pa.timestamp("ns", tz="UTC")
     # instance names as codes into one list (per metric, from its base)
     inames: List[str] = []
     bases = []
@@ -676,7 +804,8 @@ def _arrow_batches(pa: Any, table: Table, layout: str) -> Any:
         return
     import pyarrow.ipc as ipc
 
-    schema = _arrow_schema(pa, table, "long")
+    # the spool's schema without the facts (megabytes of text): the file's has them
+    schema = _long_schema(pa)
     segments: List[List[int]] = [[] for _ in table.metrics]
     with tempfile.TemporaryDirectory() as folder:
         spool = os.path.join(folder, "long.arrow")

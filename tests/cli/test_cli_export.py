@@ -547,6 +547,7 @@ def test_chunks_of_any_size_write_what_a_whole_read_writes(monkeypatch, tmp_path
     def written(rows):
         monkeypatch.setattr(export, "CHUNK_ROWS", rows)
         monkeypatch.setattr(export, "ROW_GROUP_CELLS", 1000 if rows else 1 << 30)
+        monkeypatch.setattr(export, "FOOTER_ROWS", 0)
         out = io.StringIO()
         assert export.main(["-a", archive, "--layout", layout] + names, out) == 0
         path = str(tmp_path / ("%s.parquet" % rows))
@@ -560,3 +561,28 @@ def test_chunks_of_any_size_write_what_a_whole_read_writes(monkeypatch, tmp_path
     for name in table.column_names:       # NaN (long: the value of a string) as NaN
         got, want = table.column(name).to_pandas(), whole_table.column(name).to_pandas()
         assert got.equals(want), name
+
+
+def test_wide_columns_are_the_rated_columns_that_hold_a_value(monkeypatch):
+    """The first pass learns presence from the counters as logged, rating only the
+    instances that held no rate yet: its header must be the columns of a rated read
+    that hold a value. pcp-pidstat-process-args' proc.psinfo.utime has 939 instances
+    with a value and 772 with a rate (a process seen once has none), read in chunks of
+    64 rows (instances rated across chunks)."""
+    from pcp import bulk
+    from pcp._bulk.export import wide_names
+    from pcp.cli import export
+
+    archive = need_qa_archive("pcp-pidstat-process-args")
+    monkeypatch.setattr(export, "CHUNK_ROWS", 64)
+    out = io.StringIO()
+    assert export.main(["-a", archive, "proc.psinfo.utime"], out) == 0
+    header = next(csv.reader(io.StringIO(out.getvalue().split("\n", 1)[0])))
+    rated = bulk.ArchiveReader(archive, ["proc.psinfo.utime"], rate=True).read()
+    m = rated.metrics["proc.psinfo.utime"]
+    held = m.present.any(axis=0)
+    want = [name for name, h in zip(wide_names(m), held.tolist()) if h]
+    assert len(want) == 772 and int(np.count_nonzero(
+        bulk.ArchiveReader(archive, ["proc.psinfo.utime"]).read()
+        .metrics["proc.psinfo.utime"].present.any(axis=0))) == 939
+    assert header == ["time"] + want

@@ -472,3 +472,20 @@ def test_dump_looks_instance_names_up_once_per_record_and_domain(monkeypatch):
     assert got.status == 0 and got.out == run_tool("pmdumplog", DEMO_ARCHIVE).stdout
     named = got.out.count(' inst [')
     assert named > 200 and len(calls) * 3 < named, (len(calls), named)   # 286 before
+
+
+# old v2 archives whose value blocks have type 0 (strings, 64-bit and double values):
+# pmdumplog prints each by its descriptor's type, as pmExtractValue reads such a block
+UNTYPED_BLOCK_ARCHIVES = ["541380_v2", "951127.23.01_v2", "960624.08.17_v2",
+                          "babylon.pmview_v2", "bozo.client_v2"]
+
+
+@pytest.mark.parametrize("name", UNTYPED_BLOCK_ARCHIVES)
+def test_dump_untyped_value_blocks_of_old_v2_archives_as_pmdumplog(name):
+    from support.cliutil import need_qa_archive
+
+    path = need_qa_archive(name)
+    ref = run_tool("pmdumplog", "-a", path, check=True)
+    got = run_cli("dump", "--all", "-a", path)
+    assert got.status == 0, got.err
+    assert got.out == ref.stdout
