@@ -100,13 +100,12 @@ class _Info:
         # the archive, until the context is moved there (see _archive_batch)
         self._fetched_at: Optional[Any] = None
         if src.is_archive:
-            # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else the start
+            # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else an origin left
+            # at zero (pminfo asks for no time window, so pmGetContextOptions leaves
+            # it unset): the first record in the file, even one the label says is
+            # before the archive's start (badarchives/badlog-4)
             # (pminfo's pmOptions is version 2: a timeval, microseconds)
-            if opts.origin_optarg is not None:
-                sec, nsec = opts.origin
-            else:
-                start = self.ctx._archive_label_timespec().start
-                sec, nsec = int(start.tv_sec), int(start.tv_nsec)
+            sec, nsec = opts.origin if opts.origin_optarg is not None else (0, 0)
             self.origin = pmapi.timespec(sec, nsec // 1000 * 1000)
 
     def run(self) -> int:
@@ -387,6 +386,11 @@ class _Info:
             for k in range(first, first + numval):
                 inst = int(insts[k])
                 iname = by_id.get(inst)
+                if iname is None and self.args.force:
+                    # pminfo -F: an instance gone from the instance domain in force
+                    # is reported as such, without its value
+                    lines.append('    inst [%d "DISAPPEARED"]\n' % inst)
+                    continue
                 if iname is None:
                     lines.append("pmNameIndom: indom=%s inst=%d: %s\n    inst [%d]" % (
                         _common.indom_text(indom), inst, pmErrStr(c_api.PM_ERR_INST), inst))
