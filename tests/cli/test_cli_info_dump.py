@@ -13,8 +13,8 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import (DEMO_ARCHIVE, need_qa_archive, need_tool, our_env, run_cli,
-                             run_module, run_tool, tool_env)
+from support.cliutil import (BAD_QA_ARCHIVES, DEMO_ARCHIVE, need_qa_archive, need_tool,
+                             our_env, run_cli, run_module, run_tool, tool_env)
 
 
 def _files(base):
@@ -362,6 +362,40 @@ def test_info_qa_archive_mixed_operands_match_pminfo():
     source = need_qa_archive("20180102")
     ref = run_tool("pminfo", "-a", source, *argv)
     got = run_cli("info", "-a", source, *argv)
+    assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
+
+
+def test_info_qa_archive_gone_instances_with_fetchall_as_pminfo():
+    """pminfo -F names an instance gone from the instance domain in force DISAPPEARED and
+    leaves its value out (-f reports pmNameIndom's error and the value):
+    540117-short's pmcd.pmlogger instance 19559."""
+    source = need_qa_archive("540117-short")
+    for flags in (["-F"], ["-F", "pmcd.pmlogger"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+        assert 'inst [19559 "DISAPPEARED"]' in got.out
+
+
+# badlog-4: records before the label's start time, which pminfo's fetch from its unset
+# origin (time zero) reads first; logsummary-bug: a 64-bit value block of a 32-bit
+# metric, printed as libpcp leaves it after swapping the block by its own type
+BAD_INFO = ["badlog-4", "logsummary-bug"]
+
+
+@pytest.mark.parametrize("name", BAD_INFO)
+def test_info_damaged_archive_values_match_pminfo(name):
+    source = need_qa_archive(name, BAD_QA_ARCHIVES)
+    for flags in (["-F"], ["-v"], ["-O", "+1", "-f"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+
+
+def test_dump_value_block_of_another_type_matches_pmdumplog():
+    source = need_qa_archive("logsummary-bug", BAD_QA_ARCHIVES)
+    ref = run_tool("pmdumplog", "-a", source)
+    got = run_cli("dump", "-a", source)
     assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
 
 
