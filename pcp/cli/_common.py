@@ -12,7 +12,7 @@ from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
 from pcp._decode.result import block_payload_to_host
-from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
+from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text, printf_g
 from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
 
@@ -177,9 +177,10 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
             return "%d" % (int(arrays.ival[k]) & 0xFFFFFFFFFFFFFFFF)
         if mtype == 4:
             if vt == -1:
-                return _g(_F32.unpack(_U32.pack(int(arrays.ival[k]) & 0xFFFFFFFF))[0], 8)
-            return _g(float(arrays.dval[k]), 8)
-        return _g(float(arrays.dval[k]), 16)
+                word = int(arrays.ival[k]) & 0xFFFFFFFF
+                return printf_g(_F32.unpack(_U32.pack(word))[0], 8)
+            return printf_g(float(arrays.dval[k]), 8)
+        return printf_g(float(arrays.dval[k]), 16)
     if mtype == 6 and vt == 6:
         return '"%s"' % string_at(arrays, k)
     if mtype in (9, 10):
@@ -195,10 +196,6 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
 
 _U32 = struct.Struct("<I")
 _F32 = struct.Struct("<f")
-
-
-def _g(x: float, digits: int) -> str:
-    return "%.*g" % (digits, x)
 
 
 def block_bytes(arrays: Any, k: int) -> bytes:

@@ -392,6 +392,16 @@ def test_info_damaged_archive_values_match_pminfo(name):
         assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
 
 
+def test_info_negative_nan_as_pminfo():
+    """all-sles9-sp1's filesys.full of /dev/hda is a NaN with its sign bit set: printf
+    writes "-nan"."""
+    source = need_qa_archive("all-sles9-sp1")
+    ref = run_tool("pminfo", "-f", "-a", source, "filesys.full")
+    got = run_cli("info", "-f", "-a", source, "filesys.full")
+    assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
+    assert "value -nan" in got.out
+
+
 def test_dump_value_block_of_another_type_matches_pmdumplog():
     source = need_qa_archive("logsummary-bug", BAD_QA_ARCHIVES)
     ref = run_tool("pmdumplog", "-a", source)
