@@ -304,6 +304,12 @@ class _Info:
             return
         if self.detail:
             w("\n")
+        if (self.args.force and arrays is not None
+                and int(arrays.numval[i]) == c_api.PM_ERR_PROFILE):
+            arrays = self._fetch_every_instance(name, pmid, desc)
+            if arrays is None:
+                return
+            i = 0
         line = name
         if self.args.pmid:
             line += " PMID: %s" % _common.pmid_text(pmid)
@@ -324,6 +330,38 @@ class _Info:
             self._values(desc, arrays, i)
         if self.args.labels:
             self._instance_labels(pmid, desc)
+
+    def _fetch_every_instance(self, name: str, pmid: int, desc: Any) -> Any:
+        """pminfo -F's second try at a metric whose instances must be named
+        (PM_ERR_PROFILE): a fetch with every instance pmGetInDom knows in the profile.
+        The result's columns, or None once the failure is reported."""
+        w = self.out.write
+        if self._fetched_at is not None:
+            # pmGetInDom answers at the time the metric's own fetch left the context
+            self.ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*self._fetched_at),
+                                        None)
+            self._fetched_at = None
+        try:
+            insts = self.ctx.pmGetInDom(indom=desc.indom)[0] or []
+        except pmErr as e:
+            w("%s: pmGetIndom: %s\n" % (name, pmErrStr(e.code)))
+            return None
+        if not insts:
+            w("%s: pmGetIndom: No instances?\n" % name)
+            return None
+        self.ctx.pmDelProfile(desc, None)
+        self.ctx.pmAddProfile(desc, insts)
+        try:
+            if self.src.is_archive:
+                self._rewind()
+            arrays = self.ctx.pmFetch([pmid]).contents.as_lists()
+        except pmErr as e:
+            # pminfo leaves the profile as it made it then
+            w("%s: pmFetch: %s\n" % (name, pmErrStr(e.code)))
+            return None
+        self.ctx.pmDelProfile(desc, None)      # back to every instance
+        self.ctx.pmAddProfile(desc, None)
+        return arrays
 
     def _verify(self, name: str, desc: Any, arrays: Any, i: int) -> None:
         """pminfo -v: a line for a metric whose value cannot be had, none otherwise."""

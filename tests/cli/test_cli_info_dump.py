@@ -466,6 +466,27 @@ def test_info_live_values_match_pminfo():
     assert got.out == ref.stdout
 
 
+@pytest.mark.pmcd
+def test_info_live_fetchall_names_the_instances_as_pminfo():
+    """pminfo -F asks again, with every instance pmGetInDom lists, for a metric whose
+    instances must be named (sample.needprofile: PM_ERR_PROFILE); -f reports the error."""
+    names = ["sample.needprofile", "sample.long"]
+    for flag in ("-F", "-f"):
+        ref = run_tool("pminfo", "-h", "local:", flag, *names, check=True)
+        got = run_cli("info", "-h", "local:", flag, *names)
+        assert (got.status, got.out) == (0, ref.stdout), flag
+
+
+def test_info_archive_fetchall_reports_pmgetindom_as_pminfo():
+    """In an archive that logged PM_ERR_PROFILE for sample.needprofile and no instance
+    domain for it, pminfo -F reports pmGetIndom's failure instead of the value's error."""
+    source = need_qa_archive("chartqa1")
+    for flags in (["-F"], ["-F", "sample.needprofile"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+
+
 # ---- days 1 to 9 of a month: ctime's space-padded day ----------------------------------
 
 def _early_day_archive(tmp_path, version: int) -> str:
