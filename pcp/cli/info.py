@@ -479,11 +479,14 @@ class _Info:
         id, as pminfo's search finds it)."""
         def get() -> Any:
             at = self._fetched_at
+            host = pmapi.context_of(self.ctx)
             if at is None:
-                insts, names = self.ctx.pmGetInDom(indom=indom)
+                insts, raw = host.instances(indom)
             else:       # pmGetInDom's answer after the metric's own fetch
-                insts, raw = pmapi.context_of(self.ctx).instances_at(indom, at)
-                names = [n.decode("ascii", "ignore") for n in raw]
+                insts, raw = host.instances_at(indom, at)
+            # the names' bytes, as pminfo prints them (the binding's pmGetInDom drops
+            # every byte past ASCII: procpid-encode's "1µsec")
+            names = [_text(n) for n in raw]
             pairs = list(zip(insts or [], names or []))
             by_id: Dict[int, str] = {}
             for i, name in pairs:

@@ -377,6 +377,17 @@ def test_info_qa_archive_gone_instances_with_fetchall_as_pminfo():
         assert 'inst [19559 "DISAPPEARED"]' in got.out
 
 
+def test_info_instance_names_past_ascii_as_pminfo():
+    """Instance names print as their bytes (UTF-8 here: procpid-encode's "1µsec"), not as
+    the binding's pmGetInDom gives them (ASCII only)."""
+    source = need_qa_archive("procpid-encode")
+    for flags in (["-f", "proc.psinfo.pid"], ["-O", "+1", "-f", "proc.psinfo.pid"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+        assert "1\u00b5sec" in got.out
+
+
 # badlog-4: records before the label's start time, which pminfo's fetch from its unset
 # origin (time zero) reads first; logsummary-bug: a 64-bit value block of a 32-bit
 # metric, printed as libpcp leaves it after swapping the block by its own type
