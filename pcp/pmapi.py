@@ -433,10 +433,8 @@ class pmContext(object):
         """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
         PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
         host = self._use()
-        # pcp._libpcp.pmns is imported by pmLoadNameSpace: not there, nothing was loaded
-        _pmns = sys.modules.get("pcp._libpcp.pmns")
-        if _pmns is not None and _pmns.ATTEMPTED:
-            if _pmns.LOADED is None:
+        if _pmns_loaded():
+            if sys.modules["pcp._libpcp.pmns"].LOADED is None:
                 raise pmErr(c_api.PM_ERR_NOPMNS)
             return c_api.PMNS_LOCAL
         return host.pmns_location
@@ -475,7 +473,7 @@ class pmContext(object):
         try:
             if n == 0:
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
-            if type(source) is DerivedContext and not _pmns.ATTEMPTED:
+            if type(source) is DerivedContext and not _pmns_loaded():
                 # the context's PMNS asked directly; the derived layer only when that
                 # answer leaves names unresolved (what DerivedContext.lookup_names does)
                 try:
@@ -503,7 +501,7 @@ class pmContext(object):
         """The names of a pmID: the context's PMNS asked directly when the derived layer
         would only pass the question on (not a derived pmID, no PMNS loaded)."""
         host = self._names()
-        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns.ATTEMPTED:
+        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns_loaded():
             return host.inner.name_all(pmid)
         return host.name_all(pmid)
 
@@ -1520,6 +1518,13 @@ def flat_of_numpmid(result: Any) -> int:
     """The number of value sets of a result (an LP_pmResult or a pmResult)."""
     contents = result.contents if isinstance(result, LP_pmResult) else result
     return contents.numpmid
+
+
+def _pmns_loaded() -> bool:
+    """Whether pmLoadNameSpace was called (pcp._libpcp.pmns, which it imports, keeps
+    that): the name operations then go through the loaded PMNS, not the context's."""
+    module = sys.modules.get("pcp._libpcp.pmns")
+    return module is not None and module.ATTEMPTED
 
 
 def _uint_arg(value: Any) -> int:
