@@ -101,6 +101,8 @@ def describe(value, owner_is_class=False, depth=0):
                     or isinstance(raw, property):
                 members[name] = {"attribute": True}
             else:
+                if hasattr(type(raw), "__get__") and ours(type(raw)):
+                    raw = getattr(value, name)  # a binding's own descriptor: what it gives
                 members[name] = describe(raw, True, depth + 1)
         return {"class": value.__name__, "members": members}
     if callable(value):
