@@ -413,9 +413,11 @@ class HostContext:
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
         """Returns the decoded result and the pmcd state-change mask (0 if none)."""
         with self._lock:
-            conn = self._live()
+            conn = self.conn        # _live(), inline (a fetch loop's hot path)
+            if conn is None:
+                raise pmErr(PM_ERR_IPC)
             use_highres = bool(conn.features & FEATURE_HIGHRES)
-            key = tuple(pmids)
+            key = pmids if type(pmids) is tuple else tuple(pmids)
             cached_key, request, cached_hr = self._fetch_cache
             if cached_key != key or cached_hr != use_highres:
                 if len(key) < 1:
