@@ -133,6 +133,17 @@ def _name_str(name: bytes) -> str:
     return name.decode("utf-8", "surrogateescape")
 
 
+def _names_str(names: List[bytes]) -> List[str]:
+    """[_name_str(n) for n in names], in three C calls instead of a call per name:
+    joined by NUL, decoded once, split again. A NUL ends each name's sequence of bytes
+    for the decoder, so each decodes as it would alone; a name holding a NUL itself
+    (not one libpcp could give) is decoded one by one."""
+    joined = b"\0".join(names)
+    if joined.count(b"\0") != len(names) - 1:
+        return [_name_str(n) for n in names]
+    return joined.decode("utf-8", "surrogateescape").split("\0")
+
+
 # array typecodes of the ctypes integer types a pmID array may be made of (the official
 # binding's pmLookupName gives c_uint arrays), where the two have the same size
 _ARRAY_CODES = {ctype: code for ctype, code in (
@@ -423,7 +434,7 @@ class pmContext(object):
         names, _ = self._names().children(_as_bytes(name), False)
         if not names:
             return None
-        return [n.decode("utf-8", "surrogateescape") for n in names]  # _name_str, inline
+        return _names_str(names)
 
     def pmGetChildrenStatus(self, name: _TUnion[str, bytes]):
         """(children, status) below `name`: status 1 for a non-leaf child, 0 for a leaf; (None,
@@ -431,7 +442,7 @@ class pmContext(object):
         names, status = self._names().children(_as_bytes(name), True)
         if not names:
             return None, None
-        return [_name_str(n) for n in names], list(status or [0] * len(names))
+        return _names_str(names), list(status or [0] * len(names))
 
     def pmGetPMNSLocation(self) -> int:
         """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
