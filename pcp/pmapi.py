@@ -454,11 +454,10 @@ class pmContext(object):
             return c_api.PMNS_LOCAL
         return host.pmns_location
 
-    def _names(self) -> Any:
-        """What answers this context's name operations: the context, whose PMNS is the
-        loaded one when there is one (every context's, as in libpcp), with the derived
-        metrics added."""
-        return self._use()
+    # What answers this context's name operations: the context, whose PMNS is the
+    # loaded one when there is one (every context's, as in libpcp), with the derived
+    # metrics added. _use itself (not a method calling it: a frame less a name call).
+    _names = _use
 
     def pmLoadNameSpace(self, filename: Any) -> int:
         """Load a PMNS file (PMNS(5), read as it is, a pmid may have several names) for
@@ -526,7 +525,7 @@ class pmContext(object):
 
     def pmNameID(self, pmid: int) -> str:
         """One name of a pmID (pmErr PM_ERR_PMID when it has none)."""
-        return _name_str(self._name_all(_uint_arg(pmid))[0])
+        return self._name_all(_uint_arg(pmid))[0].decode("utf-8", "surrogateescape")  # _name_str
 
     def pmTraversePMNS(self, name: _TUnion[str, bytes], callback: Callable[[str], Any]) -> None:
         """Call `callback(name)` for every leaf name below `name` (the whole PMNS for "").
