@@ -494,7 +494,7 @@ class HostContext:
             self._live().send(self.profile.encode(self.handle))
             self.profile.sent = True
         ident = wrap_int32(int(ident))
-        req = codec.encode_label_req(self.handle, ident, type_)
+        req = codec.encode_label_req(self.handle, ident, type_, self._scratch)
         rident, rtype, sets = self._request(req, wire.PDU_LABEL, codec.decode_labels)
         if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
             self.close()
