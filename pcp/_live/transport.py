@@ -321,7 +321,6 @@ class Connection:
         reply = self._reply
         # sizes.counts hold sizes' numbers (ResultSizes keeps them so): the sizes to
         # index with, and the PDU's when it has others (RESIZE)
-        counts = sizes.counts
         c, mem = sizes.room()       # bound to each other by the decoder
         sts = lib.pcp_exchange_fetch(self._fd, request, len(request), self._cbuf,
                                      len(self._buf), 1 if highres else 0, expect, c, mem,
@@ -334,7 +333,7 @@ class Connection:
             return expect, pdu, flat
         if sts == PCP_RESULT_RESIZE:
             # another size than the last result's: decoded again in columns of its own
-            sizes.resize(counts[0], counts[1])
+            sizes.resize(sizes.counts[0], sizes.counts[1])
             pdu = self._mv[:reply.length].tobytes()
             flat = FlatResult.from_pdu(pdu, highres, sizes)
             _anon.fix_client_side_sets(flat)
