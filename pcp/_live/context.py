@@ -487,19 +487,21 @@ class HostContext:
 
     # ---- labels ----------------------------------------------------------------------
 
+    @locks_itself
     def labels(self, ident: int, type_: int) -> List[codec.LabelSetData]:
-        if not self.features & FEATURE_LABELS:
-            raise pmErr(PM_ERR_NOLABELS)
-        if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
-            self._live().send(self.profile.encode(self.handle))
-            self.profile.sent = True
-        ident = wrap_int32(int(ident))
-        req = codec.encode_label_req(self.handle, ident, type_, self._scratch)
-        rident, rtype, sets = self._request(req, wire.PDU_LABEL, codec.decode_labels)
-        if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
-            self.close()
-            raise pmErr(PM_ERR_IPC)
-        return sets
+        with self._lock:     # (locks_itself: pmLookupLabels asks four times)
+            if not self.features & FEATURE_LABELS:
+                raise pmErr(PM_ERR_NOLABELS)
+            if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
+                self._live().send(self.profile.encode(self.handle))
+                self.profile.sent = True
+            ident = wrap_int32(int(ident))
+            req = codec.encode_label_req(self.handle, ident, type_, self._scratch)
+            rident, rtype, sets = self._request(req, wire.PDU_LABEL, codec.decode_labels)
+            if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
+                self.close()
+                raise pmErr(PM_ERR_IPC)
+            return sets
 
     # ---- host name -------------------------------------------------------------------
 
