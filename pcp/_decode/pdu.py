@@ -2,6 +2,8 @@
 their flat outputs (offsets into the PDU) into the few Python objects a caller asked for."""
 from __future__ import annotations
 
+import struct as _struct
+
 from pcp._core.errors import pmErr
 from pcp._core.native import ffi, lib
 
@@ -173,8 +175,8 @@ def encode_pmns_node(from_: int, pdu_type: int, subtype: int, name: bytes,
                    scratch=scratch)
 
 
-def encode_label_req(from_: int, ident: int, type_: int) -> bytes:
-    return _encode(lib.pcp_pdu_encode_label_req, from_, ident, type_)
+def encode_label_req(from_: int, ident: int, type_: int, scratch: Optional[Scratch] = None) -> bytes:
+    return _encode(lib.pcp_pdu_encode_label_req, from_, ident, type_, scratch=scratch)
 
 
 def unpack(cdata, n: int) -> list:
@@ -281,14 +283,23 @@ def decode_labels(pdu: bytes) -> Tuple[int, int, List[LabelSetData]]:
     labels = ffi.new("pcp_label[]", label_cap)
     n = _check(lib.pcp_pdu_decode_labels(pdu, len(pdu), ident, type_, set_cap, sets, label_cap,
                                          labels))
+    # the C arrays read as rows of plain ints in one call each, not a cdata read per field
+    rows = list(_struct.iter_unpack(_LABELSET_ROW, ffi.buffer(sets, n * _LABELSET_SIZE)))
+    used = max((first + max(nlabels, 0) for _, nlabels, _, _, first in rows), default=0)
+    label_rows = list(_struct.iter_unpack(_LABEL_ROW, ffi.buffer(labels, used * _LABEL_SIZE)))
     out = []
-    for i in range(n):
-        s = sets[i]
-        nl = max(s.nlabels, 0)
-        ls = [(l.name, l.namelen, l.flags, l.value, l.valuelen)
-              for l in (labels[s.first + j] for j in range(nl))]
-        out.append(LabelSetData(s.inst, s.nlabels, pdu[s.json_off:s.json_off + s.json_len], ls))
+    for inst, nlabels, json_off, json_len, first in rows:
+        out.append(LabelSetData(inst, nlabels, pdu[json_off:json_off + json_len],
+                                label_rows[first:first + max(nlabels, 0)]))
     return ident[0], type_[0], out
+
+
+# csrc/pdu.h's pcp_labelset (inst, nlabels, json_off, json_len, first) and pcp_label
+# (name, namelen, flags, value, valuelen) as struct formats, checked against the C sizes
+_LABELSET_ROW, _LABEL_ROW = "=iiIii", "=5I"
+_LABELSET_SIZE, _LABEL_SIZE = ffi.sizeof("pcp_labelset"), ffi.sizeof("pcp_label")
+if (_struct.calcsize(_LABELSET_ROW), _struct.calcsize(_LABEL_ROW)) != (_LABELSET_SIZE, _LABEL_SIZE):
+    raise ImportError("pcp_labelset / pcp_label are not laid out as pcp._decode.pdu reads them")
 
 
 def decode_attr(pdu: bytes) -> Tuple[int, bytes]:

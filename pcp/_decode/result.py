@@ -165,9 +165,18 @@ class ResultSizes:
         """Remember these sizes, and the bytes of result columns they take."""
         self.numpmid = numpmid
         self.nvalues = nvalues
+        self.counts[0] = numpmid
+        self.counts[1] = nvalues
         self.nbytes = lib.pcp_result_mem_size(numpmid, nvalues)
         # rooms of `nbytes` made for the one-call round trip (FlatResult.room)
         self._rooms: List[Tuple[Any, Any]] = []
+
+    def reset_counts(self) -> None:
+        """`counts` back to these sizes after a decoder that failed may have written
+        the PDU's into them: pcp_exchange_fetch reads them as the sizes to index with,
+        and the one-call round trip leaves them as they are on success (RESIZE aside)."""
+        self.counts[0] = self.numpmid
+        self.counts[1] = self.nvalues
 
     def room(self) -> Tuple[Any, Any]:
         """An unbound pcp_result and `nbytes` of column memory for it: one this context
@@ -236,19 +245,24 @@ class FlatResult:
             sts = lib.pcp_result_pdu_index_sized(pdu, len(pdu), 1 if highres else 0, c,
                                                  sizes.numpmid_p, sizes.nvalues_p)
         if sts != 0:
+            sizes.reset_counts()
             raise pmErr(sts if sts < 0 else PM_ERR_IPC)
-        return cls.from_indexed(pdu, highres, c, mem)
+        return cls.from_indexed(pdu, highres, c, mem, sizes)
 
 
     @classmethod
-    def from_indexed(cls, pdu: bytes, highres: bool, c: Any, mem: Any) -> "FlatResult":
+    def from_indexed(cls, pdu: bytes, highres: bool, c: Any, mem: Any,
+                     sizes: Optional["ResultSizes"] = None) -> "FlatResult":
         """A RESULT PDU checked whole and indexed into `c` (its per-set columns filled;
         columns in `mem`, allocate_result's), as pcp_result_pdu_index_sized and the
         one-call round trip of csrc/exchange.c leave it: the per-value columns are
-        filled from `pdu` when something first reads them (`c`)."""
+        filled from `pdu` when something first reads them (`c`). `sizes`: the
+        ResultSizes it was indexed with, whose counts it has (read there, not from `c`)."""
         self = object.__new__(cls)
-        self._setup(pdu, c, mem)
-        self._unfilled = 1 if highres else 0
+        if sizes is None:
+            self._setup(pdu, c, mem, True, 1 if highres else 0)
+        else:
+            self._setup(pdu, c, mem, True, 1 if highres else 0, sizes.numpmid, sizes.nvalues)
         return self
 
     @classmethod
@@ -262,17 +276,21 @@ class FlatResult:
         self._setup(record, c, mem)
         return self
 
-    def _setup(self, pdu: bytes, c: Any, mem: Any, framed: bool = True) -> None:
+    def _setup(self, pdu: bytes, c: Any, mem: Any, framed: bool = True,
+               unfilled: Optional[int] = None, numpmid: int = -1, nvalues: int = -1) -> None:
+        """The result of `c` and `mem` over `pdu`; `numpmid` and `nvalues`, when the
+        caller knows them (its ResultSizes), spare two reads of the C struct."""
         self.pdu = pdu
         self.framed = framed
         self._c = c
         self._mem = mem
         # a fetch's PDU indexed only (from_indexed): whether it is HIGHRES, until the
         # per-value columns are filled; None once they are
-        self._unfilled: Optional[int] = None
+        self._unfilled: Optional[int] = unfilled
         self.sec = c.sec
         self.nsec = c.nsec
-        numpmid, nvalues = c.numpmid, c.nvalues
+        if numpmid < 0:
+            numpmid, nvalues = c.numpmid, c.nvalues
         self.numpmid = numpmid
         self.nvalues = nvalues
         self._pmid = None

@@ -184,20 +184,22 @@ class HostContext:
 
     # ---- PMNS ------------------------------------------------------------------------
 
+    @locks_itself
     def lookup_names(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
         """Returns (number resolved, pmids with PM_ID_NULL for failures)."""
-        if len(names) < 1:
-            raise pmErr(PM_ERR_TOOSMALL)
-        # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
-        anon = _anon.ANON
-        if anon.keys().isdisjoint(names):
-            return self._lookup_remote(names)
-        local = [anon[n][0] if n in anon else None for n in names]
-        remote = [n for n, p in zip(names, local) if p is None]
-        resolved, ids = self._lookup_remote(remote) if remote else (0, [])
-        it = iter(ids)
-        pmids = [p if p is not None else next(it) for p in local]
-        return resolved + sum(1 for p in local if p is not None), pmids
+        with self._lock:     # (locks_itself: a hot path)
+            if len(names) < 1:
+                raise pmErr(PM_ERR_TOOSMALL)
+            # Anonymous metrics are libpcp's own: answer them here, send pmcd the rest.
+            anon = _anon.ANON
+            if anon.keys().isdisjoint(names):
+                return self._lookup_remote(names)
+            local = [anon[n][0] if n in anon else None for n in names]
+            remote = [n for n, p in zip(names, local) if p is None]
+            resolved, ids = self._lookup_remote(remote) if remote else (0, [])
+            it = iter(ids)
+            pmids = [p if p is not None else next(it) for p in local]
+            return resolved + sum(1 for p in local if p is not None), pmids
 
     def _lookup_remote(self, names: Sequence[bytes]) -> Tuple[int, List[int]]:
         batches: List[Sequence[bytes]] = []
@@ -267,34 +269,38 @@ class HostContext:
             return None
         return self._decoded(codec.decode_pmns_names, pdu, scratch)
 
+    @locks_itself
     def name_all(self, pmid: int) -> List[bytes]:
-        if pmid in _anon.BY_PMID:
-            return [_anon.BY_PMID[pmid]]
-        scratch = self._scratch
-        if scratch is not None:
-            got = self._names_one_call(lib.pcp_exchange_name_all, scratch, pmid)
-            if got is not None:
-                return got[0]
-        req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid], scratch)
-        names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
-        return names
+        with self._lock:     # (locks_itself: a hot path)
+            if pmid in _anon.BY_PMID:
+                return [_anon.BY_PMID[pmid]]
+            scratch = self._scratch
+            if scratch is not None:
+                got = self._names_one_call(lib.pcp_exchange_name_all, scratch, pmid)
+                if got is not None:
+                    return got[0]
+            req = codec.encode_ids(self.handle, wire.PDU_PMNS_IDS, 0, [pmid], scratch)
+            names, _ = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
+            return names
 
+    @locks_itself
     def children(self, name: bytes, with_status: bool) -> Tuple[List[bytes], Optional[List[int]]]:
-        extra = _anon.children(name)
-        scratch = self._scratch
-        try:
-            got = None if scratch is None else self._names_one_call(
-                lib.pcp_exchange_children, scratch, 1 if with_status else 0, name, len(name))
-            if got is None:
-                req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD,
-                                             1 if with_status else 0, name, scratch)
-                got = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
-            names, status = got
-        except pmErr as e:
-            if e.code != PM_ERR_NAME or not extra:
-                raise
-            names, status = [], ([] if with_status else None)
-        return _anon.stitch_children(names, status, extra, with_status)
+        with self._lock:     # (locks_itself: a hot path)
+            extra = _anon.children(name)
+            scratch = self._scratch
+            try:
+                got = None if scratch is None else self._names_one_call(
+                    lib.pcp_exchange_children, scratch, 1 if with_status else 0, name, len(name))
+                if got is None:
+                    req = codec.encode_pmns_node(self.handle, wire.PDU_PMNS_CHILD,
+                                                 1 if with_status else 0, name, scratch)
+                    got = self._request(req, wire.PDU_PMNS_NAMES, codec.decode_pmns_names, scratch)
+                names, status = got
+            except pmErr as e:
+                if e.code != PM_ERR_NAME or not extra:
+                    raise
+                names, status = [], ([] if with_status else None)
+            return _anon.stitch_children(names, status, extra, with_status)
 
     def traverse(self, name: bytes) -> List[bytes]:
         extra = _anon.leaves(name)
@@ -356,28 +362,32 @@ class HostContext:
         _, insts, names = self._request(req, wire.PDU_INSTANCE, codec.decode_instance)
         return insts, names
 
+    @locks_itself
     def text(self, ident: int, level: int, indom: bool) -> bytes:
-        if not indom:
-            local = _anon.text(ident, bool(level & PM_TEXT_HELP))
-            if local is not None:
-                return local
-        kind = (level & (PM_TEXT_ONELINE | PM_TEXT_HELP)) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
-        scratch = self._scratch
-        try:
-            text = None if scratch is None else self._text_one_call(ident, kind, scratch)
-            if text is None:
+        with self._lock:     # (locks_itself: a hot path)
+            if not indom:
+                local = _anon.text(ident, bool(level & PM_TEXT_HELP))
+                if local is not None:
+                    return local
+            kind = ((level & (PM_TEXT_ONELINE | PM_TEXT_HELP))
+                    | (PM_TEXT_INDOM if indom else PM_TEXT_PMID))
+            scratch = self._scratch
+            try:
+                text = None if scratch is None else self._text_one_call(ident, kind, scratch)
+                if text is None:
+                    req = codec.encode_text_req(self.handle, ident, kind, scratch)
+                    text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
+            except pmErr as e:
+                if (not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT)
+                        or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT)):
+                    raise
+                text = b""
+            if text == b"" and (level & PM_TEXT_HELP) and not (level & PM_TEXT_DIRECT):
+                # libpcp falls back to the one-line text when there is no help text.
+                kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
                 req = codec.encode_text_req(self.handle, ident, kind, scratch)
                 text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
-        except pmErr as e:
-            if not (level & PM_TEXT_HELP) or (level & PM_TEXT_DIRECT) or e.code in (PM_ERR_IPC, PM_ERR_TIMEOUT):
-                raise
-            text = b""
-        if text == b"" and (level & PM_TEXT_HELP) and not (level & PM_TEXT_DIRECT):
-            # libpcp falls back to the one-line text when there is no help text.
-            kind = PM_TEXT_ONELINE | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
-            req = codec.encode_text_req(self.handle, ident, kind, scratch)
-            text = self._request(req, wire.PDU_TEXT, codec.decode_text, scratch)
-        return text
+            return text
 
     def _instances_one_call(self, indom: int, inst: int, name: bytes,
                             scratch: codec.Scratch) -> Optional[Tuple[List[int], List[bytes]]]:
@@ -413,9 +423,11 @@ class HostContext:
     def fetch(self, pmids: Sequence[int], highres: bool) -> Tuple[FlatResult, int]:
         """Returns the decoded result and the pmcd state-change mask (0 if none)."""
         with self._lock:
-            conn = self._live()
+            conn = self.conn        # _live(), inline (a fetch loop's hot path)
+            if conn is None:
+                raise pmErr(PM_ERR_IPC)
             use_highres = bool(conn.features & FEATURE_HIGHRES)
-            key = tuple(pmids)
+            key = pmids if type(pmids) is tuple else tuple(pmids)
             cached_key, request, cached_hr = self._fetch_cache
             if cached_key != key or cached_hr != use_highres:
                 if len(key) < 1:
@@ -475,19 +487,21 @@ class HostContext:
 
     # ---- labels ----------------------------------------------------------------------
 
+    @locks_itself
     def labels(self, ident: int, type_: int) -> List[codec.LabelSetData]:
-        if not self.features & FEATURE_LABELS:
-            raise pmErr(PM_ERR_NOLABELS)
-        if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
-            self._live().send(self.profile.encode(self.handle))
-            self.profile.sent = True
-        ident = wrap_int32(int(ident))
-        req = codec.encode_label_req(self.handle, ident, type_)
-        rident, rtype, sets = self._request(req, wire.PDU_LABEL, codec.decode_labels)
-        if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
-            self.close()
-            raise pmErr(PM_ERR_IPC)
-        return sets
+        with self._lock:     # (locks_itself: pmLookupLabels asks four times)
+            if not self.features & FEATURE_LABELS:
+                raise pmErr(PM_ERR_NOLABELS)
+            if type_ == 0x20 and not self.profile.sent:  # INSTANCES honours the profile
+                self._live().send(self.profile.encode(self.handle))
+                self.profile.sent = True
+            ident = wrap_int32(int(ident))
+            req = codec.encode_label_req(self.handle, ident, type_, self._scratch)
+            rident, rtype, sets = self._request(req, wire.PDU_LABEL, codec.decode_labels)
+            if (rident & 0xFFFFFFFF) != (ident & 0xFFFFFFFF) or rtype != type_:
+                self.close()
+                raise pmErr(PM_ERR_IPC)
+            return sets
 
     # ---- host name -------------------------------------------------------------------
 

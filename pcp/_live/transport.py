@@ -319,26 +319,26 @@ class Connection:
             self._arm(t)
         t0 = time.monotonic()
         reply = self._reply
-        counts = sizes.counts
-        counts[0] = sizes.numpmid
-        counts[1] = sizes.nvalues
+        # sizes.counts hold sizes' numbers (ResultSizes keeps them so): the sizes to
+        # index with, and the PDU's when it has others (RESIZE)
         c, mem = sizes.room()       # bound to each other by the decoder
         sts = lib.pcp_exchange_fetch(self._fd, request, len(request), self._cbuf,
                                      len(self._buf), 1 if highres else 0, expect, c, mem,
                                      sizes.nbytes, sizes.numpmid_p, sizes.nvalues_p, reply)
         if sts == 0:
             pdu = self._mv[:reply.length].tobytes()
-            flat = FlatResult.from_indexed(pdu, highres, c, mem)
+            flat = FlatResult.from_indexed(pdu, highres, c, mem, sizes)
             if reply.noagent:
                 _anon.fix_client_side_sets(flat)
             return expect, pdu, flat
         if sts == PCP_RESULT_RESIZE:
             # another size than the last result's: decoded again in columns of its own
-            sizes.resize(counts[0], counts[1])
+            sizes.resize(sizes.counts[0], sizes.counts[1])
             pdu = self._mv[:reply.length].tobytes()
             flat = FlatResult.from_pdu(pdu, highres, sizes)
             _anon.fix_client_side_sets(flat)
             return expect, pdu, flat
+        sizes.reset_counts()        # a RESULT that did not decode may have changed them
         if sts < 0 and reply.type == expect and reply.length == reply.received > 0:
             raise pmErr(sts)            # the RESULT did not decode
         ptype, pdu = self._exchange_rest(sts, t, t0)

@@ -110,3 +110,20 @@ def test_a_surrogate_escaped_name_looks_up_again(tmp_path):
     pmids = list(ctx.pmLookupName(names))
     assert pmids[:2] == [PMID_OK, PMID_BAD]
     assert [ctx.pmNameID(p) for p in pmids[:2]] == names[:2]
+
+
+def test_names_decoded_together_are_each_name_decoded_alone():
+    """pmGetChildren decodes a list of names in one call (pmapi._names_str): a name's
+    bytes, valid UTF-8 or not, cut anywhere in a sequence, or holding a NUL, give what
+    decoding it alone gives."""
+    from hypothesis import given, strategies as st
+
+    pieces = st.sampled_from([b"a", b"\xc3", b"\xa9", b"\xe2\x82", b"\xac", b"\xf0\x9f",
+                              b"\x98\x80", b"\xff", b"\0", b".", b""])
+    names = st.lists(st.lists(pieces, max_size=6).map(b"".join), max_size=8)
+
+    @given(names)
+    def check(batch):
+        assert pmapi._names_str(batch) == [pmapi._name_str(n) for n in batch]
+
+    check()

@@ -212,3 +212,34 @@ def test_a_hostile_value_nobody_reads_still_fails_the_fetch(highres):
         with pytest.raises(pmapi.pmErr) as err:
             ctx.pmFetch(pmids)
         assert err.value.args[0] == PM_ERR_IPC
+
+
+def _truncated_result_of_more_sets(req: F.Request) -> bytes:
+    """A RESULT announcing one set more than was asked for, cut short inside it: the
+    decoder reads the PDU's sizes (not the last fetch's) before it finds the cut."""
+    pmids = F.request_pmids(req.pdu)
+    vsets = [(p, [(-1, F.HEALTHY_VALUE)]) for p in pmids + [F.pmid_build(29, 0, 9)]]
+    bad = F.result(vsets, highres=req.type == F.PDU_HIGHRES_FETCH)[:-4]
+    struct.pack_into(">i", bad, 0, len(bad))
+    return bytes(bad)
+
+
+@pytest.mark.parametrize("highres", [True, False], ids=["HIGHRES_RESULT", "RESULT"])
+def test_a_result_that_fails_to_decode_leaves_the_next_fetch_its_sizes(highres):
+    """The one-call round trip indexes with the sizes of the last result (ResultSizes),
+    which a decoder that failed may have overwritten with the bad PDU's: the fetches
+    after it (same context, reconnected) still decode, with the values sent."""
+    features = F.FEATURES_DEFAULT if highres else F.FEATURES_DEFAULT & ~0x0400
+    pmids = [F.pmid_build(29, 0, 1), F.pmid_build(29, 0, 2)]
+    first = {F.FETCH_ANY: [F.healthy, _truncated_result_of_more_sets]}
+    with F.FakePmcd(scripts=[first, {}], features=features) as srv:
+        ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, srv.spec)
+        ctx.pmFetch(pmids)
+        with pytest.raises(pmapi.pmErr) as err:
+            ctx.pmFetch(pmids)
+        assert err.value.args[0] == PM_ERR_IPC
+        ctx.pmReconnectContext()
+        for _ in range(2):
+            res = ctx.pmFetch(pmids).contents
+            assert [(res.get_pmid(i), res.get_numval(i), res.get_vlist(i, 0).value.lval)
+                    for i in range(res.numpmid)] == [(p, 1, F.HEALTHY_VALUE) for p in pmids]

@@ -229,8 +229,6 @@ class DerivedContext:
             failure: Optional[pmErr] = None
             try:
                 names, status = self._names().children(name, with_status)
-                names = list(names)
-                status = list(status) if status is not None else None
             except pmErr as e:
                 if e.code != PM_ERR_NAME:
                     raise
@@ -241,7 +239,9 @@ class DerivedContext:
                 if failure is not None:
                     raise failure
                 return names, status
-            return stitch_children(names, status, extra, with_status)
+            # copies to stitch into: the source's lists may be its own (a cache)
+            return stitch_children(list(names), list(status) if status is not None else None,
+                                   extra, with_status)
 
     def _derived_children(self, name: bytes) -> Optional[List[Tuple[bytes, int]]]:
         """__dmchildren: (child, status) pairs, [] when `name` is a derived leaf, None
