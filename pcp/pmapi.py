@@ -164,6 +164,13 @@ def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
 _last_pmids: Tuple[Any, Tuple[int, ...]] = (None, ())
 
 
+def _pmns_attempted() -> bool:
+    """Whether pmLoadNameSpace was called: pcp._libpcp.pmns is imported by it (not
+    there, nothing was loaded, and importing it to learn that would cost the start-up)."""
+    pmns = sys.modules.get("pcp._libpcp.pmns")
+    return pmns is not None and pmns.ATTEMPTED
+
+
 # modules imported where first needed, kept once imported (an object going at the
 # interpreter's exit may still use them when imports no longer work)
 _late_modules: Dict[str, Any] = {}
@@ -433,10 +440,8 @@ class pmContext(object):
         """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
         PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
         host = self._use()
-        # pcp._libpcp.pmns is imported by pmLoadNameSpace: not there, nothing was loaded
-        _pmns = sys.modules.get("pcp._libpcp.pmns")
-        if _pmns is not None and _pmns.ATTEMPTED:
-            if _pmns.LOADED is None:
+        if _pmns_attempted():
+            if sys.modules["pcp._libpcp.pmns"].LOADED is None:
                 raise pmErr(c_api.PM_ERR_NOPMNS)
             return c_api.PMNS_LOCAL
         return host.pmns_location
@@ -475,7 +480,7 @@ class pmContext(object):
         try:
             if n == 0:
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
-            if type(source) is DerivedContext and not _pmns.ATTEMPTED:
+            if type(source) is DerivedContext and not _pmns_attempted():
                 # the context's PMNS asked directly; the derived layer only when that
                 # answer leaves names unresolved (what DerivedContext.lookup_names does)
                 try:
@@ -503,7 +508,7 @@ class pmContext(object):
         """The names of a pmID: the context's PMNS asked directly when the derived layer
         would only pass the question on (not a derived pmID, no PMNS loaded)."""
         host = self._names()
-        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns.ATTEMPTED:
+        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns_attempted():
             return host.inner.name_all(pmid)
         return host.name_all(pmid)
 
