@@ -34,6 +34,9 @@ _LABEL_TYPE = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain
 
 
 TOOL = _tables.TOOLS["dump"]
+# text from the archive (instance names, string values) decoded so that bytes which are
+# not UTF-8 survive: pmdumplog prints an archive's bytes as they are
+_BYTES = ("utf-8", "surrogateescape")
 
 
 def main(argv: List[str], out: Any = None) -> int:
@@ -108,7 +111,11 @@ def raw_dump(path: str, out: Any) -> int:
 
 def run(args: Any, out: Any = None) -> int:
     """Dump the archive parsed.opts names as pmdumplog does."""
-    out = out or sys.stdout
+    if out is None:
+        out = sys.stdout
+        if hasattr(out, "reconfigure"):
+            # the archive's bytes that are not UTF-8 go out as they came
+            out.reconfigure(errors=_BYTES[1])
     archive, _ = _options.source(args.parsed.opts)
     src = Source(archive, None)
     try:
@@ -325,8 +332,7 @@ class _Dump:
             w("%s InDom: %s%s %d instances\n" % (self.stamp(*stamp), _common.indom_text(indom),
                                                  " delta" if delta else "", len(insts)))
             for inst, name in zip(insts, names):
-                text = None if name is None else name.split(b"\0", 1)[0].decode("utf-8",
-                                                                                 "replace")
+                text = None if name is None else name.split(b"\0", 1)[0].decode(*_BYTES)
                 if delta:
                     w("   del %d\n" % inst if text is None else '   add %d or "%s"\n' % (inst, text))
                 else:
@@ -341,7 +347,7 @@ class _Dump:
             for snap in reversed(chain):           # the chain is newest first
                 self.w("%s %d instances\n" % (self.stamp(*snap.stamp), len(snap.insts)))
                 for inst, name in zip(snap.insts, snap.names):
-                    text = name.decode("utf-8", "replace") if name is not None else "???"
+                    text = name.decode(*_BYTES) if name is not None else "???"
                     self.w('   %d or "%s"\n' % (inst, text))
 
     def dump_index(self) -> None:
@@ -456,7 +462,7 @@ class _Dump:
                         w(" inst [%d or ???]" % inst)
                     else:
                         w(' inst [%d or "%s"]' % (inst, iname))
-                w(" value %s\n" % _common.value_text(arrays, k, mtype, valfmt))
+                w(" value %s\n" % _common.value_text(arrays, k, mtype, valfmt, _BYTES[1]))
 
     def _plan(self, pmids: List[int], sets: List[int]) -> Any:
         """The C's plan for records of these metrics (the sets picked follow from them)."""
@@ -547,7 +553,7 @@ class _Dump:
                 except pmErr as e:
                     w(" pmLookupDesc: %s\n" % pmErrStr(e.code))
                     continue
-                w(" value %s\n" % _common.value_text(cols, p, ptype, f.valfmt[p]))
+                w(" value %s\n" % _common.value_text(cols, p, ptype, f.valfmt[p], _BYTES[1]))
 
     def _event_pmids(self) -> Any:
         pmids = self.ctx.pmLookupName(["event.flags", "event.missed"], relaxed=1)
@@ -569,8 +575,8 @@ class _Dump:
             return held[1]
         names: Dict[int, str] = {}
         for i, n in zip(snap.insts, snap.names) if snap is not None else ():
-            # pmNameInDom: the first instance of that id, its name as ASCII
-            names.setdefault(i, (n or b"").decode("ascii", "ignore"))
+            # pmNameInDom: the first instance of that id, its name's bytes
+            names.setdefault(i, (n or b"").decode(*_BYTES))
         self._names_of[indom] = (snap, names)
         return names
 

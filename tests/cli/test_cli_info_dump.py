@@ -489,3 +489,25 @@ def test_dump_untyped_value_blocks_of_old_v2_archives_as_pmdumplog(name):
     got = run_cli("dump", "--all", "-a", path)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
+
+
+def _dump_bytes(argv):
+    """pmdumplog's and `python -m pcp dump`'s (status, stdout, stderr) as bytes, our
+    program's name put as pmdumplog's: in subprocesses, since an archive's text need not
+    be UTF-8 and both print its bytes as they are."""
+    ref = subprocess.run([need_tool("pmdumplog")] + argv, capture_output=True, env=tool_env(),
+                         timeout=120)
+    got = subprocess.run([sys.executable, "-m", "pcp", "dump"] + argv, capture_output=True,
+                         env=our_env(), timeout=120)
+    ours = (got.returncode, got.stdout, got.stderr.replace(b"pcp-native dump:", b"pmdumplog:"))
+    return (ref.returncode, ref.stdout, ref.stderr), ours
+
+
+# instance names and string values that are not UTF-8 (Latin-1 and other encodings in
+# a process's arguments and environment): pmdumplog prints their bytes
+@pytest.mark.parametrize("name", ["procpid-encode", "procpid-encode2"])
+def test_dump_non_utf8_text_as_bytes_as_pmdumplog(name):
+    path = need_qa_archive(name)
+    for flags in (["-a"], ["-I"]):
+        ref, got = _dump_bytes(flags + [path])
+        assert got == ref, flags
