@@ -1,12 +1,14 @@
 """`dump`: an archive's label, metadata and records, as pmdumplog prints them."""
 from __future__ import annotations
 
+import os
 import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
+from pcp._archive.files import fopen_name
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.wire import PM_LABEL_COMPOUND
@@ -236,9 +238,17 @@ class _Dump:
         w = self.w
         w("Log Label (Log Format Version %d)\n" % self.version)
         w("Performance metrics from host %s\n" % label.get_hostname())
-        start = (label.start.tv_sec, label.start.tv_nsec)
-        end = self.ctx._archive_end_timespec()
-        for what, (sec, nsec) in (("commencing", start), ("ending    ", (end.tv_sec, end.tv_nsec))):
+        ends = [("commencing", (label.start.tv_sec, label.start.tv_nsec))]
+        try:
+            end = self.ctx._archive_end_timespec()
+            ends.append(("ending    ", (end.tv_sec, end.tv_nsec)))
+        except pmErr:
+            ends.append(("ending    ", None))       # a damaged last record
+        for what, stamp in ends:
+            if stamp is None:
+                w("    %s UNKNOWN\n" % what)
+                continue
+            sec, nsec = stamp
             w("    %s %s%s\n" % (what, self.clock.stamp(sec, nsec, self.digits),
                                " %d" % sec if self.xflag >= 3 else ""))
         if verbose:
@@ -356,9 +366,43 @@ class _Dump:
         w("\t\t" * ((self.xflag > 0) + (self.xflag >= 2)))
         w("\t\t" + ("\t" if self.version >= 3 else "") + "Log Vol    end(meta)     end(log)\n")
         for arch in self.host.archives:
-            for entry in arch.index:
+            meta_size = log_size = -1
+            last = None
+            for n, entry in enumerate(arch.index):
                 w("%s\t  %5d  %11d  %11d\n" % (self.stamp(*entry.stamp), entry.vol,
                                               entry.off_meta, entry.off_data))
+                if n == 0:
+                    meta_size = _file_size(arch.name + ".meta")
+                if last is None or entry.vol != last.vol:
+                    log_size = _file_size("%s.%d" % (arch.name, entry.vol))
+                    if log_size == -1:
+                        w("\t\tWarning: file missing for log volume %d\n" % entry.vol)
+                self._index_errors(entry, last, meta_size, log_size)
+                last = entry
+
+    def _index_errors(self, entry: Any, last: Any, meta_size: int, log_size: int) -> None:
+        """pmdumplog's integrity checks of a temporal index entry (against the files'
+        sizes and the entry before it), each an "Error:" line under the entry."""
+        w = self.w
+        sec, nsec = entry.stamp
+        if sec < 0 or nsec < 0 or nsec > 999999999:
+            w("\t\tError: illegal timestamp value (%d sec, %d nsec)\n" % (sec, wrap_int32(nsec)))
+        if meta_size != -1 and entry.off_meta > meta_size:
+            w("\t\tError: offset to meta file past end of file (%d)\n" % meta_size)
+        if log_size != -1 and entry.off_data > log_size:
+            w("\t\tError: offset to log file past end of file (%d)\n" % log_size)
+        if last is None:
+            return
+        if entry.stamp < last.stamp:
+            w("\t\tError: timestamp went backwards in time %s -> %s\n"
+              % (self.clock.hms(*last.stamp, self.digits),
+                 self.clock.hms(sec, nsec, self.digits)))
+        if entry.vol < last.vol:
+            w("\t\tError: volume number decreased\n")
+        if entry.vol == last.vol and entry.off_meta < last.off_meta:
+            w("\t\tError: offset to meta file decreased\n")
+        if entry.vol == last.vol and entry.off_data < last.off_data:
+            w("\t\tError: offset to log file decreased\n")
 
     # ---- records ---------------------------------------------------------------------
 
@@ -579,6 +623,16 @@ class _Dump:
             names.setdefault(i, (n or b"").decode(*_BYTES))
         self._names_of[indom] = (snap, names)
         return names
+
+
+def _file_size(path: str) -> int:
+    """__pmStat's st_size for pmdumplog's checks: the file, or the compressed file libpcp
+    would open in its place (whose size is the compressed one, as libpcp's), -1 when
+    there is none."""
+    try:
+        return os.stat(fopen_name(path)).st_size
+    except OSError:
+        return -1
 
 
 def hash_order(keys: Any) -> List[int]:

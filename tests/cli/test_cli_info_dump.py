@@ -13,7 +13,7 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import (DEMO_ARCHIVE, need_qa_archive, need_tool, our_env, run_cli,
+from support.cliutil import (DEMO_ARCHIVE, QA_ARCHIVES, need_qa_archive, need_tool, our_env, run_cli,
                              run_module, run_tool, tool_env)
 
 
@@ -503,11 +503,29 @@ def _dump_bytes(argv):
     return (ref.returncode, ref.stdout, ref.stderr), ours
 
 
-# instance names and string values that are not UTF-8 (Latin-1 and other encodings in
-# a process's arguments and environment): pmdumplog prints their bytes
-@pytest.mark.parametrize("name", ["procpid-encode", "procpid-encode2"])
-def test_dump_non_utf8_text_as_bytes_as_pmdumplog(name):
-    path = need_qa_archive(name)
-    for flags in (["-a"], ["-I"]):
-        ref, got = _dump_bytes(flags + [path])
-        assert got == ref, flags
+BADARCHIVES = os.path.join(os.path.dirname(QA_ARCHIVES), "badarchives")
+
+# what pmdumplog prints of QA archives (good and damaged) that the other tests do not
+# reach, as bytes: (directory, archive, its flags)
+QA_DUMP_CASES = [
+    # instance names and string values that are not UTF-8 (Latin-1 and other encodings
+    # in a process's arguments and environment): pmdumplog prints their bytes
+    (QA_ARCHIVES, "procpid-encode", ["-a"]),
+    (QA_ARCHIVES, "procpid-encode2", ["-a"]),
+    (QA_ARCHIVES, "procpid-encode2", ["-I"]),
+    # the temporal index checked: an offset past the end of its volume, time going back
+    (QA_ARCHIVES, "binning", ["-t"]),
+    (QA_ARCHIVES, "chartqa1", ["-t"]),
+    # a last record that cannot be read: the end UNKNOWN, libpcp's warning, pmFetch's error
+    (BADARCHIVES, "badlen-2", ["-a"]),
+    (BADARCHIVES, "archive-20150417.131733", ["-lt"]),
+]
+
+
+@pytest.mark.parametrize("where,name,flags", QA_DUMP_CASES,
+                         ids=["%s%s" % (c[1], "".join(c[2])) for c in QA_DUMP_CASES])
+def test_dump_qa_archives_as_pmdumplog(where, name, flags):
+    # need_qa_archive finds the badarchives beside the archives
+    path = need_qa_archive(os.path.relpath(os.path.join(where, name), QA_ARCHIVES))
+    ref, got = _dump_bytes(flags + [path])
+    assert got == ref, flags
