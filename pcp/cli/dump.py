@@ -366,7 +366,8 @@ class _Dump:
         w("\t\t" * ((self.xflag > 0) + (self.xflag >= 2)))
         w("\t\t" + ("\t" if self.version >= 3 else "") + "Log Vol    end(meta)     end(log)\n")
         for arch in self.host.archives:
-            meta_size = log_size = -1
+            meta_size: Optional[int] = None
+            log_size: Optional[int] = None
             last = None
             for n, entry in enumerate(arch.index):
                 w("%s\t  %5d  %11d  %11d\n" % (self.stamp(*entry.stamp), entry.vol,
@@ -375,9 +376,10 @@ class _Dump:
                     meta_size = _file_size(arch.name + ".meta")
                 if last is None or entry.vol != last.vol:
                     log_size = _file_size("%s.%d" % (arch.name, entry.vol))
-                    if log_size == -1:
+                    if log_size is None:
                         w("\t\tWarning: file missing for log volume %d\n" % entry.vol)
-                self._index_errors(entry, last, meta_size, log_size)
+                self._index_errors(entry, last, -1 if meta_size is None else meta_size,
+                                   -1 if log_size is None else log_size)
                 last = entry
 
     def _index_errors(self, entry: Any, last: Any, meta_size: int, log_size: int) -> None:
@@ -625,14 +627,16 @@ class _Dump:
         return names
 
 
-def _file_size(path: str) -> int:
-    """__pmStat's st_size for pmdumplog's checks: the file, or the compressed file libpcp
-    would open in its place (whose size is the compressed one, as libpcp's), -1 when
-    there is none."""
+def _file_size(path: str) -> Optional[int]:
+    """The size pmdumplog checks a temporal index's offsets against: the file's, or -1
+    (no check) when libpcp would read a compressed file in its place (PCP 6.0.3's
+    pmdumplog checks no offset into a compressed file); None when there is neither."""
+    found = fopen_name(path)
     try:
-        return os.stat(fopen_name(path)).st_size
+        size = os.stat(found).st_size
     except OSError:
-        return -1
+        return None
+    return size if found == path else -1
 
 
 def hash_order(keys: Any) -> List[int]:
