@@ -602,6 +602,12 @@ def _wire_to_host(vtype: int, payload: bytes, widths: Dict[int, int] = _NUMERIC_
     return payload
 
 
+def block_to_host(vtype: int, payload: bytes) -> bytes:
+    """A value block's payload (as it travels and lies in archives) as libpcp leaves it
+    in memory after __ntohpmValueBlock: swapped by the block's own type."""
+    return _wire_to_host(vtype, payload, _BLOCK_WIDTH)
+
+
 def _event_array_to_host(payload: bytes, highres: bool) -> bytes:
     """An event array (payload after the block header) with every field in host order,
     as libpcp leaves it after decoding a result: counts, timestamps, flags, parameter

@@ -11,6 +11,7 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
+from pcp._decode.result import block_to_host
 from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
 from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
@@ -198,7 +199,8 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int, errors: str = "repl
         return event_summary(block_bytes(arrays, k), mtype == 10)
     if valfmt == 0:
         return insitu_text(int(arrays.ival[k]))
-    return aggregate_text(block_bytes(arrays, k))
+    # a block whose type is not the metric's: its bytes as libpcp has swapped them
+    return aggregate_text(block_to_host(vt, block_bytes(arrays, k)))
 
 
 _U32 = struct.Struct("<I")
