@@ -417,8 +417,14 @@ class _Dump:
         if self.args.reverse:
             at = ctx._archive_end_timespec() if window is None else pmapi.timespec(*window[1])
             ctx._set_mode_timespec(c_api.PM_MODE_BACK, at, None)
-        elif window is not None:
-            ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*window[0]), None)
+        else:
+            # pmdumplog always positions at the window's start (the archive's, with no
+            # -S): where the temporal index names a missing volume (badarchives/badti-2)
+            # that finds the records a first fetch from the index would not
+            start = window[0] if window is not None else opts.start
+            if not start:
+                start = self.start
+            ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*start), None)
         limit = self.args.records
         wanted: Dict[int, int] = {p: j for j, p in enumerate(pmids)}
         first = True
