@@ -168,7 +168,10 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int, errors: str = "repl
     string's bytes decoded with `errors` ("surrogateescape" keeps bytes that are not
     UTF-8 for a stream that writes them back as they were)."""
     vt = int(arrays.vtype[k])
-    if mtype in (0, 1, 2, 3, 4, 5) and (vt == -1 or vt == mtype):
+    # an in-situ word holds no 64-bit value: pmExtractValue refuses it, and the word is
+    # written in the unknown type's form below
+    if mtype in (0, 1, 2, 3, 4, 5) and (vt == -1 or vt == mtype) \
+            and not (vt == -1 and mtype in (2, 3, 5)):
         if mtype == 0:
             return "%d" % wrap_int32(int(arrays.ival[k]))
         if mtype == 1:

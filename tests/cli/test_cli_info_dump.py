@@ -506,7 +506,7 @@ def _dump_bytes(argv):
 BADARCHIVES = os.path.join(os.path.dirname(QA_ARCHIVES), "badarchives")
 
 # what pmdumplog prints of QA archives (good and damaged) that the other tests do not
-# reach, as bytes: (directory, archive, its flags)
+# reach, as bytes: (directory, archive, flags[, metrics])
 QA_DUMP_CASES = [
     # instance names and string values that are not UTF-8 (Latin-1 and other encodings
     # in a process's arguments and environment): pmdumplog prints their bytes
@@ -525,13 +525,19 @@ QA_DUMP_CASES = [
     # a temporal index naming volume -1 and illegal times: each entry's checks, and the
     # records found from the archive's start as pmdumplog positions itself there
     (BADARCHIVES, "badti-2", ["-a"]),
+    # in-situ values of 64-bit metrics (damaged records): the word in the unknown
+    # type's form, as pmPrintValue writes a value pmExtractValue refuses
+    (BADARCHIVES, "archive-20141125-000009", ["-z"],
+     ["mem.numa.alloc.other_node", "kernel.all.cpu.wait.total"]),
 ]
 
 
-@pytest.mark.parametrize("where,name,flags", QA_DUMP_CASES,
+@pytest.mark.parametrize("case", QA_DUMP_CASES,
                          ids=["%s%s" % (c[1], "".join(c[2])) for c in QA_DUMP_CASES])
-def test_dump_qa_archives_as_pmdumplog(where, name, flags):
+def test_dump_qa_archives_as_pmdumplog(case):
+    where, name, flags = case[:3]
+    metrics = list(case[3]) if len(case) > 3 else []
     # need_qa_archive finds the badarchives beside the archives
     path = need_qa_archive(os.path.relpath(os.path.join(where, name), QA_ARCHIVES))
-    ref, got = _dump_bytes(flags + [path])
+    ref, got = _dump_bytes(flags + [path] + metrics)
     assert got == ref, flags
