@@ -13,8 +13,8 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import (DEMO_ARCHIVE, QA_ARCHIVES, need_qa_archive, need_tool, our_env, run_cli,
-                             run_module, run_tool, tool_env)
+from support.cliutil import (DEMO_ARCHIVE, QA_ARCHIVES, need_qa_archive, need_tool, our_env,
+                             run_cli, run_module, run_tool, tool_env)
 
 
 def _files(base):
