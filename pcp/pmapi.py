@@ -164,13 +164,6 @@ def _pmid_list(pmidA: Any) -> Tuple[int, ...]:
 _last_pmids: Tuple[Any, Tuple[int, ...]] = (None, ())
 
 
-def _pmns_attempted() -> bool:
-    """Whether pmLoadNameSpace was called: pcp._libpcp.pmns is imported by it (not
-    there, nothing was loaded, and importing it to learn that would cost the start-up)."""
-    pmns = sys.modules.get("pcp._libpcp.pmns")
-    return pmns is not None and pmns.ATTEMPTED
-
-
 # modules imported where first needed, kept once imported (an object going at the
 # interpreter's exit may still use them when imports no longer work)
 _late_modules: Dict[str, Any] = {}
@@ -440,7 +433,7 @@ class pmContext(object):
         """Where this context's names come from: PMNS_LOCAL (a loaded PMNS file),
         PMNS_REMOTE (pmcd) or PMNS_ARCHIVE."""
         host = self._use()
-        if _pmns_attempted():
+        if _pmns_loaded():
             if sys.modules["pcp._libpcp.pmns"].LOADED is None:
                 raise pmErr(c_api.PM_ERR_NOPMNS)
             return c_api.PMNS_LOCAL
@@ -480,7 +473,7 @@ class pmContext(object):
         try:
             if n == 0:
                 raise pmErr(c_api.PM_ERR_TOOSMALL)
-            if type(source) is DerivedContext and not _pmns_attempted():
+            if type(source) is DerivedContext and not _pmns_loaded():
                 # the context's PMNS asked directly; the derived layer only when that
                 # answer leaves names unresolved (what DerivedContext.lookup_names does)
                 try:
@@ -508,7 +501,7 @@ class pmContext(object):
         """The names of a pmID: the context's PMNS asked directly when the derived layer
         would only pass the question on (not a derived pmID, no PMNS loaded)."""
         host = self._names()
-        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns_attempted():
+        if type(host) is DerivedContext and not _is_derived(pmid) and not _pmns_loaded():
             return host.inner.name_all(pmid)
         return host.name_all(pmid)
 
@@ -1525,6 +1518,13 @@ def flat_of_numpmid(result: Any) -> int:
     """The number of value sets of a result (an LP_pmResult or a pmResult)."""
     contents = result.contents if isinstance(result, LP_pmResult) else result
     return contents.numpmid
+
+
+def _pmns_loaded() -> bool:
+    """Whether pmLoadNameSpace was called (pcp._libpcp.pmns, which it imports, keeps
+    that): the name operations then go through the loaded PMNS, not the context's."""
+    module = sys.modules.get("pcp._libpcp.pmns")
+    return module is not None and module.ATTEMPTED
 
 
 def _uint_arg(value: Any) -> int:

@@ -170,11 +170,11 @@ def _global_derived_metrics_restored():
     from pcp._libpcp.derived.registry import REGISTRY
     with REGISTRY.lock:
         saved = (list(REGISTRY.metrics), dict(REGISTRY.by_name), dict(REGISTRY.by_pmid),
-                 REGISTRY.cluster, REGISTRY.item, REGISTRY.need_init)
+                 REGISTRY.cluster, REGISTRY.item, REGISTRY.need_init, REGISTRY.need_config)
     yield
     with REGISTRY.lock:
         (REGISTRY.metrics, REGISTRY.by_name, REGISTRY.by_pmid,
-         REGISTRY.cluster, REGISTRY.item, REGISTRY.need_init) = saved
+         REGISTRY.cluster, REGISTRY.item, REGISTRY.need_init, REGISTRY.need_config) = saved
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

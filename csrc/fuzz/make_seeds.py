@@ -542,7 +542,7 @@ def main() -> None:
     for harness, files in corpora.items():
         d = SEEDS / harness
         d.mkdir(parents=True, exist_ok=True)
-        for old in d.iterdir():
+        for old in d.glob("*.seed"):     # only what this script made: corpus finds stay
             old.unlink()
         for name, data in files.items():
             (d / (name + ".seed")).write_bytes(data)

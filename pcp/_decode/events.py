@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INST, PM_ERR_TYPE, PM_EVENT_FLAG_MISSED,
+from pcp._core.constants import (PM_ERR_CONV, PM_ERR_INST, PM_ERR_TOOBIG, PM_ERR_TYPE,
+                                 PM_EVENT_FLAG_MISSED,
                                  PM_TYPE_32, PM_TYPE_64, PM_TYPE_DOUBLE, PM_TYPE_EVENT,
                                  PM_TYPE_FLOAT, PM_TYPE_HIGHRES_EVENT, PM_TYPE_STRING, PM_TYPE_U32,
                                  PM_TYPE_U64, PM_VAL_DPTR, PM_VAL_INSITU, PM_VAL_SPTR)

@@ -602,9 +602,9 @@ def _wire_to_host(vtype: int, payload: bytes, widths: Dict[int, int] = _NUMERIC_
     return payload
 
 
-def block_to_host(vtype: int, payload: bytes) -> bytes:
-    """A value block's payload (as it travels and lies in archives) as libpcp leaves it
-    in memory after __ntohpmValueBlock: swapped by the block's own type."""
+def block_payload_to_host(vtype: int, payload: bytes) -> bytes:
+    """A value block's payload (big-endian, as a PDU or an archive holds it) as libpcp
+    leaves it for its caller: swapped by the block's own type, whatever the metric's."""
     return _wire_to_host(vtype, payload, _BLOCK_WIDTH)
 
 
@@ -667,7 +667,7 @@ def _native_block(vtype: int, payload: bytes) -> Any:
     if vtype in (9, 10):
         data = _event_array_to_host(payload, vtype == 10)
     else:
-        data = _wire_to_host(vtype, payload, _BLOCK_WIDTH)
+        data = block_payload_to_host(vtype, payload)
     size = 4 + len(data)
     buf = ctypes.create_string_buffer((size + 7) & ~7)
     ptr = ctypes.cast(buf, ctypes.POINTER(pmValueBlock))

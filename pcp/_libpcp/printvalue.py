@@ -7,6 +7,7 @@ the CLI's dump uses the same functions."""
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import struct
 import sys
@@ -33,8 +34,12 @@ _C_SPACE = b" \t\n\v\f\r"
 _squash = os.environ.get("PCP_SQUASH_NEWLINES") is not None
 
 
-def _g(x: float, digits: int, width: int = 1) -> str:
+def printf_g(x: float, digits: int, width: int = 1) -> str:
+    """printf's %*.*g of x. C writes a negative NaN's sign ("-nan"); Python's % does not."""
+    if x != x and math.copysign(1.0, x) < 0:
+        return "%*s" % (width, "-nan")
     return "%*.*g" % (width, digits, x)
+
 
 
 def _squashed(raw: bytes) -> bytes:
@@ -54,7 +59,7 @@ def insitu_text(word: int, minwidth: int = 1) -> str:
     f = _F32.unpack(_U32.pack(word))[0]
     text = "%*u" % (minwidth, word)
     if f == f:
-        text += " " + _g(f, 8, minwidth)
+        text += " " + printf_g(f, 8, minwidth)
     return text + " 0x%*x" % (minwidth - 2 if minwidth > 2 else minwidth, word)
 
 
@@ -67,11 +72,11 @@ def aggregate_text(raw: bytes, minwidth: int = 1) -> str:
         parts.append("%*u" % (minwidth, _U64.unpack(raw)[0]))
         d = _F64.unpack(raw)[0]
         if d == d:
-            parts.append(_g(d, 16, minwidth))
+            parts.append(printf_g(d, 16, minwidth))
     if len(raw) == 4:
         f = _F32.unpack(raw)[0]
         if f == f:
-            parts.append(_g(f, 8, minwidth))
+            parts.append(printf_g(f, 8, minwidth))
     if all(0x20 <= b < 0x7F for b in raw):
         parts.append(" " * max(minwidth - (len(raw) + 2), 0)
                      + '"%s"' % _squashed(raw).decode("ascii"))
@@ -144,9 +149,9 @@ def value_text(valfmt: int, mtype: int, value: Any, minwidth: int,
     if mtype == PM_TYPE_U64:
         return "%*d" % (minwidth, atom.ull)
     if mtype == PM_TYPE_FLOAT:
-        return _g(atom.f, 8, minwidth)
+        return printf_g(atom.f, 8, minwidth)
     if mtype == PM_TYPE_DOUBLE:
-        return _g(atom.d, 16, minwidth)
+        return printf_g(atom.d, 16, minwidth)
     if mtype == PM_TYPE_STRING:
         return string_text(atom.cp or b"", minwidth)
     if mtype in (PM_TYPE_EVENT, PM_TYPE_HIGHRES_EVENT):

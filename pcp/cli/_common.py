@@ -11,8 +11,8 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._core.cint import wrap_int32
 from pcp._core.errors import pmErr, pmErrStr, pmGetProgname
-from pcp._decode.result import block_to_host
-from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text
+from pcp._decode.result import block_payload_to_host
+from pcp._libpcp.printvalue import aggregate_text, event_summary, insitu_text, printf_g
 from pcp._libpcp.strings import DESC_TYPE_TEXT
 from pcp.data import DEMO_ARCHIVE  # noqa: F401  (the archive --demo names)
 
@@ -182,9 +182,10 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int, errors: str = "repl
             return "%d" % (int(arrays.ival[k]) & 0xFFFFFFFFFFFFFFFF)
         if mtype == 4:
             if vt == -1:
-                return _g(_F32.unpack(_U32.pack(int(arrays.ival[k]) & 0xFFFFFFFF))[0], 8)
-            return _g(float(arrays.dval[k]), 8)
-        return _g(float(arrays.dval[k]), 16)
+                word = int(arrays.ival[k]) & 0xFFFFFFFF
+                return printf_g(_F32.unpack(_U32.pack(word))[0], 8)
+            return printf_g(float(arrays.dval[k]), 8)
+        return printf_g(float(arrays.dval[k]), 16)
     if mtype == 6 and vt in (6, 0):
         return '"%s"' % string_at(arrays, k, errors)
     if vt == 0 and valfmt != 0 and mtype in _UNTYPED_BLOCK:
@@ -195,15 +196,16 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int, errors: str = "repl
         layout = _UNTYPED_BLOCK[mtype]
         if len(data) == layout.size:
             value = layout.unpack(data)[0]
-            return "%d" % value if mtype in (2, 3) else _g(value, 8 if mtype == 4 else 16)
+            return "%d" % value if mtype in (2, 3) else printf_g(value, 8 if mtype == 4 else 16)
     if mtype in (9, 10):
         if valfmt == 0:
             return "[pmlc control]"
         return event_summary(block_bytes(arrays, k), mtype == 10)
     if valfmt == 0:
         return insitu_text(int(arrays.ival[k]))
-    # a block whose type is not the metric's: its bytes as libpcp has swapped them
-    return aggregate_text(block_to_host(vt, block_bytes(arrays, k)))
+    # pmPrintValue's bytes are the block's after libpcp swapped it by its own type
+    # (a 64-bit block of a 32-bit metric: badarchives/logsummary-bug)
+    return aggregate_text(block_payload_to_host(vt, block_bytes(arrays, k)))
 
 
 _U32 = struct.Struct("<I")
@@ -212,10 +214,6 @@ _F32 = struct.Struct("<f")
 # (pmExtractValue copies the bytes into a pmAtomValue)
 _UNTYPED_BLOCK = {2: struct.Struct("=q"), 3: struct.Struct("=Q"), 4: struct.Struct("=f"),
                   5: struct.Struct("=d")}
-
-
-def _g(x: float, digits: int) -> str:
-    return "%.*g" % (digits, x)
 
 
 def block_bytes(arrays: Any, k: int) -> bytes:

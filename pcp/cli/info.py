@@ -100,13 +100,12 @@ class _Info:
         # the archive, until the context is moved there (see _archive_batch)
         self._fetched_at: Optional[Any] = None
         if src.is_archive:
-            # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else the start
+            # pminfo's pmSetMode(PM_MODE_FORW, &opts.origin): -O, else an origin left
+            # at zero (pminfo asks for no time window, so pmGetContextOptions leaves
+            # it unset): the first record in the file, even one the label says is
+            # before the archive's start (badarchives/badlog-4)
             # (pminfo's pmOptions is version 2: a timeval, microseconds)
-            if opts.origin_optarg is not None:
-                sec, nsec = opts.origin
-            else:
-                start = self.ctx._archive_label_timespec().start
-                sec, nsec = int(start.tv_sec), int(start.tv_nsec)
+            sec, nsec = opts.origin if opts.origin_optarg is not None else (0, 0)
             self.origin = pmapi.timespec(sec, nsec // 1000 * 1000)
 
     def run(self) -> int:
@@ -305,6 +304,12 @@ class _Info:
             return
         if self.detail:
             w("\n")
+        if (self.args.force and arrays is not None
+                and int(arrays.numval[i]) == c_api.PM_ERR_PROFILE):
+            arrays = self._fetch_every_instance(name, pmid, desc)
+            if arrays is None:
+                return
+            i = 0
         line = name
         if self.args.pmid:
             line += " PMID: %s" % _common.pmid_text(pmid)
@@ -325,6 +330,38 @@ class _Info:
             self._values(desc, arrays, i)
         if self.args.labels:
             self._instance_labels(pmid, desc)
+
+    def _fetch_every_instance(self, name: str, pmid: int, desc: Any) -> Any:
+        """pminfo -F's second try at a metric whose instances must be named
+        (PM_ERR_PROFILE): a fetch with every instance pmGetInDom knows in the profile.
+        The result's columns, or None once the failure is reported."""
+        w = self.out.write
+        if self._fetched_at is not None:
+            # pmGetInDom answers at the time the metric's own fetch left the context
+            self.ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*self._fetched_at),
+                                        None)
+            self._fetched_at = None
+        try:
+            insts = self.ctx.pmGetInDom(indom=desc.indom)[0] or []
+        except pmErr as e:
+            w("%s: pmGetIndom: %s\n" % (name, pmErrStr(e.code)))
+            return None
+        if not insts:
+            w("%s: pmGetIndom: No instances?\n" % name)
+            return None
+        self.ctx.pmDelProfile(desc, None)
+        self.ctx.pmAddProfile(desc, insts)
+        try:
+            if self.src.is_archive:
+                self._rewind()
+            arrays = self.ctx.pmFetch([pmid]).contents.as_lists()
+        except pmErr as e:
+            # pminfo leaves the profile as it made it then
+            w("%s: pmFetch: %s\n" % (name, pmErrStr(e.code)))
+            return None
+        self.ctx.pmDelProfile(desc, None)      # back to every instance
+        self.ctx.pmAddProfile(desc, None)
+        return arrays
 
     def _verify(self, name: str, desc: Any, arrays: Any, i: int) -> None:
         """pminfo -v: a line for a metric whose value cannot be had, none otherwise."""
@@ -387,6 +424,11 @@ class _Info:
             for k in range(first, first + numval):
                 inst = int(insts[k])
                 iname = by_id.get(inst)
+                if iname is None and self.args.force:
+                    # pminfo -F: an instance gone from the instance domain in force
+                    # is reported as such, without its value
+                    lines.append('    inst [%d "DISAPPEARED"]\n' % inst)
+                    continue
                 if iname is None:
                     lines.append("pmNameIndom: indom=%s inst=%d: %s\n    inst [%d]" % (
                         _common.indom_text(indom), inst, pmErrStr(c_api.PM_ERR_INST), inst))
@@ -437,11 +479,14 @@ class _Info:
         id, as pminfo's search finds it)."""
         def get() -> Any:
             at = self._fetched_at
+            host = pmapi.context_of(self.ctx)
             if at is None:
-                insts, names = self.ctx.pmGetInDom(indom=indom)
+                insts, raw = host.instances(indom)
             else:       # pmGetInDom's answer after the metric's own fetch
-                insts, raw = pmapi.context_of(self.ctx).instances_at(indom, at)
-                names = [n.decode("ascii", "ignore") for n in raw]
+                insts, raw = host.instances_at(indom, at)
+            # the names' bytes, as pminfo prints them (the binding's pmGetInDom drops
+            # every byte past ASCII: procpid-encode's "1µsec")
+            names = [_text(n) for n in raw]
             pairs = list(zip(insts or [], names or []))
             by_id: Dict[int, str] = {}
             for i, name in pairs:

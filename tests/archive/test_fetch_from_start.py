@@ -12,7 +12,7 @@ built); ok-mv-foo has several volumes."""
 
 import pytest
 
-from support.cliutil import need_qa_archive
+from support.cliutil import BAD_QA_ARCHIVES, need_qa_archive
 from support.difftest import assert_same
 
 pytestmark = [pytest.mark.reference]
@@ -23,7 +23,8 @@ SNIPPET = r'''
 RESULT = {}
 for base in BASES:
     ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
-    start = ctx.pmGetArchiveLabel().start
+    # the label's start, or pminfo's origin when no -O is given (time zero)
+    start = ctx.pmGetArchiveLabel().start if ORIGIN is None else pmapi.timeval(*ORIGIN)
     names = []
     ctx.pmTraversePMNS("", names.append)
     # derived metrics left out: libpcp 6.0.3 answers a second fetch of one that does not
@@ -81,7 +82,14 @@ for base in BASES:
 
 def test_one_metric_at_a_time_from_the_start():
     bases = [need_qa_archive(name) for name in ARCHIVES]
-    assert_same("BASES = %r\n" % bases + SNIPPET)
+    assert_same("BASES = %r\nORIGIN = None\n" % bases + SNIPPET)
+
+
+def test_one_metric_at_a_time_from_time_zero():
+    """pminfo's own origin (time zero): badlog-4's first records come before its label's
+    start; 540117-short logs an instance its instance domain no longer names."""
+    bases = [need_qa_archive("540117-short"), need_qa_archive("badlog-4", BAD_QA_ARCHIVES)]
+    assert_same("BASES = %r\nORIGIN = (0, 0)\n" % bases + SNIPPET)
 
 
 def test_a_second_scan_reads_and_selects_no_record_again(monkeypatch):

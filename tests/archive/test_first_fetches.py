@@ -13,7 +13,7 @@ import cpmapi as c_api
 from pcp import pmapi
 from pcp._libpcp import anon
 
-from support.cliutil import DEMO_ARCHIVE, need_qa_archive
+from support.cliutil import BAD_QA_ARCHIVES, DEMO_ARCHIVE, need_qa_archive
 
 # the bundled archive, and QA archives with instance changes, marks, event records,
 # gaps, a truncated volume, a late-appearing metric (20180102's sample.dynamic.meta.metric
@@ -39,13 +39,15 @@ def _rewind(ctx, start):
     ctx._set_mode_timespec(c_api.PM_MODE_FORW, start, None)
 
 
-def _check(source, origin_shift=0):
+def _check(source, origin_shift=0, from_zero=False):
     ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, source)
     names = []
     ctx.pmTraversePMNS("", names.append)
     pmids = sorted({p for p in ctx.pmLookupName(names, relaxed=1) if p != c_api.PM_ID_NULL})
     label = ctx._archive_label_timespec().start
     start = pmapi.timespec(int(label.tv_sec) + origin_shift, int(label.tv_nsec))
+    if from_zero:           # pminfo's origin without -O
+        start = pmapi.timespec(0, 0)
     _rewind(ctx, start)
     found, absent = pmapi.context_of(ctx).first_fetches(pmids)
     assert absent is not None
@@ -79,6 +81,17 @@ def test_demo_archive_first_fetches_are_the_single_fetches():
 @pytest.mark.parametrize("name", QA)
 def test_qa_archive_first_fetches_are_the_single_fetches(name):
     _check(need_qa_archive(name))
+
+
+@pytest.mark.parametrize("name", ["20180102", "540117-short"])
+def test_first_fetches_from_time_zero_are_the_single_fetches(name):
+    _check(need_qa_archive(name), from_zero=True)
+
+
+def test_records_before_the_label_start_from_time_zero():
+    """badlog-4's first records are older than its label's start: from time zero (pminfo's
+    origin) they answer, one pass or one metric at a time."""
+    assert _check(need_qa_archive("badlog-4", BAD_QA_ARCHIVES), from_zero=True) > 3
 
 
 def test_archive_list_first_fetches_are_the_single_fetches():

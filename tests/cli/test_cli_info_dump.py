@@ -13,8 +13,8 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import (DEMO_ARCHIVE, QA_ARCHIVES, need_qa_archive, need_tool, our_env,
-                             run_cli, run_module, run_tool, tool_env)
+from support.cliutil import (BAD_QA_ARCHIVES, DEMO_ARCHIVE, QA_ARCHIVES, need_qa_archive,
+                             need_tool, our_env, run_cli, run_module, run_tool, tool_env)
 
 
 def _files(base):
@@ -365,6 +365,61 @@ def test_info_qa_archive_mixed_operands_match_pminfo():
     assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
 
 
+def test_info_qa_archive_gone_instances_with_fetchall_as_pminfo():
+    """pminfo -F names an instance gone from the instance domain in force DISAPPEARED and
+    leaves its value out (-f reports pmNameIndom's error and the value):
+    540117-short's pmcd.pmlogger instance 19559."""
+    source = need_qa_archive("540117-short")
+    for flags in (["-F"], ["-F", "pmcd.pmlogger"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+        assert 'inst [19559 "DISAPPEARED"]' in got.out
+
+
+def test_info_instance_names_past_ascii_as_pminfo():
+    """Instance names print as their bytes (UTF-8 here: procpid-encode's "1µsec"), not as
+    the binding's pmGetInDom gives them (ASCII only)."""
+    source = need_qa_archive("procpid-encode")
+    for flags in (["-f", "proc.psinfo.pid"], ["-O", "+1", "-f", "proc.psinfo.pid"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+        assert "1\u00b5sec" in got.out
+
+
+# badlog-4: records before the label's start time, which pminfo's fetch from its unset
+# origin (time zero) reads first; logsummary-bug: a 64-bit value block of a 32-bit
+# metric, printed as libpcp leaves it after swapping the block by its own type
+BAD_INFO = ["badlog-4", "logsummary-bug"]
+
+
+@pytest.mark.parametrize("name", BAD_INFO)
+def test_info_damaged_archive_values_match_pminfo(name):
+    source = need_qa_archive(name, BAD_QA_ARCHIVES)
+    for flags in (["-F"], ["-v"], ["-O", "+1", "-f"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
+
+
+def test_info_negative_nan_as_pminfo():
+    """all-sles9-sp1's filesys.full of /dev/hda is a NaN with its sign bit set: printf
+    writes "-nan"."""
+    source = need_qa_archive("all-sles9-sp1")
+    ref = run_tool("pminfo", "-f", "-a", source, "filesys.full")
+    got = run_cli("info", "-f", "-a", source, "filesys.full")
+    assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
+    assert "value -nan" in got.out
+
+
+def test_dump_value_block_of_another_type_matches_pmdumplog():
+    source = need_qa_archive("logsummary-bug", BAD_QA_ARCHIVES)
+    ref = run_tool("pmdumplog", "-a", source)
+    got = run_cli("dump", "-a", source)
+    assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr)
+
+
 def _on_a_terminal(argv, env):
     """What a command writes to a terminal (stdout and stderr on one pseudo-terminal,
     each shown as it is written), with the terminal's CR LF made LF."""
@@ -420,6 +475,27 @@ def test_info_live_values_match_pminfo():
     got = run_cli("info", "-h", "local:", "-f", *stable)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
+
+
+@pytest.mark.pmcd
+def test_info_live_fetchall_names_the_instances_as_pminfo():
+    """pminfo -F asks again, with every instance pmGetInDom lists, for a metric whose
+    instances must be named (sample.needprofile: PM_ERR_PROFILE); -f reports the error."""
+    names = ["sample.needprofile", "sample.long"]
+    for flag in ("-F", "-f"):
+        ref = run_tool("pminfo", "-h", "local:", flag, *names, check=True)
+        got = run_cli("info", "-h", "local:", flag, *names)
+        assert (got.status, got.out) == (0, ref.stdout), flag
+
+
+def test_info_archive_fetchall_reports_pmgetindom_as_pminfo():
+    """In an archive that logged PM_ERR_PROFILE for sample.needprofile and no instance
+    domain for it, pminfo -F reports pmGetIndom's failure instead of the value's error."""
+    source = need_qa_archive("chartqa1")
+    for flags in (["-F"], ["-F", "sample.needprofile"]):
+        ref = run_tool("pminfo", "-a", source, *flags)
+        got = run_cli("info", "-a", source, *flags)
+        assert (got.status, got.out, got.err) == (ref.returncode, ref.stdout, ref.stderr), flags
 
 
 # ---- days 1 to 9 of a month: ctime's space-padded day ----------------------------------
@@ -503,8 +579,6 @@ def _dump_bytes(argv):
     return (ref.returncode, ref.stdout, ref.stderr), ours
 
 
-BADARCHIVES = os.path.join(os.path.dirname(QA_ARCHIVES), "badarchives")
-
 # what pmdumplog prints of QA archives (good and damaged) that the other tests do not
 # reach, as bytes: (directory, archive, flags[, metrics])
 QA_DUMP_CASES = [
@@ -517,17 +591,14 @@ QA_DUMP_CASES = [
     (QA_ARCHIVES, "binning", ["-t"]),
     (QA_ARCHIVES, "chartqa1", ["-t"]),
     # a last record that cannot be read: the end UNKNOWN, libpcp's warning, pmFetch's error
-    (BADARCHIVES, "badlen-2", ["-a"]),
-    (BADARCHIVES, "archive-20150417.131733", ["-lt"]),
-    # 64-bit value blocks of a 32-bit metric: printed as bytes after libpcp's swap by
-    # the block's type
-    (BADARCHIVES, "logsummary-bug", ["-a"]),
+    (BAD_QA_ARCHIVES, "badlen-2", ["-a"]),
+    (BAD_QA_ARCHIVES, "archive-20150417.131733", ["-lt"]),
     # a temporal index naming volume -1 and illegal times: each entry's checks, and the
     # records found from the archive's start as pmdumplog positions itself there
-    (BADARCHIVES, "badti-2", ["-a"]),
+    (BAD_QA_ARCHIVES, "badti-2", ["-a"]),
     # in-situ values of 64-bit metrics (damaged records): the word in the unknown
     # type's form, as pmPrintValue writes a value pmExtractValue refuses
-    (BADARCHIVES, "archive-20141125-000009", ["-z"],
+    (BAD_QA_ARCHIVES, "archive-20141125-000009", ["-z"],
      ["mem.numa.alloc.other_node", "kernel.all.cpu.wait.total"]),
 ]
 
@@ -537,7 +608,6 @@ QA_DUMP_CASES = [
 def test_dump_qa_archives_as_pmdumplog(case):
     where, name, flags = case[:3]
     metrics = list(case[3]) if len(case) > 3 else []
-    # need_qa_archive finds the badarchives beside the archives
-    path = need_qa_archive(os.path.relpath(os.path.join(where, name), QA_ARCHIVES))
+    path = need_qa_archive(name, where)
     ref, got = _dump_bytes(flags + [path] + metrics)
     assert got == ref, flags

@@ -243,3 +243,32 @@ def test_numbers_match_libpcp_headers() -> None:
     compared, differ = _compare(_c_defines(headers))
     assert differ == []
     assert compared >= 150, "libpcp's numbers were not found"
+
+
+def test_no_undefined_names() -> None:
+    """Every name a module uses is defined (pyflakes): a merge that moves an import into a
+    function, or drops one, otherwise fails only when that line first runs."""
+    from pyflakes import api, reporter  # pylint: disable=import-outside-toplevel
+
+    class Collect(reporter.Reporter):
+        def __init__(self) -> None:
+            super().__init__(None, None)
+            self.found: List[str] = []
+
+        def flake(self, message) -> None:
+            if type(message).__name__ in ("UndefinedName", "UndefinedLocal",
+                                          "UndefinedExport"):
+                self.found.append(str(message))
+
+        def unexpectedError(self, filename, msg) -> None:
+            self.found.append("%s: %s" % (filename, msg))
+
+        def syntaxError(self, filename, msg, lineno, offset, text) -> None:
+            self.found.append("%s:%s: %s" % (filename, lineno, msg))
+
+    collect = Collect()
+    paths = [str(p) for _, p in _modules()] + [str(ROOT / (m + ".py")) for m in
+                                               ("cpmapi", "cpmi", "cmmv", "cpmda")]
+    for path in paths:
+        api.checkPath(path, collect)
+    assert not collect.found, "\n".join(collect.found)

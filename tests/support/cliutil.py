@@ -33,12 +33,13 @@ def need_tool(name: str) -> str:
 
 
 QA_ARCHIVES = "/var/lib/pcp/testsuite/archives"
+BAD_QA_ARCHIVES = "/var/lib/pcp/testsuite/badarchives"
 
 
-def need_qa_archive(name: str) -> str:
+def need_qa_archive(name: str, folder: str = QA_ARCHIVES) -> str:
     """The base path of one of PCP's QA archives (pcp-testsuite), required as need_tool
-    requires a tool."""
-    base = os.path.join(QA_ARCHIVES, name)
+    requires a tool; `folder` BAD_QA_ARCHIVES for the damaged ones."""
+    base = os.path.join(folder, name)
     if not any(os.path.exists(base + ".meta" + z) for z in ("", ".xz", ".gz")):
         _missing("PCP QA archive %s is not installed (pcp-testsuite)" % name)
     return base
