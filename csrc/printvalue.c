@@ -120,6 +120,10 @@ static int put_value(sink *s, const pcp_result *r, int32_t k, int32_t type, cons
 {
     int32_t vt = r->vtype[k];
     int64_t iv = r->ival[k];
+    /* an INSITU word cannot hold a 64-bit value: pmExtractValue refuses it (PM_ERR_CONV)
+     * and pmPrintValue writes the word in its unknown-type form, which the caller does */
+    if (vt == -1 && (type == PM_TYPE_64 || type == PM_TYPE_U64 || type == PM_TYPE_DOUBLE))
+        return PCP_PRINTVALUE_OTHER;
     if (type >= PM_TYPE_32 && type <= PM_TYPE_DOUBLE && (vt == -1 || vt == type)) {
         switch (type) {
         case PM_TYPE_32:

@@ -89,7 +89,8 @@ class _NameArena:
     def place(self, snap: Any) -> Tuple[int, int]:
         """(first row, row count) of the names of an instance-domain record (anything
         with .insts and .names, names as bytes or None; None: no instances), as
-        pmNameInDom answers: the first instance of an id, its name as ASCII."""
+        pmdumplog prints them: the first instance of an id, its name's bytes as they are
+        (not UTF-8 either: libpcp passes bytes through)."""
         held = self.placed.get(id(snap))
         if held is not None and held[0] is snap:
             return held[1], held[2]
@@ -97,9 +98,7 @@ class _NameArena:
         if snap is not None:
             for inst, name in zip(snap.insts, snap.names):
                 if inst not in first:
-                    name = name or b""
-                    first[inst] = name if name.isascii() else \
-                        name.decode("ascii", "ignore").encode("ascii")
+                    first[inst] = name or b""
         rows, pool = _texts(first)
         self._room(len(rows), len(pool))
         base, start = self.pool_len, self.nrows

@@ -163,10 +163,15 @@ def indom_text(indom: int) -> str:
     return "%d.%d" % ((indom >> 22) & 0x1FF, indom & 0x3FFFFF)
 
 
-def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
-    """One value of a result's columns as pmPrintValue writes it (minimum width 1)."""
+def value_text(arrays: Any, k: int, mtype: int, valfmt: int, errors: str = "replace") -> str:
+    """One value of a result's columns as pmPrintValue writes it (minimum width 1); a
+    string's bytes decoded with `errors` ("surrogateescape" keeps bytes that are not
+    UTF-8 for a stream that writes them back as they were)."""
     vt = int(arrays.vtype[k])
-    if mtype in (0, 1, 2, 3, 4, 5) and (vt == -1 or vt == mtype):
+    # an in-situ word holds no 64-bit value: pmExtractValue refuses it, and the word is
+    # written in the unknown type's form below
+    if mtype in (0, 1, 2, 3, 4, 5) and (vt == -1 or vt == mtype) \
+            and not (vt == -1 and mtype in (2, 3, 5)):
         if mtype == 0:
             return "%d" % wrap_int32(int(arrays.ival[k]))
         if mtype == 1:
@@ -182,7 +187,7 @@ def value_text(arrays: Any, k: int, mtype: int, valfmt: int) -> str:
             return printf_g(float(arrays.dval[k]), 8)
         return printf_g(float(arrays.dval[k]), 16)
     if mtype == 6 and vt in (6, 0):
-        return '"%s"' % string_at(arrays, k)
+        return '"%s"' % string_at(arrays, k, errors)
     if vt == 0 and valfmt != 0 and mtype in _UNTYPED_BLOCK:
         # an old v2 archive's value block of type 0: pmExtractValue takes it as the
         # descriptor's type when its length is that type's, its bytes as they are in
@@ -216,8 +221,8 @@ def block_bytes(arrays: Any, k: int) -> bytes:
     return bytes(arrays.data[off:off + int(arrays.blen[k])])
 
 
-def string_at(arrays: Any, k: int) -> str:
-    return block_bytes(arrays, k).split(b"\0", 1)[0].decode("utf-8", "replace")
+def string_at(arrays: Any, k: int, errors: str = "replace") -> str:
+    return block_bytes(arrays, k).split(b"\0", 1)[0].decode("utf-8", errors)
 
 
 # ---- time ----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sys
 
 from pcp._core.constants import (PM_CONTEXT_ARCHIVE, PM_CONTEXT_HOST, PM_CONTEXT_LOCAL,
                                  PM_OPTFLAG_DONE, PM_OPTFLAG_EXIT)
-from pcp._core.errors import pmflush, pmGetProgname, pmprintf, pmSetProgname
+from pcp._core.errors import pmErr, pmflush, pmGetProgname, pmprintf, pmSetProgname
 from pcp._libpcp import options as _libopts
 from pcp._libpcp.getopt import EOF, LongOption
 # what the program calls itself in usage and messages (`pcp` is PCP's own command)
@@ -21,7 +21,7 @@ from pcp.cli._name import PROGRAM
 # module and the option tables, and should cost little more than the interpreter's start)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Tuple
+    from typing import Dict, List, Optional, Sequence, Tuple, Union
     Stamp = Tuple[int, int]
 
 STANDARD = _libopts.STANDARD
@@ -203,11 +203,16 @@ def context_options(tool: Tool, parsed: Parsed, ctx: object, is_archive: bool) -
     if not is_archive and not tool.context_for_hosts:
         return None
 
-    def bounds(index: int) -> Tuple[Stamp, Stamp]:
+    def bounds(index: int) -> Tuple[Stamp, Union[Stamp, int]]:
         label = ctx._archive_label_timespec()       # type: ignore[attr-defined]
-        end = ctx._archive_end_timespec()           # type: ignore[attr-defined]
-        return ((int(label.start.tv_sec), int(label.start.tv_nsec)),
-                (int(end.tv_sec), int(end.tv_nsec)))
+        start = (int(label.start.tv_sec), int(label.start.tv_nsec))
+        try:
+            end = ctx._archive_end_timespec()       # type: ignore[attr-defined]
+        except pmErr as e:
+            # an end that cannot be found (a damaged last record): its error code,
+            # which libpcp warns of and reads on past
+            return start, e.code
+        return start, (int(end.tv_sec), int(end.tv_nsec))
 
     def host_name() -> str:
         return ctx.pmGetContextHostName()            # type: ignore[attr-defined]

@@ -1,12 +1,14 @@
 """`dump`: an archive's label, metadata and records, as pmdumplog prints them."""
 from __future__ import annotations
 
+import os
 import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import cpmapi as c_api
 from pcp import pmapi
+from pcp._archive.files import fopen_name
 from pcp._core.cint import wrap_int32
 from pcp._core.constants import PM_EVENT_FLAG_MISSED
 from pcp._core.wire import PM_LABEL_COMPOUND
@@ -34,6 +36,9 @@ _LABEL_TYPE = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain
 
 
 TOOL = _tables.TOOLS["dump"]
+# text from the archive (instance names, string values) decoded so that bytes which are
+# not UTF-8 survive: pmdumplog prints an archive's bytes as they are
+_BYTES = ("utf-8", "surrogateescape")
 
 
 def main(argv: List[str], out: Any = None) -> int:
@@ -108,7 +113,11 @@ def raw_dump(path: str, out: Any) -> int:
 
 def run(args: Any, out: Any = None) -> int:
     """Dump the archive parsed.opts names as pmdumplog does."""
-    out = out or sys.stdout
+    if out is None:
+        out = sys.stdout
+        if hasattr(out, "reconfigure"):
+            # the archive's bytes that are not UTF-8 go out as they came
+            out.reconfigure(errors=_BYTES[1])
     archive, _ = _options.source(args.parsed.opts)
     src = Source(archive, None)
     try:
@@ -229,9 +238,17 @@ class _Dump:
         w = self.w
         w("Log Label (Log Format Version %d)\n" % self.version)
         w("Performance metrics from host %s\n" % label.get_hostname())
-        start = (label.start.tv_sec, label.start.tv_nsec)
-        end = self.ctx._archive_end_timespec()
-        for what, (sec, nsec) in (("commencing", start), ("ending    ", (end.tv_sec, end.tv_nsec))):
+        ends = [("commencing", (label.start.tv_sec, label.start.tv_nsec))]
+        try:
+            end = self.ctx._archive_end_timespec()
+            ends.append(("ending    ", (end.tv_sec, end.tv_nsec)))
+        except pmErr:
+            ends.append(("ending    ", None))       # a damaged last record
+        for what, stamp in ends:
+            if stamp is None:
+                w("    %s UNKNOWN\n" % what)
+                continue
+            sec, nsec = stamp
             w("    %s %s%s\n" % (what, self.clock.stamp(sec, nsec, self.digits),
                                " %d" % sec if self.xflag >= 3 else ""))
         if verbose:
@@ -325,8 +342,7 @@ class _Dump:
             w("%s InDom: %s%s %d instances\n" % (self.stamp(*stamp), _common.indom_text(indom),
                                                  " delta" if delta else "", len(insts)))
             for inst, name in zip(insts, names):
-                text = None if name is None else name.split(b"\0", 1)[0].decode("utf-8",
-                                                                                 "replace")
+                text = None if name is None else name.split(b"\0", 1)[0].decode(*_BYTES)
                 if delta:
                     w("   del %d\n" % inst if text is None else '   add %d or "%s"\n' % (inst, text))
                 else:
@@ -341,7 +357,7 @@ class _Dump:
             for snap in reversed(chain):           # the chain is newest first
                 self.w("%s %d instances\n" % (self.stamp(*snap.stamp), len(snap.insts)))
                 for inst, name in zip(snap.insts, snap.names):
-                    text = name.decode("utf-8", "replace") if name is not None else "???"
+                    text = name.decode(*_BYTES) if name is not None else "???"
                     self.w('   %d or "%s"\n' % (inst, text))
 
     def dump_index(self) -> None:
@@ -350,9 +366,45 @@ class _Dump:
         w("\t\t" * ((self.xflag > 0) + (self.xflag >= 2)))
         w("\t\t" + ("\t" if self.version >= 3 else "") + "Log Vol    end(meta)     end(log)\n")
         for arch in self.host.archives:
-            for entry in arch.index:
+            meta_size: Optional[int] = None
+            log_size: Optional[int] = None
+            last = None
+            for n, entry in enumerate(arch.index):
                 w("%s\t  %5d  %11d  %11d\n" % (self.stamp(*entry.stamp), entry.vol,
                                               entry.off_meta, entry.off_data))
+                if n == 0:
+                    meta_size = _file_size(arch.name + ".meta")
+                if last is None or entry.vol != last.vol:
+                    log_size = _file_size("%s.%d" % (arch.name, entry.vol))
+                    if log_size is None:
+                        w("\t\tWarning: file missing for log volume %d\n" % entry.vol)
+                self._index_errors(entry, last, -1 if meta_size is None else meta_size,
+                                   -1 if log_size is None else log_size)
+                last = entry
+
+    def _index_errors(self, entry: Any, last: Any, meta_size: int, log_size: int) -> None:
+        """pmdumplog's integrity checks of a temporal index entry (against the files'
+        sizes and the entry before it), each an "Error:" line under the entry."""
+        w = self.w
+        sec, nsec = entry.stamp
+        if sec < 0 or nsec < 0 or nsec > 999999999:
+            w("\t\tError: illegal timestamp value (%d sec, %d nsec)\n" % (sec, wrap_int32(nsec)))
+        if meta_size != -1 and entry.off_meta > meta_size:
+            w("\t\tError: offset to meta file past end of file (%d)\n" % meta_size)
+        if log_size != -1 and entry.off_data > log_size:
+            w("\t\tError: offset to log file past end of file (%d)\n" % log_size)
+        if last is None:
+            return
+        if entry.stamp < last.stamp:
+            w("\t\tError: timestamp went backwards in time %s -> %s\n"
+              % (self.clock.hms(*last.stamp, self.digits),
+                 self.clock.hms(sec, nsec, self.digits)))
+        if entry.vol < last.vol:
+            w("\t\tError: volume number decreased\n")
+        if entry.vol == last.vol and entry.off_meta < last.off_meta:
+            w("\t\tError: offset to meta file decreased\n")
+        if entry.vol == last.vol and entry.off_data < last.off_data:
+            w("\t\tError: offset to log file decreased\n")
 
     # ---- records ---------------------------------------------------------------------
 
@@ -365,8 +417,14 @@ class _Dump:
         if self.args.reverse:
             at = ctx._archive_end_timespec() if window is None else pmapi.timespec(*window[1])
             ctx._set_mode_timespec(c_api.PM_MODE_BACK, at, None)
-        elif window is not None:
-            ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*window[0]), None)
+        else:
+            # pmdumplog always positions at the window's start (the archive's, with no
+            # -S): where the temporal index names a missing volume (badarchives/badti-2)
+            # that finds the records a first fetch from the index would not
+            start = window[0] if window is not None else opts.start
+            if not start:
+                start = self.start
+            ctx._set_mode_timespec(c_api.PM_MODE_FORW, pmapi.timespec(*start), None)
         limit = self.args.records
         wanted: Dict[int, int] = {p: j for j, p in enumerate(pmids)}
         first = True
@@ -456,7 +514,7 @@ class _Dump:
                         w(" inst [%d or ???]" % inst)
                     else:
                         w(' inst [%d or "%s"]' % (inst, iname))
-                w(" value %s\n" % _common.value_text(arrays, k, mtype, valfmt))
+                w(" value %s\n" % _common.value_text(arrays, k, mtype, valfmt, _BYTES[1]))
 
     def _plan(self, pmids: List[int], sets: List[int]) -> Any:
         """The C's plan for records of these metrics (the sets picked follow from them)."""
@@ -547,7 +605,7 @@ class _Dump:
                 except pmErr as e:
                     w(" pmLookupDesc: %s\n" % pmErrStr(e.code))
                     continue
-                w(" value %s\n" % _common.value_text(cols, p, ptype, f.valfmt[p]))
+                w(" value %s\n" % _common.value_text(cols, p, ptype, f.valfmt[p], _BYTES[1]))
 
     def _event_pmids(self) -> Any:
         pmids = self.ctx.pmLookupName(["event.flags", "event.missed"], relaxed=1)
@@ -569,10 +627,22 @@ class _Dump:
             return held[1]
         names: Dict[int, str] = {}
         for i, n in zip(snap.insts, snap.names) if snap is not None else ():
-            # pmNameInDom: the first instance of that id, its name as ASCII
-            names.setdefault(i, (n or b"").decode("ascii", "ignore"))
+            # pmNameInDom: the first instance of that id, its name's bytes
+            names.setdefault(i, (n or b"").decode(*_BYTES))
         self._names_of[indom] = (snap, names)
         return names
+
+
+def _file_size(path: str) -> Optional[int]:
+    """The size pmdumplog checks a temporal index's offsets against: the file's, or -1
+    (no check) when libpcp would read a compressed file in its place (PCP 6.0.3's
+    pmdumplog checks no offset into a compressed file); None when there is neither."""
+    found = fopen_name(path)
+    try:
+        size = os.stat(found).st_size
+    except OSError:
+        return None
+    return size if found == path else -1
 
 
 def hash_order(keys: Any) -> List[int]:

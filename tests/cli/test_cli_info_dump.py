@@ -13,8 +13,8 @@ import pytest
 import cpmapi as c_api
 from pcp import pmapi
 
-from support.cliutil import (BAD_QA_ARCHIVES, DEMO_ARCHIVE, need_qa_archive, need_tool,
-                             our_env, run_cli, run_module, run_tool, tool_env)
+from support.cliutil import (BAD_QA_ARCHIVES, DEMO_ARCHIVE, QA_ARCHIVES, need_qa_archive,
+                             need_tool, our_env, run_cli, run_module, run_tool, tool_env)
 
 
 def _files(base):
@@ -565,3 +565,49 @@ def test_dump_untyped_value_blocks_of_old_v2_archives_as_pmdumplog(name):
     got = run_cli("dump", "--all", "-a", path)
     assert got.status == 0, got.err
     assert got.out == ref.stdout
+
+
+def _dump_bytes(argv):
+    """pmdumplog's and `python -m pcp dump`'s (status, stdout, stderr) as bytes, our
+    program's name put as pmdumplog's: in subprocesses, since an archive's text need not
+    be UTF-8 and both print its bytes as they are."""
+    ref = subprocess.run([need_tool("pmdumplog")] + argv, capture_output=True, env=tool_env(),
+                         timeout=120)
+    got = subprocess.run([sys.executable, "-m", "pcp", "dump"] + argv, capture_output=True,
+                         env=our_env(), timeout=120)
+    ours = (got.returncode, got.stdout, got.stderr.replace(b"pcp-native dump:", b"pmdumplog:"))
+    return (ref.returncode, ref.stdout, ref.stderr), ours
+
+
+# what pmdumplog prints of QA archives (good and damaged) that the other tests do not
+# reach, as bytes: (directory, archive, flags[, metrics])
+QA_DUMP_CASES = [
+    # instance names and string values that are not UTF-8 (Latin-1 and other encodings
+    # in a process's arguments and environment): pmdumplog prints their bytes
+    (QA_ARCHIVES, "procpid-encode", ["-a"]),
+    (QA_ARCHIVES, "procpid-encode2", ["-a"]),
+    (QA_ARCHIVES, "procpid-encode2", ["-I"]),
+    # the temporal index checked: an offset past the end of its volume, time going back
+    (QA_ARCHIVES, "binning", ["-t"]),
+    (QA_ARCHIVES, "chartqa1", ["-t"]),
+    # a last record that cannot be read: the end UNKNOWN, libpcp's warning, pmFetch's error
+    (BAD_QA_ARCHIVES, "badlen-2", ["-a"]),
+    (BAD_QA_ARCHIVES, "archive-20150417.131733", ["-lt"]),
+    # a temporal index naming volume -1 and illegal times: each entry's checks, and the
+    # records found from the archive's start as pmdumplog positions itself there
+    (BAD_QA_ARCHIVES, "badti-2", ["-a"]),
+    # in-situ values of 64-bit metrics (damaged records): the word in the unknown
+    # type's form, as pmPrintValue writes a value pmExtractValue refuses
+    (BAD_QA_ARCHIVES, "archive-20141125-000009", ["-z"],
+     ["mem.numa.alloc.other_node", "kernel.all.cpu.wait.total"]),
+]
+
+
+@pytest.mark.parametrize("case", QA_DUMP_CASES,
+                         ids=["%s%s" % (c[1], "".join(c[2])) for c in QA_DUMP_CASES])
+def test_dump_qa_archives_as_pmdumplog(case):
+    where, name, flags = case[:3]
+    metrics = list(case[3]) if len(case) > 3 else []
+    path = need_qa_archive(name, where)
+    ref, got = _dump_bytes(flags + [path] + metrics)
+    assert got == ref, flags
