@@ -103,13 +103,14 @@ SANITIZE_TESTS=(
     tests/archive/test_diff_archive_interp.py tests/archive/test_diff_archive_meta.py
     tests/archive/test_events_archive.py tests/archive/test_interp_duplicates.py
     tests/archive/test_interp_wrap.py tests/archive/test_names_not_utf8.py
-    tests/archive/test_pmi.py tests/archive/test_untyped_blocks.py
+    tests/archive/test_pmi.py tests/archive/test_untyped_blocks.py tests/archive/test_first_fetches.py
     tests/libpcp/test_values.py tests/libpcp/test_fetchgroup.py tests/libpcp/test_derived.py
     tests/bulk/test_columns_api.py tests/bulk/test_columns_hostile.py
     tests/bulk/test_derived_columns.py tests/bulk/test_grid_diff.py tests/bulk/test_grid_sweep.py
     tests/bulk/test_write_frame.py
     tests/live/test_diff_fetch.py tests/live/test_diff_desc.py tests/live/test_diff_pmns.py
     tests/live/test_diff_store.py tests/live/test_events_live.py tests/live/test_hostile_server.py
+    tests/live/test_lazy_fetch.py tests/live/test_metadata_one_call.py
     tests/local/test_local_context.py
     tests/pmda/test_pmda_pipe.py tests/pmda/test_pmda_edges.py
     tests/corpus/test_archive_sweep.py
